@@ -1,0 +1,298 @@
+//! Pure ε-differential-privacy accounting.
+
+use crate::NoiseError;
+use crate::error::check_epsilon;
+
+/// `a + b` rounded **up**: the floating-point sum, moved one ulp up whenever it came out
+/// below the exact sum (detected exactly with Knuth's TwoSum), so accumulated ε is never
+/// under-reported.
+pub fn add_rounding_up(a: f64, b: f64) -> f64 {
+    let sum = a + b;
+    let b_part = sum - a;
+    let rounding_error = (a - (sum - b_part)) + (b - b_part);
+    if rounding_error > 0.0 {
+        sum.next_up()
+    } else {
+        sum
+    }
+}
+
+/// `a − b` rounded **down** (for what remains of a budget).
+fn subtract_rounding_down(a: f64, b: f64) -> f64 {
+    -add_rounding_up(-a, b)
+}
+
+/// The ε of running ε-DP mechanisms one after another on the same data (sequential
+/// composition): their sum, rounded up.
+pub fn sequential_composition(epsilons: &[f64]) -> Result<f64, NoiseError> {
+    epsilons.iter().try_fold(0.0, |total, &e| {
+        Ok(add_rounding_up(total, check_epsilon(e)?))
+    })
+}
+
+/// The ε of running ε_i-DP mechanisms on **disjoint** parts of the data, each person in at
+/// most one part (parallel composition): the largest ε_i. An empty list costs 0.
+pub fn parallel_composition(epsilons: &[f64]) -> Result<f64, NoiseError> {
+    epsilons
+        .iter()
+        .try_fold(0.0f64, |worst, &e| Ok(worst.max(check_epsilon(e)?)))
+}
+
+/// One charge against a budget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Charge {
+    /// What the ε was spent on, as given by the caller.
+    pub label: String,
+    /// The ε charged.
+    pub epsilon: f64,
+}
+
+/// A pure-ε privacy budget: a limit, what has been spent, and a ledger of the charges.
+///
+/// # Privacy
+/// Tracks the basic composition theorems of pure differential privacy:
+/// - **sequential**: mechanisms that are ε₁-, …, ε_k-DP on the same data are together
+///   (Σ ε_i)-DP ([`PrivacyBudget::spend`]);
+/// - **parallel**: mechanisms run on disjoint parts of the data (each person in one part)
+///   are together (max ε_i)-DP ([`PrivacyBudget::spend_parallel`]);
+/// - post-processing of released outputs is free and is not charged.
+///
+/// The neighbouring relation must be the same for all charges. Sums are rounded up, so the
+/// reported spend is never below the true one; a spend that would exceed the limit is
+/// refused with [`NoiseError::BudgetExceeded`] and charges nothing.
+///
+/// Because decimal ε values are not exact in binary, ten spends of `0.1` exceed a limit of
+/// `1.0` by about 5.6·10⁻¹⁷ and the tenth is refused. Use [`PrivacyBudget::even_share`] to
+/// get the largest per-spend ε that fits a number of spends exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivacyBudget {
+    limit: f64,
+    spent: f64,
+    ledger: Vec<Charge>,
+}
+
+impl PrivacyBudget {
+    /// A budget of `limit` (finite, > 0), nothing spent.
+    pub fn new(limit: f64) -> Result<Self, NoiseError> {
+        Ok(Self {
+            limit: check_epsilon(limit)?,
+            spent: 0.0,
+            ledger: Vec::new(),
+        })
+    }
+
+    /// The limit ε.
+    pub fn limit(&self) -> f64 {
+        self.limit
+    }
+
+    /// Total ε spent so far (rounded up).
+    pub fn spent(&self) -> f64 {
+        self.spent
+    }
+
+    /// What is left (rounded down): `limit − spent`.
+    pub fn remaining(&self) -> f64 {
+        subtract_rounding_down(self.limit, self.spent).max(0.0)
+    }
+
+    /// Whether nothing more can be spent.
+    pub fn is_exhausted(&self) -> bool {
+        self.spent >= self.limit
+    }
+
+    /// Every charge so far, in order.
+    pub fn ledger(&self) -> &[Charge] {
+        &self.ledger
+    }
+
+    /// Whether spending `epsilon` now would stay within the limit.
+    pub fn can_spend(&self, epsilon: f64) -> bool {
+        check_epsilon(epsilon).is_ok() && add_rounding_up(self.spent, epsilon) <= self.limit
+    }
+
+    /// Charges an ε-DP mechanism run on the data (sequential composition). On error
+    /// nothing is charged.
+    pub fn spend(&mut self, label: &str, epsilon: f64) -> Result<(), NoiseError> {
+        let epsilon = check_epsilon(epsilon)?;
+        let total = add_rounding_up(self.spent, epsilon);
+        if total > self.limit {
+            return Err(NoiseError::BudgetExceeded {
+                requested: epsilon,
+                spent: self.spent,
+                limit: self.limit,
+            });
+        }
+        self.spent = total;
+        self.ledger.push(Charge {
+            label: label.to_owned(),
+            epsilon,
+        });
+        Ok(())
+    }
+
+    /// Charges mechanisms run on disjoint parts of the data, one ε per part (parallel
+    /// composition): costs the largest of them. On error nothing is charged.
+    pub fn spend_parallel(&mut self, label: &str, epsilons: &[f64]) -> Result<(), NoiseError> {
+        if epsilons.is_empty() {
+            return Ok(());
+        }
+        self.spend(label, parallel_composition(epsilons)?)
+    }
+
+    /// The largest ε such that `spends` sequential spends of it fit in what remains.
+    /// Returns `None` for `spends == 0` or when nothing remains.
+    pub fn even_share(&self, spends: u32) -> Option<f64> {
+        if spends == 0 || self.is_exhausted() {
+            return None;
+        }
+        let fits = |share: f64| {
+            let mut total = self.spent;
+            for _ in 0..spends {
+                total = add_rounding_up(total, share);
+            }
+            total <= self.limit
+        };
+        let mut share = self.remaining() / f64::from(spends);
+        while share > 0.0 && !fits(share) {
+            share = share.next_down();
+        }
+        (share > 0.0).then_some(share)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addition_rounds_up_exactly_when_inexact() {
+        assert_eq!(add_rounding_up(0.5, 0.25), 0.75); // exact sums stay put
+        // 0.1 + 0.2 rounds to nearest = 0.30000000000000004, which is above the true sum:
+        // no bump needed. 1 + 2^-60 rounds down to 1: bumped.
+        assert_eq!(add_rounding_up(0.1, 0.2), 0.1 + 0.2);
+        assert_eq!(add_rounding_up(1.0, 2f64.powi(-60)), 1f64.next_up());
+        assert_eq!(add_rounding_up(2f64.powi(-60), 1.0), 1f64.next_up());
+    }
+
+    #[test]
+    fn sequential_spends_add_up() {
+        let mut budget = PrivacyBudget::new(1.0).unwrap();
+        budget.spend("a", 0.25).unwrap();
+        budget.spend("b", 0.5).unwrap();
+        assert_eq!(budget.spent(), 0.75);
+        assert_eq!(budget.remaining(), 0.25);
+        assert_eq!(budget.ledger().len(), 2);
+        assert_eq!(
+            budget.ledger()[1],
+            Charge {
+                label: "b".into(),
+                epsilon: 0.5
+            }
+        );
+    }
+
+    #[test]
+    fn spending_exactly_the_limit_is_allowed_and_then_exhausted() {
+        let mut budget = PrivacyBudget::new(1.0).unwrap();
+        budget.spend("half", 0.5).unwrap();
+        budget.spend("half", 0.5).unwrap();
+        assert!(budget.is_exhausted());
+        assert_eq!(budget.remaining(), 0.0);
+        assert!(!budget.can_spend(f64::MIN_POSITIVE));
+    }
+
+    #[test]
+    fn overspending_is_refused_and_charges_nothing() {
+        let mut budget = PrivacyBudget::new(1.0).unwrap();
+        budget.spend("first", 0.75).unwrap();
+        let err = budget.spend("second", 0.5).unwrap_err();
+        assert_eq!(
+            err,
+            NoiseError::BudgetExceeded {
+                requested: 0.5,
+                spent: 0.75,
+                limit: 1.0
+            }
+        );
+        assert_eq!(budget.spent(), 0.75);
+        assert_eq!(budget.ledger().len(), 1);
+        assert!(err.to_string().contains("budget exceeded"));
+    }
+
+    #[test]
+    fn decimal_epsilons_are_not_under_counted() {
+        // Ten times 0.1 (each 0.1000000000000000055…) exceeds 1.0: the tenth is refused.
+        let mut budget = PrivacyBudget::new(1.0).unwrap();
+        for _ in 0..9 {
+            budget.spend("query", 0.1).unwrap();
+        }
+        assert!(budget.spend("query", 0.1).is_err());
+        // Round-to-nearest summation would have under-reported: 0.1 × 10 sums to 0.9999999999999999.
+        assert!((0..10).map(|_| 0.1).sum::<f64>() < 1.0);
+    }
+
+    #[test]
+    fn even_share_fits_exactly() {
+        for (limit, spends) in [(1.0, 10), (0.3, 3), (2.0, 7), (1e-3, 1000)] {
+            let mut budget = PrivacyBudget::new(limit).unwrap();
+            let share = budget.even_share(spends).unwrap();
+            assert!(share <= limit / f64::from(spends));
+            assert!(share >= limit / f64::from(spends) * (1.0 - 1e-12));
+            for _ in 0..spends {
+                budget.spend("share", share).unwrap();
+            }
+            assert!(budget.spend("one more", share).is_err());
+        }
+        assert_eq!(PrivacyBudget::new(1.0).unwrap().even_share(0), None);
+    }
+
+    #[test]
+    fn parallel_composition_charges_the_maximum() {
+        let mut budget = PrivacyBudget::new(1.0).unwrap();
+        budget.spend_parallel("folds", &[0.25, 0.5, 0.125]).unwrap();
+        assert_eq!(budget.spent(), 0.5);
+        assert_eq!(parallel_composition(&[]).unwrap(), 0.0);
+        assert!(budget.spend_parallel("too much", &[0.25, 0.75]).is_err());
+        assert_eq!(budget.spent(), 0.5);
+    }
+
+    #[test]
+    fn sequential_composition_sums_rounding_up() {
+        assert_eq!(sequential_composition(&[0.5, 0.25]).unwrap(), 0.75);
+        assert!(sequential_composition(&[0.1; 10]).unwrap() > 1.0);
+        assert_eq!(sequential_composition(&[]).unwrap(), 0.0);
+    }
+
+    #[test]
+    fn rejects_invalid_limit() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                PrivacyBudget::new(bad),
+                Err(NoiseError::InvalidEpsilon(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_spend() {
+        let mut budget = PrivacyBudget::new(1.0).unwrap();
+        for bad in [0.0, -0.1, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                budget.spend("x", bad),
+                Err(NoiseError::InvalidEpsilon(_))
+            ));
+            assert!(matches!(
+                budget.spend_parallel("x", &[0.1, bad]),
+                Err(NoiseError::InvalidEpsilon(_))
+            ));
+            assert!(!budget.can_spend(bad));
+        }
+        assert!(matches!(
+            sequential_composition(&[0.1, -1.0]),
+            Err(NoiseError::InvalidEpsilon(_))
+        ));
+        assert_eq!(budget.spent(), 0.0);
+        assert!(budget.ledger().is_empty());
+    }
+}

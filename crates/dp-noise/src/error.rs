@@ -1,0 +1,134 @@
+//! The one error type of this crate.
+
+use std::fmt;
+
+/// Everything that can go wrong in `dp-noise`. Every variant carries the offending value so
+/// the message says what was wrong, not only that something was.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum NoiseError {
+    /// ε must be finite and strictly positive.
+    InvalidEpsilon(f64),
+    /// A sensitivity must be finite and strictly positive.
+    InvalidSensitivity(f64),
+    /// The rate β of the vector noise must be finite and strictly positive.
+    InvalidBeta(f64),
+    /// A noise scale must be finite and strictly positive.
+    InvalidScale(f64),
+    /// A ratio `numerator / denominator` used as an exact scale needs both parts ≥ 1.
+    InvalidRatio {
+        /// The numerator given.
+        numerator: u64,
+        /// The denominator given.
+        denominator: u64,
+    },
+    /// The vector noise needs dimension d ≥ 1.
+    ZeroDimension,
+    /// A buffer or input has the wrong length.
+    DimensionMismatch {
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        found: usize,
+    },
+    /// An input value (to be released, or a utility) is NaN or infinite.
+    NonFiniteValue {
+        /// Position of the value in its input (0 for a single value).
+        index: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// The exponential mechanism needs at least one candidate.
+    NoCandidates,
+    /// A value is too large (in grid units) for the exact integer arithmetic.
+    ValueOutOfRange {
+        /// Position of the value in its input (0 for a single value).
+        index: usize,
+        /// The offending value.
+        value: f64,
+        /// The largest magnitude supported.
+        limit: f64,
+    },
+    /// A parameter combination that the exact samplers cannot represent.
+    UnsupportedParameters(String),
+    /// A spend would take the budget past its limit; nothing was charged.
+    BudgetExceeded {
+        /// The ε of the refused spend.
+        requested: f64,
+        /// The ε spent before it.
+        spent: f64,
+        /// The budget's limit.
+        limit: f64,
+    },
+    /// The operating system could not provide entropy to seed the generator.
+    EntropyUnavailable(String),
+}
+
+impl fmt::Display for NoiseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidEpsilon(e) => write!(f, "epsilon must be finite and > 0, got {e}"),
+            Self::InvalidSensitivity(s) => {
+                write!(f, "sensitivity must be finite and > 0, got {s}")
+            }
+            Self::InvalidBeta(b) => write!(f, "beta must be finite and > 0, got {b}"),
+            Self::InvalidScale(s) => write!(f, "scale must be finite and > 0, got {s}"),
+            Self::InvalidRatio {
+                numerator,
+                denominator,
+            } => write!(
+                f,
+                "scale ratio {numerator}/{denominator} needs numerator and denominator >= 1"
+            ),
+            Self::ZeroDimension => write!(f, "dimension must be at least 1, got 0"),
+            Self::DimensionMismatch { expected, found } => {
+                write!(f, "expected length {expected}, found {found}")
+            }
+            Self::NonFiniteValue { index, value } => {
+                write!(f, "value at index {index} is not finite: {value}")
+            }
+            Self::NoCandidates => write!(f, "the candidate list is empty"),
+            Self::ValueOutOfRange {
+                index,
+                value,
+                limit,
+            } => write!(
+                f,
+                "value at index {index} is {value}, beyond the supported magnitude {limit}"
+            ),
+            Self::UnsupportedParameters(why) => write!(f, "unsupported parameters: {why}"),
+            Self::BudgetExceeded {
+                requested,
+                spent,
+                limit,
+            } => write!(
+                f,
+                "privacy budget exceeded: spending epsilon {requested} on top of {spent} \
+                 already spent would pass the limit {limit}"
+            ),
+            Self::EntropyUnavailable(why) => {
+                write!(f, "the operating system could not provide entropy: {why}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NoiseError {}
+
+/// Checks that ε is finite and strictly positive.
+pub(crate) fn check_epsilon(epsilon: f64) -> Result<f64, NoiseError> {
+    if epsilon.is_finite() && epsilon > 0.0 {
+        Ok(epsilon)
+    } else {
+        Err(NoiseError::InvalidEpsilon(epsilon))
+    }
+}
+
+/// Checks that a sensitivity is finite and strictly positive.
+pub(crate) fn check_sensitivity(sensitivity: f64) -> Result<f64, NoiseError> {
+    if sensitivity.is_finite() && sensitivity > 0.0 {
+        Ok(sensitivity)
+    } else {
+        Err(NoiseError::InvalidSensitivity(sensitivity))
+    }
+}

@@ -1,0 +1,84 @@
+//! # dp-noise
+//!
+//! The samplers every mechanism of this workspace stands on, each with its privacy
+//! guarantee stated under `# Privacy` and its floating-point caveats under `# Numerics`.
+//!
+//! | need | type | exactness |
+//! |---|---|---|
+//! | noise for a released vector (output / objective perturbation) | [`GammaNormVector`] | idealized reals, tested hard |
+//! | noise for a released real number | [`Laplace`] | exact (grid + discrete Laplace) |
+//! | integer noise | [`DiscreteLaplace`] | exact |
+//! | choose one of many candidates | [`ExponentialMechanism`], [`PermuteAndFlip`] | exact |
+//! | track ε across releases | [`PrivacyBudget`] | sums rounded up |
+//! | randomness | [`DpRng`] | ChaCha20 from OS entropy |
+//!
+//! Every sampler is generic over the generator (`R: rand::Rng + ?Sized`). Use
+//! [`DpRng::from_os_entropy`] in production; [`DpRng::insecure_from_seed`] makes
+//! experiments repeatable and releases nothing private.
+//!
+//! The neighbouring relation throughout the workspace is *replace one record*; a mechanism's
+//! ε is stated for the sensitivity you declare under that relation.
+//!
+//! ```
+//! use dp_noise::{DpRng, Laplace, PrivacyBudget};
+//!
+//! # fn main() -> Result<(), dp_noise::NoiseError> {
+//! let mut rng = DpRng::from_os_entropy()?;
+//! let mut budget = PrivacyBudget::new(1.0)?;
+//!
+//! // A mean of 1000 values in [0, 1]: replacing one moves it by at most 1/1000.
+//! let mean = 0.4172;
+//! let laplace = Laplace::new(0.5, 1.0 / 1000.0)?;
+//! budget.spend("mean", laplace.epsilon())?;
+//! let released = laplace.release(mean, &mut rng)?;
+//! assert!(released.is_finite());
+//! assert_eq!(budget.remaining(), 0.5);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The [`stats`] module holds the goodness-of-fit helpers (KS with DKW critical values,
+//! chi-square, Clopper–Pearson) that the workspace's privacy tests and audits share.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod budget;
+mod discrete_laplace;
+mod error;
+mod exact;
+mod exponential;
+mod grid;
+mod laplace;
+mod rng;
+pub mod stats;
+mod vector;
+
+pub use budget::{
+    Charge, PrivacyBudget, add_rounding_up, parallel_composition, sequential_composition,
+};
+pub use discrete_laplace::DiscreteLaplace;
+pub use error::NoiseError;
+pub use exponential::{ExponentialMechanism, PermuteAndFlip};
+pub use laplace::Laplace;
+pub use rng::DpRng;
+pub use vector::GammaNormVector;
+
+#[cfg(test)]
+mod send_sync {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn public_types_are_send_and_sync() {
+        assert_send_sync::<GammaNormVector>();
+        assert_send_sync::<Laplace>();
+        assert_send_sync::<DiscreteLaplace>();
+        assert_send_sync::<ExponentialMechanism>();
+        assert_send_sync::<PermuteAndFlip>();
+        assert_send_sync::<PrivacyBudget>();
+        assert_send_sync::<DpRng>();
+        assert_send_sync::<NoiseError>();
+    }
+}
