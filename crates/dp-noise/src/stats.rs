@@ -63,8 +63,9 @@ pub fn ks_test(samples: &[f64], cdf: impl Fn(f64) -> f64, alpha: f64) -> KsTest 
 }
 
 /// One-sample KS test of integer samples against the CDF `k ↦ P(X ≤ k)` of an integer
-/// distribution: the empirical CDF is compared at every integer between the extremes seen
-/// (and just outside them), which is where a step CDF can differ most.
+/// distribution. Between consecutive distinct sample values the empirical CDF is constant
+/// and the reference CDF increasing, so the largest gap sits at a sample value or just
+/// below one; only those points are evaluated.
 ///
 /// # Panics
 /// If `samples` is empty.
@@ -74,15 +75,14 @@ pub fn ks_test_integer(samples: &[i64], cdf: impl Fn(i64) -> f64, alpha: f64) ->
     sorted.sort_unstable();
     let n = sorted.len() as f64;
     let mut statistic = 0.0f64;
-    let mut below = 0usize; // samples ≤ the current k
-    let (first, last) = (sorted[0], sorted[sorted.len() - 1]);
-    // Below the smallest sample the empirical CDF is 0.
-    statistic = statistic.max(cdf(first - 1));
-    for k in first..=last {
-        while below < sorted.len() && sorted[below] <= k {
-            below += 1;
-        }
-        statistic = statistic.max((below as f64 / n - cdf(k)).abs());
+    let mut below = 0usize; // samples < the current value
+    while below < sorted.len() {
+        let value = sorted[below];
+        let at_most = below + sorted[below..].partition_point(|&x| x == value);
+        statistic = statistic
+            .max((below as f64 / n - cdf(value - 1)).abs())
+            .max((at_most as f64 / n - cdf(value)).abs());
+        below = at_most;
     }
     KsTest {
         statistic,
@@ -135,7 +135,7 @@ pub struct ChiSquareTest {
     /// The statistic beyond which the test rejects at its share of the false-alarm rate.
     pub critical_value: f64,
     /// The (observed, expected) counts of the cells in the statistic.
-    pub cells: Vec<(u64, f64)>,
+    pub cells: Cells,
     /// The cells with expected count below 5, pooled and checked as one binomial count.
     pub rare_cells: Option<BinomialCheck>,
 }
@@ -146,6 +146,9 @@ impl ChiSquareTest {
         self.statistic <= self.critical_value && self.rare_cells.is_none_or(|c| c.passes())
     }
 }
+
+/// (observed, expected) counts, one pair per cell.
+type Cells = Vec<(u64, f64)>;
 
 /// Pearson chi-square test of observed counts against expected counts (same total).
 ///
@@ -165,7 +168,7 @@ pub fn chi_square_test(observed: &[u64], expected: &[f64], alpha: f64) -> ChiSqu
         "one expected count per cell"
     );
     let total = observed.iter().sum::<u64>();
-    let (cells, rare): (Vec<(u64, f64)>, Vec<(u64, f64)>) = observed
+    let (cells, rare): (Cells, Cells) = observed
         .iter()
         .zip(expected)
         .map(|(&o, &e)| (o, e))
