@@ -11,7 +11,8 @@ pub enum NoiseError {
     InvalidEpsilon(f64),
     /// A sensitivity must be finite and strictly positive.
     InvalidSensitivity(f64),
-    /// The rate β of the vector noise must be finite and strictly positive.
+    /// The rate β of the vector noise must be finite, strictly positive, and not so small
+    /// that the mean norm `d/β` overflows.
     InvalidBeta(f64),
     /// A noise scale must be finite and strictly positive.
     InvalidScale(f64),
@@ -40,15 +41,6 @@ pub enum NoiseError {
     },
     /// The exponential mechanism needs at least one candidate.
     NoCandidates,
-    /// A value is too large (in grid units) for the exact integer arithmetic.
-    ValueOutOfRange {
-        /// Position of the value in its input (0 for a single value).
-        index: usize,
-        /// The offending value.
-        value: f64,
-        /// The largest magnitude supported.
-        limit: f64,
-    },
     /// A parameter combination that the exact samplers cannot represent.
     UnsupportedParameters(String),
     /// A spend would take the budget past its limit; nothing was charged.
@@ -71,7 +63,9 @@ impl fmt::Display for NoiseError {
             Self::InvalidSensitivity(s) => {
                 write!(f, "sensitivity must be finite and > 0, got {s}")
             }
-            Self::InvalidBeta(b) => write!(f, "beta must be finite and > 0, got {b}"),
+            Self::InvalidBeta(b) => {
+                write!(f, "beta must be finite and > 0, and d/beta finite, got {b}")
+            }
             Self::InvalidScale(s) => write!(f, "scale must be finite and > 0, got {s}"),
             Self::InvalidRatio {
                 numerator,
@@ -88,14 +82,6 @@ impl fmt::Display for NoiseError {
                 write!(f, "value at index {index} is not finite: {value}")
             }
             Self::NoCandidates => write!(f, "the candidate list is empty"),
-            Self::ValueOutOfRange {
-                index,
-                value,
-                limit,
-            } => write!(
-                f,
-                "value at index {index} is {value}, beyond the supported magnitude {limit}"
-            ),
             Self::UnsupportedParameters(why) => write!(f, "unsupported parameters: {why}"),
             Self::BudgetExceeded {
                 requested,

@@ -33,7 +33,13 @@ impl ExactScoring {
         // fl(ε/(2S)) is within half an ulp of ε/(2S) (2S is exact). Scaled by 2^shift to lie
         // in [2^52, 2^53), that is an error below 1, so ⌊·⌋ − 1 is a safe lower bound.
         let coefficient = epsilon / (2.0 * grid.index_sensitivity() as f64);
-        let shift = 52 - coefficient.log2().floor() as i32;
+        // Subnormal or zero coefficients are far below any representable shift; checking
+        // first keeps log2 finite.
+        let shift = if coefficient >= f64::MIN_POSITIVE {
+            52 - coefficient.log2().floor() as i32
+        } else {
+            i32::MAX
+        };
         if !(0..=MAX_COEFFICIENT_SHIFT).contains(&shift) {
             return Err(NoiseError::UnsupportedParameters(format!(
                 "epsilon {epsilon} with sensitivity {sensitivity} is outside the range of the \
@@ -66,7 +72,8 @@ impl ExactScoring {
             .map(|(i, &u)| self.grid.index(u, i))
             .collect::<Result<Vec<i128>, _>>()?;
         let best = *indices.iter().max().expect("not empty");
-        // Gaps are < 2^63 and the coefficient numerator < 2^53: the product fits in u128.
+        // Gaps are ≤ 2^63 (indices are clamped to ±2^62) and the coefficient numerator
+        // < 2^53: the product stays below 2^116.
         Ok(indices
             .iter()
             .map(|&m| {
@@ -104,10 +111,14 @@ impl ExactScoring {
 /// `∝ exp(c·m_i)` with `c ≤ ε/(2S)`, which is the exponential mechanism at ε or better
 /// ([`ExponentialMechanism::epsilon`] reports the ε passed in).
 ///
+/// The guarantee covers the output, not the running time: the number of proposals depends
+/// on the utilities. Do not expose the time a selection takes.
+///
 /// # Numerics
-/// Exact given ideal random bits. Utilities must satisfy `|u| ≤ 2^62 · g` (default grid:
-/// about `Δ · 4.4·10^12`); larger ones are refused with an error. Each selection costs an
-/// expected `m / Σ_j exp(−x_j) ≤ m` proposals for `m` candidates.
+/// Exact given ideal random bits. Utilities beyond `±2^62 · g` (default grid: about
+/// `±4.4·10^12 · Δ`) are clamped there, which keeps the guarantee; NaN and infinities are
+/// refused with an error naming the candidate. Each selection costs an expected
+/// `m / Σ_j exp(−x_j) ≤ m` proposals for `m` candidates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExponentialMechanism {
     scoring: ExactScoring,
@@ -121,8 +132,9 @@ impl ExponentialMechanism {
         })
     }
 
-    /// As [`ExponentialMechanism::new`] with the utility grid `2^grid_exponent`. For
-    /// integer utilities with Δ = 1, exponent 0 makes the grid exact (S = 2).
+    /// As [`ExponentialMechanism::new`] with the utility grid `2^grid_exponent` (chosen
+    /// without looking at the data). Coarser grids add more rounding to the sensitivity:
+    /// `S = ⌊Δ/g⌋ + 1` grid steps, so a grid as coarse as Δ itself halves the effective ε.
     pub fn with_grid_exponent(
         epsilon: f64,
         sensitivity: f64,
@@ -168,7 +180,8 @@ impl ExponentialMechanism {
 /// # Privacy
 /// ε-DP when every utility moves by at most `Δ` between neighbouring datasets (McKenna &
 /// Sheldon, Theorem 1). Sampled exactly, on the same grid and with the same exact
-/// coefficient `c ≤ ε/(2S)` as [`ExponentialMechanism`].
+/// coefficient `c ≤ ε/(2S)` as [`ExponentialMechanism`]. As there, the guarantee covers
+/// the output, not the running time (how many candidates are visited).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PermuteAndFlip {
     scoring: ExactScoring,

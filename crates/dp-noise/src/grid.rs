@@ -8,8 +8,8 @@ use crate::NoiseError;
 /// By default the grid is the largest power of two `≤ Δ · 2^−20`.
 const DEFAULT_BITS_BELOW_SENSITIVITY: i32 = 20;
 
-/// Largest `|value / grid|` accepted, so that grid indices (and differences and noise
-/// added to them) fit comfortably in integers.
+/// Grid indices are clamped to `±2^62` so that they (and differences and noise added to
+/// them) fit comfortably in integers.
 const MAX_INDEX: f64 = 4_611_686_018_427_387_904.0; // 2^62
 
 /// Grid exponents allowed: the grid stays a normal float and every output stays finite.
@@ -20,6 +20,9 @@ const EXPONENT_RANGE: std::ops::RangeInclusive<i32> = -1000..=880;
 /// If a real value moves by at most `Δ` between neighbouring datasets, its grid index
 /// `round(value / g)` moves by at most `S = ⌊Δ/g⌋ + 1` (each value is within `g/2` of its
 /// grid point), i.e. the rounding adds at most `g` to the sensitivity: `S·g ≤ Δ + g`.
+/// Indices beyond `±2^62` are clamped there; clamping never moves two indices further
+/// apart, so the bound `S` still holds and no value is refused for being large (a refusal
+/// at the boundary would itself reveal which side of it the data fell).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Grid {
     exponent: i32,
@@ -70,7 +73,10 @@ impl Grid {
         self.index_sensitivity
     }
 
-    /// `round(value / g)`, exactly; `position` names the value in errors.
+    /// `round(value / g)`, exactly, clamped to `±2^62`; `position` names the value in errors.
+    ///
+    /// A NaN or infinite value is refused: no query with a finite sensitivity produces one,
+    /// so it means the caller's sensitivity claim does not hold.
     pub fn index(&self, value: f64, position: usize) -> Result<i128, NoiseError> {
         if !value.is_finite() {
             return Err(NoiseError::NonFiniteValue {
@@ -78,14 +84,7 @@ impl Grid {
                 value,
             });
         }
-        let scaled = value / self.spacing();
-        if scaled.abs() > MAX_INDEX {
-            return Err(NoiseError::ValueOutOfRange {
-                index: position,
-                value,
-                limit: MAX_INDEX * self.spacing(),
-            });
-        }
+        let scaled = (value / self.spacing()).clamp(-MAX_INDEX, MAX_INDEX);
         Ok(scaled.round() as i128)
     }
 
@@ -125,16 +124,32 @@ mod tests {
     }
 
     #[test]
-    fn rejects_non_finite_and_out_of_range_values() {
+    fn rejects_non_finite_values_naming_their_position() {
         let grid = Grid::for_sensitivity(1.0).unwrap();
-        assert!(matches!(
-            grid.index(f64::NAN, 4),
-            Err(NoiseError::NonFiniteValue { index: 4, .. })
-        ));
-        assert!(matches!(
-            grid.index(1e30, 2),
-            Err(NoiseError::ValueOutOfRange { index: 2, .. })
-        ));
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(matches!(
+                grid.index(bad, 4),
+                Err(NoiseError::NonFiniteValue { index: 4, .. })
+            ));
+        }
+    }
+
+    /// Huge values are clamped, not refused, and clamping keeps neighbours within S.
+    #[test]
+    fn huge_values_are_clamped_within_the_sensitivity() {
+        let grid = Grid::for_sensitivity(1.0).unwrap();
+        let limit = 2f64.powi(62) as i128;
+        assert_eq!(grid.index(1e30, 0).unwrap(), limit);
+        assert_eq!(grid.index(-f64::MAX, 0).unwrap(), -limit);
+        // Neighbours straddling the clamp boundary: indices differ by at most S.
+        let boundary = 2f64.powi(62) * grid.spacing();
+        for (a, b) in [
+            (boundary - 0.5, boundary + 0.5),
+            (boundary + 0.25, boundary + 1.0),
+        ] {
+            let (ia, ib) = (grid.index(a, 0).unwrap(), grid.index(b, 0).unwrap());
+            assert!((ia - ib).unsigned_abs() <= u128::from(grid.index_sensitivity()));
+        }
     }
 
     #[test]

@@ -31,7 +31,9 @@ use crate::grid::Grid;
 /// does not depend on the input.
 ///
 /// # Numerics
-/// Values with `|value| > 2^62 · g` are refused rather than clipped. The effective noise
+/// Values with `|value| > 2^62 · g` (about `4.4·10^12 · Δ`) are clamped to that bound
+/// before noise, which keeps the guarantee (clamping moves no two values further apart);
+/// NaN and infinities are refused with an error. The effective noise
 /// scale is [`Laplace::scale`] `= t·g ≈ (Δ + g)/ε`, a relative increase of at most about
 /// `2^−20` over the textbook `Δ/ε` with the default grid.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,12 +64,12 @@ impl Laplace {
 
     fn on_grid(epsilon: f64, sensitivity: f64, grid: Grid) -> Result<Self, NoiseError> {
         let epsilon = check_epsilon(epsilon)?;
-        // Scale S/ε in grid units, rounded up: fl(S/ε) may be below the true quotient by
-        // half an ulp, two ulps up is above it; with_scale_at_least rounds up again.
-        let scale = (grid.index_sensitivity() as f64 / epsilon)
-            .next_up()
-            .next_up();
-        let noise = DiscreteLaplace::with_scale_at_least(scale)?;
+        let scale = noise_scale_in_grid_units(grid.index_sensitivity(), epsilon);
+        let noise = DiscreteLaplace::with_scale_at_least(scale).map_err(|_| {
+            NoiseError::UnsupportedParameters(format!(
+                "epsilon {epsilon} needs a noise scale beyond the exact sampler's range"
+            ))
+        })?;
         Ok(Self {
             epsilon,
             sensitivity,
@@ -116,6 +118,13 @@ impl Laplace {
     pub fn grid_index(&self, value: f64) -> Result<i128, NoiseError> {
         self.grid.index(value, 0)
     }
+}
+
+/// The discrete Laplace scale `S/ε` in grid units, rounded up: `fl(S/ε)` may lie half an
+/// ulp below the exact quotient; two ulps up lies above it (and `with_scale_at_least`
+/// rounds up once more).
+fn noise_scale_in_grid_units(index_sensitivity: u64, epsilon: f64) -> f64 {
+    (index_sensitivity as f64 / epsilon).next_up().next_up()
 }
 
 #[cfg(test)]
@@ -256,19 +265,33 @@ mod tests {
     }
 
     #[test]
-    fn rejects_non_finite_and_huge_values() {
+    fn rejects_non_finite_values() {
         let m = Laplace::new(1.0, 1.0).unwrap();
         let mut rng = DpRng::insecure_from_seed(1);
-        for bad in [f64::NAN, f64::INFINITY] {
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             assert!(matches!(
                 m.release(bad, &mut rng),
                 Err(NoiseError::NonFiniteValue { .. })
             ));
         }
-        assert!(matches!(
-            m.release(1e30, &mut rng),
-            Err(NoiseError::ValueOutOfRange { .. })
-        ));
+    }
+
+    #[test]
+    fn huge_values_are_released_clamped_not_refused() {
+        let m = Laplace::new(1.0, 1.0).unwrap();
+        let mut rng = DpRng::insecure_from_seed(1);
+        let out = m.release(1e30, &mut rng).unwrap();
+        assert!((out - 2f64.powi(62) * m.grid()).abs() < 1e3, "{out}");
+    }
+
+    #[test]
+    fn rejects_epsilon_too_small_for_the_exact_sampler() {
+        for tiny in [1e-310, 1e-30] {
+            assert!(matches!(
+                Laplace::new(tiny, 1.0),
+                Err(NoiseError::UnsupportedParameters(message)) if message.contains("epsilon")
+            ));
+        }
     }
 
     #[test]

@@ -37,7 +37,9 @@ impl GammaNormVector {
         if dim == 0 {
             return Err(NoiseError::ZeroDimension);
         }
-        if !(beta.is_finite() && beta > 0.0) {
+        // A subnormal β would make the scale 1/β (or the mean norm d/β) infinite.
+        let mean_norm = dim as f64 / beta;
+        if !(beta.is_finite() && beta > 0.0 && mean_norm.is_finite()) {
             return Err(NoiseError::InvalidBeta(beta));
         }
         Ok(Self { dim, beta })

@@ -281,13 +281,13 @@ fn rejects_non_finite_utility_naming_its_index() {
 }
 
 #[test]
-fn rejects_utility_beyond_exact_range() {
+fn huge_utilities_are_clamped_not_refused() {
     let mut rng = DpRng::insecure_from_seed(1);
     let em = ExponentialMechanism::new(1.0, 1.0).unwrap();
-    assert!(matches!(
-        em.select(&[0.0, 1e300], &mut rng),
-        Err(NoiseError::ValueOutOfRange { index: 1, .. })
-    ));
+    assert_eq!(em.select(&[0.0, 1e300], &mut rng), Ok(1));
+    // Two utilities beyond the clamp tie: both equally likely.
+    let p = em.selection_probabilities(&[1e300, 1e299, -1e300]).unwrap();
+    assert_eq!(p[0], p[1]);
 }
 
 #[test]
@@ -306,8 +306,14 @@ fn rejects_invalid_epsilon_and_sensitivity() {
             Err(NoiseError::InvalidEpsilon(_))
         ));
     }
-    assert!(matches!(
-        ExponentialMechanism::new(1e-300, 1.0),
-        Err(NoiseError::UnsupportedParameters(_))
-    ));
+    for tiny in [1e-300, 5e-324] {
+        assert!(matches!(
+            ExponentialMechanism::new(tiny, 1.0),
+            Err(NoiseError::UnsupportedParameters(_))
+        ));
+        assert!(matches!(
+            PermuteAndFlip::new(tiny, 1.0),
+            Err(NoiseError::UnsupportedParameters(_))
+        ));
+    }
 }

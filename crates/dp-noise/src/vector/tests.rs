@@ -295,12 +295,16 @@ fn rejects_zero_dimension() {
 
 #[test]
 fn rejects_invalid_beta() {
-    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-320] {
         assert!(matches!(
             GammaNormVector::new(3, bad),
             Err(NoiseError::InvalidBeta(_))
         ));
     }
+    assert!(matches!(
+        GammaNormVector::from_epsilon(3, 1e-310, 1e10),
+        Err(NoiseError::InvalidBeta(_))
+    ));
 }
 
 #[test]
