@@ -5,14 +5,15 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dp_benches::criterion_config;
 use dp_noise::{
-    DiscreteLaplace, DpRng, ExponentialMechanism, GammaNormVector, Laplace, PermuteAndFlip,
+    DiscreteLaplace, ExponentialMechanism, GammaNormVector, InsecureSeededRng, Laplace,
+    PermuteAndFlip,
 };
 
 fn vector_noise(c: &mut Criterion) {
     let mut group = c.benchmark_group("vector_noise");
     for dim in [10usize, 1_000, 100_000] {
         let noise = GammaNormVector::new(dim, 0.5).unwrap();
-        let mut rng = DpRng::insecure_from_seed(1);
+        let mut rng = InsecureSeededRng::new(1);
         let mut out = vec![0.0; dim];
         group.throughput(Throughput::Elements(dim as u64));
         group.bench_with_input(BenchmarkId::new("sample_into", dim), &dim, |b, _| {
@@ -24,7 +25,7 @@ fn vector_noise(c: &mut Criterion) {
 
 fn scalar_noise(c: &mut Criterion) {
     let mut group = c.benchmark_group("scalar_noise");
-    let mut rng = DpRng::insecure_from_seed(2);
+    let mut rng = InsecureSeededRng::new(2);
     for scale in [1.0, 1e6] {
         let dist = DiscreteLaplace::with_scale_at_least(scale).unwrap();
         group.bench_with_input(
@@ -42,7 +43,7 @@ fn scalar_noise(c: &mut Criterion) {
 
 fn selection(c: &mut Criterion) {
     let mut group = c.benchmark_group("selection");
-    let mut rng = DpRng::insecure_from_seed(3);
+    let mut rng = InsecureSeededRng::new(3);
     for candidates in [7usize, 100, 1_000] {
         // Utilities like mistake counts: spread out, one clear winner.
         let utilities: Vec<f64> = (0..candidates)

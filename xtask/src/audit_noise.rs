@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use dp_noise::stats::{self, FALSE_ALARM_RATE};
 use dp_noise::{
-    DiscreteLaplace, DpRng, ExponentialMechanism, GammaNormVector, Laplace, NoiseError,
+    DiscreteLaplace, ExponentialMechanism, GammaNormVector, InsecureSeededRng, Laplace, NoiseError,
 };
 use statrs::distribution::{ContinuousCDF, Gamma, StudentsT};
 
@@ -35,7 +35,7 @@ impl Check {
 /// Runs the audit; `Ok(false)` when a check failed.
 pub fn run(quick: bool, seed: u64, out: &Path) -> Result<bool, Box<dyn std::error::Error>> {
     let scale = if quick { 1 } else { 10 };
-    let mut rng = DpRng::insecure_from_seed(seed);
+    let mut rng = InsecureSeededRng::new(seed);
     let mut checks = Vec::new();
     let beta = 2.5;
 
@@ -92,7 +92,12 @@ fn norm(v: &[f64]) -> f64 {
 }
 
 /// ‖b‖ against Gamma(d, scale 1/β) (statrs takes the rate β).
-fn vector_norm(dim: usize, beta: f64, draws: usize, rng: &mut DpRng) -> Result<Check, NoiseError> {
+fn vector_norm(
+    dim: usize,
+    beta: f64,
+    draws: usize,
+    rng: &mut InsecureSeededRng,
+) -> Result<Check, NoiseError> {
     let noise = GammaNormVector::new(dim, beta)?;
     let law = Gamma::new(dim as f64, beta).expect("valid Gamma");
     let norms: Vec<f64> = (0..draws).map(|_| norm(&noise.sample(rng))).collect();
@@ -113,7 +118,7 @@ fn vector_direction(
     dim: usize,
     beta: f64,
     draws: usize,
-    rng: &mut DpRng,
+    rng: &mut InsecureSeededRng,
 ) -> Result<Check, NoiseError> {
     let noise = GammaNormVector::new(dim, beta)?;
     let law = StudentsT::new(0.0, 1.0, (dim - 1) as f64).expect("valid Student-t");
@@ -137,7 +142,11 @@ fn vector_direction(
 }
 
 /// At d = 3, bᵀe has CDF 1 − ¼(2+βt)e^{−βt} for t ≥ 0 (symmetric).
-fn vector_marginal_d3(beta: f64, draws: usize, rng: &mut DpRng) -> Result<Check, NoiseError> {
+fn vector_marginal_d3(
+    beta: f64,
+    draws: usize,
+    rng: &mut InsecureSeededRng,
+) -> Result<Check, NoiseError> {
     let noise = GammaNormVector::new(3, beta)?;
     let e = 1.0 / 3f64.sqrt();
     let projections: Vec<f64> = (0..draws)
@@ -159,7 +168,11 @@ fn vector_marginal_d3(beta: f64, draws: usize, rng: &mut DpRng) -> Result<Check,
     })
 }
 
-fn discrete_laplace(scale: f64, draws: usize, rng: &mut DpRng) -> Result<Check, NoiseError> {
+fn discrete_laplace(
+    scale: f64,
+    draws: usize,
+    rng: &mut InsecureSeededRng,
+) -> Result<Check, NoiseError> {
     let dist = DiscreteLaplace::with_scale_at_least(scale)?;
     let xs: Vec<i64> = (0..draws).map(|_| dist.sample(rng) as i64).collect();
     let ks = stats::ks_test_integer(&xs, |k| dist.cdf(k), FALSE_ALARM_RATE);
@@ -180,7 +193,7 @@ fn laplace_release(
     sensitivity: f64,
     value: f64,
     draws: usize,
-    rng: &mut DpRng,
+    rng: &mut InsecureSeededRng,
 ) -> Result<Check, NoiseError> {
     let mechanism = Laplace::new(epsilon, sensitivity)?;
     let centre = mechanism.grid_index(value)?;
@@ -200,7 +213,11 @@ fn laplace_release(
     })
 }
 
-fn exponential(utilities: &[f64], draws: usize, rng: &mut DpRng) -> Result<Check, NoiseError> {
+fn exponential(
+    utilities: &[f64],
+    draws: usize,
+    rng: &mut InsecureSeededRng,
+) -> Result<Check, NoiseError> {
     let mechanism = ExponentialMechanism::new(2.0, 1.0)?;
     let probabilities = mechanism.selection_probabilities(utilities)?;
     let mut counts = vec![0u64; utilities.len()];

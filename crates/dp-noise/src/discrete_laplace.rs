@@ -115,11 +115,11 @@ impl DiscreteLaplace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DpRng;
+    use crate::InsecureSeededRng;
     use crate::stats::{self, FALSE_ALARM_RATE};
 
     fn draws(dist: &DiscreteLaplace, n: usize, seed: u64) -> Vec<i64> {
-        let mut rng = DpRng::insecure_from_seed(seed);
+        let mut rng = InsecureSeededRng::new(seed);
         (0..n).map(|_| dist.sample(&mut rng) as i64).collect()
     }
 

@@ -115,12 +115,12 @@ pub(crate) fn scaled_floor(value: f64, shift: i32) -> Option<u128> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DpRng;
+    use crate::InsecureSeededRng;
     use crate::stats::{self, FALSE_ALARM_RATE};
 
     #[test]
     fn uniform_below_is_uniform_for_awkward_bounds() {
-        let mut rng = DpRng::insecure_from_seed(11);
+        let mut rng = InsecureSeededRng::new(11);
         for bound in [3u128, 7, 10, (1 << 64) + 5] {
             // Bucket the draws into 10 equal-probability groups for bounds that are not
             // multiples of 10 by using the exact expected share of each bucket.
@@ -148,7 +148,7 @@ mod tests {
     /// The Bernoulli(exp(−x)) sampler across regimes: x < 1, x = 1, x > 1, a non-dyadic
     /// ratio. Two-sided Wilson-style check: |p̂ − p| within a 1e-6 false-alarm band.
     fn check_bernoulli_exp(x: Ratio, seed: u64) -> stats::BinomialCheck {
-        let mut rng = DpRng::insecure_from_seed(seed);
+        let mut rng = InsecureSeededRng::new(seed);
         let n = 200_000u64;
         let hits = (0..n).filter(|_| bernoulli_exp_neg(x, &mut rng)).count() as u64;
         stats::binomial_check(hits, n, (-x.to_f64()).exp(), FALSE_ALARM_RATE)
@@ -176,7 +176,7 @@ mod tests {
     /// in parity (returns "K even"), i.e. Bernoulli(1 − e^{−x}).
     #[test]
     fn bernoulli_exp_check_catches_wrong_parity() {
-        let mut rng = DpRng::insecure_from_seed(5);
+        let mut rng = InsecureSeededRng::new(5);
         let x = Ratio::new(1, 3);
         let n = 200_000u64;
         let hits = (0..n).filter(|_| !bernoulli_exp_neg(x, &mut rng)).count() as u64;
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn bernoulli_exp_neg_of_huge_x_terminates_and_is_false() {
-        let mut rng = DpRng::insecure_from_seed(3);
+        let mut rng = InsecureSeededRng::new(3);
         let x = Ratio::new(u128::MAX / 2, 1);
         assert!((0..1000).all(|_| !bernoulli_exp_neg(x, &mut rng)));
     }

@@ -130,7 +130,7 @@ fn noise_scale_in_grid_units(index_sensitivity: u64, epsilon: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DpRng;
+    use crate::InsecureSeededRng;
     use crate::stats::{self, FALSE_ALARM_RATE};
 
     fn continuous_laplace_cdf(x: f64, scale: f64) -> f64 {
@@ -142,7 +142,7 @@ mod tests {
     }
 
     fn releases(mechanism: &Laplace, value: f64, n: usize, seed: u64) -> Vec<f64> {
-        let mut rng = DpRng::insecure_from_seed(seed);
+        let mut rng = InsecureSeededRng::new(seed);
         (0..n)
             .map(|_| mechanism.release(value, &mut rng).unwrap())
             .collect()
@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn rejects_non_finite_values() {
         let m = Laplace::new(1.0, 1.0).unwrap();
-        let mut rng = DpRng::insecure_from_seed(1);
+        let mut rng = InsecureSeededRng::new(1);
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             assert!(matches!(
                 m.release(bad, &mut rng),
@@ -279,7 +279,7 @@ mod tests {
     #[test]
     fn huge_values_are_released_clamped_not_refused() {
         let m = Laplace::new(1.0, 1.0).unwrap();
-        let mut rng = DpRng::insecure_from_seed(1);
+        let mut rng = InsecureSeededRng::new(1);
         let out = m.release(1e30, &mut rng).unwrap();
         assert!((out - 2f64.powi(62) * m.grid()).abs() < 1e3, "{out}");
     }

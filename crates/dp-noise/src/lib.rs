@@ -10,10 +10,10 @@
 //! | integer noise | [`DiscreteLaplace`] | exact |
 //! | choose one of many candidates | [`ExponentialMechanism`], [`PermuteAndFlip`] | exact |
 //! | track ε across releases | [`PrivacyBudget`] | sums rounded up |
-//! | randomness | [`DpRng`] | ChaCha20 from OS entropy |
+//! | randomness | [`DpRng`], [`InsecureSeededRng`] | ChaCha20 from OS entropy; seeded for experiments |
 //!
 //! Every sampler is generic over the generator (`R: rand::Rng + ?Sized`). Use
-//! [`DpRng::from_os_entropy`] in production; [`DpRng::insecure_from_seed`] makes
+//! [`DpRng::from_os_entropy`] in production; [`InsecureSeededRng`] makes
 //! experiments repeatable and releases nothing private.
 //!
 //! The neighbouring relation throughout the workspace is *replace one record*; a mechanism's
@@ -61,7 +61,7 @@ pub use discrete_laplace::DiscreteLaplace;
 pub use error::NoiseError;
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
 pub use laplace::Laplace;
-pub use rng::DpRng;
+pub use rng::{DpRng, InsecureSeededRng};
 pub use vector::GammaNormVector;
 
 #[cfg(test)]
@@ -79,6 +79,7 @@ mod send_sync {
         assert_send_sync::<PermuteAndFlip>();
         assert_send_sync::<PrivacyBudget>();
         assert_send_sync::<DpRng>();
+        assert_send_sync::<InsecureSeededRng>();
         assert_send_sync::<NoiseError>();
     }
 }

@@ -2,7 +2,7 @@
 //! privacy-ratio checks, and mutation checks that prove the tests can fail.
 
 use super::*;
-use crate::DpRng;
+use crate::InsecureSeededRng;
 use crate::stats::{self, ChiSquareTest, FALSE_ALARM_RATE};
 
 /// Counts how often each index is chosen in `n` runs of `select`.
@@ -10,9 +10,9 @@ fn frequencies(
     m: usize,
     n: usize,
     seed: u64,
-    mut select: impl FnMut(&mut DpRng) -> usize,
+    mut select: impl FnMut(&mut InsecureSeededRng) -> usize,
 ) -> Vec<u64> {
-    let mut rng = DpRng::insecure_from_seed(seed);
+    let mut rng = InsecureSeededRng::new(seed);
     let mut counts = vec![0u64; m];
     for _ in 0..n {
         counts[select(&mut rng)] += 1;
@@ -136,7 +136,7 @@ fn selection_probabilities_satisfy_epsilon_dp_on_neighbours() {
     let (epsilon, sensitivity) = (0.9, 1.5);
     let mechanism = ExponentialMechanism::new(epsilon, sensitivity).unwrap();
     let broken = ExponentialMechanism::new(2.0 * epsilon, sensitivity).unwrap();
-    let mut rng = DpRng::insecure_from_seed(50);
+    let mut rng = InsecureSeededRng::new(50);
     let (mut worst, mut worst_broken) = (0.0f64, 0.0f64);
     for _ in 0..2000 {
         let m = rng.random_range(2..8);
@@ -259,7 +259,7 @@ fn permute_and_flip_test_catches_doubled_epsilon() {
 
 #[test]
 fn rejects_empty_candidates() {
-    let mut rng = DpRng::insecure_from_seed(1);
+    let mut rng = InsecureSeededRng::new(1);
     let em = ExponentialMechanism::new(1.0, 1.0).unwrap();
     assert_eq!(em.select(&[], &mut rng), Err(NoiseError::NoCandidates));
     let pf = PermuteAndFlip::new(1.0, 1.0).unwrap();
@@ -268,7 +268,7 @@ fn rejects_empty_candidates() {
 
 #[test]
 fn rejects_non_finite_utility_naming_its_index() {
-    let mut rng = DpRng::insecure_from_seed(1);
+    let mut rng = InsecureSeededRng::new(1);
     let em = ExponentialMechanism::new(1.0, 1.0).unwrap();
     assert!(matches!(
         em.select(&[0.0, 1.0, f64::NAN], &mut rng),
@@ -282,7 +282,7 @@ fn rejects_non_finite_utility_naming_its_index() {
 
 #[test]
 fn huge_utilities_are_clamped_not_refused() {
-    let mut rng = DpRng::insecure_from_seed(1);
+    let mut rng = InsecureSeededRng::new(1);
     let em = ExponentialMechanism::new(1.0, 1.0).unwrap();
     assert_eq!(em.select(&[0.0, 1e300], &mut rng), Ok(1));
     // Two utilities beyond the clamp tie: both equally likely.

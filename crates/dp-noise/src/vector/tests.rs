@@ -5,7 +5,7 @@ use rand_distr::{Distribution, StandardNormal};
 use statrs::distribution::{ContinuousCDF, Gamma as GammaLaw, StudentsT};
 
 use super::*;
-use crate::DpRng;
+use crate::InsecureSeededRng;
 use crate::stats::{self, FALSE_ALARM_RATE, KsTest};
 
 /// The rate used throughout: not 1, so that a scale/rate swap (β ↔ 1/β) changes the law.
@@ -27,7 +27,7 @@ enum Sampler {
     PositiveOrthantDirection,
 }
 
-fn draw(sampler: Sampler, dim: usize, rng: &mut DpRng) -> Vec<f64> {
+fn draw(sampler: Sampler, dim: usize, rng: &mut InsecureSeededRng) -> Vec<f64> {
     let d = dim as f64;
     let noise = GammaNormVector::new(dim, BETA).unwrap();
     let mut out = vec![0.0; dim];
@@ -55,7 +55,7 @@ fn draw(sampler: Sampler, dim: usize, rng: &mut DpRng) -> Vec<f64> {
 }
 
 fn draws(sampler: Sampler, dim: usize, n: usize, seed: u64) -> Vec<Vec<f64>> {
-    let mut rng = DpRng::insecure_from_seed(seed);
+    let mut rng = InsecureSeededRng::new(seed);
     (0..n).map(|_| draw(sampler, dim, &mut rng)).collect()
 }
 
@@ -164,7 +164,7 @@ fn norm_test_catches_halved_noise() {
 
 #[test]
 fn one_dimensional_noise_is_laplace() {
-    let mut rng = DpRng::insecure_from_seed(5);
+    let mut rng = InsecureSeededRng::new(5);
     let noise = GammaNormVector::new(1, BETA).unwrap();
     let xs: Vec<f64> = (0..20_000).map(|_| noise.sample(&mut rng)[0]).collect();
     let laplace_cdf = |x: f64| {
@@ -229,7 +229,7 @@ fn d3_marginal_test_catches_every_mutation() {
 #[test]
 fn norm_agrees_with_gamma_free_construction() {
     for dim in [1, 3, 50] {
-        let mut rng = DpRng::insecure_from_seed(9000 + dim as u64);
+        let mut rng = InsecureSeededRng::new(9000 + dim as u64);
         let gamma_free: Vec<f64> = (0..20_000)
             .map(|_| {
                 let s: f64 = (0..2 * dim)
@@ -324,7 +324,7 @@ fn rejects_invalid_epsilon_and_sensitivity() {
 #[test]
 fn rejects_wrong_buffer_length() {
     let noise = GammaNormVector::new(4, 1.0).unwrap();
-    let mut rng = DpRng::insecure_from_seed(1);
+    let mut rng = InsecureSeededRng::new(1);
     assert_eq!(
         noise.sample_into(&mut [0.0; 3], &mut rng),
         Err(NoiseError::DimensionMismatch {
