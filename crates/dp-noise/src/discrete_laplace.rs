@@ -117,6 +117,7 @@ mod tests {
     use super::*;
     use crate::InsecureSeededRng;
     use crate::stats::{self, FALSE_ALARM_RATE};
+    use rand::Rng;
 
     fn draws(dist: &DiscreteLaplace, n: usize, seed: u64) -> Vec<i64> {
         let mut rng = InsecureSeededRng::new(seed);
@@ -148,41 +149,62 @@ mod tests {
         }
     }
 
-    #[test]
-    fn matches_pmf_at_small_scale_chi_square() {
-        let dist = DiscreteLaplace::from_ratio(3, 4).unwrap();
-        let n = 100_000;
+    /// Chi-square of draws against the exact pmf of `claimed` on −12..=12 plus a tail cell.
+    fn pmf_chi_square(draws_seen: &[i64], claimed: &DiscreteLaplace) -> stats::ChiSquareTest {
+        let n = draws_seen.len() as f64;
         let support: Vec<i64> = (-12..=12).collect();
-        let mut observed = vec![0u64; support.len() + 1]; // last cell: outside ±12
-        for k in draws(&dist, n, 9) {
+        let mut observed = vec![0u64; support.len() + 1];
+        for &k in draws_seen {
             match support.iter().position(|&s| s == k) {
                 Some(i) => observed[i] += 1,
                 None => observed[support.len()] += 1,
             }
         }
-        let mut expected: Vec<f64> = support.iter().map(|&k| n as f64 * dist.pmf(k)).collect();
-        expected.push(n as f64 - expected.iter().sum::<f64>());
-        let test = stats::chi_square_test(&observed, &expected, FALSE_ALARM_RATE);
+        let mut expected: Vec<f64> = support.iter().map(|&k| n * claimed.pmf(k)).collect();
+        expected.push(n - expected.iter().sum::<f64>());
+        stats::chi_square_test(&observed, &expected, FALSE_ALARM_RATE)
+    }
+
+    #[test]
+    fn matches_pmf_at_small_scale_chi_square() {
+        let dist = DiscreteLaplace::from_ratio(3, 4).unwrap();
+        let test = pmf_chi_square(&draws(&dist, 100_000, 9), &dist);
         assert!(test.passes(), "{test:?}");
     }
 
-    /// Mutation check: noise drawn at half the claimed scale (doubled ε) fails the KS test.
+    /// Mutation check: draws at half the scale fail the chi-square against the claimed pmf.
     #[test]
-    fn ks_catches_halved_scale() {
-        for scale in [3.0, 200.0] {
-            let claimed = DiscreteLaplace::with_scale_at_least(scale).unwrap();
-            let broken = DiscreteLaplace::with_scale_at_least(scale / 2.0).unwrap();
-            assert!(!ks(&broken, &claimed, 77).passes(), "scale {scale}");
-        }
+    fn pmf_chi_square_catches_halved_scale() {
+        let claimed = DiscreteLaplace::from_ratio(3, 4).unwrap();
+        let broken = DiscreteLaplace::from_ratio(3, 8).unwrap();
+        assert!(!pmf_chi_square(&draws(&broken, 100_000, 9), &claimed).passes());
+    }
+
+    /// Among non-zero draws, positive ones should be half.
+    fn sign_balance(xs: &[i64]) -> stats::BinomialCheck {
+        let positive = xs.iter().filter(|&&k| k > 0).count() as u64;
+        let nonzero = xs.iter().filter(|&&k| k != 0).count() as u64;
+        stats::binomial_check(positive, nonzero, 0.5, FALSE_ALARM_RATE)
     }
 
     #[test]
     fn symmetric_around_zero() {
         let dist = DiscreteLaplace::from_ratio(5, 1).unwrap();
-        let xs = draws(&dist, 100_000, 12);
-        let positive = xs.iter().filter(|&&k| k > 0).count() as u64;
-        let nonzero = xs.iter().filter(|&&k| k != 0).count() as u64;
-        assert!(stats::binomial_check(positive, nonzero, 0.5, FALSE_ALARM_RATE).passes());
+        assert!(sign_balance(&draws(&dist, 100_000, 12)).passes());
+    }
+
+    /// Mutation check: a sampler whose sign coin lands on "+" 52% of the time is caught.
+    #[test]
+    fn sign_balance_catches_a_biased_sign() {
+        let dist = DiscreteLaplace::from_ratio(5, 1).unwrap();
+        let mut rng = InsecureSeededRng::new(12);
+        let skewed: Vec<i64> = (0..100_000)
+            .map(|_| {
+                let k = dist.sample(&mut rng).abs() as i64;
+                if rng.next_u32() % 100 < 52 { k } else { -k }
+            })
+            .collect();
+        assert!(!sign_balance(&skewed).passes());
     }
 
     #[test]

@@ -112,41 +112,112 @@ pub(crate) fn scaled_floor(value: f64, shift: i32) -> Option<u128> {
     Some(scaled.floor() as u128)
 }
 
+/// Exact comparisons of products of integers and floats, for tests of rounding direction:
+/// every positive normal f64 is `m · 2^e` with a 53-bit integer `m`.
+#[cfg(test)]
+pub(crate) mod exact_comparison {
+    fn dyadic(x: f64) -> (u128, i32) {
+        assert!(
+            x.is_normal() && x > 0.0,
+            "{x} is not a positive normal float"
+        );
+        let bits = x.to_bits();
+        let exponent = ((bits >> 52) & 0x7ff) as i32;
+        (
+            u128::from((bits & ((1 << 52) - 1)) | (1 << 52)),
+            exponent - 1075,
+        )
+    }
+
+    fn product(k: u128, xs: &[f64]) -> (u128, i32) {
+        xs.iter().fold((k, 0), |(m, e), &x| {
+            let (mx, ex) = dyadic(x);
+            (m.checked_mul(mx).expect("product fits in 128 bits"), e + ex)
+        })
+    }
+
+    /// Whether `a · Π xs ≤ b · Π ys` holds exactly.
+    pub fn product_le(a: u128, xs: &[f64], b: u128, ys: &[f64]) -> bool {
+        let ((ma, ea), (mb, eb)) = (product(a, xs), product(b, ys));
+        if ma == 0 || mb == 0 {
+            return ma == 0;
+        }
+        let (la, lb) = (
+            128 - ma.leading_zeros() as i32 + ea,
+            128 - mb.leading_zeros() as i32 + eb,
+        );
+        if la != lb {
+            return la < lb;
+        }
+        // Same binary magnitude: aligning the exponents cannot overflow.
+        if ea >= eb {
+            (ma << (ea - eb)) <= mb
+        } else {
+            ma <= (mb << (eb - ea))
+        }
+    }
+
+    #[test]
+    fn product_le_sees_single_ulps() {
+        let third = 1.0 / 3.0; // 0.33333333333333331483 < 1/3
+        assert!(product_le(3, &[third], 1, &[]));
+        assert!(!product_le(1, &[], 3, &[third]));
+        assert!(product_le(1, &[0.1], 1, &[0.1]) && product_le(1, &[0.1, 2.0], 2, &[0.1]));
+        assert!(!product_le(1, &[0.1f64.next_up()], 1, &[0.1]));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::InsecureSeededRng;
     use crate::stats::{self, FALSE_ALARM_RATE};
 
+    /// Chi-square of 10^5 draws of `sample(bound)` bucketed into ≤ 10 groups, against the
+    /// exact share of `0..bound` each group covers.
+    fn uniformity_test(
+        bound: u128,
+        seed: u64,
+        mut sample: impl FnMut(u128, &mut InsecureSeededRng) -> u128,
+    ) -> stats::ChiSquareTest {
+        let mut rng = InsecureSeededRng::new(seed);
+        let buckets = 10u128.min(bound);
+        let n = 100_000u64;
+        let mut observed = vec![0u64; buckets as usize];
+        for _ in 0..n {
+            let u = sample(bound, &mut rng);
+            assert!(u < bound);
+            observed[(u * buckets / bound) as usize] += 1;
+        }
+        let expected: Vec<f64> = (0..buckets)
+            .map(|b| {
+                // Number of u in 0..bound with ⌊u·buckets/bound⌋ = b.
+                let first = (b * bound).div_ceil(buckets);
+                let last = ((b + 1) * bound).div_ceil(buckets);
+                n as f64 * (last - first) as f64 / bound as f64
+            })
+            .collect();
+        stats::chi_square_test(&observed, &expected, FALSE_ALARM_RATE)
+    }
+
     #[test]
     fn uniform_below_is_uniform_for_awkward_bounds() {
-        let mut rng = InsecureSeededRng::new(11);
-        for bound in [3u128, 7, 10, (1 << 64) + 5] {
-            // Bucket the draws into 10 equal-probability groups for bounds that are not
-            // multiples of 10 by using the exact expected share of each bucket.
-            let buckets = 10u128.min(bound);
-            let n = 100_000u64;
-            let mut observed = vec![0u64; buckets as usize];
-            for _ in 0..n {
-                let u = uniform_below(bound, &mut rng);
-                assert!(u < bound);
-                observed[(u * buckets / bound) as usize] += 1;
-            }
-            let expected: Vec<f64> = (0..buckets)
-                .map(|b| {
-                    // Number of u in 0..bound with floor(u*buckets/bound) == b.
-                    let first = (b * bound).div_ceil(buckets);
-                    let last = ((b + 1) * bound).div_ceil(buckets);
-                    n as f64 * (last - first) as f64 / bound as f64
-                })
-                .collect();
-            let test = stats::chi_square_test(&observed, &expected, FALSE_ALARM_RATE);
+        for (i, bound) in [3u128, 7, 10, (1 << 64) + 5].into_iter().enumerate() {
+            let test = uniformity_test(bound, 11 + i as u64, |b, rng| uniform_below(b, rng));
             assert!(test.passes(), "bound {bound}: {test:?}");
         }
     }
 
+    /// Mutation check: the classic modulo bias (4 random bits reduced mod 10 makes 0..5
+    /// twice as likely as 6..9) fails the same test.
+    #[test]
+    fn uniformity_test_catches_modulo_bias() {
+        let test = uniformity_test(10, 15, |b, rng| u128::from(rng.next_u64() >> 60) % b);
+        assert!(!test.passes(), "{test:?}");
+    }
+
     /// The Bernoulli(exp(−x)) sampler across regimes: x < 1, x = 1, x > 1, a non-dyadic
-    /// ratio. Two-sided Wilson-style check: |p̂ − p| within a 1e-6 false-alarm band.
+    /// ratio. Two-sided Clopper–Pearson check at a 1e-6 false-alarm rate.
     fn check_bernoulli_exp(x: Ratio, seed: u64) -> stats::BinomialCheck {
         let mut rng = InsecureSeededRng::new(seed);
         let n = 200_000u64;

@@ -131,6 +131,7 @@ fn noise_scale_in_grid_units(index_sensitivity: u64, epsilon: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::InsecureSeededRng;
+    use crate::exact::exact_comparison;
     use crate::stats::{self, FALSE_ALARM_RATE};
 
     fn continuous_laplace_cdf(x: f64, scale: f64) -> f64 {
@@ -169,19 +170,35 @@ mod tests {
         }
     }
 
+    /// KS of releases of `sampler` (in grid units) against `m + DLap(t)` for `claimed`.
+    fn exact_law_test(sampler: &Laplace, claimed: &Laplace, value: f64) -> stats::KsTest {
+        let centre = claimed.grid_index(value).unwrap() as i64;
+        let units: Vec<i64> = releases(sampler, value, 20_000, 5)
+            .iter()
+            .map(|x| (x / claimed.grid()) as i64)
+            .collect();
+        stats::ks_test_integer(
+            &units,
+            |k| claimed.noise().cdf(k - centre),
+            FALSE_ALARM_RATE,
+        )
+    }
+
     /// The exact law: releases in grid units are m + DLap(t), tested on the integer lattice.
     #[test]
     fn releases_match_the_exact_discrete_law() {
         let m = Laplace::with_grid_exponent(0.5, 1.0, -2).unwrap();
-        let value = 0.3; // m = round(1.2) = 1
-        let centre = m.grid_index(value).unwrap() as i64;
-        assert_eq!(centre, 1);
-        let units: Vec<i64> = releases(&m, value, 20_000, 5)
-            .iter()
-            .map(|x| (x / m.grid()) as i64)
-            .collect();
-        let test = stats::ks_test_integer(&units, |k| m.noise().cdf(k - centre), FALSE_ALARM_RATE);
+        assert_eq!(m.grid_index(0.3).unwrap(), 1); // round(1.2)
+        let test = exact_law_test(&m, &m, 0.3);
         assert!(test.passes(), "{test:?}");
+    }
+
+    /// Mutation check: the exact-law test rejects a mechanism run at 2ε on the same grid.
+    #[test]
+    fn exact_law_test_catches_doubled_epsilon() {
+        let claimed = Laplace::with_grid_exponent(0.5, 1.0, -2).unwrap();
+        let broken = Laplace::with_grid_exponent(1.0, 1.0, -2).unwrap();
+        assert!(!exact_law_test(&broken, &claimed, 0.3).passes());
     }
 
     /// Mutation check: a mechanism built with 2ε (half the noise) fails against the claim for ε.
@@ -192,37 +209,90 @@ mod tests {
         assert!(!ks_against_claim(&broken, &claimed, 0.0).passes());
     }
 
-    #[test]
-    fn outputs_are_multiples_of_a_grid_that_ignores_the_input() {
-        let m = Laplace::new(1.0, 1.0).unwrap();
-        for value in [0.3, 0.3 + 1e-12, 1e5, -7.25] {
-            // The grid is fixed by (ε, Δ); the outputs are exact multiples of it.
-            for x in releases(&m, value, 1000, 8) {
-                let units = x / m.grid();
-                assert_eq!(
-                    units,
-                    units.round(),
-                    "{x} is not a multiple of {}",
-                    m.grid()
-                );
-            }
-        }
-        assert_eq!(m.grid(), 2f64.powi(-20));
+    fn all_on_grid(outputs: &[f64], grid: f64) -> bool {
+        outputs.iter().all(|x| (x / grid).fract() == 0.0)
     }
 
     #[test]
-    fn rounding_is_added_to_the_sensitivity() {
-        for sensitivity in [1.0, 0.7, 3.0, 1e-3, 12345.678] {
-            let m = Laplace::new(1.0, sensitivity).unwrap();
-            let g = m.grid();
-            assert!(g <= sensitivity * 2f64.powi(-20) && 2.0 * g > sensitivity * 2f64.powi(-20));
-            assert!(m.effective_sensitivity() > sensitivity);
-            assert!(m.effective_sensitivity() <= sensitivity + g);
-            // The noise scale covers the effective sensitivity at the claimed ε.
-            let (num, den) = m.noise().scale_ratio();
-            let t = num as f64 / den as f64;
-            assert!(m.grid.index_sensitivity() as f64 / t <= 1.0 + 1e-15);
+    fn outputs_are_multiples_of_a_grid_that_ignores_the_input() {
+        let m = Laplace::new(1.0, 1.0).unwrap();
+        assert_eq!(m.grid(), 2f64.powi(-20)); // fixed by Δ alone
+        for value in [0.3, 0.3 + 1e-12, 1e5, -7.25] {
+            assert!(
+                all_on_grid(&releases(&m, value, 1000, 8), m.grid()),
+                "value {value}"
+            );
         }
+    }
+
+    /// Mutation check: textbook floating-point Laplace (value + inverse-CDF noise), whose
+    /// possible outputs depend on the value, does not stay on the grid.
+    #[test]
+    fn grid_check_catches_naive_float_laplace() {
+        use rand::RngExt;
+        let m = Laplace::new(1.0, 1.0).unwrap();
+        let mut rng = InsecureSeededRng::new(8);
+        let naive: Vec<f64> = (0..1000)
+            .map(|_| {
+                let u: f64 = rng.random_range(-0.5..0.5);
+                0.3 - u.signum() * (1.0 - 2.0 * u.abs()).ln()
+            })
+            .collect();
+        assert!(!all_on_grid(&naive, m.grid()));
+    }
+
+    /// Random (ε, Δ): the scale ratio t = num/den satisfies t·ε ≥ S exactly.
+    fn calibration_cases() -> Vec<(f64, f64)> {
+        use rand::RngExt;
+        let mut rng = InsecureSeededRng::new(31);
+        (0..5000)
+            .map(|_| {
+                (
+                    10f64.powf(rng.random_range(-3.0..1.0)),
+                    10f64.powf(rng.random_range(-4.0..3.0)),
+                )
+            })
+            .collect()
+    }
+
+    /// Whether a discrete Laplace with ratio scale covers `S` at `ε`: num·ε ≥ S·den exactly.
+    fn covers(noise: &DiscreteLaplace, index_sensitivity: u64, epsilon: f64) -> bool {
+        let (num, den) = noise.scale_ratio();
+        exact_comparison::product_le(
+            u128::from(index_sensitivity) * u128::from(den),
+            &[],
+            u128::from(num),
+            &[epsilon],
+        )
+    }
+
+    #[test]
+    fn noise_scale_covers_the_grid_sensitivity_exactly() {
+        for (epsilon, sensitivity) in calibration_cases() {
+            let m = Laplace::new(epsilon, sensitivity).unwrap();
+            let s = m.grid.index_sensitivity();
+            assert!(
+                covers(m.noise(), s, epsilon),
+                "ε = {epsilon}, Δ = {sensitivity}"
+            );
+            assert!(m.scale() <= m.effective_sensitivity() / epsilon * (1.0 + 1e-12));
+        }
+    }
+
+    /// Mutation check: without the upward rounding (plain fl(S/ε)) the exact check fails.
+    #[test]
+    fn exact_scale_check_catches_round_to_nearest() {
+        let violations = calibration_cases()
+            .into_iter()
+            .filter(|&(epsilon, sensitivity)| {
+                let s = Grid::for_sensitivity(sensitivity)
+                    .unwrap()
+                    .index_sensitivity();
+                let naive = DiscreteLaplace::with_scale_at_least(s as f64 / epsilon).unwrap();
+                !covers(&naive, s, epsilon)
+            })
+            .count();
+        assert!(violations > 100, "{violations}");
     }
 
     /// Neighbouring values whose grid indices differ by the most allowed: the exact output

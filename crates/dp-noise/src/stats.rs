@@ -130,7 +130,8 @@ pub fn ks_test_two_sample(a: &[f64], b: &[f64], alpha: f64) -> KsTest {
 pub struct ChiSquareTest {
     /// Pearson's statistic Σ (O − E)² / E over the cells with expected count ≥ 5.
     pub statistic: f64,
-    /// Number of those cells, minus one.
+    /// Number of those cells, minus one; without the minus one when rare cells were split
+    /// off (the remaining counts no longer have a fixed total).
     pub degrees_of_freedom: usize,
     /// The statistic beyond which the test rejects at its share of the false-alarm rate.
     pub critical_value: f64,
@@ -156,8 +157,9 @@ type Cells = Vec<(u64, f64)>;
 /// approximation needs that). The others are pooled and their total checked exactly
 /// against its expected probability with a Clopper–Pearson interval, so a category that
 /// should almost never occur but does is seen rather than diluted. With both parts
-/// present, each gets half of `alpha` (Bonferroni). The critical value is the exact
-/// `1 − alpha` quantile of χ²(df).
+/// present, each gets half of `alpha` (Bonferroni), and the statistic over the remaining
+/// cells — whose total now varies — is compared with χ²(k) instead of χ²(k − 1), which
+/// bounds its law from above. The critical value is the exact quantile of χ²(df).
 ///
 /// # Panics
 /// If the lengths differ, or fewer than two cells have an expected count ≥ 5.
@@ -184,7 +186,11 @@ pub fn chi_square_test(observed: &[u64], expected: &[f64], alpha: f64) -> ChiSqu
         binomial_check(count, total, probability, alpha_share)
     });
     let statistic = cells.iter().map(|&(o, e)| (o as f64 - e).powi(2) / e).sum();
-    let degrees_of_freedom = cells.len() - 1;
+    let degrees_of_freedom = if rare.is_empty() {
+        cells.len() - 1
+    } else {
+        cells.len()
+    };
     let critical_value = ChiSquared::new(degrees_of_freedom as f64)
         .expect("degrees of freedom ≥ 1")
         .inverse_cdf(1.0 - alpha_share);

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::InsecureSeededRng;
+use crate::exact::exact_comparison;
 use crate::stats::{self, ChiSquareTest, FALSE_ALARM_RATE};
 
 /// Counts how often each index is chosen in `n` runs of `select`.
@@ -167,15 +168,61 @@ fn selection_probabilities_satisfy_epsilon_dp_on_neighbours() {
     assert!(worst_broken > epsilon, "{worst_broken}");
 }
 
+fn coefficient_cases() -> Vec<(f64, f64)> {
+    use rand::RngExt;
+    let mut rng = InsecureSeededRng::new(32);
+    let mut cases = vec![(1.0, 1.0), (0.1, 3.0), (1e-6, 1.0), (50.0, 1e-4)];
+    cases.extend((0..5000).map(|_| {
+        (
+            10f64.powf(rng.random_range(-6.0..2.0)),
+            10f64.powf(rng.random_range(-4.0..3.0)),
+        )
+    }));
+    cases
+}
+
+/// Whether numerator / 2^shift ≤ ε / (2S), exactly.
+fn coefficient_within(numerator: u128, shift: u32, epsilon: f64, index_sensitivity: u64) -> bool {
+    exact_comparison::product_le(
+        numerator * 2 * u128::from(index_sensitivity),
+        &[],
+        1,
+        &[epsilon, 2f64.powi(shift as i32)],
+    )
+}
+
 #[test]
-fn coefficient_never_exceeds_epsilon_over_2s() {
-    for (epsilon, sensitivity) in [(1.0, 1.0), (0.1, 3.0), (1e-6, 1.0), (50.0, 1e-4)] {
+fn coefficient_never_exceeds_epsilon_over_2s_exactly() {
+    for (epsilon, sensitivity) in coefficient_cases() {
         let scoring = ExactScoring::new(epsilon, sensitivity, None).unwrap();
-        let s = scoring.grid.index_sensitivity() as f64;
+        let s = scoring.grid.index_sensitivity();
+        let shift = scoring.coefficient.denominator.trailing_zeros();
+        assert!(
+            coefficient_within(scoring.coefficient.numerator, shift, epsilon, s),
+            "ε = {epsilon}, Δ = {sensitivity}"
+        );
         let c = scoring.coefficient.to_f64();
-        assert!(c <= epsilon / (2.0 * s), "ε = {epsilon}");
-        assert!(c >= epsilon / (2.0 * s) * (1.0 - 1e-14), "ε = {epsilon}");
+        assert!(
+            c >= epsilon / (2.0 * s as f64) * (1.0 - 1e-14),
+            "ε = {epsilon}"
+        );
     }
+}
+
+/// Mutation check: the coefficient without the "− 1" (round to nearest) violates the
+/// exact bound in many cases.
+#[test]
+fn exact_coefficient_check_catches_round_to_nearest() {
+    let violations = coefficient_cases()
+        .into_iter()
+        .filter(|&(epsilon, sensitivity)| {
+            let scoring = ExactScoring::new(epsilon, sensitivity, None).unwrap();
+            let shift = scoring.coefficient.denominator.trailing_zeros();
+            let naive = scoring.coefficient.numerator + 1;
+            !coefficient_within(naive, shift, epsilon, scoring.grid.index_sensitivity())
+        })
+        .count();
+    assert!(violations > 100, "{violations}");
 }
 
 #[test]

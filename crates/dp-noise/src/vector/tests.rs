@@ -6,6 +6,7 @@ use statrs::distribution::{ContinuousCDF, Gamma as GammaLaw, StudentsT};
 
 use super::*;
 use crate::InsecureSeededRng;
+use crate::exact::exact_comparison;
 use crate::stats::{self, FALSE_ALARM_RATE, KsTest};
 
 /// The rate used throughout: not 1, so that a scale/rate swap (β ↔ 1/β) changes the law.
@@ -162,11 +163,9 @@ fn norm_test_catches_halved_noise() {
     }
 }
 
-#[test]
-fn one_dimensional_noise_is_laplace() {
-    let mut rng = InsecureSeededRng::new(5);
-    let noise = GammaNormVector::new(1, BETA).unwrap();
-    let xs: Vec<f64> = (0..20_000).map(|_| noise.sample(&mut rng)[0]).collect();
+/// In one dimension the noise is Laplace with scale 1/β.
+fn laplace_test_d1(sampler: Sampler) -> KsTest {
+    let xs: Vec<f64> = draws(sampler, 1, 20_000, 5).iter().map(|b| b[0]).collect();
     let laplace_cdf = |x: f64| {
         if x < 0.0 {
             0.5 * (BETA * x).exp()
@@ -174,8 +173,20 @@ fn one_dimensional_noise_is_laplace() {
             1.0 - 0.5 * (-BETA * x).exp()
         }
     };
-    let test = stats::ks_test(&xs, laplace_cdf, FALSE_ALARM_RATE);
+    stats::ks_test(&xs, laplace_cdf, FALSE_ALARM_RATE)
+}
+
+#[test]
+fn one_dimensional_noise_is_laplace() {
+    let test = laplace_test_d1(Sampler::Production);
     assert!(test.passes(), "{test:?}");
+}
+
+#[test]
+fn one_dimensional_laplace_test_catches_halved_noise_and_swapped_scale() {
+    for sampler in [Sampler::HalvedNoise, Sampler::ScaleRateSwapped] {
+        assert!(!laplace_test_d1(sampler).passes(), "{sampler:?}");
+    }
 }
 
 #[test]
@@ -275,12 +286,58 @@ fn reference_gamma_cdf_is_accurate_at_large_shape() {
     }
 }
 
+fn beta_cases() -> Vec<(f64, f64)> {
+    use rand::RngExt;
+    let mut rng = InsecureSeededRng::new(33);
+    (0..5000)
+        .map(|_| {
+            (
+                10f64.powf(rng.random_range(-3.0..1.0)),
+                10f64.powf(rng.random_range(-6.0..1.0)),
+            )
+        })
+        .collect()
+}
+
+/// β·Δ ≤ ε exactly: the noise never spends more than the ε asked for.
 #[test]
-fn from_epsilon_sets_beta_to_epsilon_over_sensitivity() {
-    let noise = GammaNormVector::from_epsilon(10, 0.1, 2.0 / (1000.0 * 0.01)).unwrap();
-    assert!((noise.beta() - 0.1 / 0.2).abs() < 1e-15);
-    assert!(noise.beta() <= 0.1 / 0.2);
-    assert!(noise.epsilon_for_sensitivity(0.2) >= 0.1);
+fn from_epsilon_rounds_beta_down_exactly() {
+    for (epsilon, sensitivity) in beta_cases() {
+        let noise = GammaNormVector::from_epsilon(10, epsilon, sensitivity).unwrap();
+        let beta = noise.beta();
+        assert!(exact_comparison::product_le(
+            1,
+            &[beta, sensitivity],
+            1,
+            &[epsilon]
+        ));
+        assert!(beta >= epsilon / sensitivity * (1.0 - 1e-15));
+        let claimed = noise.epsilon_for_sensitivity(sensitivity);
+        assert!(exact_comparison::product_le(
+            1,
+            &[beta, sensitivity],
+            1,
+            &[claimed]
+        ));
+    }
+}
+
+/// Mutation check: β = fl(ε/Δ) without rounding down exceeds ε/Δ in many cases.
+#[test]
+fn exact_beta_check_catches_round_to_nearest() {
+    let violations = beta_cases()
+        .into_iter()
+        .filter(|&(epsilon, sensitivity)| {
+            !exact_comparison::product_le(1, &[epsilon / sensitivity, sensitivity], 1, &[epsilon])
+        })
+        .count();
+    assert!(violations > 100, "{violations}");
+}
+
+#[test]
+fn from_epsilon_reports_its_parameters() {
+    let noise = GammaNormVector::from_epsilon(10, 0.1, 0.2).unwrap();
+    assert!((noise.beta() - 0.5).abs() < 1e-15);
     assert!((noise.expected_norm() - 10.0 / noise.beta()).abs() < 1e-12);
 }
 
