@@ -46,7 +46,7 @@ impl Check {
 
 /// Runs the audit; `Ok(false)` when a check failed.
 pub fn run(quick: bool, seed: u64, out: &Path) -> Result<bool, Box<dyn std::error::Error>> {
-    let scale = if quick { 1 } else { 10 };
+    let scale = if quick { 1 } else { 40 };
     let mut rng = InsecureSeededRng::new(seed);
     let mut checks = Vec::new();
     let beta = 2.5;
