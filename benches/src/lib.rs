@@ -1,12 +1,17 @@
-//! Shared configuration of the workspace's criterion benchmarks (in `benches/`).
+//! Shared configuration and synthetic problems of the workspace's criterion benchmarks
+//! (in `benches/`).
 //!
 //! Run them all with `cargo bench -p dp-benches`, or one group with e.g.
-//! `cargo bench -p dp-benches --bench noise -- vector`. Conventions: fixed seeds, problem
-//! sizes in the benchmark id, inputs built outside the timed closure.
+//! `cargo bench -p dp-benches --bench optim -- adult_shaped`. Conventions: fixed seeds,
+//! problem sizes in the benchmark id, inputs built outside the timed closure.
 
 use std::time::Duration;
 
 use criterion::Criterion;
+use dp_noise::InsecureSeededRng;
+use dp_optim::{CsrRows, DenseRows, MarginLoss};
+use rand::RngExt;
+use rand_distr::{Distribution, Normal};
 
 /// The one criterion configuration all benchmark files use: short enough to run the whole
 /// suite in a few minutes on 2 cores, long enough for stable medians.
@@ -15,4 +20,104 @@ pub fn criterion_config() -> Criterion {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(50)
+}
+
+/// The logistic loss `ln(1 + e^{−z})`, for the solver benchmarks (the library's own lives
+/// in `dp-erm`).
+pub struct Logistic;
+
+impl MarginLoss for Logistic {
+    fn value(&self, z: f64) -> f64 {
+        if z >= 0.0 {
+            (-z).exp().ln_1p()
+        } else {
+            -z + z.exp().ln_1p()
+        }
+    }
+    fn derivative(&self, z: f64) -> f64 {
+        -1.0 / (1.0 + z.exp())
+    }
+    fn second_derivative(&self, z: f64) -> f64 {
+        let s = 1.0 / (1.0 + (-z).exp());
+        s * (1.0 - s)
+    }
+    fn evaluate(&self, z: f64) -> (f64, f64, f64) {
+        // One exp for all three: e = e^{−|z|}, ℓ = ln(1 + e) + max(−z, 0).
+        let e = (-z.abs()).exp();
+        let value = e.ln_1p() + (-z).max(0.0);
+        let sigmoid_of_minus_z = if z >= 0.0 {
+            e / (1.0 + e)
+        } else {
+            1.0 / (1.0 + e)
+        };
+        (value, -sigmoid_of_minus_z, e / ((1.0 + e) * (1.0 + e)))
+    }
+}
+
+/// Adult's shape after one-hot encoding: 6 numeric columns and 8 categorical ones with
+/// Adult's category counts (98 one-hot columns, 104 in all, 14 non-zeros per row), rows
+/// scaled into the unit ball, labels from a noisy linear rule (~24% positive).
+pub fn adult_shaped(rows: usize, seed: u64) -> (CsrRows, Vec<f64>) {
+    const NUMERIC: usize = 6;
+    const CATEGORIES: [usize; 8] = [7, 16, 7, 14, 6, 5, 2, 41];
+    let mut rng = InsecureSeededRng::new(seed);
+    let dim = NUMERIC + CATEGORIES.iter().sum::<usize>();
+    let truth: Vec<f64> = (0..dim).map(|_| rng.random_range(-2.0..2.0)).collect();
+    let mut sparse_rows = Vec::with_capacity(rows);
+    let mut labels = Vec::with_capacity(rows);
+    for _ in 0..rows {
+        let mut row: Vec<(usize, f64)> = (0..NUMERIC)
+            .map(|c| (c, rng.random_range(0.0..1.0)))
+            .collect();
+        let mut offset = NUMERIC;
+        for size in CATEGORIES {
+            row.push((offset + rng.random_range(0..size), 1.0));
+            offset += size;
+        }
+        let length = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+        row.iter_mut().for_each(|(_, v)| *v /= length);
+        let score: f64 = row.iter().map(|&(c, v)| v * truth[c]).sum::<f64>() - 0.6;
+        let noisy = score + 0.3 * rng.random_range(-1.0..1.0);
+        labels.push(if noisy > 0.0 { 1.0 } else { -1.0 });
+        sparse_rows.push(row);
+    }
+    (
+        CsrRows::from_rows(dim, &sparse_rows).expect("valid rows"),
+        labels,
+    )
+}
+
+/// A random-feature problem: points in the unit ball of ℝ⁵ labelled by radius (the nested
+/// balls' shape), mapped to `D` Gaussian-kernel random Fourier features
+/// `cos(ωᵀx + ψ)/√D` (γ = 0.5), dense.
+pub fn random_features(rows: usize, features: usize, seed: u64) -> (DenseRows, Vec<f64>) {
+    const INPUT_DIM: usize = 5;
+    let mut rng = InsecureSeededRng::new(seed);
+    let omega_law = Normal::new(0.0, 1.0).expect("valid normal"); // √(2γ) = 1 for γ = 0.5
+    let omegas: Vec<f64> = (0..features * INPUT_DIM)
+        .map(|_| omega_law.sample(&mut rng))
+        .collect();
+    let phases: Vec<f64> = (0..features)
+        .map(|_| rng.random_range(-std::f64::consts::PI..std::f64::consts::PI))
+        .collect();
+    let scale = 1.0 / (features as f64).sqrt();
+    let mut values = Vec::with_capacity(rows * features);
+    let mut labels = Vec::with_capacity(rows);
+    for _ in 0..rows {
+        let x: Vec<f64> = (0..INPUT_DIM)
+            .map(|_| rng.random_range(-0.45..0.45))
+            .collect();
+        let radius = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        labels.push(if radius < 0.35 { 1.0 } else { -1.0 });
+        for j in 0..features {
+            let projection: f64 = (0..INPUT_DIM)
+                .map(|k| omegas[j * INPUT_DIM + k] * x[k])
+                .sum();
+            values.push(scale * (projection + phases[j]).cos());
+        }
+    }
+    (
+        DenseRows::from_row_major(rows, features, &values).expect("finite features"),
+        labels,
+    )
 }
