@@ -3,8 +3,8 @@
 use std::collections::VecDeque;
 
 use crate::design::Design;
-use crate::line_search::{Point, backtrack};
-use crate::newton::{check_stop, check_tolerance, finish, starting_point};
+use crate::iteration::{Point, check_stop, check_tolerance, finish, starting_point};
+use crate::line_search::backtrack;
 use crate::objective::GlmObjective;
 use crate::solution::{DEFAULT_TOLERANCE, Solution, Termination, dot, norm};
 use crate::{MarginLoss, OptimError};

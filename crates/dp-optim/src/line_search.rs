@@ -2,48 +2,14 @@
 
 use crate::MarginLoss;
 use crate::design::Design;
-use crate::objective::{Evaluation, GlmObjective};
+use crate::iteration::Point;
+use crate::objective::GlmObjective;
 use crate::solution::{dot, norm};
 
 /// Sufficient-decrease constant of the Armijo condition.
 const ARMIJO: f64 = 1e-4;
 /// Halvings before giving up.
 const MAX_HALVINGS: usize = 40;
-
-/// A point with its margins `X w` and the objective's value, gradient and Hessian weights.
-pub(crate) struct Point {
-    pub w: Vec<f64>,
-    pub xw: Vec<f64>,
-    pub evaluation: Evaluation,
-    /// Whether `xw` was computed as `X w` from scratch (rather than updated along steps):
-    /// only such a point's gradient norm is reported as a certificate.
-    pub fresh: bool,
-}
-
-impl Point {
-    /// The point `w`, margins computed from scratch.
-    pub fn fresh<D: Design + ?Sized, L: MarginLoss>(
-        objective: &GlmObjective<'_, D, L>,
-        w: Vec<f64>,
-    ) -> Self {
-        let xw = objective.margins(&w);
-        let evaluation = objective.evaluate_at(&w, &xw);
-        Self {
-            w,
-            xw,
-            evaluation,
-            fresh: true,
-        }
-    }
-
-    pub fn value(&self) -> f64 {
-        self.evaluation.value
-    }
-
-    pub fn gradient(&self) -> &[f64] {
-        &self.evaluation.gradient
-    }
-}
 
 /// Searches along the descent direction `p` from `current` for a step `t ∈ {1, ½, ¼, …}`
 /// with `F(w + t p) ≤ F(w) + 1e-4 · t · ∇Fᵀp`. Trial points reuse the margins:

@@ -4,9 +4,10 @@ use faer::MatMut;
 use faer::linalg::solvers::Solve;
 
 use crate::design::Design;
-use crate::line_search::{Point, backtrack};
+use crate::iteration::{Point, check_stop, check_tolerance, finish, starting_point};
+use crate::line_search::backtrack;
 use crate::objective::{GlmObjective, HESSIAN_SIDE};
-use crate::solution::{DEFAULT_TOLERANCE, Solution, Termination, norm};
+use crate::solution::{DEFAULT_TOLERANCE, Solution, Termination};
 use crate::{MarginLoss, OptimError};
 
 /// Damped Newton: solve `∇²F(w) p = −∇F(w)` by Cholesky (faer), backtrack along `p`.
@@ -99,76 +100,5 @@ impl Newton {
                 }
             }
         }
-    }
-}
-
-pub(crate) fn check_tolerance(tolerance: f64) -> Result<(), OptimError> {
-    if tolerance.is_finite() && tolerance > 0.0 {
-        Ok(())
-    } else {
-        Err(OptimError::InvalidTolerance(tolerance))
-    }
-}
-
-pub(crate) fn starting_point<D: Design + ?Sized, L: MarginLoss>(
-    objective: &GlmObjective<'_, D, L>,
-    start: Option<&[f64]>,
-) -> Result<Vec<f64>, OptimError> {
-    match start {
-        Some(w) => {
-            objective.check_point("starting point", w)?;
-            Ok(w.to_vec())
-        }
-        None => Ok(vec![0.0; objective.dim()]),
-    }
-}
-
-/// Whether to stop at `point`, and why. A point that looks converged is re-evaluated from
-/// fresh margins `X w` first (the line search updates margins incrementally), so that
-/// convergence is only ever claimed for the gradient at the returned weights.
-pub(crate) fn check_stop<D: Design + ?Sized, L: MarginLoss>(
-    objective: &GlmObjective<'_, D, L>,
-    point: &mut Point,
-    tolerance: f64,
-    iterations: usize,
-    max_iterations: usize,
-) -> Option<Termination> {
-    if norm(point.gradient()) <= tolerance && !point.fresh {
-        *point = Point::fresh(objective, std::mem::take(&mut point.w));
-    }
-    let gradient_norm = norm(point.gradient());
-    if !(point.value().is_finite() && gradient_norm.is_finite()) {
-        Some(Termination::NumericalFailure)
-    } else if gradient_norm <= tolerance {
-        Some(Termination::Converged)
-    } else if iterations >= max_iterations {
-        Some(Termination::IterationLimit)
-    } else {
-        None
-    }
-}
-
-/// Packs the point, re-evaluated from fresh margins `X w` if it is not already, so the
-/// reported gradient norm is the true one at the returned weights.
-pub(crate) fn finish<D: Design + ?Sized, L: MarginLoss>(
-    objective: &GlmObjective<'_, D, L>,
-    point: Point,
-    iterations: usize,
-    termination: Termination,
-    tolerance: f64,
-) -> Solution {
-    let point = if point.fresh {
-        point
-    } else {
-        Point::fresh(objective, point.w)
-    };
-    Solution {
-        gradient_norm: norm(point.gradient()),
-        value: point.value(),
-        weights: point.w,
-        iterations,
-        termination,
-        tolerance,
-        regularization: objective.regularization(),
     }
 }
