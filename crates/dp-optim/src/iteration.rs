@@ -100,8 +100,16 @@ pub(crate) fn finish<D: Design + ?Sized, L: MarginLoss>(
     } else {
         Point::fresh(objective, point.w)
     };
+    let gradient_norm = norm(point.gradient());
+    // The returned point is what counts: certified whenever its fresh gradient norm is
+    // within the tolerance, whatever stopped the iterations.
+    let termination = if point.value().is_finite() && gradient_norm <= tolerance {
+        Termination::Converged
+    } else {
+        termination
+    };
     Solution {
-        gradient_norm: norm(point.gradient()),
+        gradient_norm,
         value: point.value(),
         weights: point.w,
         iterations,

@@ -63,7 +63,7 @@ impl Lbfgs {
             });
         }
         let mut current = Point::fresh(objective, starting_point(objective, start)?);
-        let mut pairs: VecDeque<CorrectionPair> = VecDeque::with_capacity(self.memory);
+        let mut pairs: VecDeque<CorrectionPair> = VecDeque::new();
         let mut iterations = 0;
         loop {
             let stop = check_stop(

@@ -68,7 +68,7 @@ pub use error::OptimError;
 pub use lbfgs::Lbfgs;
 pub use loss::MarginLoss;
 pub use newton::Newton;
-pub use objective::GlmObjective;
+pub use objective::{GlmObjective, MAX_HESSIAN_DIMENSION};
 pub use solution::{DEFAULT_TOLERANCE, Solution, Termination};
 pub use solver::{NEWTON_COST_RATIO, NEWTON_MAX_DIMENSION, Solver};
 

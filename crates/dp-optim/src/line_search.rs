@@ -30,7 +30,7 @@ pub(crate) fn backtrack<D: Design + ?Sized, L: MarginLoss>(
     if slope.is_nan() || slope >= 0.0 {
         return None;
     }
-    let rounding_level = 64.0 * f64::EPSILON * current.value().abs().max(f64::MIN_POSITIVE);
+    let rounding_level = 64.0 * f64::EPSILON * current.evaluation.magnitude.max(f64::MIN_POSITIVE);
     let below_rounding = -ARMIJO * slope <= rounding_level;
     let current_norm = norm(current.gradient());
     let xp = objective.margins(p);

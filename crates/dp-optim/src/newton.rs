@@ -1,12 +1,14 @@
 //! Newton's method with a Cholesky solve: quadratic convergence for moderate d.
 
-use faer::MatMut;
-use faer::linalg::solvers::Solve;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use faer::linalg::cholesky::llt::solve::solve_in_place_with_conj;
+use faer::{Conj, Mat, MatMut, Par};
 
 use crate::design::Design;
 use crate::iteration::{Point, check_stop, check_tolerance, finish, starting_point};
 use crate::line_search::backtrack;
-use crate::objective::{GlmObjective, HESSIAN_SIDE};
+use crate::objective::{GlmObjective, check_hessian_dimension};
 use crate::solution::{DEFAULT_TOLERANCE, Solution, Termination};
 use crate::{MarginLoss, OptimError};
 
@@ -52,6 +54,7 @@ impl Newton {
         start: Option<&[f64]>,
     ) -> Result<Solution, OptimError> {
         check_tolerance(self.tolerance)?;
+        check_hessian_dimension(objective.dim())?;
         let mut current = Point::fresh(objective, starting_point(objective, start)?);
         let mut iterations = 0;
         loop {
@@ -73,7 +76,7 @@ impl Newton {
             }
             iterations += 1;
             let hessian = objective.hessian_lower_from(&current.evaluation.curvatures);
-            let Ok(cholesky) = hessian.llt(HESSIAN_SIDE) else {
+            let Some(direction) = newton_direction(hessian, current.gradient()) else {
                 let failure = Termination::NumericalFailure;
                 return Ok(finish(
                     objective,
@@ -83,9 +86,6 @@ impl Newton {
                     self.tolerance,
                 ));
             };
-            let mut direction: Vec<f64> = current.gradient().iter().map(|g| -g).collect();
-            let d = direction.len();
-            cholesky.solve_in_place(MatMut::from_column_major_slice_mut(&mut direction, d, 1));
             match backtrack(objective, &current, &direction) {
                 Some(next) => current = next,
                 None => {
@@ -101,4 +101,29 @@ impl Newton {
             }
         }
     }
+}
+
+/// Solves `H p = −g` by Cholesky on the lower triangle of `hessian`, or `None` if floating
+/// point cannot factor it. Sequential on purpose: the same bits for any thread count (the
+/// factorization is `d³/3` flops, small beside forming the Hessian).
+fn newton_direction(mut hessian: Mat<f64>, gradient: &[f64]) -> Option<Vec<f64>> {
+    let d = gradient.len();
+    let mut scratch = MemBuffer::new(cholesky_in_place_scratch::<f64>(
+        d,
+        Par::Seq,
+        Default::default(),
+    ));
+    let stack = MemStack::new(&mut scratch);
+    cholesky_in_place(
+        hessian.as_mut(),
+        Default::default(),
+        Par::Seq,
+        stack,
+        Default::default(),
+    )
+    .ok()?;
+    let mut direction: Vec<f64> = gradient.iter().map(|g| -g).collect();
+    let rhs = MatMut::from_column_major_slice_mut(&mut direction, d, 1);
+    solve_in_place_with_conj(hessian.as_ref(), Conj::No, rhs, Par::Seq, stack);
+    direction.iter().all(|p| p.is_finite()).then_some(direction)
 }

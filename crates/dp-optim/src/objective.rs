@@ -1,9 +1,9 @@
 //! The regularized GLM objective `F(w) = (1/n) Σ ℓ(y_i wᵀx_i) + (μ/2)‖w‖² + gᵀw`.
 
-use faer::{Mat, Side};
+use faer::Mat;
 use rayon::prelude::*;
 
-use crate::design::{Design, row_chunks};
+use crate::design::Design;
 use crate::error::{check_finite, check_length};
 use crate::{MarginLoss, OptimError};
 
@@ -77,18 +77,19 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
     /// `F(w)`.
     pub fn value(&self, w: &[f64]) -> Result<f64, OptimError> {
         self.check_point("w", w)?;
-        Ok(self.value_at(w, &self.margins(w)))
+        Ok(self.evaluate_at(w, &self.margins(w)).value)
     }
 
     /// `∇F(w)`.
     pub fn gradient(&self, w: &[f64]) -> Result<Vec<f64>, OptimError> {
         self.check_point("w", w)?;
-        Ok(self.gradient_at(w, &self.margins(w)))
+        Ok(self.evaluate_at(w, &self.margins(w)).gradient)
     }
 
-    /// `∇²F(w)`, the full symmetric d×d matrix.
+    /// `∇²F(w)`, the full symmetric d×d matrix (d ≤ [`MAX_HESSIAN_DIMENSION`]).
     pub fn hessian(&self, w: &[f64]) -> Result<Mat<f64>, OptimError> {
         self.check_point("w", w)?;
+        check_hessian_dimension(self.dim())?;
         let xw = self.margins(w);
         let mut h = self.hessian_lower_from(&self.evaluate_at(w, &xw).curvatures);
         for j in 0..h.ncols() {
@@ -134,30 +135,16 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         out
     }
 
-    /// `F(w)` given `xw = X w`.
-    pub(crate) fn value_at(&self, w: &[f64], xw: &[f64]) -> f64 {
-        let partial_sums: Vec<f64> = row_chunks(self.examples(), LOSS_CHUNK_ROWS, 64)
-            .into_par_iter()
-            .map(|range| {
-                range
-                    .map(|i| self.loss.value(self.labels[i] * xw[i]))
-                    .sum::<f64>()
-            })
-            .collect();
-        self.value_from_loss_sum(w, partial_sums.iter().sum())
-    }
-
-    fn value_from_loss_sum(&self, w: &[f64], loss_sum: f64) -> f64 {
-        let squared_norm: f64 = w.iter().map(|x| x * x).sum();
+    fn value_from_loss_sum(&self, w: &[f64], loss_sum: f64) -> (f64, f64) {
+        let mean_loss = loss_sum / self.examples() as f64;
+        let regularizer = 0.5 * self.regularization * w.iter().map(|x| x * x).sum::<f64>();
         let linear = self
             .linear
             .map_or(0.0, |g| g.iter().zip(w).map(|(a, b)| a * b).sum());
-        loss_sum / self.examples() as f64 + 0.5 * self.regularization * squared_norm + linear
-    }
-
-    /// `∇F(w)` given `xw = X w`.
-    pub(crate) fn gradient_at(&self, w: &[f64], xw: &[f64]) -> Vec<f64> {
-        self.evaluate_at(w, xw).gradient
+        (
+            mean_loss + regularizer + linear,
+            mean_loss.abs() + regularizer + linear.abs(),
+        )
     }
 
     /// Value, gradient and the Hessian's per-example weights at `w`, given `xw = X w`, from
@@ -187,7 +174,7 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
                 loss_sum
             })
             .collect();
-        let value = self.value_from_loss_sum(w, loss_sums.iter().sum());
+        let (value, magnitude) = self.value_from_loss_sum(w, loss_sums.iter().sum());
         let mut gradient = vec![0.0; self.dim()];
         self.design.multiply_transpose(&slopes, &mut gradient);
         for (j, gj) in gradient.iter_mut().enumerate() {
@@ -195,6 +182,7 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         }
         Evaluation {
             value,
+            magnitude,
             gradient,
             curvatures,
         }
@@ -216,10 +204,27 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
 /// The objective's value, gradient and Hessian weights at one point.
 pub(crate) struct Evaluation {
     pub value: f64,
+    /// `|mean loss| + (μ/2)‖w‖² + |gᵀw|`: the scale of `value`'s rounding error even when
+    /// its terms cancel.
+    pub magnitude: f64,
     pub gradient: Vec<f64>,
     /// `ℓ''(z_i) y_i² / n` per example: the Hessian is `Σ_i c_i x_i x_iᵀ + μI`.
     pub curvatures: Vec<f64>,
 }
 
-/// Which triangle of the Hessian the solvers factor.
-pub(crate) const HESSIAN_SIDE: Side = Side::Lower;
+/// Largest dimension for which a d×d Hessian is formed (2 GiB of f64): beyond, use L-BFGS.
+pub const MAX_HESSIAN_DIMENSION: usize = 16_384;
+
+/// Refuses dimensions whose d×d Hessian would not fit in memory.
+pub(crate) fn check_hessian_dimension(dim: usize) -> Result<(), OptimError> {
+    if dim <= MAX_HESSIAN_DIMENSION {
+        Ok(())
+    } else {
+        Err(OptimError::InvalidParameter {
+            what: "dimension",
+            why: format!(
+                "a {dim}x{dim} Hessian exceeds the limit of {MAX_HESSIAN_DIMENSION}; use Lbfgs"
+            ),
+        })
+    }
+}

@@ -48,7 +48,12 @@ impl Solution {
         self.value
     }
 
-    /// `‖∇F(ŵ)‖₂`, computed from scratch at ŵ.
+    /// `‖∇F(ŵ)‖₂`, computed from scratch at ŵ (margins `X ŵ` recomputed, not updated).
+    ///
+    /// It is a floating-point sum of n terms: for rows in the unit ball, as the private
+    /// mechanisms require, its rounding error is around `1e-16·√n` relative and negligible
+    /// beside the 1e-10 tolerance; for badly scaled data (entries ~1e6) it can be off by
+    /// tens of percent at that level, so normalize first.
     pub fn gradient_norm(&self) -> f64 {
         self.gradient_norm
     }
@@ -68,7 +73,8 @@ impl Solution {
         self.tolerance
     }
 
-    /// Whether `‖∇F(ŵ)‖ ≤ tolerance`.
+    /// Whether `‖∇F(ŵ)‖ ≤ tolerance` at the returned point (so `Converged` also when the
+    /// last step of an iteration limit happened to reach it).
     pub fn is_converged(&self) -> bool {
         self.termination == Termination::Converged
     }

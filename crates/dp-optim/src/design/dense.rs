@@ -1,17 +1,22 @@
 //! Dense rows, stored in a faer matrix.
 
+use std::ops::Range;
+
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
+use rayon::prelude::*;
 
-use super::Design;
+use super::{Design, row_chunks};
 use crate::OptimError;
 
-/// Rows per block of the weighted Gram update: bounds the scratch to `BLOCK_ROWS × d`.
+/// Rows per block: every product runs block by block with sequential faer kernels, blocks in
+/// parallel, partial results combined in a fixed order — the same bits for any thread count.
 const BLOCK_ROWS: usize = 2048;
+/// Scratch budget for per-group partial Gram matrices (bytes).
+const GRAM_SCRATCH_BYTES: usize = 256 << 20;
 
-/// A dense n×d data matrix (column-major, as faer stores it). Linear algebra runs through
-/// faer's parallel matrix products.
+/// A dense n×d data matrix (column-major, as faer stores it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DenseRows {
     x: Mat<f64>,
@@ -23,10 +28,17 @@ impl DenseRows {
         if rows == 0 || cols == 0 {
             return Err(OptimError::EmptyData { rows, cols });
         }
-        if values.len() != rows * cols {
+        let expected = rows
+            .checked_mul(cols)
+            .ok_or(OptimError::DimensionMismatch {
+                what: "row-major values",
+                expected: usize::MAX,
+                found: values.len(),
+            })?;
+        if values.len() != expected {
             return Err(OptimError::DimensionMismatch {
                 what: "row-major values",
-                expected: rows * cols,
+                expected,
                 found: values.len(),
             });
         }
@@ -54,6 +66,14 @@ impl DenseRows {
     pub fn as_mat(&self) -> MatRef<'_, f64> {
         self.x.as_ref()
     }
+
+    fn blocks(&self) -> Vec<Range<usize>> {
+        let rows = self.x.nrows();
+        (0..rows)
+            .step_by(BLOCK_ROWS)
+            .map(|start| start..(start + BLOCK_ROWS).min(rows))
+            .collect()
+    }
 }
 
 fn column(values: &[f64]) -> MatRef<'_, f64> {
@@ -79,51 +99,86 @@ impl Design for DenseRows {
     }
 
     fn multiply(&self, w: &[f64], out: &mut [f64]) {
-        matmul(
-            column_mut(out),
-            Accum::Replace,
-            &self.x,
-            column(w),
-            1.0,
-            Par::rayon(0),
-        );
+        out.par_chunks_mut(BLOCK_ROWS)
+            .enumerate()
+            .for_each(|(b, out_block)| {
+                let block = self.x.subrows(b * BLOCK_ROWS, out_block.len());
+                matmul(
+                    column_mut(out_block),
+                    Accum::Replace,
+                    block,
+                    column(w),
+                    1.0,
+                    Par::Seq,
+                );
+            });
     }
 
     fn multiply_transpose(&self, v: &[f64], out: &mut [f64]) {
-        matmul(
-            column_mut(out),
-            Accum::Replace,
-            self.x.transpose(),
-            column(v),
-            1.0,
-            Par::rayon(0),
-        );
+        let cols = self.cols();
+        let partials: Vec<Vec<f64>> = self
+            .blocks()
+            .into_par_iter()
+            .map(|range| {
+                let mut partial = vec![0.0; cols];
+                let block = self.x.subrows(range.start, range.len());
+                matmul(
+                    column_mut(&mut partial),
+                    Accum::Replace,
+                    block.transpose(),
+                    column(&v[range]),
+                    1.0,
+                    Par::Seq,
+                );
+                partial
+            })
+            .collect();
+        out.fill(0.0);
+        for partial in partials {
+            out.iter_mut().zip(&partial).for_each(|(o, p)| *o += p);
+        }
     }
 
     fn add_weighted_gram_lower(&self, weights: &[f64], mut h: MatMut<'_, f64>) {
-        let (rows, cols) = (self.rows(), self.cols());
-        let mut scaled = Mat::<f64>::zeros(BLOCK_ROWS.min(rows), cols);
-        for start in (0..rows).step_by(BLOCK_ROWS) {
-            let len = BLOCK_ROWS.min(rows - start);
-            let block = self.x.subrows(start, len);
-            let mut scaled = scaled.subrows_mut(0, len);
-            for col in 0..cols {
-                for row in 0..len {
-                    scaled[(row, col)] = weights[start + row] * block[(row, col)];
+        let cols = self.cols();
+        let blocks = self.blocks();
+        let max_groups = (GRAM_SCRATCH_BYTES / (8 * cols).saturating_mul(cols).max(1)).clamp(1, 8);
+        // Fixed groups of blocks, each accumulating its own partial lower triangle.
+        let partials: Vec<Mat<f64>> = row_chunks(blocks.len(), 1, max_groups)
+            .into_par_iter()
+            .map(|group| {
+                let mut partial = Mat::<f64>::zeros(cols, cols);
+                let mut scaled = Mat::<f64>::zeros(BLOCK_ROWS, cols);
+                for range in &blocks[group] {
+                    let block = self.x.subrows(range.start, range.len());
+                    let mut scaled = scaled.subrows_mut(0, range.len());
+                    for col in 0..cols {
+                        for (row, i) in range.clone().enumerate() {
+                            scaled[(row, col)] = weights[i] * block[(row, col)];
+                        }
+                    }
+                    // Only the lower triangle of Bᵀ·diag(s)·B is formed: half the flops.
+                    triangular::matmul(
+                        partial.as_mut(),
+                        BlockStructure::TriangularLower,
+                        Accum::Add,
+                        block.transpose(),
+                        BlockStructure::Rectangular,
+                        scaled.as_ref(),
+                        BlockStructure::Rectangular,
+                        1.0,
+                        Par::Seq,
+                    );
+                }
+                partial
+            })
+            .collect();
+        for partial in partials {
+            for j in 0..cols {
+                for i in j..cols {
+                    h[(i, j)] += partial[(i, j)];
                 }
             }
-            // Only the lower triangle of Bᵀ·diag(s)·B is formed: half the flops.
-            triangular::matmul(
-                h.as_mut(),
-                BlockStructure::TriangularLower,
-                Accum::Add,
-                block.transpose(),
-                BlockStructure::Rectangular,
-                scaled.as_ref(),
-                BlockStructure::Rectangular,
-                1.0,
-                Par::rayon(0),
-            );
         }
     }
 }

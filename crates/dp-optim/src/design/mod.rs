@@ -11,7 +11,7 @@ use faer::MatMut;
 /// The rows `x_1 … x_n ∈ ℝ^d` of a generalized linear model, as the solvers use them.
 ///
 /// Implementations parallelize over fixed row chunks (with rayon) and combine the chunks'
-/// results in a fixed order, so results do not depend on the number of threads.
+/// results in a fixed order, so results are bit-for-bit the same for any number of threads.
 pub trait Design: Sync {
     /// Number of rows n.
     fn rows(&self) -> usize;

@@ -52,11 +52,12 @@ impl CsrRows {
                 indptr[rows]
             ));
         }
+        // The whole indptr first, so that no row range below can be out of bounds.
+        if let Some(row) = (0..rows).find(|&r| indptr[r] > indptr[r + 1]) {
+            return invalid(format!("indptr decreases at row {row}"));
+        }
         for row in 0..rows {
             let (start, end) = (indptr[row], indptr[row + 1]);
-            if start > end {
-                return invalid(format!("indptr decreases at row {row}"));
-            }
             let row_indices = &indices[start..end];
             if let Some(&col) = row_indices.iter().find(|&&c| c as usize >= cols) {
                 return invalid(format!("row {row} has column index {col} >= {cols}"));
@@ -114,10 +115,11 @@ impl CsrRows {
         cols: usize,
         dense: &[f64],
     ) -> Result<Self, OptimError> {
-        if dense.len() != rows * cols {
+        let expected = rows.saturating_mul(cols);
+        if dense.len() != expected {
             return Err(OptimError::DimensionMismatch {
                 what: "row-major values",
-                expected: rows * cols,
+                expected,
                 found: dense.len(),
             });
         }
@@ -191,7 +193,7 @@ impl Design for CsrRows {
 
     fn add_weighted_gram_lower(&self, weights: &[f64], mut h: MatMut<'_, f64>) {
         let d = self.cols;
-        let max_chunks = (GRAM_SCRATCH_BYTES / (8 * d * d).max(1)).clamp(1, 8);
+        let max_chunks = (GRAM_SCRATCH_BYTES / (8 * d).saturating_mul(d).max(1)).clamp(1, 8);
         // Each chunk accumulates a row-major lower triangle: for a row with sorted columns,
         // entry (c_a, c_b), b ≤ a, lands at c_a·d + c_b, near its neighbours.
         let partials: Vec<Vec<f64>> = row_chunks(self.rows(), 2048, max_chunks)
