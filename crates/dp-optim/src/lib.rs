@@ -44,8 +44,9 @@
 //!
 //! # Performance
 //! One logistic-loss solve to `‖∇F‖ ≤ 1e-10` on Adult-shaped sparse data (45,000 × 104,
-//! 14 entries per row) takes 12 ms (μ = 1e-3) and 19 ms (μ = 1e-5) with Newton on 2 cores;
-//! dense random features (50,000 × 2,000) take 0.9 s with L-BFGS. Build with
+//! 14 entries per row) takes 12 ms (μ = 1e-3) and 18 ms (μ = 1e-5) with Newton on 2 cores;
+//! dense random features (50,000 × 2,000) take 1.4 s with L-BFGS. Results are bit-for-bit
+//! the same for any number of threads (fixed row blocks, sequential kernels inside them). Build with
 //! `-C target-cpu=native` (or at least AVX enabled): faer's vector kernels leave the upper
 //! vector registers dirty, and baseline-x86-64 code on the same threads then runs about
 //! three times slower.

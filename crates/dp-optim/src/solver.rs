@@ -35,9 +35,9 @@ impl Solver {
     /// Hessian (about `n·k²/2` operations for rows with `k` stored entries, plus `d³/3` for
     /// its Cholesky factor) costs at most [`NEWTON_COST_RATIO`] gradients (`2·n·k`), L-BFGS
     /// otherwise. Measured on this project's benchmarks: Adult-shaped sparse data (n = 45,000,
-    /// d = 104, k = 14) solves in 12–18 ms with Newton against 31–135 ms with L-BFGS;
-    /// dense random features (n = 50,000, d = 2,000) in 7.3 s with Newton against 1.2 s with
-    /// L-BFGS.
+    /// d = 104, k = 14) solves in 12–18 ms with Newton against 29–153 ms with L-BFGS;
+    /// dense random features (n = 50,000, d = 2,000) in 7.9 s with Newton against 1.35 s
+    /// with L-BFGS.
     pub fn for_design<D: Design + ?Sized>(design: &D) -> Self {
         let n = design.rows().max(1) as f64;
         let d = design.cols() as f64;
