@@ -1,12 +1,54 @@
 //! # dp-erm
 //!
-//! Differentially private empirical risk minimization (Chaudhuri, Monteleoni, Sarwate,
-//! JMLR 2011): L2-regularized logistic regression and Huber-loss SVM, trained
-//! non-privately, by output perturbation, or by objective perturbation.
+//! Differentially private empirical risk minimization — Chaudhuri, Monteleoni & Sarwate,
+//! "Differentially Private Empirical Risk Minimization", JMLR 12 (2011), "CMS11" — for
+//! L2-regularized logistic regression and Huber-loss SVMs:
 //!
-//! **Not yet implemented.** Planned contents: the losses with their Lipschitz and
-//! curvature constants; a checked training-set type (rows of norm ≤ 1, labels ±1, finite
-//! values); estimators with validated parameters that report the ε they spend; models that
-//! save and load in a versioned format. Built on `dp-noise` (vector noise) and `dp-optim`
-//! (certified solvers).
+//! `J(f; D) = (1/n) Σ_i ℓ(y_i fᵀx_i) + (Λ/2)‖f‖²`.
+//!
+//! | mechanism | guarantee | noise |
+//! |---|---|---|
+//! | [`Mechanism::NonPrivate`] | none | — |
+//! | [`Mechanism::OutputPerturbation`] (CMS11 Alg. 1) | ε-DP | `f* + b`, `β = ε/(2/(nΛ) + 2γ/Λ)` |
+//! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2) | ε-DP | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2` |
+//!
+//! Every guarantee is for neighbouring datasets that differ in one row, and assumes every
+//! row has `‖x‖₂ ≤ 1` and labels ±1 — which [`TrainingSet`] checks, refusing data that
+//! breaks it with an error naming the first offending row. See [`ErmParams`]'s `# Privacy`.
+//!
+//! ```
+//! use dp_erm::{ErmParams, Loss, TrainingSet};
+//! use dp_noise::DpRng;
+//!
+//! # fn main() -> Result<(), dp_erm::ErmError> {
+//! let data = TrainingSet::builder(2)
+//!     .dense_rows(vec![0.6, 0.8, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
+//!     .labels(vec![1.0, -1.0, -1.0, -1.0])
+//!     .build()?;
+//! let mut rng = DpRng::from_os_entropy()?;
+//! let fit = ErmParams::objective_perturbation(Loss::huber(0.5)?, 0.1, 1.0).fit(&data, &mut rng)?;
+//! assert_eq!(fit.epsilon(), Some(1.0));
+//! let label = fit.model().predict(&[0.6, 0.8])?;
+//! # assert!(label == 1.0 || label == -1.0);
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod calibration;
+mod data;
+mod error;
+mod estimator;
+mod loss;
+mod model;
+
+pub use calibration::{NoiseCalibration, ObjectiveCalibration};
+pub use data::{TrainingSet, TrainingSetBuilder};
+pub use error::ErmError;
+pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
+pub use loss::Loss;
+pub use model::{LinearModel, MODEL_FORMAT_VERSION, ModelMetadata};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,367 @@
+//! The data contract: rows in the unit ball, labels ±1, finite values (ALGORITHMS.md §0).
+
+use std::sync::Arc;
+
+use dp_optim::{CsrRows, DenseRows, Design};
+use unit_ball::unit_ball_scale;
+
+use crate::ErmError;
+
+/// A checked training set: every row `x_i` satisfies `‖x_i‖₂ ≤ 1`, every label is −1 or
+/// +1, every value is finite, n ≥ 1. The privacy guarantees of this crate hold for data of
+/// this type (neighbouring datasets: one row replaced).
+///
+/// Build it with [`TrainingSet::builder`]; the builder also offers the explicit, opt-in
+/// transformations that put data into the unit ball without looking at other rows (and so
+/// without privacy cost): scaling by declared public bounds, per-row clipping, and a
+/// constant intercept feature inside the norm bound.
+#[derive(Debug, Clone)]
+pub struct TrainingSet {
+    rows: Arc<Rows>,
+    labels: Vec<f64>,
+}
+
+/// Dense or sparse storage, whichever the data came in as.
+#[derive(Debug)]
+pub(crate) enum Rows {
+    Dense(DenseRows),
+    Sparse(CsrRows),
+}
+
+impl Design for Rows {
+    fn rows(&self) -> usize {
+        match self {
+            Self::Dense(x) => x.rows(),
+            Self::Sparse(x) => x.rows(),
+        }
+    }
+    fn cols(&self) -> usize {
+        match self {
+            Self::Dense(x) => x.cols(),
+            Self::Sparse(x) => x.cols(),
+        }
+    }
+    fn stored_entries(&self) -> usize {
+        match self {
+            Self::Dense(x) => x.stored_entries(),
+            Self::Sparse(x) => x.stored_entries(),
+        }
+    }
+    fn multiply(&self, w: &[f64], out: &mut [f64]) {
+        match self {
+            Self::Dense(x) => x.multiply(w, out),
+            Self::Sparse(x) => x.multiply(w, out),
+        }
+    }
+    fn multiply_transpose(&self, v: &[f64], out: &mut [f64]) {
+        match self {
+            Self::Dense(x) => x.multiply_transpose(v, out),
+            Self::Sparse(x) => x.multiply_transpose(v, out),
+        }
+    }
+    fn add_weighted_gram_lower(&self, weights: &[f64], h: faer::MatMut<'_, f64>) {
+        match self {
+            Self::Dense(x) => x.add_weighted_gram_lower(weights, h),
+            Self::Sparse(x) => x.add_weighted_gram_lower(weights, h),
+        }
+    }
+}
+
+impl TrainingSet {
+    /// Starts building a training set with `features` columns.
+    pub fn builder(features: usize) -> TrainingSetBuilder {
+        TrainingSetBuilder {
+            features,
+            input: Input::None,
+            labels: Vec::new(),
+            public_bounds: None,
+            clip: false,
+            intercept: None,
+        }
+    }
+
+    /// Number of examples n.
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Always false: a training set has at least one row.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// Number of features d (including an intercept column if one was appended).
+    pub fn features(&self) -> usize {
+        self.rows.cols()
+    }
+
+    /// The labels, each −1 or +1.
+    pub fn labels(&self) -> &[f64] {
+        &self.labels
+    }
+
+    /// The same rows with other labels (each −1 or +1), sharing the row storage.
+    pub fn relabel(&self, labels: Vec<f64>) -> Result<Self, ErmError> {
+        check_labels(&labels, self.len())?;
+        Ok(Self {
+            rows: Arc::clone(&self.rows),
+            labels,
+        })
+    }
+
+    /// `x_iᵀ w` for every row.
+    pub(crate) fn margins(&self, w: &[f64]) -> Vec<f64> {
+        let mut out = vec![0.0; self.len()];
+        self.rows.multiply(w, &mut out);
+        out
+    }
+
+    pub(crate) fn design(&self) -> &Rows {
+        &self.rows
+    }
+}
+
+enum Input {
+    None,
+    Dense(Vec<f64>),
+    Sparse(Vec<Vec<(usize, f64)>>),
+}
+
+/// Builds a [`TrainingSet`]: give rows and labels, opt into transformations, then
+/// [`TrainingSetBuilder::build`] checks everything and names the first problem it finds.
+pub struct TrainingSetBuilder {
+    features: usize,
+    input: Input,
+    labels: Vec<f64>,
+    public_bounds: Option<Vec<f64>>,
+    clip: bool,
+    intercept: Option<f64>,
+}
+
+impl TrainingSetBuilder {
+    /// Dense rows, row-major (`n × features` values).
+    pub fn dense_rows(mut self, values: Vec<f64>) -> Self {
+        self.input = Input::Dense(values);
+        self
+    }
+
+    /// Sparse rows as `(feature, value)` pairs (any order, no repeats).
+    pub fn sparse_rows(mut self, rows: Vec<Vec<(usize, f64)>>) -> Self {
+        self.input = Input::Sparse(rows);
+        self
+    }
+
+    /// The labels, one per row, each −1 or +1.
+    pub fn labels(mut self, labels: Vec<f64>) -> Self {
+        self.labels = labels;
+        self
+    }
+
+    /// Divide feature j by the public bound `bounds[j]` (declared without looking at the
+    /// data): afterwards every |x_j| ≤ 1. A value beyond its declared bound is an error, not
+    /// clipped. Privacy-free: the bounds are public. Combine with
+    /// [`TrainingSetBuilder::clip_rows_to_unit_ball`] to bound the row norms.
+    pub fn scale_by_public_bounds(mut self, bounds: Vec<f64>) -> Self {
+        self.public_bounds = Some(bounds);
+        self
+    }
+
+    /// Replace each row `x` by `x / max(1, ‖x‖)`. Per-row, so privacy-free, but it changes
+    /// the data: opt-in only.
+    pub fn clip_rows_to_unit_ball(mut self) -> Self {
+        self.clip = true;
+        self
+    }
+
+    /// Append the constant feature `value` and scale every row by `1/√(1 + value²)` so that
+    /// rows stay in the unit ball. The intercept is then regularized like every other
+    /// weight — never an unregularized bias, which the privacy proofs do not cover.
+    pub fn append_intercept(mut self, value: f64) -> Self {
+        self.intercept = Some(value);
+        self
+    }
+
+    /// Checks and transforms the data in this order: shapes, finiteness and labels; public
+    /// bounds; clipping; the unit-ball contract; the intercept.
+    pub fn build(self) -> Result<TrainingSet, ErmError> {
+        let features = self.features;
+        let mut rows: Vec<Vec<(usize, f64)>> = match self.input {
+            Input::None => return Err(ErmError::EmptyData),
+            Input::Dense(values) => {
+                if features == 0 || values.len() % features != 0 {
+                    return Err(ErmError::DimensionMismatch {
+                        what: "dense values (a multiple of the feature count)",
+                        expected: features.max(1) * (values.len() / features.max(1) + 1),
+                        found: values.len(),
+                    });
+                }
+                values
+                    .chunks(features)
+                    .map(|row| {
+                        row.iter()
+                            .copied()
+                            .enumerate()
+                            .filter(|&(_, v)| v != 0.0)
+                            .collect()
+                    })
+                    .collect()
+            }
+            Input::Sparse(rows) => rows,
+        };
+        if rows.is_empty() || features == 0 {
+            return Err(ErmError::EmptyData);
+        }
+        check_labels(&self.labels, rows.len())?;
+        for (r, row) in rows.iter().enumerate() {
+            for &(c, v) in row {
+                if c >= features {
+                    return Err(ErmError::RowLength {
+                        row: r,
+                        expected: features,
+                        found: c + 1,
+                    });
+                }
+                if !v.is_finite() {
+                    return Err(ErmError::NonFiniteFeature {
+                        row: r,
+                        col: c,
+                        value: v,
+                    });
+                }
+            }
+        }
+        if let Some(bounds) = &self.public_bounds {
+            scale_by_bounds(&mut rows, bounds, features)?;
+        }
+        if self.clip {
+            for row in &mut rows {
+                let scale = unit_ball_scale(row.iter().map(|&(_, v)| v));
+                row.iter_mut().for_each(|(_, v)| *v *= scale);
+            }
+        }
+        for (r, row) in rows.iter().enumerate() {
+            let norm = row.iter().map(|&(_, v)| v * v).sum::<f64>().sqrt();
+            if norm > 1.0 {
+                return Err(ErmError::RowNormAboveOne { row: r, norm });
+            }
+        }
+        let features = match self.intercept {
+            None => features,
+            Some(constant) => {
+                if !constant.is_finite() || constant == 0.0 {
+                    return Err(ErmError::InvalidParameter {
+                        what: "intercept constant",
+                        value: constant,
+                        requirement: "finite and non-zero",
+                    });
+                }
+                let shrink = 1.0 / (1.0 + constant * constant).sqrt();
+                for row in &mut rows {
+                    row.push((features, constant));
+                    row.iter_mut().for_each(|(_, v)| *v *= shrink);
+                    // ‖(x, c)‖/√(1+c²) ≤ 1 in exact arithmetic; make sure it is in floating point.
+                    let scale = unit_ball_scale(row.iter().map(|&(_, v)| v));
+                    row.iter_mut().for_each(|(_, v)| *v *= scale);
+                }
+                features + 1
+            }
+        };
+        let csr = CsrRows::from_rows(features, &rows)?;
+        let dense_values = |csr: &CsrRows| {
+            let mut dense = vec![0.0; csr.rows() * features];
+            for r in 0..csr.rows() {
+                let (idx, val) = csr.row(r);
+                for (&c, &v) in idx.iter().zip(val) {
+                    dense[r * features + c as usize] = v;
+                }
+            }
+            dense
+        };
+        // Mostly-zero data stays sparse; dense input with few zeros stays dense.
+        let stored = if csr.stored_entries() * 2 > csr.rows() * features {
+            Rows::Dense(DenseRows::from_row_major(
+                csr.rows(),
+                features,
+                &dense_values(&csr),
+            )?)
+        } else {
+            Rows::Sparse(csr)
+        };
+        Ok(TrainingSet {
+            rows: Arc::new(stored),
+            labels: self.labels,
+        })
+    }
+}
+
+fn check_labels(labels: &[f64], rows: usize) -> Result<(), ErmError> {
+    if labels.len() != rows {
+        return Err(ErmError::DimensionMismatch {
+            what: "labels",
+            expected: rows,
+            found: labels.len(),
+        });
+    }
+    match labels.iter().position(|&y| y != 1.0 && y != -1.0) {
+        Some(row) => Err(ErmError::InvalidLabel {
+            row,
+            label: labels[row],
+        }),
+        None => Ok(()),
+    }
+}
+
+fn scale_by_bounds(
+    rows: &mut [Vec<(usize, f64)>],
+    bounds: &[f64],
+    features: usize,
+) -> Result<(), ErmError> {
+    if bounds.len() != features {
+        return Err(ErmError::DimensionMismatch {
+            what: "public bounds",
+            expected: features,
+            found: bounds.len(),
+        });
+    }
+    for &bound in bounds {
+        crate::error::check_positive("public bound", bound)?;
+    }
+    for (r, row) in rows.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut() {
+            if v.abs() > bounds[*c] {
+                return Err(ErmError::OutsidePublicBound {
+                    row: r,
+                    col: *c,
+                    value: *v,
+                    bound: bounds[*c],
+                });
+            }
+            *v /= bounds[*c];
+        }
+    }
+    Ok(())
+}
+
+/// Scaling into the unit ball, exactly in floating point.
+mod unit_ball {
+    /// The factor `s ≤ 1` such that the row scaled by `s` has computed norm ≤ 1: `1/‖x‖`
+    /// when `‖x‖ > 1` (nudged down until the rounded norm is ≤ 1), else 1.
+    pub fn unit_ball_scale(values: impl Iterator<Item = f64> + Clone) -> f64 {
+        let norm_after = |s: f64| {
+            values
+                .clone()
+                .map(|v| (v * s) * (v * s))
+                .sum::<f64>()
+                .sqrt()
+        };
+        let norm = norm_after(1.0);
+        if norm <= 1.0 {
+            return 1.0;
+        }
+        let mut scale = 1.0 / norm;
+        while norm_after(scale) > 1.0 {
+            scale = scale.next_down();
+        }
+        scale
+    }
+}
