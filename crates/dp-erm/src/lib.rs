@@ -51,4 +51,6 @@ pub use loss::Loss;
 pub use model::{LinearModel, MODEL_FORMAT_VERSION, ModelMetadata};
 
 #[cfg(test)]
+mod audit;
+#[cfg(test)]
 mod tests;
