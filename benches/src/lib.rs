@@ -58,6 +58,16 @@ impl MarginLoss for Logistic {
 /// Adult's category counts (98 one-hot columns, 104 in all, 14 non-zeros per row), rows
 /// scaled into the unit ball, labels from a noisy linear rule (~24% positive).
 pub fn adult_shaped(rows: usize, seed: u64) -> (CsrRows, Vec<f64>) {
+    let (sparse_rows, labels, dim) = adult_shaped_rows(rows, seed);
+    (
+        CsrRows::from_rows(dim, &sparse_rows).expect("valid rows"),
+        labels,
+    )
+}
+
+/// [`adult_shaped`]'s rows as `(column, value)` pairs, its labels, and the dimension.
+#[allow(clippy::type_complexity)]
+pub fn adult_shaped_rows(rows: usize, seed: u64) -> (Vec<Vec<(usize, f64)>>, Vec<f64>, usize) {
     const NUMERIC: usize = 6;
     const CATEGORIES: [usize; 8] = [7, 16, 7, 14, 6, 5, 2, 41];
     let mut rng = InsecureSeededRng::new(seed);
@@ -81,10 +91,7 @@ pub fn adult_shaped(rows: usize, seed: u64) -> (CsrRows, Vec<f64>) {
         labels.push(if noisy > 0.0 { 1.0 } else { -1.0 });
         sparse_rows.push(row);
     }
-    (
-        CsrRows::from_rows(dim, &sparse_rows).expect("valid rows"),
-        labels,
-    )
+    (sparse_rows, labels, dim)
 }
 
 /// A random-feature problem: points in the unit ball of ℝ⁵ labelled by radius (the nested

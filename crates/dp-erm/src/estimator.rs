@@ -143,6 +143,18 @@ impl ErmParams {
         self
     }
 
+    /// The same parameters with the mechanism's ε replaced (no-op when non-private).
+    pub fn with_epsilon(mut self, new_epsilon: f64) -> Self {
+        match &mut self.mechanism {
+            Mechanism::NonPrivate => {}
+            Mechanism::OutputPerturbation { epsilon }
+            | Mechanism::ObjectivePerturbation { epsilon, .. } => {
+                *epsilon = new_epsilon;
+            }
+        }
+        self
+    }
+
     /// The mechanism.
     pub fn mechanism(&self) -> Mechanism {
         self.mechanism

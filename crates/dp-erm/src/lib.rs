@@ -42,6 +42,7 @@ mod error;
 mod estimator;
 mod loss;
 mod model;
+mod multiclass;
 
 pub use calibration::{NoiseCalibration, ObjectiveCalibration};
 pub use data::{TrainingSet, TrainingSetBuilder};
@@ -49,6 +50,7 @@ pub use error::ErmError;
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
 pub use loss::Loss;
 pub use model::{LinearModel, MODEL_FORMAT_VERSION, ModelMetadata};
+pub use multiclass::OneVsRest;
 
 #[cfg(test)]
 mod audit;

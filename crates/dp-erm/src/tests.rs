@@ -516,6 +516,81 @@ fn output_perturbation_noise_has_the_calibrated_law() {
     assert!(!halved.passes(), "{halved:?}");
 }
 
+/// Three well-separated classes in the unit ball of ℝ²: centres at angles 0, 2π/3, 4π/3.
+fn three_blobs(n: usize, seed: u64) -> (TrainingSet, Vec<usize>) {
+    let mut rng = InsecureSeededRng::new(seed);
+    let mut values = Vec::with_capacity(2 * n);
+    let mut classes = Vec::with_capacity(n);
+    for i in 0..n {
+        let class = i % 3;
+        let angle = class as f64 * 2.0 * std::f64::consts::PI / 3.0;
+        values.push(0.6 * angle.cos() + rng.random_range(-0.15..0.15));
+        values.push(0.6 * angle.sin() + rng.random_range(-0.15..0.15));
+        classes.push(class);
+    }
+    let rows = TrainingSet::builder(2)
+        .dense_rows(values)
+        .labels(vec![1.0; n])
+        .build()
+        .unwrap();
+    (rows, classes)
+}
+
+#[test]
+fn one_vs_rest_splits_the_budget_and_classifies() {
+    let (rows, classes) = three_blobs(3000, 20);
+    let mut rng = InsecureSeededRng::new(21);
+    let exact = OneVsRest::fit(
+        &ErmParams::non_private(Loss::Logistic, 1e-3),
+        &rows,
+        &classes,
+        3,
+        &mut rng,
+    )
+    .unwrap();
+    assert!(exact.error_rate(&rows, &classes).unwrap() < 0.01);
+    assert_eq!(exact.epsilon(), None);
+    let private = OneVsRest::fit(
+        &ErmParams::objective_perturbation(Loss::Logistic, 1e-3, 3.0),
+        &rows,
+        &classes,
+        3,
+        &mut rng,
+    )
+    .unwrap();
+    let shares: Vec<f64> = private
+        .models()
+        .iter()
+        .map(|m| m.epsilon().unwrap())
+        .collect();
+    assert!(shares.iter().all(|&e| e <= 1.0 && e > 0.999_999));
+    assert!(dp_noise::sequential_composition(&shares).unwrap() <= 3.0);
+    assert_eq!(private.epsilon(), Some(3.0));
+    assert!(private.error_rate(&rows, &classes).unwrap() < 0.1);
+    assert_eq!(private.predict(&[0.6, 0.0]).unwrap(), 0);
+}
+
+#[test]
+fn one_vs_rest_rejects_bad_classes() {
+    let (rows, classes) = three_blobs(30, 22);
+    let params = ErmParams::non_private(Loss::Logistic, 1e-2);
+    let mut rng = InsecureSeededRng::new(23);
+    assert!(matches!(
+        OneVsRest::fit(&params, &rows, &classes, 1, &mut rng),
+        Err(ErmError::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        OneVsRest::fit(&params, &rows, &classes[1..], 3, &mut rng),
+        Err(ErmError::DimensionMismatch { .. })
+    ));
+    let mut bad = classes.clone();
+    bad[4] = 3;
+    assert!(matches!(
+        OneVsRest::fit(&params, &rows, &bad, 3, &mut rng),
+        Err(ErmError::InvalidLabel { row: 4, .. })
+    ));
+}
+
 #[test]
 fn public_types_are_send_and_sync() {
     fn check<T: Send + Sync>() {}
