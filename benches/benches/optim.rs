@@ -5,7 +5,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use dp_benches::{Logistic, adult_shaped, criterion_config, random_features};
+use dp_benches::{adult_shaped, criterion_config, random_features};
+use dp_erm::Loss::Logistic;
 use dp_optim::{GlmObjective, Lbfgs, Newton};
 
 fn adult_shaped_solve(c: &mut Criterion) {

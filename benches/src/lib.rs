@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use dp_noise::InsecureSeededRng;
-use dp_optim::{CsrRows, DenseRows, MarginLoss};
+use dp_optim::{CsrRows, DenseRows};
 use rand::RngExt;
 use rand_distr::{Distribution, Normal};
 
@@ -20,38 +20,6 @@ pub fn criterion_config() -> Criterion {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(50)
-}
-
-/// The logistic loss `ln(1 + e^{−z})`, for the solver benchmarks (the library's own lives
-/// in `dp-erm`).
-pub struct Logistic;
-
-impl MarginLoss for Logistic {
-    fn value(&self, z: f64) -> f64 {
-        if z >= 0.0 {
-            (-z).exp().ln_1p()
-        } else {
-            -z + z.exp().ln_1p()
-        }
-    }
-    fn derivative(&self, z: f64) -> f64 {
-        -1.0 / (1.0 + z.exp())
-    }
-    fn second_derivative(&self, z: f64) -> f64 {
-        let s = 1.0 / (1.0 + (-z).exp());
-        s * (1.0 - s)
-    }
-    fn evaluate(&self, z: f64) -> (f64, f64, f64) {
-        // One exp for all three: e = e^{−|z|}, ℓ = ln(1 + e) + max(−z, 0).
-        let e = (-z.abs()).exp();
-        let value = e.ln_1p() + (-z).max(0.0);
-        let sigmoid_of_minus_z = if z >= 0.0 {
-            e / (1.0 + e)
-        } else {
-            1.0 / (1.0 + e)
-        };
-        (value, -sigmoid_of_minus_z, e / ((1.0 + e) * (1.0 + e)))
-    }
 }
 
 /// Adult's shape after one-hot encoding: 6 numeric columns and 8 categorical ones with

@@ -142,8 +142,8 @@ struct Audit {
 
 fn audit(params: &ErmParams, rate_factor: f64, seed: u64) -> Audit {
     let (with_canary, flipped) = neighbours(seed);
-    let first = canary_scores(params, &with_canary, seed + 1, rate_factor);
-    let second = canary_scores(params, &flipped, seed + 2, rate_factor);
+    let first = canary_scores(params, &with_canary, 10 * seed + 1, rate_factor);
+    let second = canary_scores(params, &flipped, 10 * seed + 2, rate_factor);
     let fit = params
         .fit(&with_canary, &mut InsecureSeededRng::new(0))
         .unwrap();

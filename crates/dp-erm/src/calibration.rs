@@ -44,9 +44,10 @@ pub fn objective_perturbation(
     rule: ObjectiveCalibration,
 ) -> Result<NoiseCalibration, ErmError> {
     let n = examples as f64;
-    // 2 ln(1 + c/(n(Λ+Δ))) = ln((1 + c/(n(Λ+Δ)))²), the Jacobian term, rounded up.
+    // 2 ln(1 + c/(n(Λ+Δ))) = ln((1 + c/(n(Λ+Δ)))²), the Jacobian term, rounded up: the
+    // product, quotient and ln_1p each err by an ulp or so; 16 ulps cover them.
     let jacobian = |total_regularization: f64| {
-        (2.0 * (curvature / (n * total_regularization)).ln_1p()).next_up()
+        2.0 * (curvature / (n * total_regularization)).ln_1p() * (1.0 + 16.0 * f64::EPSILON)
     };
     // c/(n(e^{ε/4} − 1)): the total regularization that makes the Jacobian term exactly ε/2.
     let half_budget_regularization = curvature / (n * (epsilon / 4.0).exp_m1());
@@ -71,6 +72,10 @@ pub fn objective_perturbation(
             )
         }
     };
+    // Whatever the rule, ε' never exceeds ε minus the Jacobian term at the total
+    // regularization the solver will actually receive, fl(Λ + Δ).
+    let epsilon_prime =
+        epsilon_prime.min((epsilon - jacobian(regularization + extra_regularization)).next_down());
     if !(epsilon_prime > 0.0 && extra_regularization >= 0.0 && extra_regularization.is_finite()) {
         return Err(ErmError::InvalidParameter {
             what: "epsilon",

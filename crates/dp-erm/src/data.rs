@@ -3,12 +3,13 @@
 use std::sync::Arc;
 
 use dp_optim::{CsrRows, DenseRows, Design};
-use unit_ball::unit_ball_scale;
+use unit_ball::{l2_norm, unit_ball_scale};
 
 use crate::ErmError;
 
-/// A checked training set: every row `x_i` satisfies `‖x_i‖₂ ≤ 1`, every label is −1 or
-/// +1, every value is finite, n ≥ 1. The privacy guarantees of this crate hold for data of
+/// A checked training set: every row `x_i` satisfies `‖x_i‖₂ ≤ 1` (as computed in floating
+/// point, so the exact norm may exceed 1 by an ulp, a relative change of ~1e-16 to the
+/// sensitivity), every label is −1 or +1, every value is finite, n ≥ 1. The privacy guarantees of this crate hold for data of
 /// this type (neighbouring datasets: one row replaced).
 ///
 /// Build it with [`TrainingSet::builder`]; the builder also offers the explicit, opt-in
@@ -240,7 +241,7 @@ impl TrainingSetBuilder {
             }
         }
         for (r, row) in rows.iter().enumerate() {
-            let norm = row.iter().map(|&(_, v)| v * v).sum::<f64>().sqrt();
+            let norm = l2_norm(row.iter().map(|&(_, v)| v));
             if norm > 1.0 {
                 return Err(ErmError::RowNormAboveOne { row: r, norm });
             }
@@ -255,7 +256,8 @@ impl TrainingSetBuilder {
                         requirement: "finite and non-zero",
                     });
                 }
-                let shrink = 1.0 / (1.0 + constant * constant).sqrt();
+                // 1/√(1 + c²) without overflowing for huge c.
+                let shrink = 1.0 / 1f64.hypot(constant);
                 for row in &mut rows {
                     row.push((features, constant));
                     row.iter_mut().for_each(|(_, v)| *v *= shrink);
@@ -263,7 +265,11 @@ impl TrainingSetBuilder {
                     let scale = unit_ball_scale(row.iter().map(|&(_, v)| v));
                     row.iter_mut().for_each(|(_, v)| *v *= scale);
                 }
-                features + 1
+                features.checked_add(1).ok_or(ErmError::InvalidParameter {
+                    what: "feature count",
+                    value: features as f64,
+                    requirement: "small enough to append an intercept",
+                })?
             }
         };
         let csr = CsrRows::from_rows(features, &rows)?;
@@ -342,19 +348,26 @@ fn scale_by_bounds(
     Ok(())
 }
 
-/// Scaling into the unit ball, exactly in floating point.
+/// Norms and scaling into the unit ball, without overflow and exactly in floating point.
 mod unit_ball {
-    /// The factor `s ≤ 1` such that the row scaled by `s` has computed norm ≤ 1: `1/‖x‖`
-    /// when `‖x‖ > 1` (nudged down until the rounded norm is ≤ 1), else 1.
-    pub fn unit_ball_scale(values: impl Iterator<Item = f64> + Clone) -> f64 {
-        let norm_after = |s: f64| {
-            values
-                .clone()
-                .map(|v| (v * s) * (v * s))
+    /// `‖x‖₂`, scaled by the largest magnitude first so that huge entries do not overflow.
+    pub fn l2_norm(values: impl Iterator<Item = f64> + Clone) -> f64 {
+        let largest = values.clone().fold(0.0f64, |m, v| m.max(v.abs()));
+        if largest == 0.0 || !largest.is_finite() {
+            return largest;
+        }
+        largest
+            * values
+                .map(|v| (v / largest) * (v / largest))
                 .sum::<f64>()
                 .sqrt()
-        };
-        let norm = norm_after(1.0);
+    }
+
+    /// The factor `s ≤ 1` such that the row scaled by `s` has computed norm ≤ 1: `1/‖x‖`
+    /// when `‖x‖ > 1` (nudged down until the computed norm is ≤ 1), else 1.
+    pub fn unit_ball_scale(values: impl Iterator<Item = f64> + Clone) -> f64 {
+        let norm_after = |s: f64| l2_norm(values.clone().map(move |v| v * s));
+        let norm = l2_norm(values.clone());
         if norm <= 1.0 {
             return 1.0;
         }

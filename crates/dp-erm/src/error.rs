@@ -72,7 +72,8 @@ pub enum ErmError {
         /// What it must satisfy.
         requirement: &'static str,
     },
-    /// The solver did not certify convergence, so no model is released.
+    /// The solver did not certify convergence, so no model is released. The wrapped error's
+    /// numbers (gradient norm) depend on the data and are not private.
     NotConverged(OptimError),
     /// A model file could not be read.
     InvalidModelFile(String),
@@ -127,7 +128,11 @@ impl fmt::Display for ErmError {
             } => {
                 write!(f, "{what} = {value} is invalid: it must be {requirement}")
             }
-            Self::NotConverged(e) => write!(f, "no model released: {e}"),
+            // The wrapped solver error holds data-dependent numbers; the message does not.
+            Self::NotConverged(_) => write!(
+                f,
+                "no model released: the solver could not certify the gradient tolerance"
+            ),
             Self::InvalidModelFile(why) => write!(f, "invalid model file: {why}"),
             Self::Noise(e) => write!(f, "{e}"),
             Self::Optim(e) => write!(f, "{e}"),

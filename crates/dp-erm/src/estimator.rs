@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::calibration::{self, NoiseCalibration, ObjectiveCalibration};
 use crate::error::check_positive;
 use crate::model::{LinearModel, ModelMetadata};
+
+/// Loosest gradient tolerance objective perturbation accepts: its proof is about the exact
+/// minimizer, and the released point is within `tolerance/(Λ+Δ)` of it.
+pub const MAX_OBJECTIVE_TOLERANCE: f64 = 1e-8;
 use crate::{ErmError, Loss, TrainingSet};
 
 /// Which mechanism trains the model.
@@ -33,7 +37,8 @@ pub enum Mechanism {
 /// Which solver minimizes the objective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SolverChoice {
-    /// Newton when the Hessian is affordable, else L-BFGS ([`Solver::for_design`]).
+    /// Newton for d ≤ 2000, else L-BFGS ([`Solver::for_dimension`]): decided by the public
+    /// dimension alone, never by the data.
     #[default]
     Auto,
     /// Always Newton.
@@ -56,12 +61,17 @@ pub enum SolverChoice {
 ///   depend on the data.
 /// - [`Mechanism::ObjectivePerturbation`] is ε-DP (CMS11 Theorem 9; Corollary 4 for the Huber
 ///   loss, whose ℓ'' jumps): `argmin J(f) + bᵀf/n + (Δ/2)‖f‖²` with `‖b‖ ~ Gamma(d, 2/ε')`.
-///   The proof assumes the exact minimizer: the solve must reach `‖∇‖ ≤ tolerance` (default
-///   1e-10) or no model is released ([`ErmError::NotConverged`]).
+///   The proof is about the **exact** minimizer; the released point is the solver's, within
+///   `γ/(Λ+Δ)` of it, where `‖∇‖ ≤ γ` is certified (default γ = 1e-10; at most
+///   [`MAX_OBJECTIVE_TOLERANCE`] is accepted). If the solver cannot certify γ, no model is
+///   released ([`ErmError::NotConverged`]) — but the refusal itself depends on the data, so
+///   a retry is a new run that spends ε again.
 /// - [`Mechanism::NonPrivate`] gives no guarantee.
 ///
 /// The guarantees assume idealized real arithmetic for the Gamma-norm noise
-/// (`dp_noise::GammaNormVector`) and an unpredictable generator (`dp_noise::DpRng`).
+/// (`dp_noise::GammaNormVector`) and an unpredictable generator (`dp_noise::DpRng`). They
+/// cover the released model only: [`Fit`]'s solver diagnostics and noise norm are not
+/// noised and must not be released.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErmParams {
     loss: Loss,
@@ -184,9 +194,18 @@ impl ErmParams {
         check_positive("tolerance", self.tolerance)?;
         match self.mechanism {
             Mechanism::NonPrivate => {}
-            Mechanism::OutputPerturbation { epsilon }
-            | Mechanism::ObjectivePerturbation { epsilon, .. } => {
+            Mechanism::OutputPerturbation { epsilon } => {
                 check_positive("epsilon", epsilon)?;
+            }
+            Mechanism::ObjectivePerturbation { epsilon, .. } => {
+                check_positive("epsilon", epsilon)?;
+                if self.tolerance > MAX_OBJECTIVE_TOLERANCE {
+                    return Err(ErmError::InvalidParameter {
+                        what: "tolerance",
+                        value: self.tolerance,
+                        requirement: "at most 1e-8 for objective perturbation (its proof assumes the exact minimizer)",
+                    });
+                }
             }
         }
         Ok(())
@@ -302,7 +321,7 @@ impl ErmParams {
             objective = objective.with_linear_term(linear)?;
         }
         let solver = match self.solver {
-            SolverChoice::Auto => match Solver::for_design(data.design()) {
+            SolverChoice::Auto => match Solver::for_dimension(data.features()) {
                 Solver::Newton(_) => Solver::Newton(Newton::default().tolerance(self.tolerance)),
                 Solver::Lbfgs(_) => Solver::Lbfgs(Lbfgs::default().tolerance(self.tolerance)),
             },
@@ -317,8 +336,8 @@ impl ErmParams {
     }
 }
 
-/// A trained model with what it cost.
-#[derive(Debug, Clone, PartialEq)]
+/// A trained model with what it cost. Its `Debug` output leaves out the secret noise norm.
+#[derive(Clone, PartialEq)]
 pub struct Fit {
     model: LinearModel,
     calibration: Option<NoiseCalibration>,
@@ -354,13 +373,25 @@ impl Fit {
         self.noise_norm
     }
 
-    /// Solver iterations.
+    /// Solver iterations. **Not private** (an un-noised function of the data): diagnostics
+    /// only.
     pub fn solver_iterations(&self) -> usize {
         self.iterations
     }
 
-    /// `‖∇‖` at the solver's answer (≤ the tolerance).
+    /// `‖∇‖` at the solver's answer (≤ the tolerance). **Not private** (for output
+    /// perturbation it is the non-private solve's): diagnostics only.
     pub fn solver_gradient_norm(&self) -> f64 {
         self.gradient_norm
+    }
+}
+
+impl std::fmt::Debug for Fit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fit")
+            .field("model", &self.model)
+            .field("calibration", &self.calibration)
+            .field("secret_noise_norm", &"<not shown>")
+            .finish_non_exhaustive()
     }
 }

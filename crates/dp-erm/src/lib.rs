@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | [`Mechanism::NonPrivate`] | none | — |
 //! | [`Mechanism::OutputPerturbation`] (CMS11 Alg. 1) | ε-DP | `f* + b`, `β = ε/(2/(nΛ) + 2γ/Λ)` |
-//! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2) | ε-DP | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2` |
+//! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2) | ε-DP for the exact minimizer (the release is certified within `γ/(Λ+Δ)` of it, γ ≤ 1e-8) | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2` |
 //!
 //! Every guarantee is for neighbouring datasets that differ in one row, and assumes every
 //! row has `‖x‖₂ ≤ 1` and labels ±1 — which [`TrainingSet`] checks, refusing data that
@@ -47,7 +47,7 @@ mod multiclass;
 pub use calibration::{NoiseCalibration, ObjectiveCalibration};
 pub use data::{TrainingSet, TrainingSetBuilder};
 pub use error::ErmError;
-pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
+pub use estimator::{ErmParams, Fit, MAX_OBJECTIVE_TOLERANCE, Mechanism, SolverChoice};
 pub use loss::Loss;
 pub use model::{LinearModel, MODEL_FORMAT_VERSION, ModelMetadata};
 pub use multiclass::OneVsRest;

@@ -38,6 +38,8 @@ const MAGIC: &[u8; 8] = b"DPERMMDL";
 pub const MODEL_FORMAT_VERSION: u32 = 1;
 /// Magic, version, payload length, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
+/// Largest payload read (and the decoder's allocation limit): 256 MiB, 32M weights.
+const MAX_PAYLOAD_BYTES: usize = 256 << 20;
 
 impl LinearModel {
     pub(crate) fn new(weights: Vec<f64>, metadata: ModelMetadata) -> Self {
@@ -157,6 +159,12 @@ impl LinearModel {
         let length = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
         let checksum = u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes"));
         let payload = &bytes[HEADER_BYTES..];
+        if payload.len() > MAX_PAYLOAD_BYTES {
+            return invalid(format!(
+                "payload of {} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte limit",
+                payload.len()
+            ));
+        }
         if payload.len() as u64 != length {
             return invalid(format!(
                 "payload is {} bytes but the header says {length} (truncated or padded file)",
@@ -166,9 +174,10 @@ impl LinearModel {
         if fnv1a(payload) != checksum {
             return invalid("checksum mismatch (corrupted file)".into());
         }
-        let (model, used): (Self, usize) =
-            bincode::serde::decode_from_slice(payload, bincode::config::standard())
-                .map_err(|e| ErmError::InvalidModelFile(format!("cannot decode: {e}")))?;
+        // The limit stops a length prefix from claiming more memory than the file could hold.
+        let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
+        let (model, used): (Self, usize) = bincode::serde::decode_from_slice(payload, config)
+            .map_err(|e| ErmError::InvalidModelFile(format!("cannot decode: {e}")))?;
         if used != payload.len() {
             return invalid("trailing bytes after the model".into());
         }
@@ -181,6 +190,18 @@ impl LinearModel {
         }
         if model.weights.iter().any(|w| !w.is_finite()) {
             return invalid("non-finite weight".into());
+        }
+        let metadata = &model.metadata;
+        let valid_epsilon = model.epsilon().is_none_or(|e| e.is_finite() && e > 0.0);
+        let valid_regularization =
+            metadata.regularization.is_finite() && metadata.regularization > 0.0;
+        if !valid_epsilon || !valid_regularization || metadata.loss.check().is_err() {
+            return invalid(format!(
+                "metadata out of range (epsilon {:?}, regularization {}, loss {:?})",
+                model.epsilon(),
+                metadata.regularization,
+                metadata.loss
+            ));
         }
         Ok(model)
     }

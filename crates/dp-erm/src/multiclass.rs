@@ -55,13 +55,19 @@ impl OneVsRest {
             Mechanism::NonPrivate => (params.clone(), None),
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. } => {
-                let share = PrivacyBudget::new(epsilon)?
-                    .even_share(class_count as u32)
-                    .ok_or(ErmError::InvalidParameter {
+                let classes =
+                    u32::try_from(class_count).map_err(|_| ErmError::InvalidParameter {
+                        what: "class count",
+                        value: class_count as f64,
+                        requirement: "at most 2^32 - 1",
+                    })?;
+                let share = PrivacyBudget::new(epsilon)?.even_share(classes).ok_or(
+                    ErmError::InvalidParameter {
                         what: "epsilon",
                         value: epsilon,
                         requirement: "large enough to split across the classes",
-                    })?;
+                    },
+                )?;
                 (params.clone().with_epsilon(share), Some(epsilon))
             }
         };
