@@ -59,18 +59,22 @@ impl Loss {
 }
 
 impl MarginLoss for Loss {
+    #[inline]
     fn value(&self, z: f64) -> f64 {
         self.evaluate(z).0
     }
 
+    #[inline]
     fn derivative(&self, z: f64) -> f64 {
         self.evaluate(z).1
     }
 
+    #[inline]
     fn second_derivative(&self, z: f64) -> f64 {
         self.evaluate(z).2
     }
 
+    #[inline]
     fn evaluate(&self, z: f64) -> (f64, f64, f64) {
         match *self {
             Self::Logistic => {

@@ -201,8 +201,13 @@ impl Design for CsrRows {
             .map(|range| {
                 let mut partial = vec![0.0; d * d];
                 for i in range {
-                    let (idx, val) = self.row(i);
                     let s = weights[i];
+                    // Rows with zero curvature (the Huber loss outside its quadratic band,
+                    // often most rows) add nothing.
+                    if s == 0.0 {
+                        continue;
+                    }
+                    let (idx, val) = self.row(i);
                     for a in 0..idx.len() {
                         let scaled = s * val[a];
                         let row = &mut partial[idx[a] as usize * d..];
