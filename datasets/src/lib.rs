@@ -1,9 +1,33 @@
 //! # dp-datasets
 //!
-//! Dataset loading for the experiments: UCI Adult and KDDCup99 (10% file) read from a data
-//! directory and verified by SHA-256 — the files are never part of this repository — with
-//! the papers' preprocessing (one-hot encoding, column scaling, rows scaled into the unit
-//! ball) and synthetic generators (nested balls, noisy linear problems).
+//! The experiments' data: UCI Adult and the KDD Cup 1999 10% file, read from a data
+//! directory and verified by SHA-256 (the files are never part of this repository), with
+//! the papers' preprocessing; and synthetic generators (nested balls, noisy linear).
 //!
-//! **Not yet implemented.**
+//! The data directory is `--data-dir` (passed to [`DataDir::resolve`]), else
+//! `$DP_ML_DATA_DIR`, else `data/` in the workspace (git-ignored). A missing or corrupt file
+//! is an error that says how to get it (`cargo xtask datasets fetch`).
+//!
+//! Privacy note: the papers scale each column by its maximum over the whole file
+//! ([`Scaling::PaperColumnMax`]), which reads the data and is not private; the reproduction
+//! keeps it to match them. [`Scaling::PublicBounds`] (Adult) divides by bounds declared in
+//! advance instead. Rows are clipped into the unit ball per row, which is private.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod adult;
+mod dataset;
+mod dir;
+mod error;
+mod kdd;
+mod synthetic;
+
+pub use adult::{ADULT_NUMERIC_BOUNDS, load_adult};
+pub use dataset::{Dataset, Scaling};
+pub use dir::{ADULT_FILES, DATA_DIR_VARIABLE, DataDir, DataFile, KDD_FILES, sha256_hex};
+pub use error::{DatasetError, HOW_TO_GET};
+pub use kdd::load_kddcup99;
+pub use synthetic::{nested_balls, noisy_linear};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,93 @@
+//! A loaded dataset: sparse rows, ±1 labels, provenance.
+
+use dp_erm::{ErmError, TrainingSet};
+
+/// How feature columns were scaled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scaling {
+    /// The papers' preprocessing: each column divided by its maximum |value| over the whole
+    /// file. **Reads the data, so it is not private**; kept because the reproduction must
+    /// match the papers.
+    PaperColumnMax,
+    /// Each column clamped to a bound declared in advance and divided by it: per-row, so
+    /// privacy-free.
+    PublicBounds,
+    /// As generated (synthetic data already in the unit ball).
+    None,
+}
+
+/// Rows (sparse `(column, value)` pairs), labels ±1, and where they came from. Rows are
+/// clipped into the unit ball (per row, privacy-free) when a [`TrainingSet`] is made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    /// Name, e.g. "adult".
+    pub name: String,
+    /// One name per feature column.
+    pub feature_names: Vec<String>,
+    /// The rows.
+    pub rows: Vec<Vec<(usize, f64)>>,
+    /// The labels, each −1 or +1.
+    pub labels: Vec<f64>,
+    /// `(file, SHA-256)` of every file read.
+    pub checksums: Vec<(String, String)>,
+    /// How the columns were scaled.
+    pub scaling: Scaling,
+}
+
+impl Dataset {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// Number of feature columns.
+    pub fn features(&self) -> usize {
+        self.feature_names.len()
+    }
+
+    /// Fraction of labels equal to +1.
+    pub fn positive_rate(&self) -> f64 {
+        self.labels.iter().filter(|&&y| y > 0.0).count() as f64 / self.len().max(1) as f64
+    }
+
+    /// The rows at `indices` as a checked training set, each row clipped to the unit ball.
+    pub fn training_set(&self, indices: &[usize]) -> Result<TrainingSet, ErmError> {
+        TrainingSet::builder(self.features())
+            .sparse_rows(indices.iter().map(|&i| self.rows[i].clone()).collect())
+            .labels(indices.iter().map(|&i| self.labels[i]).collect())
+            .clip_rows_to_unit_ball()
+            .build()
+    }
+}
+
+/// Divides every column by its largest |value| in `rows` (columns that are all zero stay).
+/// Reads all rows: the papers' preprocessing, not private.
+pub(crate) fn scale_columns_by_max(rows: &mut [Vec<(usize, f64)>], features: usize) {
+    let mut largest = vec![0.0f64; features];
+    for row in rows.iter() {
+        for &(c, v) in row {
+            largest[c] = largest[c].max(v.abs());
+        }
+    }
+    for row in rows.iter_mut() {
+        for (c, v) in row.iter_mut() {
+            if largest[*c] > 0.0 {
+                *v /= largest[*c];
+            }
+        }
+    }
+}
+
+/// Clamps every column to `[−bound, bound]` and divides by the bound: per row, private.
+pub(crate) fn scale_columns_by_bounds(rows: &mut [Vec<(usize, f64)>], bounds: &[f64]) {
+    for row in rows.iter_mut() {
+        for (c, v) in row.iter_mut() {
+            *v = v.clamp(-bounds[*c], bounds[*c]) / bounds[*c];
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Where the data files live, and checking that they are the published ones.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::DatasetError;
+
+/// A file of a dataset with its published SHA-256 and where to download it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataFile {
+    /// File name.
+    pub name: &'static str,
+    /// SHA-256 of the published file (lower-case hex).
+    pub sha256: &'static str,
+    /// Download address.
+    pub url: &'static str,
+}
+
+/// UCI Adult (Becker & Kohavi 1996), CC BY 4.0.
+pub const ADULT_FILES: [DataFile; 3] = [
+    DataFile {
+        name: "adult.data",
+        sha256: "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+        url: "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.data",
+    },
+    DataFile {
+        name: "adult.test",
+        sha256: "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+        url: "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.test",
+    },
+    DataFile {
+        name: "adult.names",
+        sha256: "c248284c0b5de30c9e1958d6cdd168a34a654758b620e68f46aefa83fc0a576a",
+        url: "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.names",
+    },
+];
+
+/// KDD Cup 1999, 10% file (UCI KDD Archive), public.
+pub const KDD_FILES: [DataFile; 1] = [DataFile {
+    name: "kddcup.data_10_percent.gz",
+    sha256: "8045aca0d84e70e622d1148d7df782496f6333bf6eb979a1b0837c42a9fd9561",
+    url: "https://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz",
+}];
+
+/// The environment variable naming the data directory.
+pub const DATA_DIR_VARIABLE: &str = "DP_ML_DATA_DIR";
+
+/// The folder the data files are read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir {
+    path: PathBuf,
+}
+
+impl DataDir {
+    /// `flag` if given, else `$DP_ML_DATA_DIR`, else `data/` in the workspace (git-ignored).
+    pub fn resolve(flag: Option<&Path>) -> Self {
+        let path = match (flag, std::env::var_os(DATA_DIR_VARIABLE)) {
+            (Some(dir), _) => dir.to_path_buf(),
+            (None, Some(dir)) if !dir.is_empty() => PathBuf::from(dir),
+            _ => Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("data"),
+        };
+        Self { path }
+    }
+
+    /// A specific folder.
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of `file`, after checking it exists and has the published SHA-256.
+    pub fn verified(&self, file: &DataFile) -> Result<PathBuf, DatasetError> {
+        let path = self.path.join(file.name);
+        if !path.is_file() {
+            return Err(DatasetError::Missing {
+                file: file.name,
+                dir: self.path.clone(),
+            });
+        }
+        let found = sha256_hex(&path)?;
+        if found != file.sha256 {
+            return Err(DatasetError::ChecksumMismatch {
+                file: path,
+                expected: file.sha256,
+                found,
+            });
+        }
+        Ok(path)
+    }
+
+    /// Whether every file of `files` is present (not checking contents).
+    pub fn has_all(&self, files: &[DataFile]) -> bool {
+        files.iter().all(|f| self.path.join(f.name).is_file())
+    }
+}
+
+/// SHA-256 of a file, lower-case hex.
+pub fn sha256_hex(path: &Path) -> Result<String, DatasetError> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
