@@ -13,6 +13,9 @@ use crate::dir::{DataDir, KDD_FILES};
 const CATEGORICAL: [usize; 3] = [1, 2, 3];
 const FIELDS: usize = 42;
 
+/// A row's non-zero numeric values and its three category names, before one-hot encoding.
+type ParsedRow = (Vec<(usize, f64)>, [String; 3]);
+
 /// Loads the KDD Cup 1999 10% file as the papers describe it: 494,021 rows, label +1 for
 /// `normal.` (19.7%), −1 for any attack. protocol_type, service and flag are one-hot
 /// encoded over the categories **seen in the file** (sorted; paper-faithful, and so a
@@ -25,7 +28,7 @@ pub fn load_kddcup99(dir: &DataDir) -> Result<Dataset, DatasetError> {
         .has_headers(false)
         .from_reader(GzDecoder::new(File::open(&path)?));
     let mut categories: [BTreeMap<String, usize>; 3] = Default::default();
-    let mut parsed: Vec<(Vec<(usize, f64)>, [String; 3])> = Vec::new();
+    let mut parsed: Vec<ParsedRow> = Vec::new();
     let mut labels = Vec::new();
     for (index, record) in reader.records().enumerate() {
         let line = index + 1;
