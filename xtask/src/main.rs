@@ -1,17 +1,18 @@
 //! `cargo xtask`: the workspace's experiment runner.
 //!
-//! Commands:
-//! - `audit-noise` — draws from every dp-noise sampler and tests the draws against their
-//!   exact laws (KS, chi-square) at a chosen power; writes a Markdown and a CSV report.
-//!
-//! The paper reproductions (`reproduce`) arrive with the crates they exercise.
+//! - `reproduce [linear|all] [--quick]` — the papers' experiments beside the published
+//!   numbers (JSON, CSV, Markdown, SVG under `results/`).
+//! - `datasets fetch [--from DIR]` — put the data files in the data directory, verified.
+//! - `audit-noise [--quick]` — every dp-noise sampler against its exact law.
 
 mod audit_noise;
+mod datasets_cmd;
+mod reproduce;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -25,6 +26,19 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Re-run the papers' experiments and write results beside the published numbers.
+    Reproduce {
+        /// Which experiments (default: all).
+        #[command(subcommand)]
+        experiment: Option<Experiment>,
+        #[command(flatten)]
+        options: ReproduceArgs,
+    },
+    /// Manage the data files.
+    Datasets {
+        #[command(subcommand)]
+        action: DatasetsAction,
+    },
     /// Test every dp-noise sampler against its exact distribution and write a report.
     AuditNoise {
         /// 40 times fewer draws (about 1 s after the build) than the full audit (about 25 s).
@@ -39,18 +53,73 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum Experiment {
+    /// Linear classifiers on Adult and KDDCup99 (SVM paper, Figures 2a and 3).
+    Linear,
+    /// Every experiment (currently the linear ones; kernel, tuning and prediction come
+    /// with their crates).
+    All,
+}
+
+#[derive(Args)]
+struct ReproduceArgs {
+    /// Fewer folds and noise draws (3 × 2 instead of the paper's 10 × 50).
+    #[arg(long, global = true)]
+    quick: bool,
+    /// Folder with the data files (default: $DP_ML_DATA_DIR, else data/ in the workspace).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// Fail instead of skipping an experiment whose data files are missing.
+    #[arg(long, global = true)]
+    require_data: bool,
+    /// Folder for the results.
+    #[arg(long, global = true, default_value = "results")]
+    out: PathBuf,
+    /// Seed of the experiments' (insecure, reproducible) randomness.
+    #[arg(long, global = true, default_value_t = 2011)]
+    seed: u64,
+}
+
+#[derive(Subcommand)]
+enum DatasetsAction {
+    /// Download the files from the UCI repository (or copy them with --from) and verify them.
+    Fetch {
+        /// Copy from this local mirror instead of downloading.
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// Folder to put them in (default: $DP_ML_DATA_DIR, else data/ in the workspace).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+}
+
 fn main() -> ExitCode {
-    match Cli::parse().command {
-        Command::AuditNoise { quick, seed, out } => match audit_noise::run(quick, seed, &out) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => {
-                eprintln!("audit-noise: at least one sampler failed its test (see the report)");
-                ExitCode::FAILURE
-            }
-            Err(e) => {
-                eprintln!("audit-noise: {e}");
-                ExitCode::FAILURE
-            }
-        },
+    let outcome = match Cli::parse().command {
+        Command::Reproduce {
+            experiment: _,
+            options,
+        } => reproduce::linear(&reproduce::Options {
+            quick: options.quick,
+            data_dir: options.data_dir,
+            require_data: options.require_data,
+            out: options.out,
+            seed: options.seed,
+        }),
+        Command::Datasets {
+            action: DatasetsAction::Fetch { from, data_dir },
+        } => datasets_cmd::fetch(data_dir, from).map(|()| true),
+        Command::AuditNoise { quick, seed, out } => audit_noise::run(quick, seed, &out),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("xtask: a check failed (see above)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -117,8 +117,9 @@ impl TrainingSet {
         out
     }
 
-    pub(crate) fn design(&self) -> &Rows {
-        &self.rows
+    /// The rows as the solvers see them (for evaluating objectives outside this crate).
+    pub fn design(&self) -> &dyn Design {
+        self.rows.as_ref()
     }
 }
 

@@ -1,0 +1,164 @@
+//! SVG figures: error versus Λ (Figure 3) and versus ε (Figure 1), measured beside published.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::linear::{Cell, Method};
+use super::report::{best_over_lambda, cell};
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+type Series = (String, Vec<(f64, f64)>, bool);
+
+fn draw(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    x_range: (f64, f64),
+    series: &[Series],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.1))
+        .fold(0.1f64, f64::max)
+        * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .build_cartesian_2d((x_range.0..x_range.1).log_scale(), 0.0..y_max.min(0.6))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc("test error")
+        .x_label_formatter(&|x| format!("{x:.0e}"))
+        .draw()?;
+    for (k, (name, points, dashed)) in series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let style = color.stroke_width(2);
+        if *dashed {
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|&(x, y)| Circle::new((x, y), 4, color.stroke_width(1))),
+                )?
+                .label(name.clone())
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.stroke_width(1)));
+        } else {
+            chart
+                .draw_series(LineSeries::new(points.clone(), style))?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Figure 3: error versus Λ for the objective-perturbation SVM at each ε (lines: measured;
+/// circles: published) and the non-private SVM.
+pub fn error_versus_lambda(
+    path: &Path,
+    cells: &[Cell],
+    dataset: &str,
+    lambdas: &[f64],
+    epsilons: &[f64],
+    published: &[(f64, Vec<f64>)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut series: Vec<Series> = Vec::new();
+    let measured = |method, epsilon| -> Vec<(f64, f64)> {
+        lambdas
+            .iter()
+            .filter_map(|&l| cell(cells, dataset, method, l, epsilon).map(|e| (l, e)))
+            .collect()
+    };
+    series.push((
+        "non-private SVM".into(),
+        measured(Method::NonPrivateSvm, None),
+        false,
+    ));
+    for (k, &e) in epsilons.iter().enumerate() {
+        series.push((
+            format!("objective pert. SVM, ε = {e}"),
+            measured(Method::ObjectiveSvm, Some(e)),
+            false,
+        ));
+        let points = published.iter().map(|(l, row)| (*l, row[k])).collect();
+        series.push((format!("published, ε = {e}"), points, true));
+    }
+    let range = (
+        lambdas.iter().cloned().fold(f64::INFINITY, f64::min) * 0.5,
+        lambdas.iter().cloned().fold(0.0, f64::max) * 2.0,
+    );
+    draw(
+        path,
+        &format!("{dataset}: error versus Λ"),
+        "Λ",
+        range,
+        &series,
+    )
+}
+
+/// Figure 1: best error over Λ versus ε, one line per method.
+pub fn error_versus_epsilon(
+    path: &Path,
+    cells: &[Cell],
+    dataset: &str,
+    epsilons: &[f64],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let methods = [
+        Method::OutputSvm,
+        Method::ObjectiveLogistic,
+        Method::ObjectiveSvm,
+        Method::ObjectiveSvmCliffFree,
+        Method::Scm09SvmNotPrivate,
+    ];
+    let mut series: Vec<Series> = methods
+        .iter()
+        .map(|&m| {
+            let points = epsilons
+                .iter()
+                .filter_map(|&e| best_over_lambda(cells, dataset, m, Some(e)).map(|b| (e, b.0)))
+                .collect();
+            (m.label().to_owned(), points, false)
+        })
+        .filter(|s: &Series| !s.1.is_empty())
+        .collect();
+    if let Some((error, _)) = best_over_lambda(cells, dataset, Method::NonPrivateSvm, None) {
+        series.push((
+            "non-private SVM".into(),
+            epsilons.iter().map(|&e| (e, error)).collect(),
+            false,
+        ));
+    }
+    let range = (
+        epsilons.iter().cloned().fold(f64::INFINITY, f64::min) * 0.8,
+        epsilons.iter().cloned().fold(0.0, f64::max) * 1.25,
+    );
+    draw(
+        path,
+        &format!("{dataset}: best error over Λ versus ε"),
+        "ε",
+        range,
+        &series,
+    )
+}
