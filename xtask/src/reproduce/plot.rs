@@ -16,20 +16,34 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-type Series = (String, Vec<(f64, f64)>, bool);
+/// One curve: legend, points, whether it is published data (circles, not a line), colour.
+struct Series {
+    name: String,
+    points: Vec<(f64, f64)>,
+    published: bool,
+    color: usize,
+}
 
 fn draw(
     path: &Path,
     title: &str,
-    x_label: &str,
+    axis: &str,
     x_range: (f64, f64),
     series: &[Series],
 ) -> Result<(), Box<dyn std::error::Error>> {
+    // Λ spans decades (scientific labels); ε does not (plain decimals).
+    let tick = |x: &f64| {
+        if axis == "Λ" {
+            format!("{x:.0e}")
+        } else {
+            format!("{x:.2}")
+        }
+    };
     let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
     root.fill(&WHITE)?;
     let y_max = series
         .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.1))
+        .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.1f64, f64::max)
         * 1.1;
     let mut chart = ChartBuilder::on(&root)
@@ -40,26 +54,26 @@ fn draw(
         .build_cartesian_2d((x_range.0..x_range.1).log_scale(), 0.0..y_max.min(0.6))?;
     chart
         .configure_mesh()
-        .x_desc(x_label)
+        .x_desc(axis)
         .y_desc("test error")
-        .x_label_formatter(&|x| format!("{x:.0e}"))
+        .x_label_formatter(&tick)
         .draw()?;
-    for (k, (name, points, dashed)) in series.iter().enumerate() {
-        let color = COLORS[k % COLORS.len()];
-        let style = color.stroke_width(2);
-        if *dashed {
+    for curve in series {
+        let color = COLORS[curve.color % COLORS.len()];
+        if curve.published {
             chart
                 .draw_series(
-                    points
+                    curve
+                        .points
                         .iter()
                         .map(|&(x, y)| Circle::new((x, y), 4, color.stroke_width(1))),
                 )?
-                .label(name.clone())
+                .label(curve.name.clone())
                 .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.stroke_width(1)));
         } else {
             chart
-                .draw_series(LineSeries::new(points.clone(), style))?
-                .label(name.clone())
+                .draw_series(LineSeries::new(curve.points.clone(), color.stroke_width(2)))?
+                .label(curve.name.clone())
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
                 });
@@ -67,6 +81,7 @@ fn draw(
     }
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()?;
@@ -75,7 +90,7 @@ fn draw(
 }
 
 /// Figure 3: error versus Λ for the objective-perturbation SVM at each ε (lines: measured;
-/// circles: published) and the non-private SVM.
+/// circles of the same colour: published) and the non-private SVM.
 pub fn error_versus_lambda(
     path: &Path,
     cells: &[Cell],
@@ -84,36 +99,39 @@ pub fn error_versus_lambda(
     epsilons: &[f64],
     published: &[(f64, Vec<f64>)],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let mut series: Vec<Series> = Vec::new();
     let measured = |method, epsilon| -> Vec<(f64, f64)> {
         lambdas
             .iter()
             .filter_map(|&l| cell(cells, dataset, method, l, epsilon).map(|e| (l, e)))
             .collect()
     };
-    series.push((
-        "non-private SVM".into(),
-        measured(Method::NonPrivateSvm, None),
-        false,
-    ));
+    let mut series = vec![Series {
+        name: "non-private SVM".into(),
+        points: measured(Method::NonPrivateSvm, None),
+        published: false,
+        color: 0,
+    }];
     for (k, &e) in epsilons.iter().enumerate() {
-        series.push((
-            format!("objective pert. SVM, ε = {e}"),
-            measured(Method::ObjectiveSvm, Some(e)),
-            false,
-        ));
-        let points = published.iter().map(|(l, row)| (*l, row[k])).collect();
-        series.push((format!("published, ε = {e}"), points, true));
+        series.push(Series {
+            name: format!("objective pert. SVM, ε = {e}"),
+            points: measured(Method::ObjectiveSvm, Some(e)),
+            published: false,
+            color: k + 1,
+        });
+        series.push(Series {
+            name: format!("published, ε = {e}"),
+            points: published.iter().map(|(l, row)| (*l, row[k])).collect(),
+            published: true,
+            color: k + 1,
+        });
     }
-    let range = (
-        lambdas.iter().cloned().fold(f64::INFINITY, f64::min) * 0.5,
-        lambdas.iter().cloned().fold(0.0, f64::max) * 2.0,
-    );
+    let low = lambdas.iter().cloned().fold(f64::INFINITY, f64::min) * 0.5;
+    let high = lambdas.iter().cloned().fold(0.0, f64::max) * 2.0;
     draw(
         path,
         &format!("{dataset}: error versus Λ"),
         "Λ",
-        range,
+        (low, high),
         &series,
     )
 }
@@ -134,31 +152,35 @@ pub fn error_versus_epsilon(
     ];
     let mut series: Vec<Series> = methods
         .iter()
-        .map(|&m| {
-            let points = epsilons
+        .enumerate()
+        .map(|(k, &method)| Series {
+            name: method.label().to_owned(),
+            points: epsilons
                 .iter()
-                .filter_map(|&e| best_over_lambda(cells, dataset, m, Some(e)).map(|b| (e, b.0)))
-                .collect();
-            (m.label().to_owned(), points, false)
+                .filter_map(|&e| {
+                    best_over_lambda(cells, dataset, method, Some(e)).map(|b| (e, b.0))
+                })
+                .collect(),
+            published: false,
+            color: k + 1,
         })
-        .filter(|s: &Series| !s.1.is_empty())
+        .filter(|s| !s.points.is_empty())
         .collect();
     if let Some((error, _)) = best_over_lambda(cells, dataset, Method::NonPrivateSvm, None) {
-        series.push((
-            "non-private SVM".into(),
-            epsilons.iter().map(|&e| (e, error)).collect(),
-            false,
-        ));
+        series.push(Series {
+            name: "non-private SVM".into(),
+            points: epsilons.iter().map(|&e| (e, error)).collect(),
+            published: false,
+            color: 0,
+        });
     }
-    let range = (
-        epsilons.iter().cloned().fold(f64::INFINITY, f64::min) * 0.8,
-        epsilons.iter().cloned().fold(0.0, f64::max) * 1.25,
-    );
+    let low = epsilons.iter().cloned().fold(f64::INFINITY, f64::min) * 0.8;
+    let high = epsilons.iter().cloned().fold(0.0, f64::max) * 1.25;
     draw(
         path,
         &format!("{dataset}: best error over Λ versus ε"),
         "ε",
-        range,
+        (low, high),
         &series,
     )
 }
