@@ -1,7 +1,6 @@
 //! The linear experiments of the SVM paper (Figures 2a, 3a, 3b) on Adult and KDDCup99.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use dp_datasets::Dataset;
 use dp_erm::{ErmError, ErmParams, Loss, ObjectiveCalibration, TrainingSet};
@@ -100,7 +99,7 @@ pub struct Cell {
 /// A cell: method, Λ and ε (as bits, so they order and compare exactly).
 type CellKey = (Method, u64, Option<u64>);
 
-/// One fit to run: which fold, setting and draw.
+/// One fit to run in every fold: the setting and which noise draw.
 #[derive(Clone, Copy)]
 struct Task {
     lambda: f64,
@@ -290,9 +289,4 @@ fn split(order: &[usize], fold: usize, folds: usize) -> (Vec<usize>, Vec<usize>)
         .copied()
         .collect();
     (train, test)
-}
-
-/// Seconds since `start`.
-pub fn seconds_since(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64()
 }

@@ -96,7 +96,7 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
             data.features()
         );
         cells.extend(linear::run(&experiment, &data, folds, draws, options.seed)?);
-        let seconds = linear::seconds_since(started);
+        let seconds = started.elapsed().as_secs_f64();
         eprintln!("{}: done in {seconds:.1} s", experiment.name);
         records.push(DatasetRecord {
             name: data.name.clone(),
@@ -128,7 +128,7 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         serde_json::to_string_pretty(&record)?,
     )?;
     std::fs::write(out.join("cells.csv"), report::csv(&cells))?;
-    let wall = linear::seconds_since(start);
+    let wall = start.elapsed().as_secs_f64();
     let header = header(&record, &skipped, wall);
     std::fs::write(out.join("summary.md"), report::markdown(&cells, &header))?;
     figures(&out, &cells)?;
