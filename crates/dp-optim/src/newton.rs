@@ -64,7 +64,11 @@ impl Newton {
                 self.tolerance,
                 iterations,
                 self.max_iterations,
-            );
+            )
+            .or_else(|| {
+                iterations += 1;
+                newton_step(objective, &mut current)
+            });
             if let Some(termination) = stop {
                 return Ok(finish(
                     objective,
@@ -74,32 +78,25 @@ impl Newton {
                     self.tolerance,
                 ));
             }
-            iterations += 1;
-            let hessian = objective.hessian_lower_from(&current.evaluation.curvatures);
-            let Some(direction) = newton_direction(hessian, current.gradient()) else {
-                let failure = Termination::NumericalFailure;
-                return Ok(finish(
-                    objective,
-                    current,
-                    iterations,
-                    failure,
-                    self.tolerance,
-                ));
-            };
-            match backtrack(objective, &current, &direction) {
-                Some(next) => current = next,
-                None => {
-                    let failure = Termination::LineSearchFailed;
-                    return Ok(finish(
-                        objective,
-                        current,
-                        iterations,
-                        failure,
-                        self.tolerance,
-                    ));
-                }
-            }
         }
+    }
+}
+
+/// One damped Newton step from `current`: `None` after moving, or why no step was possible.
+fn newton_step<D: Design + ?Sized, L: MarginLoss>(
+    objective: &GlmObjective<'_, D, L>,
+    current: &mut Point,
+) -> Option<Termination> {
+    let hessian = objective.hessian_lower_from(&current.evaluation.curvatures);
+    let Some(direction) = newton_direction(hessian, current.gradient()) else {
+        return Some(Termination::NumericalFailure);
+    };
+    match backtrack(objective, current, &direction) {
+        Some(next) => {
+            *current = next;
+            None
+        }
+        None => Some(Termination::LineSearchFailed),
     }
 }
 
