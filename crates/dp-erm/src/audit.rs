@@ -26,6 +26,7 @@ use dp_noise::stats::clopper_pearson;
 use rand::RngExt;
 use rayon::prelude::*;
 
+use crate::tests::canary_pair;
 use crate::{ErmParams, Loss, ObjectiveCalibration, TrainingSet};
 
 const ROWS: usize = 50;
@@ -35,8 +36,8 @@ const ALPHA: f64 = 1e-6;
 /// The neighbouring pair: 49 shared random rows, plus the canary `x* = 1` labelled +1 / −1.
 fn neighbours(seed: u64) -> (TrainingSet, TrainingSet) {
     let mut rng = InsecureSeededRng::new(seed);
-    let mut values: Vec<f64> = (0..ROWS - 1).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let mut labels: Vec<f64> = values
+    let values: Vec<f64> = (0..ROWS - 1).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let labels: Vec<f64> = values
         .iter()
         .map(|&x| {
             if (x > 0.0) != (rng.random_range(0.0..1.0) < 0.2) {
@@ -46,20 +47,7 @@ fn neighbours(seed: u64) -> (TrainingSet, TrainingSet) {
             }
         })
         .collect();
-    values.push(1.0);
-    labels.push(1.0);
-    let with_canary = TrainingSet::builder(1)
-        .dense_rows(values.clone())
-        .labels(labels.clone())
-        .build()
-        .unwrap();
-    *labels.last_mut().unwrap() = -1.0;
-    let flipped = TrainingSet::builder(1)
-        .dense_rows(values)
-        .labels(labels)
-        .build()
-        .unwrap();
-    (with_canary, flipped)
+    canary_pair(values, labels)
 }
 
 /// Canary margins of `RUNS` models trained on `data`, runs in parallel with per-run seeds.

@@ -629,8 +629,8 @@ fn objective_calibration_never_overspends_over_random_settings() {
 fn neighbouring_minimizers_are_within_the_sensitivity_and_it_is_tight() {
     let (n, lambda) = (50usize, 2.5);
     let mut rng = InsecureSeededRng::new(31);
-    let mut values: Vec<f64> = (0..n - 1).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let mut labels: Vec<f64> = (0..n - 1)
+    let values: Vec<f64> = (0..n - 1).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let labels: Vec<f64> = (0..n - 1)
         .map(|_| {
             if rng.random_range(0.0..1.0) < 0.5 {
                 1.0
@@ -639,19 +639,7 @@ fn neighbouring_minimizers_are_within_the_sensitivity_and_it_is_tight() {
             }
         })
         .collect();
-    values.push(1.0);
-    labels.push(1.0);
-    let first = TrainingSet::builder(1)
-        .dense_rows(values.clone())
-        .labels(labels.clone())
-        .build()
-        .unwrap();
-    *labels.last_mut().unwrap() = -1.0;
-    let second = TrainingSet::builder(1)
-        .dense_rows(values)
-        .labels(labels)
-        .build()
-        .unwrap();
+    let (first, second) = canary_pair(values, labels);
     let params = ErmParams::non_private(Loss::huber(0.5).unwrap(), lambda);
     let f = |data: &TrainingSet| {
         params
@@ -671,6 +659,26 @@ fn neighbouring_minimizers_are_within_the_sensitivity_and_it_is_tight() {
         moved > 1.0 / (n as f64 * lambda),
         "a sensitivity of 1/(nΛ) would be too small"
     );
+}
+
+/// Neighbouring one-dimensional datasets: the shared rows plus a canary `x* = 1` labelled
+/// +1 in the first and −1 in the second (one row replaced).
+pub(crate) fn canary_pair(
+    mut values: Vec<f64>,
+    mut labels: Vec<f64>,
+) -> (TrainingSet, TrainingSet) {
+    values.push(1.0);
+    labels.push(1.0);
+    let build = |labels: Vec<f64>| {
+        TrainingSet::builder(1)
+            .dense_rows(values.clone())
+            .labels(labels)
+            .build()
+            .unwrap()
+    };
+    let with_canary = build(labels.clone());
+    *labels.last_mut().unwrap() = -1.0;
+    (with_canary, build(labels))
 }
 
 #[test]
