@@ -80,6 +80,7 @@ pub struct ErmParams {
     tolerance: f64,
     solver: SolverChoice,
     feature_map: Option<String>,
+    warm_start: Option<Vec<f64>>,
     /// Set when a calibration rule was chosen for a mechanism that has none.
     misplaced_calibration: bool,
 }
@@ -120,6 +121,7 @@ impl ErmParams {
             tolerance: DEFAULT_TOLERANCE,
             solver: SolverChoice::Auto,
             feature_map: None,
+            warm_start: None,
             misplaced_calibration: false,
         }
     }
@@ -150,6 +152,19 @@ impl ErmParams {
     /// the model's metadata so predictions apply the same map.
     pub fn feature_map(mut self, id: &str) -> Self {
         self.feature_map = Some(id.to_owned());
+        self
+    }
+
+    /// Starts the solver at `weights` instead of 0 (its length is checked against the data's
+    /// features at fit time).
+    ///
+    /// Only the solver's path changes: the minimizer does not depend on where the search
+    /// starts, the released point is certified within `γ/Λ` (output perturbation) or
+    /// `γ/(Λ+Δ)` (objective perturbation) of it from any start, and the privacy guarantee is
+    /// the same. Experiments that fit many noise draws on the same data start each one from
+    /// the non-private minimizer: output perturbation then needs no solver step at all.
+    pub fn warm_start(mut self, weights: &[f64]) -> Self {
+        self.warm_start = Some(weights.to_vec());
         self
     }
 
@@ -211,6 +226,45 @@ impl ErmParams {
         Ok(())
     }
 
+    /// The noise parameters (ε, ε', Δ, β, sensitivity) a fit on `examples` rows would use,
+    /// or `None` for the non-private mechanism. They depend on the parameters and on n only,
+    /// not on the data, so they can be inspected before training: two parameter sets with
+    /// equal calibrations (and equal loss, Λ, tolerance and solver) are the same mechanism.
+    pub fn noise_calibration(&self, examples: usize) -> Result<Option<NoiseCalibration>, ErmError> {
+        self.check()?;
+        if examples == 0 {
+            return Err(ErmError::EmptyData);
+        }
+        match self.mechanism {
+            Mechanism::NonPrivate => Ok(None),
+            _ => self.calibrate(examples).map(Some),
+        }
+    }
+
+    /// The calibration of a private mechanism (checked parameters, n ≥ 1).
+    fn calibrate(&self, n: usize) -> Result<NoiseCalibration, ErmError> {
+        match self.mechanism {
+            Mechanism::NonPrivate => unreachable!("the non-private mechanism has no noise"),
+            Mechanism::OutputPerturbation { epsilon } => Ok(calibration::output_perturbation(
+                epsilon,
+                n,
+                self.regularization,
+                self.loss.lipschitz(),
+                self.tolerance,
+            )),
+            Mechanism::ObjectivePerturbation {
+                epsilon,
+                calibration: rule,
+            } => calibration::objective_perturbation(
+                epsilon,
+                n,
+                self.regularization,
+                self.loss.curvature_bound(),
+                rule,
+            ),
+        }
+    }
+
     /// Trains on `data` with randomness from `rng`; see the `# Privacy` section above.
     pub fn fit<R: Rng + ?Sized>(&self, data: &TrainingSet, rng: &mut R) -> Result<Fit, ErmError> {
         self.fit_revealing_noise(data, rng).map(|(fit, _)| fit)
@@ -240,14 +294,8 @@ impl ErmParams {
                 let solution = self.solve(data, self.regularization, None)?;
                 (solution.weights().to_vec(), solution, None, None)
             }
-            Mechanism::OutputPerturbation { epsilon } => {
-                let calibration = calibration::output_perturbation(
-                    epsilon,
-                    n,
-                    self.regularization,
-                    self.loss.lipschitz(),
-                    self.tolerance,
-                );
+            Mechanism::OutputPerturbation { .. } => {
+                let calibration = self.calibrate(n)?;
                 let solution = self.solve(data, self.regularization, None)?;
                 let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
                 let weights = solution
@@ -258,17 +306,8 @@ impl ErmParams {
                     .collect();
                 (weights, solution, Some(calibration), Some(noise))
             }
-            Mechanism::ObjectivePerturbation {
-                epsilon,
-                calibration: rule,
-            } => {
-                let calibration = calibration::objective_perturbation(
-                    epsilon,
-                    n,
-                    self.regularization,
-                    self.loss.curvature_bound(),
-                    rule,
-                )?;
+            Mechanism::ObjectivePerturbation { .. } => {
+                let calibration = self.calibrate(n)?;
                 let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
                 let linear: Vec<f64> = noise.iter().map(|b| b / n as f64).collect();
                 let total = self.regularization + calibration.extra_regularization;
@@ -328,7 +367,17 @@ impl ErmParams {
             SolverChoice::Newton => Solver::Newton(Newton::default().tolerance(self.tolerance)),
             SolverChoice::Lbfgs => Solver::Lbfgs(Lbfgs::default().tolerance(self.tolerance)),
         };
-        let solution = solver.minimize(&objective, None)?;
+        let start = self.warm_start.as_deref();
+        if let Some(start) = start
+            && start.len() != data.features()
+        {
+            return Err(ErmError::DimensionMismatch {
+                what: "warm-start weights",
+                expected: data.features(),
+                found: start.len(),
+            });
+        }
+        let solution = solver.minimize(&objective, start)?;
         if !solution.is_converged() {
             return Err(solution.into_converged().unwrap_err().into());
         }

@@ -401,6 +401,121 @@ fn rejects_invalid_parameters() {
     ));
 }
 
+/// A warm start changes the solver's path only: output perturbation from the non-private
+/// minimizer takes no step and releases the same model as a cold start; objective
+/// perturbation lands within its certificate of the cold answer with the same noise.
+#[test]
+fn warm_starts_change_the_path_not_the_release() {
+    let data = synthetic(400, 4, 31);
+    let huber = Loss::huber(0.5).unwrap();
+    let lambda = 1e-3;
+    let non_private = ErmParams::non_private(huber, lambda)
+        .fit(&data, &mut InsecureSeededRng::new(0))
+        .unwrap();
+    let start = non_private.model().weights();
+    let output = ErmParams::output_perturbation(huber, lambda, 0.5);
+    let cold = output.fit(&data, &mut InsecureSeededRng::new(32)).unwrap();
+    let warm = output
+        .clone()
+        .warm_start(start)
+        .fit(&data, &mut InsecureSeededRng::new(32))
+        .unwrap();
+    assert_eq!(warm.solver_iterations(), 0);
+    assert_eq!(warm.model(), cold.model());
+    for loss in [huber, Loss::Logistic] {
+        let objective = ErmParams::objective_perturbation(loss, lambda, 0.5);
+        let cold = objective
+            .fit(&data, &mut InsecureSeededRng::new(33))
+            .unwrap();
+        let warm = objective
+            .clone()
+            .warm_start(start)
+            .fit(&data, &mut InsecureSeededRng::new(33))
+            .unwrap();
+        assert_eq!(warm.secret_noise_norm(), cold.secret_noise_norm());
+        assert_eq!(warm.calibration(), cold.calibration());
+        let total = lambda + cold.calibration().unwrap().extra_regularization;
+        let distance = l2_distance(warm.model().weights(), cold.model().weights());
+        // Each is within γ/(Λ+Δ) of the exact minimizer.
+        assert!(distance <= 2.0 * 1e-10 / total, "{loss:?}: {distance}");
+        assert!(warm.solver_iterations() > 0);
+    }
+}
+
+#[test]
+fn rejects_warm_starts_of_the_wrong_length_or_not_finite() {
+    let data = synthetic(50, 3, 34);
+    let mut rng = InsecureSeededRng::new(35);
+    let params = ErmParams::objective_perturbation(Loss::Logistic, 1e-2, 1.0);
+    let short = params.clone().warm_start(&[0.0; 2]).fit(&data, &mut rng);
+    assert!(matches!(
+        short,
+        Err(ErmError::DimensionMismatch {
+            what: "warm-start weights",
+            expected: 3,
+            found: 2
+        })
+    ));
+    let nan = params
+        .warm_start(&[0.0, f64::NAN, 0.0])
+        .fit(&data, &mut rng);
+    assert!(matches!(nan, Err(ErmError::Optim(_))), "{nan:?}");
+}
+
+/// The calibration can be read before training, and it is the one the fit then uses.
+#[test]
+fn noise_calibration_is_known_before_training() {
+    let data = synthetic(300, 3, 36);
+    let n = data.len();
+    let huber = Loss::huber(0.5).unwrap();
+    for params in [
+        ErmParams::output_perturbation(huber, 1e-2, 0.5),
+        ErmParams::objective_perturbation(huber, 1e-2, 0.5),
+        ErmParams::objective_perturbation(Loss::Logistic, 1e-4, 0.5)
+            .objective_calibration(ObjectiveCalibration::CliffFree),
+    ] {
+        let before = params.noise_calibration(n).unwrap();
+        let fit = params.fit(&data, &mut InsecureSeededRng::new(37)).unwrap();
+        assert_eq!(before.as_ref(), fit.calibration(), "{params:?}");
+    }
+    let non_private = ErmParams::non_private(huber, 1e-2);
+    assert_eq!(non_private.noise_calibration(n).unwrap(), None);
+    assert_eq!(non_private.noise_calibration(0), Err(ErmError::EmptyData));
+    assert!(matches!(
+        ErmParams::output_perturbation(huber, 1e-2, -1.0).noise_calibration(n),
+        Err(ErmError::InvalidParameter {
+            what: "epsilon",
+            ..
+        })
+    ));
+    // The two rules agree away from the cliff and differ inside it (c = 1, n = 300, ε = 1:
+    // Λ ∈ (c/(n(e^{ε/2} − 1)), c/(n(e^{ε/4} − 1))) = (0.0051, 0.0117)).
+    let rules = |lambda: f64| {
+        let paper = ErmParams::objective_perturbation(huber, lambda, 1.0);
+        let cliff_free = paper
+            .clone()
+            .objective_calibration(ObjectiveCalibration::CliffFree);
+        (
+            paper.noise_calibration(n).unwrap(),
+            cliff_free.noise_calibration(n).unwrap(),
+        )
+    };
+    for lambda in [1e-1, 2e-2, 1e-3, 1e-4] {
+        let (paper, cliff_free) = rules(lambda);
+        assert_eq!(paper, cliff_free, "Λ = {lambda}");
+    }
+    let (paper, cliff_free) = rules(8e-3);
+    assert_ne!(paper, cliff_free);
+}
+
+fn l2_distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt()
+}
+
 #[test]
 fn a_solve_that_cannot_certify_releases_nothing() {
     let data = synthetic(100, 3, 11);

@@ -2,8 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use std::time::Instant;
+
 use dp_datasets::Dataset;
-use dp_erm::{ErmError, ErmParams, Loss, ObjectiveCalibration, TrainingSet};
+use dp_erm::{ErmError, ErmParams, Fit, Loss, ObjectiveCalibration, TrainingSet};
 use dp_noise::{GammaNormVector, InsecureSeededRng};
 use dp_optim::{GlmObjective, Newton};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -24,6 +26,51 @@ pub enum Method {
 }
 
 impl Method {
+    /// The loss the method trains with.
+    pub fn loss(self) -> Loss {
+        match self {
+            Self::ObjectiveLogistic | Self::ObjectiveLogisticCliffFree => Loss::Logistic,
+            _ => huber(),
+        }
+    }
+
+    /// The library's parameters for this method at (Λ, ε); `None` for the diagnostic, which
+    /// the library does not offer.
+    fn params(self, lambda: f64, epsilon: f64) -> Option<ErmParams> {
+        let loss = self.loss();
+        let cliff_free = ObjectiveCalibration::CliffFree;
+        match self {
+            Self::NonPrivateSvm => Some(ErmParams::non_private(loss, lambda)),
+            Self::OutputSvm => Some(ErmParams::output_perturbation(loss, lambda, epsilon)),
+            Self::ObjectiveLogistic | Self::ObjectiveSvm => {
+                Some(ErmParams::objective_perturbation(loss, lambda, epsilon))
+            }
+            Self::ObjectiveLogisticCliffFree | Self::ObjectiveSvmCliffFree => Some(
+                ErmParams::objective_perturbation(loss, lambda, epsilon)
+                    .objective_calibration(cliff_free),
+            ),
+            Self::Scm09SvmNotPrivate => None,
+        }
+    }
+
+    /// The paper-rule method a cliff-free method differs from only in its calibration.
+    fn paper_rule_twin(self) -> Option<Method> {
+        match self {
+            Self::ObjectiveLogisticCliffFree => Some(Self::ObjectiveLogistic),
+            Self::ObjectiveSvmCliffFree => Some(Self::ObjectiveSvm),
+            _ => None,
+        }
+    }
+
+    /// Whether fits start from the non-private minimizer. The Huber loss has no curvature
+    /// at margin 0 (its quadratic band is 0.5 ≤ z ≤ 1.5), so from 0 Newton's first steps are
+    /// gradient steps: warm starts halve its iterations. The logistic loss is curved at 0
+    /// and its noisy minimizers lie far from the non-private one; a warm start measured
+    /// slower there (7.3 against 6.6 iterations on KDD).
+    fn warm_starts(self) -> bool {
+        self.loss() != Loss::Logistic
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Self::NonPrivateSvm => "non-private Huber SVM",
@@ -94,22 +141,70 @@ pub struct Cell {
     pub fits: usize,
     /// Fits the library refused to release (solver could not certify its tolerance).
     pub refusals: usize,
+    /// Of `fits`, those shared with the paper-rule row because both calibration rules gave
+    /// the same (ε', Δ, β) there: the same mechanism, so the same fits.
+    pub fits_shared_with_paper_rule: usize,
+    /// Mean solver iterations per released model.
+    pub mean_iterations: f64,
+    /// Time spent fitting and testing this cell's own models, summed over threads.
+    pub cpu_seconds: f64,
 }
 
 /// A cell: method, Λ and ε (as bits, so they order and compare exactly).
 type CellKey = (Method, u64, Option<u64>);
 
-/// One fit to run in every fold: the setting and which noise draw.
+fn cell_key(method: Method, lambda: f64, epsilon: Option<f64>) -> CellKey {
+    (method, lambda.to_bits(), epsilon.map(f64::to_bits))
+}
+
+/// Noise draws of the not-private SCM09 diagnostic per cell (at most): it only has to show
+/// where the paper's numbers come from.
+pub const DIAGNOSTIC_DRAWS: usize = 10;
+
+/// Smallest Λ at which the SCM09 diagnostic runs. Below it (Δ = 0 and the Huber loss has
+/// curvature on few rows) Newton measured 35–100 iterations per fit and hit its limit on
+/// some, so those cells would be slow and biased toward the fits that converged; the
+/// paper's best errors all lie at Λ ≥ 1e-5.
+pub const DIAGNOSTIC_MIN_LAMBDA: f64 = 1e-5;
+
+/// One private fit to run in every fold: the setting and which noise draw.
 #[derive(Clone, Copy)]
 struct Task {
     lambda: f64,
     method: Method,
-    epsilon: Option<f64>,
+    epsilon: f64,
     draw: usize,
+}
+
+/// What one fit produced: its test error (None if the library refused to release it),
+/// solver iterations and the seconds it took.
+#[derive(Clone, Copy)]
+struct Outcome {
+    key: CellKey,
+    error: Option<f64>,
+    iterations: usize,
+    seconds: f64,
+    shared: bool,
+}
+
+/// Per cell, summed over folds: test errors, refusals, shared fits, iterations, seconds.
+#[derive(Default)]
+struct Tally {
+    errors: Vec<f64>,
+    refusals: usize,
+    shared: usize,
+    iterations: usize,
+    seconds: f64,
 }
 
 /// Runs `experiment` on `data` with k-fold cross-validation and `draws` noise draws per
 /// private cell, in parallel, deterministically for `seed`.
+///
+/// In each fold the non-private Huber minimizer is computed once per Λ: it is the
+/// non-private cell's model and the warm start of the Huber fits at that Λ (a warm start
+/// changes only the solver's path: see `ErmParams::warm_start`). Output perturbation
+/// starting there needs no solver step. A cliff-free cell whose calibration equals the
+/// paper rule's at this n is the same mechanism, so it reuses the paper-rule fits.
 pub fn run(
     experiment: &Experiment,
     data: &Dataset,
@@ -117,30 +212,10 @@ pub fn run(
     draws: usize,
     seed: u64,
 ) -> Result<Vec<Cell>, ErmError> {
-    let tasks: Vec<Task> = experiment
-        .lambdas
-        .iter()
-        .flat_map(|&lambda| {
-            experiment.plan.iter().flat_map(move |(method, epsilons)| {
-                let settings: Vec<Option<f64>> = if epsilons.is_empty() {
-                    vec![None]
-                } else {
-                    epsilons.iter().map(|&e| Some(e)).collect()
-                };
-                settings.into_iter().flat_map(move |epsilon| {
-                    let runs = if epsilon.is_some() { draws } else { 1 };
-                    (0..runs).map(move |draw| Task {
-                        lambda,
-                        method: *method,
-                        epsilon,
-                        draw,
-                    })
-                })
-            })
-        })
-        .collect();
+    let all_tasks = private_tasks(experiment, draws);
     let order = shuffled(data.len(), seed);
-    let progress = ProgressBar::new((tasks.len() * folds) as u64).with_style(
+    let total = (all_tasks.len() + experiment.lambdas.len()) * folds;
+    let progress = ProgressBar::new(total as u64).with_style(
         ProgressStyle::with_template(
             "{prefix:>9} [{bar:40}] {pos}/{len} fits, {elapsed} elapsed, ETA {eta}",
         )
@@ -148,49 +223,119 @@ pub fn run(
         .progress_chars("=> "),
     );
     progress.set_prefix(experiment.name);
-    // Per cell: the test errors of released models, and how many fits were refused.
-    let mut errors: BTreeMap<CellKey, (Vec<f64>, usize)> = BTreeMap::new();
+    let mut tallies: BTreeMap<CellKey, Tally> = BTreeMap::new();
     for fold in 0..folds {
         let (train, test) = split(&order, fold, folds);
         let train = data.training_set(&train)?;
         let test = data.training_set(&test)?;
-        let results: Vec<(Task, Option<f64>)> = tasks
+        let non_private: Vec<(Fit, f64)> = experiment
+            .lambdas
+            .par_iter()
+            .map(|&lambda| {
+                let started = Instant::now();
+                // The non-private solver uses no randomness; the generator is a formality.
+                let fit = ErmParams::non_private(huber(), lambda)
+                    .fit(&train, &mut InsecureSeededRng::new(seed))?;
+                progress.inc(1);
+                Ok((fit, started.elapsed().as_secs_f64()))
+            })
+            .collect::<Result<_, ErmError>>()?;
+        let mut outcomes: Vec<Outcome> = Vec::new();
+        for (&lambda, (fit, seconds)) in experiment.lambdas.iter().zip(&non_private) {
+            outcomes.push(Outcome {
+                key: cell_key(Method::NonPrivateSvm, lambda, None),
+                error: Some(fit.model().error_rate(&test)?),
+                iterations: fit.solver_iterations(),
+                seconds: *seconds,
+                shared: false,
+            });
+        }
+        let warm_start = |lambda: f64| -> &[f64] {
+            let index = experiment
+                .lambdas
+                .iter()
+                .position(|&l| l == lambda)
+                .expect("every Λ has a non-private fit");
+            non_private[index].0.model().weights()
+        };
+        // Cliff-free cells that are the paper rule's mechanism at this n, with their twin.
+        let mut shared: BTreeMap<CellKey, CellKey> = BTreeMap::new();
+        for task in &all_tasks {
+            if let Some(twin) = task.method.paper_rule_twin()
+                && same_calibration(task.method, twin, task.lambda, task.epsilon, train.len())?
+            {
+                shared.insert(
+                    cell_key(task.method, task.lambda, Some(task.epsilon)),
+                    cell_key(twin, task.lambda, Some(task.epsilon)),
+                );
+            }
+        }
+        let tasks: Vec<&Task> = all_tasks
+            .iter()
+            .filter(|t| !shared.contains_key(&cell_key(t.method, t.lambda, Some(t.epsilon))))
+            .collect();
+        progress.inc((all_tasks.len() - tasks.len()) as u64);
+        let private: Vec<Outcome> = tasks
             .par_iter()
             .map(|task| {
                 let task_seed = seed
                     ^ (fold as u64) << 48
                     ^ (task.draw as u64) << 32
                     ^ task.lambda.to_bits().rotate_left(7)
-                    ^ task.epsilon.map_or(0, |e| e.to_bits().rotate_left(19))
+                    ^ task.epsilon.to_bits().rotate_left(19)
                     ^ (task.method as u64) << 56;
-                let outcome =
-                    fit_and_test(task, &train, &test, &mut InsecureSeededRng::new(task_seed));
+                let started = Instant::now();
+                let start = task.method.warm_starts().then(|| warm_start(task.lambda));
+                let outcome = fit_and_test(
+                    task,
+                    start,
+                    &train,
+                    &test,
+                    &mut InsecureSeededRng::new(task_seed),
+                );
                 progress.inc(1);
-                match outcome {
-                    Ok(error) => Ok((*task, Some(error))),
+                let (error, iterations) = match outcome {
+                    Ok((error, iterations)) => (Some(error), iterations),
                     // The library refused to release an uncertified model: counted, not fatal.
-                    Err(ErmError::NotConverged(_)) => Ok((*task, None)),
-                    Err(e) => Err(e),
-                }
+                    Err(ErmError::NotConverged(_)) => (None, 0),
+                    Err(e) => return Err(e),
+                };
+                Ok(Outcome {
+                    key: cell_key(task.method, task.lambda, Some(task.epsilon)),
+                    error,
+                    iterations,
+                    seconds: started.elapsed().as_secs_f64(),
+                    shared: false,
+                })
             })
             .collect::<Result<_, _>>()?;
-        for (task, error) in results {
-            let key = (
-                task.method,
-                task.lambda.to_bits(),
-                task.epsilon.map(f64::to_bits),
-            );
-            let entry = errors.entry(key).or_default();
-            match error {
-                Some(e) => entry.0.push(e),
-                None => entry.1 += 1,
+        for outcome in &private {
+            for (&cliff_free, _) in shared.iter().filter(|(_, twin)| **twin == outcome.key) {
+                outcomes.push(Outcome {
+                    key: cliff_free,
+                    seconds: 0.0,
+                    shared: true,
+                    ..*outcome
+                });
             }
+        }
+        outcomes.extend(private);
+        for outcome in outcomes {
+            let tally = tallies.entry(outcome.key).or_default();
+            match outcome.error {
+                Some(e) => tally.errors.push(e),
+                None => tally.refusals += 1,
+            }
+            tally.shared += usize::from(outcome.shared && outcome.error.is_some());
+            tally.iterations += outcome.iterations;
+            tally.seconds += outcome.seconds;
         }
     }
     progress.finish_and_clear();
-    Ok(errors
+    Ok(tallies
         .into_iter()
-        .map(|((method, lambda, epsilon), (errors, refusals))| {
+        .map(|((method, lambda, epsilon), tally)| {
+            let errors = &tally.errors;
             let mean = errors.iter().sum::<f64>() / errors.len() as f64;
             let variance = errors.iter().map(|e| (e - mean).powi(2)).sum::<f64>()
                 / errors.len().max(2).saturating_sub(1) as f64;
@@ -203,41 +348,75 @@ pub fn run(
                 mean_error: mean,
                 std_error: variance.sqrt(),
                 fits: errors.len(),
-                refusals,
+                refusals: tally.refusals,
+                fits_shared_with_paper_rule: tally.shared,
+                mean_iterations: tally.iterations as f64 / errors.len().max(1) as f64,
+                cpu_seconds: tally.seconds,
             }
         })
         .collect())
 }
 
+/// Whether `method` and `twin` calibrate their noise identically at (Λ, ε) on n rows.
+fn same_calibration(
+    method: Method,
+    twin: Method,
+    lambda: f64,
+    epsilon: f64,
+    n: usize,
+) -> Result<bool, ErmError> {
+    let calibration = |m: Method| match m.params(lambda, epsilon) {
+        Some(params) => params.noise_calibration(n),
+        None => Ok(None),
+    };
+    Ok(calibration(method)? == calibration(twin)?)
+}
+
+/// Every private fit of one fold: each (Λ, method, ε) with its noise draws.
+fn private_tasks(experiment: &Experiment, draws: usize) -> Vec<Task> {
+    let mut tasks = Vec::new();
+    for &lambda in &experiment.lambdas {
+        for (method, epsilons) in &experiment.plan {
+            let runs = match method {
+                Method::NonPrivateSvm => 0,
+                Method::Scm09SvmNotPrivate if lambda < DIAGNOSTIC_MIN_LAMBDA => 0,
+                Method::Scm09SvmNotPrivate => draws.min(DIAGNOSTIC_DRAWS),
+                _ => draws,
+            };
+            for &epsilon in epsilons {
+                tasks.extend((0..runs).map(|draw| Task {
+                    lambda,
+                    method: *method,
+                    epsilon,
+                    draw,
+                }));
+            }
+        }
+    }
+    tasks
+}
+
+/// The Huber loss of the SVM paper (h = 0.5).
+fn huber() -> Loss {
+    Loss::huber(0.5).expect("0.5 is a valid Huber width")
+}
+
+/// Fits `task` and returns the model's test error and the solver's iterations.
 fn fit_and_test(
     task: &Task,
+    warm_start: Option<&[f64]>,
     train: &TrainingSet,
     test: &TrainingSet,
     rng: &mut InsecureSeededRng,
-) -> Result<f64, ErmError> {
-    let huber = Loss::huber(0.5)?;
-    let epsilon = task.epsilon.unwrap_or(1.0);
-    let cliff_free = ObjectiveCalibration::CliffFree;
-    let params = match task.method {
-        Method::NonPrivateSvm => ErmParams::non_private(huber, task.lambda),
-        Method::OutputSvm => ErmParams::output_perturbation(huber, task.lambda, epsilon),
-        Method::ObjectiveLogistic => {
-            ErmParams::objective_perturbation(Loss::Logistic, task.lambda, epsilon)
-        }
-        Method::ObjectiveLogisticCliffFree => {
-            ErmParams::objective_perturbation(Loss::Logistic, task.lambda, epsilon)
-                .objective_calibration(cliff_free)
-        }
-        Method::ObjectiveSvm => ErmParams::objective_perturbation(huber, task.lambda, epsilon),
-        Method::ObjectiveSvmCliffFree => {
-            ErmParams::objective_perturbation(huber, task.lambda, epsilon)
-                .objective_calibration(cliff_free)
-        }
-        Method::Scm09SvmNotPrivate => {
-            return scm09_fit_and_test(task.lambda, epsilon, train, test, rng);
-        }
+) -> Result<(f64, usize), ErmError> {
+    let Some(mut params) = task.method.params(task.lambda, task.epsilon) else {
+        return scm09_fit_and_test(task.lambda, task.epsilon, warm_start, train, test, rng);
     };
-    params.fit(train, rng)?.model().error_rate(test)
+    if let Some(start) = warm_start {
+        params = params.warm_start(start);
+    }
+    let fit = params.fit(train, rng)?;
+    Ok((fit.model().error_rate(test)?, fit.solver_iterations()))
 }
 
 /// The SVM paper's printed calibration, for the diagnostic row only: noise norm
@@ -246,19 +425,19 @@ fn fit_and_test(
 fn scm09_fit_and_test(
     lambda: f64,
     epsilon: f64,
+    warm_start: Option<&[f64]>,
     train: &TrainingSet,
     test: &TrainingSet,
     rng: &mut InsecureSeededRng,
-) -> Result<f64, ErmError> {
-    let huber = Loss::huber(0.5)?;
+) -> Result<(f64, usize), ErmError> {
     let n = train.len() as f64;
     let noise = GammaNormVector::new(train.features(), epsilon)?.sample(rng);
     let linear: Vec<f64> = noise.iter().map(|b| b / n).collect();
-    let objective = GlmObjective::new(train.design(), train.labels(), huber, lambda)?
+    let objective = GlmObjective::new(train.design(), train.labels(), huber(), lambda)?
         .with_linear_term(&linear)?;
-    let weights = Newton::default()
-        .minimize(&objective, None)?
-        .into_converged()?;
+    let solution = Newton::default().minimize(&objective, warm_start)?;
+    let iterations = solution.iterations();
+    let weights = solution.into_converged()?;
     let mut margins = vec![0.0; test.len()];
     test.design().multiply(&weights, &mut margins);
     let wrong = margins
@@ -266,7 +445,7 @@ fn scm09_fit_and_test(
         .zip(test.labels())
         .filter(|&(&m, &y)| (if m >= 0.0 { 1.0 } else { -1.0 }) != y)
         .count();
-    Ok(wrong as f64 / test.len() as f64)
+    Ok((wrong as f64 / test.len() as f64, iterations))
 }
 
 /// A random permutation of `0..n` (Fisher–Yates), fixed by `seed`.

@@ -35,9 +35,13 @@ struct RunRecord<'a> {
     mode: &'a str,
     folds: usize,
     noise_draws: usize,
+    /// Noise draws per cell of the not-private SCM09 diagnostic.
+    diagnostic_noise_draws: usize,
     seed: u64,
     crate_version: &'a str,
-    datasets: Vec<DatasetRecord>,
+    datasets: &'a [DatasetRecord],
+    /// Since the start of the run, including loading the data.
+    wall_seconds: f64,
     cells: &'a [Cell],
 }
 
@@ -105,7 +109,29 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
             checksums: data.checksums.clone(),
             seconds,
         });
+        // Written after each dataset, so a long run that stops keeps what it finished.
+        write_outputs(options, folds, draws, &records, &cells, &skipped, start)?;
     }
+    write_outputs(options, folds, draws, &records, &cells, &skipped, start)?;
+    let ok = sanity_checks(&cells);
+    eprintln!(
+        "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
+        options.out.join("linear").display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(ok)
+}
+
+/// Writes cells.json, cells.csv, summary.md and the figures for the datasets done so far.
+fn write_outputs(
+    options: &Options,
+    folds: usize,
+    draws: usize,
+    records: &[DatasetRecord],
+    cells: &[Cell],
+    skipped: &[&str],
+    start: Instant,
+) -> Result<(), Box<dyn std::error::Error>> {
     let out = options.out.join("linear");
     std::fs::create_dir_all(&out)?;
     let mode = if options.quick {
@@ -118,35 +144,38 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         mode,
         folds,
         noise_draws: draws,
+        diagnostic_noise_draws: draws.min(linear::DIAGNOSTIC_DRAWS),
         seed: options.seed,
         crate_version: env!("CARGO_PKG_VERSION"),
         datasets: records,
-        cells: &cells,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        cells,
     };
     std::fs::write(
         out.join("cells.json"),
         serde_json::to_string_pretty(&record)?,
     )?;
-    std::fs::write(out.join("cells.csv"), report::csv(&cells))?;
-    let wall = start.elapsed().as_secs_f64();
-    let header = header(&record, &skipped, wall);
-    std::fs::write(out.join("summary.md"), report::markdown(&cells, &header))?;
-    figures(&out, &cells)?;
-    let ok = sanity_checks(&cells);
-    eprintln!(
-        "wrote {} (summary.md, cells.json, cells.csv, figures) in {wall:.1} s",
-        out.display()
-    );
-    Ok(ok)
+    std::fs::write(out.join("cells.csv"), report::csv(cells))?;
+    let header = header(&record, skipped);
+    std::fs::write(out.join("summary.md"), report::markdown(cells, &header))?;
+    figures(&out, cells)
 }
 
-fn header(record: &RunRecord<'_>, skipped: &[&str], wall: f64) -> String {
+fn header(record: &RunRecord<'_>, skipped: &[&str]) -> String {
     let mut s = format!(
-        "Mode: {}; {} folds of cross-validation, {} noise draws per private cell; seed {}; dp-ml {}; \
-         wall time {wall:.1} s on this machine.\n\n",
-        record.mode, record.folds, record.noise_draws, record.seed, record.crate_version
+        "Mode: {}; {} folds of cross-validation, {} noise draws per private cell ({} for the \
+         not-private SCM09 diagnostic, run at Λ ≥ {:.0e}); seed {}; dp-ml {}; wall time {:.1} s \
+         on this machine (loading included).\n\n",
+        record.mode,
+        record.folds,
+        record.noise_draws,
+        record.diagnostic_noise_draws,
+        linear::DIAGNOSTIC_MIN_LAMBDA,
+        record.seed,
+        record.crate_version,
+        record.wall_seconds
     );
-    for d in &record.datasets {
+    for d in record.datasets {
         s += &format!(
             "- {}: {} rows, {} features, {:.1} s; ",
             d.name, d.rows, d.features, d.seconds
