@@ -71,6 +71,13 @@ impl Method {
         self.loss() != Loss::Logistic
     }
 
+    /// Whether each fit of a chain starts from the previous ε's model (objective
+    /// perturbation); output perturbation always starts from the non-private minimizer,
+    /// where it needs no step.
+    fn chains_warm_starts(self) -> bool {
+        self != Self::OutputSvm
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Self::NonPrivateSvm => "non-private Huber SVM",
@@ -88,6 +95,9 @@ impl Method {
 pub struct Experiment {
     pub name: &'static str,
     pub lambdas: Vec<f64>,
+    /// Λ values of the grid that only Figure 3's methods (Huber SVM: non-private, output
+    /// and objective perturbation) run; Figure 2's grid is 1e-2 … 1e-7.
+    pub figure3_only_lambdas: Vec<f64>,
     pub plan: Vec<(Method, Vec<f64>)>,
 }
 
@@ -97,6 +107,7 @@ pub fn adult_experiment() -> Experiment {
     Experiment {
         name: "adult",
         lambdas: vec![1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7],
+        figure3_only_lambdas: vec![],
         plan: vec![
             (Method::NonPrivateSvm, vec![]),
             (Method::OutputSvm, both.clone()),
@@ -115,6 +126,7 @@ pub fn kdd_experiment() -> Experiment {
     Experiment {
         name: "kddcup99",
         lambdas: vec![1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7],
+        figure3_only_lambdas: vec![1e-1],
         plan: vec![
             (Method::NonPrivateSvm, vec![]),
             (Method::OutputSvm, three.clone()),
@@ -167,13 +179,19 @@ pub const DIAGNOSTIC_DRAWS: usize = 10;
 /// paper's best errors all lie at Λ ≥ 1e-5.
 pub const DIAGNOSTIC_MIN_LAMBDA: f64 = 1e-5;
 
-/// One private fit to run in every fold: the setting and which noise draw.
-#[derive(Clone, Copy)]
-struct Task {
+/// The private fits of one (Λ, method, noise draw) in a fold, one per ε, run in order.
+///
+/// They share their random numbers (common random numbers: the same seed, so the same
+/// direction and the same standard Gamma variate, scaled to each ε's β), and each
+/// objective-perturbation fit starts its solver from the previous ε's model, which is
+/// close: on KDD the Huber fits then take 4 Newton iterations instead of 7–9. Every cell
+/// still has exactly its mechanism's distribution; only cells of one chain are correlated.
+#[derive(Clone)]
+struct Chain {
     lambda: f64,
     method: Method,
-    epsilon: f64,
     draw: usize,
+    epsilons: Vec<f64>,
 }
 
 /// What one fit produced: its test error (None if the library refused to release it),
@@ -203,8 +221,9 @@ struct Tally {
 /// In each fold the non-private Huber minimizer is computed once per Λ: it is the
 /// non-private cell's model and the warm start of the Huber fits at that Λ (a warm start
 /// changes only the solver's path: see `ErmParams::warm_start`). Output perturbation
-/// starting there needs no solver step. A cliff-free cell whose calibration equals the
-/// paper rule's at this n is the same mechanism, so it reuses the paper-rule fits.
+/// starting there needs no solver step. The fits of one noise draw run as a [`Chain`] over
+/// ε. A cliff-free cell whose calibration equals the paper rule's at this n is the same
+/// mechanism, so it reuses the paper-rule fits.
 pub fn run(
     experiment: &Experiment,
     data: &Dataset,
@@ -212,9 +231,10 @@ pub fn run(
     draws: usize,
     seed: u64,
 ) -> Result<Vec<Cell>, ErmError> {
-    let all_tasks = private_tasks(experiment, draws);
+    let all_chains = private_chains(experiment, draws);
     let order = shuffled(data.len(), seed);
-    let total = (all_tasks.len() + experiment.lambdas.len()) * folds;
+    let private_fits: usize = all_chains.iter().map(|c| c.epsilons.len()).sum();
+    let total = (private_fits + experiment.lambdas.len()) * folds;
     let progress = ProgressBar::new(total as u64).with_style(
         ProgressStyle::with_template(
             "{prefix:>9} [{bar:40}] {pos}/{len} fits, {elapsed} elapsed, ETA {eta}",
@@ -260,55 +280,87 @@ pub fn run(
         };
         // Cliff-free cells that are the paper rule's mechanism at this n, with their twin.
         let mut shared: BTreeMap<CellKey, CellKey> = BTreeMap::new();
-        for task in &all_tasks {
-            if let Some(twin) = task.method.paper_rule_twin()
-                && same_calibration(task.method, twin, task.lambda, task.epsilon, train.len())?
-            {
-                shared.insert(
-                    cell_key(task.method, task.lambda, Some(task.epsilon)),
-                    cell_key(twin, task.lambda, Some(task.epsilon)),
-                );
+        for chain in &all_chains {
+            let Some(twin) = chain.method.paper_rule_twin() else {
+                continue;
+            };
+            for &epsilon in &chain.epsilons {
+                if same_calibration(chain.method, twin, chain.lambda, epsilon, train.len())? {
+                    shared.insert(
+                        cell_key(chain.method, chain.lambda, Some(epsilon)),
+                        cell_key(twin, chain.lambda, Some(epsilon)),
+                    );
+                }
             }
         }
-        let tasks: Vec<&Task> = all_tasks
+        let chains: Vec<Chain> = all_chains
             .iter()
-            .filter(|t| !shared.contains_key(&cell_key(t.method, t.lambda, Some(t.epsilon))))
-            .collect();
-        progress.inc((all_tasks.len() - tasks.len()) as u64);
-        let private: Vec<Outcome> = tasks
-            .par_iter()
-            .map(|task| {
-                let task_seed = seed
-                    ^ (fold as u64) << 48
-                    ^ (task.draw as u64) << 32
-                    ^ task.lambda.to_bits().rotate_left(7)
-                    ^ task.epsilon.to_bits().rotate_left(19)
-                    ^ (task.method as u64) << 56;
-                let started = Instant::now();
-                let start = task.method.warm_starts().then(|| warm_start(task.lambda));
-                let outcome = fit_and_test(
-                    task,
-                    start,
-                    &train,
-                    &test,
-                    &mut InsecureSeededRng::new(task_seed),
-                );
-                progress.inc(1);
-                let (error, iterations) = match outcome {
-                    Ok((error, iterations)) => (Some(error), iterations),
-                    // The library refused to release an uncertified model: counted, not fatal.
-                    Err(ErmError::NotConverged(_)) => (None, 0),
-                    Err(e) => return Err(e),
-                };
-                Ok(Outcome {
-                    key: cell_key(task.method, task.lambda, Some(task.epsilon)),
-                    error,
-                    iterations,
-                    seconds: started.elapsed().as_secs_f64(),
-                    shared: false,
-                })
+            .map(|chain| Chain {
+                epsilons: chain
+                    .epsilons
+                    .iter()
+                    .copied()
+                    .filter(|&e| {
+                        !shared.contains_key(&cell_key(chain.method, chain.lambda, Some(e)))
+                    })
+                    .collect(),
+                ..chain.clone()
             })
-            .collect::<Result<_, _>>()?;
+            .filter(|chain| !chain.epsilons.is_empty())
+            .collect();
+        let fits = |chains: &[Chain]| chains.iter().map(|c| c.epsilons.len()).sum::<usize>();
+        progress.inc((fits(&all_chains) - fits(&chains)) as u64);
+        let private: Vec<Outcome> = chains
+            .par_iter()
+            .map(|chain| {
+                let chain_seed = seed
+                    ^ (fold as u64) << 48
+                    ^ (chain.draw as u64) << 32
+                    ^ chain.lambda.to_bits().rotate_left(7)
+                    ^ (chain.method as u64) << 56;
+                let mut start: Option<Vec<f64>> = chain
+                    .method
+                    .warm_starts()
+                    .then(|| warm_start(chain.lambda).to_vec());
+                let mut outcomes = Vec::with_capacity(chain.epsilons.len());
+                for &epsilon in &chain.epsilons {
+                    let started = Instant::now();
+                    let outcome = fit_and_test(
+                        chain.method,
+                        chain.lambda,
+                        epsilon,
+                        start.as_deref(),
+                        &train,
+                        &test,
+                        &mut InsecureSeededRng::new(chain_seed),
+                    );
+                    progress.inc(1);
+                    let (error, iterations) = match outcome {
+                        Ok(tested) => {
+                            if chain.method.chains_warm_starts() {
+                                start = Some(tested.weights);
+                            }
+                            (Some(tested.error), tested.iterations)
+                        }
+                        // The library refused to release an uncertified model: counted, not
+                        // fatal.
+                        Err(ErmError::NotConverged(_)) => (None, 0),
+                        Err(e) => return Err(e),
+                    };
+                    outcomes.push(Outcome {
+                        key: cell_key(chain.method, chain.lambda, Some(epsilon)),
+                        error,
+                        iterations,
+                        seconds: started.elapsed().as_secs_f64(),
+                        shared: false,
+                    });
+                }
+                Ok(outcomes)
+            })
+            .collect::<Result<Vec<Vec<Outcome>>, _>>()?
+            .into_iter()
+            .flatten()
+            .collect();
         for outcome in &private {
             for (&cliff_free, _) in shared.iter().filter(|(_, twin)| **twin == outcome.key) {
                 outcomes.push(Outcome {
@@ -372,28 +424,29 @@ fn same_calibration(
     Ok(calibration(method)? == calibration(twin)?)
 }
 
-/// Every private fit of one fold: each (Λ, method, ε) with its noise draws.
-fn private_tasks(experiment: &Experiment, draws: usize) -> Vec<Task> {
-    let mut tasks = Vec::new();
+/// Every private fit of one fold, as chains over ε of each (Λ, method, noise draw).
+fn private_chains(experiment: &Experiment, draws: usize) -> Vec<Chain> {
+    let mut chains = Vec::new();
     for &lambda in &experiment.lambdas {
         for (method, epsilons) in &experiment.plan {
+            let figure3_only = experiment.figure3_only_lambdas.contains(&lambda);
             let runs = match method {
                 Method::NonPrivateSvm => 0,
+                Method::OutputSvm | Method::ObjectiveSvm | Method::ObjectiveSvmCliffFree => draws,
+                _ if figure3_only => 0,
                 Method::Scm09SvmNotPrivate if lambda < DIAGNOSTIC_MIN_LAMBDA => 0,
                 Method::Scm09SvmNotPrivate => draws.min(DIAGNOSTIC_DRAWS),
                 _ => draws,
             };
-            for &epsilon in epsilons {
-                tasks.extend((0..runs).map(|draw| Task {
-                    lambda,
-                    method: *method,
-                    epsilon,
-                    draw,
-                }));
-            }
+            chains.extend((0..runs).map(|draw| Chain {
+                lambda,
+                method: *method,
+                draw,
+                epsilons: epsilons.clone(),
+            }));
         }
     }
-    tasks
+    chains
 }
 
 /// The Huber loss of the SVM paper (h = 0.5).
@@ -401,22 +454,35 @@ fn huber() -> Loss {
     Loss::huber(0.5).expect("0.5 is a valid Huber width")
 }
 
-/// Fits `task` and returns the model's test error and the solver's iterations.
+/// A released model's test error, the solver's iterations and the weights.
+struct Tested {
+    error: f64,
+    iterations: usize,
+    weights: Vec<f64>,
+}
+
+/// Fits `method` at (Λ, ε) and tests the model.
 fn fit_and_test(
-    task: &Task,
+    method: Method,
+    lambda: f64,
+    epsilon: f64,
     warm_start: Option<&[f64]>,
     train: &TrainingSet,
     test: &TrainingSet,
     rng: &mut InsecureSeededRng,
-) -> Result<(f64, usize), ErmError> {
-    let Some(mut params) = task.method.params(task.lambda, task.epsilon) else {
-        return scm09_fit_and_test(task.lambda, task.epsilon, warm_start, train, test, rng);
+) -> Result<Tested, ErmError> {
+    let Some(mut params) = method.params(lambda, epsilon) else {
+        return scm09_fit_and_test(lambda, epsilon, warm_start, train, test, rng);
     };
     if let Some(start) = warm_start {
         params = params.warm_start(start);
     }
     let fit = params.fit(train, rng)?;
-    Ok((fit.model().error_rate(test)?, fit.solver_iterations()))
+    Ok(Tested {
+        error: fit.model().error_rate(test)?,
+        iterations: fit.solver_iterations(),
+        weights: fit.into_model().weights().to_vec(),
+    })
 }
 
 /// The SVM paper's printed calibration, for the diagnostic row only: noise norm
@@ -429,7 +495,7 @@ fn scm09_fit_and_test(
     train: &TrainingSet,
     test: &TrainingSet,
     rng: &mut InsecureSeededRng,
-) -> Result<(f64, usize), ErmError> {
+) -> Result<Tested, ErmError> {
     let n = train.len() as f64;
     let noise = GammaNormVector::new(train.features(), epsilon)?.sample(rng);
     let linear: Vec<f64> = noise.iter().map(|b| b / n).collect();
@@ -445,7 +511,11 @@ fn scm09_fit_and_test(
         .zip(test.labels())
         .filter(|&(&m, &y)| (if m >= 0.0 { 1.0 } else { -1.0 }) != y)
         .count();
-    Ok((wrong as f64 / test.len() as f64, iterations))
+    Ok(Tested {
+        error: wrong as f64 / test.len() as f64,
+        iterations,
+        weights,
+    })
 }
 
 /// A random permutation of `0..n` (Fisher–Yates), fixed by `seed`.
