@@ -237,32 +237,41 @@ impl ErmParams {
         }
         match self.mechanism {
             Mechanism::NonPrivate => Ok(None),
-            _ => self.calibrate(examples).map(Some),
-        }
-    }
-
-    /// The calibration of a private mechanism (checked parameters, n ≥ 1).
-    fn calibrate(&self, n: usize) -> Result<NoiseCalibration, ErmError> {
-        match self.mechanism {
-            Mechanism::NonPrivate => unreachable!("the non-private mechanism has no noise"),
-            Mechanism::OutputPerturbation { epsilon } => Ok(calibration::output_perturbation(
-                epsilon,
-                n,
-                self.regularization,
-                self.loss.lipschitz(),
-                self.tolerance,
-            )),
+            Mechanism::OutputPerturbation { epsilon } => {
+                Ok(Some(self.output_calibration(epsilon, examples)))
+            }
             Mechanism::ObjectivePerturbation {
                 epsilon,
                 calibration: rule,
-            } => calibration::objective_perturbation(
-                epsilon,
-                n,
-                self.regularization,
-                self.loss.curvature_bound(),
-                rule,
-            ),
+            } => self
+                .objective_calibration_for(epsilon, rule, examples)
+                .map(Some),
         }
+    }
+
+    fn output_calibration(&self, epsilon: f64, n: usize) -> NoiseCalibration {
+        calibration::output_perturbation(
+            epsilon,
+            n,
+            self.regularization,
+            self.loss.lipschitz(),
+            self.tolerance,
+        )
+    }
+
+    fn objective_calibration_for(
+        &self,
+        epsilon: f64,
+        rule: ObjectiveCalibration,
+        n: usize,
+    ) -> Result<NoiseCalibration, ErmError> {
+        calibration::objective_perturbation(
+            epsilon,
+            n,
+            self.regularization,
+            self.loss.curvature_bound(),
+            rule,
+        )
     }
 
     /// Trains on `data` with randomness from `rng`; see the `# Privacy` section above.
@@ -294,8 +303,8 @@ impl ErmParams {
                 let solution = self.solve(data, self.regularization, None)?;
                 (solution.weights().to_vec(), solution, None, None)
             }
-            Mechanism::OutputPerturbation { .. } => {
-                let calibration = self.calibrate(n)?;
+            Mechanism::OutputPerturbation { epsilon } => {
+                let calibration = self.output_calibration(epsilon, n);
                 let solution = self.solve(data, self.regularization, None)?;
                 let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
                 let weights = solution
@@ -306,8 +315,11 @@ impl ErmParams {
                     .collect();
                 (weights, solution, Some(calibration), Some(noise))
             }
-            Mechanism::ObjectivePerturbation { .. } => {
-                let calibration = self.calibrate(n)?;
+            Mechanism::ObjectivePerturbation {
+                epsilon,
+                calibration: rule,
+            } => {
+                let calibration = self.objective_calibration_for(epsilon, rule, n)?;
                 let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
                 let linear: Vec<f64> = noise.iter().map(|b| b / n as f64).collect();
                 let total = self.regularization + calibration.extra_regularization;

@@ -1,7 +1,6 @@
 //! The linear experiments of the SVM paper (Figures 2a, 3a, 3b) on Adult and KDDCup99.
 
 use std::collections::BTreeMap;
-
 use std::time::Instant;
 
 use dp_datasets::Dataset;
