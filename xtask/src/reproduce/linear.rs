@@ -1,6 +1,6 @@
 //! The linear experiments of the SVM paper (Figures 2a, 3a, 3b) on Adult and KDDCup99.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use dp_datasets::Dataset;
@@ -277,21 +277,24 @@ pub fn run(
                 .expect("every Λ has a non-private fit");
             non_private[index].0.model().weights()
         };
-        // Cliff-free cells that are the paper rule's mechanism at this n, with their twin.
+        // Cliff-free cells that are the paper rule's mechanism at this n, by their twin.
         let mut shared: BTreeMap<CellKey, CellKey> = BTreeMap::new();
-        for chain in &all_chains {
-            let Some(twin) = chain.method.paper_rule_twin() else {
-                continue;
-            };
-            for &epsilon in &chain.epsilons {
-                if same_calibration(chain.method, twin, chain.lambda, epsilon, train.len())? {
-                    shared.insert(
-                        cell_key(chain.method, chain.lambda, Some(epsilon)),
-                        cell_key(twin, chain.lambda, Some(epsilon)),
-                    );
+        for &lambda in &experiment.lambdas {
+            for (method, epsilons) in &experiment.plan {
+                let Some(twin) = method.paper_rule_twin() else {
+                    continue;
+                };
+                for &epsilon in epsilons {
+                    if same_calibration(*method, twin, lambda, epsilon, train.len())? {
+                        shared.insert(
+                            cell_key(twin, lambda, Some(epsilon)),
+                            cell_key(*method, lambda, Some(epsilon)),
+                        );
+                    }
                 }
             }
         }
+        let shared_cliff_free: BTreeSet<CellKey> = shared.values().copied().collect();
         let chains: Vec<Chain> = all_chains
             .iter()
             .map(|chain| Chain {
@@ -300,7 +303,7 @@ pub fn run(
                     .iter()
                     .copied()
                     .filter(|&e| {
-                        !shared.contains_key(&cell_key(chain.method, chain.lambda, Some(e)))
+                        !shared_cliff_free.contains(&cell_key(chain.method, chain.lambda, Some(e)))
                     })
                     .collect(),
                 ..chain.clone()
@@ -361,7 +364,7 @@ pub fn run(
             .flatten()
             .collect();
         for outcome in &private {
-            for (&cliff_free, _) in shared.iter().filter(|(_, twin)| **twin == outcome.key) {
+            if let Some(&cliff_free) = shared.get(&outcome.key) {
                 outcomes.push(Outcome {
                     key: cliff_free,
                     seconds: 0.0,
