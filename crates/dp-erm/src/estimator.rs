@@ -2,8 +2,8 @@
 //! checked parameters (linfa style).
 
 use dp_noise::GammaNormVector;
+use dp_noise::ReleaseRng;
 use dp_optim::{DEFAULT_TOLERANCE, GlmObjective, Lbfgs, Newton, Solution, Solver};
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::{self, NoiseCalibration, ObjectiveCalibration};
@@ -275,12 +275,16 @@ impl ErmParams {
     }
 
     /// Trains on `data` with randomness from `rng`; see the `# Privacy` section above.
-    pub fn fit<R: Rng + ?Sized>(&self, data: &TrainingSet, rng: &mut R) -> Result<Fit, ErmError> {
+    pub fn fit<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &TrainingSet,
+        rng: &mut R,
+    ) -> Result<Fit, ErmError> {
         self.fit_revealing_noise(data, rng).map(|(fit, _)| fit)
     }
 
     /// As `fit`, also returning the secret noise vector (for this crate's tests only).
-    pub(crate) fn fit_revealing_noise<R: Rng + ?Sized>(
+    pub(crate) fn fit_revealing_noise<R: ReleaseRng + ?Sized>(
         &self,
         data: &TrainingSet,
         rng: &mut R,
@@ -290,7 +294,7 @@ impl ErmParams {
 
     /// The mechanism with the noise rate β multiplied by `rate_factor`: 1 in production;
     /// tests pass 2 (half the noise) to prove the privacy tests catch a broken calibration.
-    pub(crate) fn fit_with_rate_factor<R: Rng + ?Sized>(
+    pub(crate) fn fit_with_rate_factor<R: ReleaseRng + ?Sized>(
         &self,
         data: &TrainingSet,
         rng: &mut R,

@@ -1,7 +1,7 @@
 //! Multiclass classification by one-vs-rest, with the privacy budget split across classes.
 
 use dp_noise::PrivacyBudget;
-use rand::Rng;
+use dp_noise::ReleaseRng;
 
 use crate::estimator::Mechanism;
 use crate::{ErmError, ErmParams, LinearModel, TrainingSet};
@@ -23,7 +23,7 @@ pub struct OneVsRest {
 impl OneVsRest {
     /// Trains on the rows of `rows` (their ±1 labels are ignored) with class labels
     /// `classes[i] ∈ 0..class_count`, `class_count ≥ 2`.
-    pub fn fit<R: Rng + ?Sized>(
+    pub fn fit<R: ReleaseRng + ?Sized>(
         params: &ErmParams,
         rows: &TrainingSet,
         classes: &[usize],

@@ -1,9 +1,7 @@
 //! The discrete Laplace distribution on the integers, sampled exactly.
 
-use rand::Rng;
-
-use crate::NoiseError;
 use crate::exact::{Ratio, bernoulli_exp_neg, bernoulli_ratio, uniform_below};
+use crate::{NoiseError, ReleaseRng};
 
 /// The discrete Laplace distribution on ℤ with scale `t > 0`:
 /// `P(K = k) = (1 − e^{−1/t}) / (1 + e^{−1/t}) · e^{−|k|/t}`.
@@ -88,7 +86,7 @@ impl DiscreteLaplace {
     }
 
     /// One draw. The value is an `i128` so that no draw, however improbable, is clipped.
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> i128 {
+    pub fn sample<R: ReleaseRng + ?Sized>(&self, rng: &mut R) -> i128 {
         // CKS20 Algorithm 2 with scale t/s: X = U + t·V is geometric-like on ℕ with ratio
         // e^{−1/t}; ⌊X/s⌋ is geometric with ratio e^{−s/t}; a fair sign, rejecting "−0".
         let (t, s) = (self.scale.numerator, self.scale.denominator);

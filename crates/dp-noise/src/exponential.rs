@@ -3,10 +3,10 @@
 
 use rand::Rng;
 
-use crate::NoiseError;
 use crate::error::{check_epsilon, check_sensitivity};
 use crate::exact::{Ratio, bernoulli_exp_neg, scaled_floor, uniform_below};
 use crate::grid::Grid;
+use crate::{NoiseError, ReleaseRng};
 
 /// Largest power of two allowed in the denominator of the exponent coefficient.
 const MAX_COEFFICIENT_SHIFT: i32 = 110;
@@ -146,7 +146,7 @@ impl ExponentialMechanism {
     }
 
     /// Chooses the index of one candidate.
-    pub fn select<R: Rng + ?Sized>(
+    pub fn select<R: ReleaseRng + ?Sized>(
         &self,
         utilities: &[f64],
         rng: &mut R,
@@ -196,7 +196,7 @@ impl PermuteAndFlip {
     }
 
     /// Chooses the index of one candidate.
-    pub fn select<R: Rng + ?Sized>(
+    pub fn select<R: ReleaseRng + ?Sized>(
         &self,
         utilities: &[f64],
         rng: &mut R,

@@ -1,12 +1,10 @@
 //! The Laplace mechanism for released real numbers, in the snapping form that floating
 //! point cannot break.
 
-use rand::Rng;
-
-use crate::NoiseError;
 use crate::discrete_laplace::DiscreteLaplace;
 use crate::error::{check_epsilon, check_sensitivity};
 use crate::grid::Grid;
+use crate::{NoiseError, ReleaseRng};
 
 /// The Laplace mechanism for a real-valued query, made safe for floating point.
 ///
@@ -79,7 +77,11 @@ impl Laplace {
     }
 
     /// Releases `value` with ε-DP noise; the result is a multiple of [`Laplace::grid`].
-    pub fn release<R: Rng + ?Sized>(&self, value: f64, rng: &mut R) -> Result<f64, NoiseError> {
+    pub fn release<R: ReleaseRng + ?Sized>(
+        &self,
+        value: f64,
+        rng: &mut R,
+    ) -> Result<f64, NoiseError> {
         let index = self.grid.index(value, 0)?;
         Ok(self.grid.value(index + self.noise.sample(rng)))
     }

@@ -12,9 +12,10 @@
 //! | track ε across releases | [`PrivacyBudget`] | sums rounded up |
 //! | randomness | [`DpRng`], [`InsecureSeededRng`] | ChaCha20 from OS entropy; seeded for experiments |
 //!
-//! Every sampler is generic over the generator (`R: rand::Rng + ?Sized`). Use
-//! [`DpRng::from_os_entropy`] in production; [`InsecureSeededRng`] makes
-//! experiments repeatable and releases nothing private.
+//! Every sampler takes its randomness as `R: ReleaseRng`, a sealed trait: [`DpRng`]
+//! (ChaCha20 keyed from the OS) always qualifies; [`InsecureSeededRng`] qualifies only with
+//! the cargo feature `insecure-seeded-rng`, the explicit opt-in that tests and experiments
+//! use to make runs repeatable (nothing released that way is private).
 //!
 //! The neighbouring relation throughout the workspace is *replace one record*; a mechanism's
 //! ε is stated for the sensitivity you declare under that relation.
@@ -61,7 +62,7 @@ pub use discrete_laplace::DiscreteLaplace;
 pub use error::NoiseError;
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
 pub use laplace::Laplace;
-pub use rng::{DpRng, InsecureSeededRng};
+pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
 pub use vector::GammaNormVector;
 
 #[cfg(test)]

@@ -5,15 +5,40 @@ use std::convert::Infallible;
 use std::fmt;
 
 use rand::rngs::SysRng;
-use rand::{SeedableRng, TryCryptoRng, TryRng};
+use rand::{Rng, SeedableRng, TryCryptoRng, TryRng};
 use rand_chacha::ChaCha20Rng;
 
 use crate::NoiseError;
 
+/// A generator that release paths accept: every sampler and mechanism of the workspace
+/// takes `R: ReleaseRng`, so noise for a release comes from a cryptographically secure
+/// generator by type, not by convention.
+///
+/// The trait is sealed. [`DpRng`] implements it always; [`InsecureSeededRng`] implements it
+/// only when the cargo feature `insecure-seeded-rng` is enabled (and in this crate's own
+/// tests): the explicit, opt-in route by which tests and experiments make runs repeatable.
+/// A library that depends on this crate without that feature cannot pass a seeded or
+/// user-chosen generator (`StdRng::seed_from_u64(0)` is `CryptoRng` too, and just as
+/// predictable) to a mechanism.
+pub trait ReleaseRng: Rng + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for DpRng {}
+impl ReleaseRng for DpRng {}
+
+#[cfg(any(test, feature = "insecure-seeded-rng"))]
+impl sealed::Sealed for InsecureSeededRng {}
+/// Only with the cargo feature `insecure-seeded-rng`: releases made with it are not private.
+#[cfg(any(test, feature = "insecure-seeded-rng"))]
+impl ReleaseRng for InsecureSeededRng {}
+
 /// The production generator: ChaCha20 keyed with 256 bits from the operating system.
 ///
-/// Every sampler takes any `R: Rng + ?Sized`; this is the one to pass when releasing
-/// anything about real people. For repeatable experiments use [`InsecureSeededRng`].
+/// The one [`ReleaseRng`] available without opting into anything: pass it when releasing
+/// anything about real people. For repeatable experiments see [`InsecureSeededRng`].
 ///
 /// # Privacy
 /// Differential privacy assumes noise the adversary cannot predict. ChaCha20 keyed from
@@ -38,8 +63,9 @@ impl DpRng {
 ///
 /// **Not private.** For reproducible experiments and tests only: anyone who knows or
 /// guesses the seed can subtract the noise from every released value. Unlike [`DpRng`] it
-/// does not implement `CryptoRng`, so an API that demands a cryptographic generator
-/// refuses it.
+/// does not implement `CryptoRng`, and it is a [`ReleaseRng`] (accepted by mechanisms) only
+/// with the cargo feature `insecure-seeded-rng`. Without the feature it still serves as a
+/// seeded source for things that are not releases (synthetic data, shuffles in tests).
 pub struct InsecureSeededRng {
     inner: ChaCha20Rng,
 }

@@ -2,10 +2,11 @@
 //! and objective perturbation.
 
 use rand::Rng;
+
 use rand_distr::{Distribution, Gamma, StandardNormal};
 
-use crate::NoiseError;
 use crate::error::{check_epsilon, check_sensitivity};
+use crate::{NoiseError, ReleaseRng};
 
 /// The distribution on ℝ^d with density `ν(b) ∝ exp(−β‖b‖₂)`.
 ///
@@ -76,14 +77,14 @@ impl GammaNormVector {
     }
 
     /// One noise vector.
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
+    pub fn sample<R: ReleaseRng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
         let mut out = vec![0.0; self.dim];
         fill_norm_times_direction(&mut out, self.dim as f64, 1.0 / self.beta, rng);
         out
     }
 
     /// Writes one noise vector into `out`, which must have length `d`.
-    pub fn sample_into<R: Rng + ?Sized>(
+    pub fn sample_into<R: ReleaseRng + ?Sized>(
         &self,
         out: &mut [f64],
         rng: &mut R,
