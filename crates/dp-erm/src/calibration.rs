@@ -18,11 +18,11 @@ pub enum ObjectiveCalibration {
     CliffFree,
 }
 
-/// The noise parameters a private fit used. The noise vector itself is secret and never
-/// reported.
+/// The noise parameters a private fit used, all functions of the public parameters and n
+/// (never of the data). The noise vectors themselves are secret and never reported.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct NoiseCalibration {
-    /// The ε of the guarantee.
+    /// The ε of the guarantee: everything the release spends.
     pub epsilon: f64,
     /// The part of ε spent on the noise density (objective perturbation), or ε (output).
     pub epsilon_prime: f64,
@@ -32,17 +32,154 @@ pub struct NoiseCalibration {
     pub beta: f64,
     /// L2 sensitivity the noise covers (output perturbation), if any.
     pub l2_sensitivity: Option<f64>,
+    /// The gradient-norm tolerance γ the solver certifies (chosen before the data are seen).
+    pub tolerance: f64,
+    /// The second noise vector that covers the solver's distance to the exact minimizer
+    /// (objective perturbation only).
+    pub minimizer_noise: Option<MinimizerNoise>,
 }
 
-/// Objective perturbation's (ε', Δ, β) for `n` examples, regularization Λ and curvature
-/// bound c.
+/// Approximate-minima perturbation in pure-ε form (ALGORITHMS.md §4, refinement (b); Iyengar
+/// et al., S&P 2019): objective perturbation's proof covers the exact minimizer, the solver
+/// releases a point within `radius = γ/(Λ+Δ)` of it, and adding noise of density
+/// `∝ exp(−β‖·‖)` with `β = ε/(2·radius)` makes that point as private as the exact one, at
+/// the price of this ε.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MinimizerNoise {
+    /// The share of ε it spends.
+    pub epsilon: f64,
+    /// Certified distance `γ/(Λ+Δ)` from the solver's point to the exact minimizer.
+    pub radius: f64,
+    /// Rate of its density `∝ exp(−β‖b‖)`.
+    pub beta: f64,
+}
+
+/// The share of objective perturbation's ε spent on [`MinimizerNoise`]. Its noise norm is
+/// about `2dγ/((Λ+Δ)·ε₂)`; since `Λ+Δ ≳ c/(nε)` whenever the Jacobian term fits in ε, that is
+/// at most about `γ·n·ε'/ε₂` times the objective noise's effect on the model — 2·10⁻⁴ at
+/// n = 45,000, γ = 10⁻¹⁰, ε₂ = ε/100: invisible in the error rates.
+pub const MINIMIZER_NOISE_SHARE: f64 = 0.01;
+
+/// Largest gradient tolerance any mechanism accepts: looser solves are not cheaper in any
+/// way that matters and only add noise (output perturbation) or minimizer noise.
+pub const MAX_TOLERANCE: f64 = 1e-6;
+
+/// How far above the modelled rounding error of `‖∇F‖` a tolerance must stay
+/// ([`tolerance_floor`]).
+pub const ROUNDING_MARGIN: f64 = 64.0;
+
+/// A bound that the norm of objective perturbation's noise (`Gamma(d, 1/β)`) exceeds with
+/// probability at most `e^{−40}` ≈ 4·10⁻¹⁸: Gamma(d, 1) is sub-gamma, so
+/// `P(X ≥ d + √(2dt) + t) ≤ e^{−t}`; here `t = 40`.
+pub fn noise_norm_bound(features: usize, beta: f64) -> f64 {
+    let d = features as f64;
+    ((d + (80.0 * d).sqrt() + 40.0) / beta).next_up()
+}
+
+/// The smallest gradient tolerance a fit on `examples` rows of `features` columns may ask
+/// for, so that every accepted input reaches it (ALGORITHMS.md §4, refinement (a)).
+///
+/// The computed `∇F = (1/n) Σ ℓ'(z_i) y_i x_i + μw + g` can only be trusted to the rounding
+/// error of its terms. With rows in the unit ball the data term has norm ≤ 1 and, at the
+/// minimizer, `‖μw‖ ≤ 1 + ‖g‖`; objective perturbation's linear term `g = b/n` has norm at
+/// most [`noise_norm_bound`]`/n` except with probability e^{−40}. Modelling the summation
+/// error of n terms as growing like √n (rounding errors of random sign) and each of the d
+/// coordinates' cancellations as one rounding, the floor is
+/// `ROUNDING_MARGIN · 2⁻⁵² · (√n + √d · (2 + 2‖g‖_max))`: about 3·10⁻¹² on Adult-sized
+/// data, 30 times below the default tolerance 10⁻¹⁰. It depends on public sizes and
+/// parameters only, never on the data.
+pub fn tolerance_floor(examples: usize, features: usize, noise_beta: Option<f64>) -> f64 {
+    let noise_gradient = noise_beta.map_or(0.0, |beta| {
+        noise_norm_bound(features, beta) / examples as f64
+    });
+    ROUNDING_MARGIN
+        * f64::EPSILON
+        * ((examples as f64).sqrt() + (features as f64).sqrt() * (2.0 + 2.0 * noise_gradient))
+}
+
+/// The tolerance a fit certifies: the requested one if it lies in `[floor, MAX_TOLERANCE]`,
+/// else (nothing requested) the larger of the default 10⁻¹⁰ and the floor.
+/// `too_noisy` is the error when nothing was requested and the floor itself is above
+/// [`MAX_TOLERANCE`] (noise so large that double precision cannot train with it).
+pub(crate) fn resolve_tolerance(
+    requested: Option<f64>,
+    floor: f64,
+    too_noisy: ErmError,
+) -> Result<f64, ErmError> {
+    match requested {
+        Some(tolerance) if !(tolerance.is_finite() && tolerance > 0.0) => {
+            Err(ErmError::InvalidParameter {
+                what: "tolerance",
+                value: tolerance,
+                requirement: "finite and > 0",
+            })
+        }
+        Some(tolerance) if tolerance > MAX_TOLERANCE => Err(ErmError::InvalidParameter {
+            what: "tolerance",
+            value: tolerance,
+            requirement: "at most 1e-6",
+        }),
+        Some(tolerance) if tolerance < floor => {
+            Err(ErmError::ToleranceBelowRounding { tolerance, floor })
+        }
+        Some(tolerance) => Ok(tolerance),
+        None if floor > MAX_TOLERANCE => Err(too_noisy),
+        None => Ok(dp_optim::DEFAULT_TOLERANCE.max(floor)),
+    }
+}
+
+/// Objective perturbation's full calibration for total ε: [`MINIMIZER_NOISE_SHARE`] of ε
+/// for the [`MinimizerNoise`], the rest split into the Jacobian term and the noise density
+/// by `rule`, then the tolerance (`requested`, or the default above the rounding floor).
+#[allow(clippy::too_many_arguments)]
 pub fn objective_perturbation(
+    epsilon: f64,
+    examples: usize,
+    features: usize,
+    regularization: f64,
+    curvature: f64,
+    rule: ObjectiveCalibration,
+    tolerance: Option<f64>,
+) -> Result<NoiseCalibration, ErmError> {
+    let minimizer_epsilon = (epsilon * MINIMIZER_NOISE_SHARE).next_down();
+    // ε₁ + ε₂ ≤ ε: the difference is rounded down.
+    let objective_epsilon = (epsilon - minimizer_epsilon).next_down();
+    let (epsilon_prime, extra_regularization, beta) =
+        objective_noise(objective_epsilon, examples, regularization, curvature, rule)?;
+    let tolerance = resolve_tolerance(
+        tolerance,
+        tolerance_floor(examples, features, Some(beta)),
+        ErmError::NoiseBeyondPrecision {
+            epsilon,
+            noise_norm: noise_norm_bound(features, beta),
+        },
+    )?;
+    // The solver's strong convexity is fl(Λ + Δ), the same sum it is given.
+    let radius = (tolerance / (regularization + extra_regularization)).next_up();
+    let minimizer_beta = (minimizer_epsilon / (2.0 * radius)).next_down();
+    Ok(NoiseCalibration {
+        epsilon,
+        epsilon_prime,
+        extra_regularization,
+        beta,
+        l2_sensitivity: None,
+        tolerance,
+        minimizer_noise: Some(MinimizerNoise {
+            epsilon: minimizer_epsilon,
+            radius,
+            beta: minimizer_beta,
+        }),
+    })
+}
+
+/// (ε', Δ, β) of objective perturbation's noise for `epsilon`, n, Λ and curvature bound c.
+pub(crate) fn objective_noise(
     epsilon: f64,
     examples: usize,
     regularization: f64,
     curvature: f64,
     rule: ObjectiveCalibration,
-) -> Result<NoiseCalibration, ErmError> {
+) -> Result<(f64, f64, f64), ErmError> {
     let n = examples as f64;
     // 2 ln(1 + c/(n(Λ+Δ))) = ln((1 + c/(n(Λ+Δ)))²), the Jacobian term, rounded up: the
     // product, quotient and ln_1p each err by an ulp or so; 16 ulps cover them.
@@ -83,13 +220,11 @@ pub fn objective_perturbation(
             requirement: "large enough for a positive noise budget at this n and regularization",
         });
     }
-    Ok(NoiseCalibration {
-        epsilon,
+    Ok((
         epsilon_prime,
         extra_regularization,
-        beta: (epsilon_prime / 2.0).next_down(),
-        l2_sensitivity: None,
-    })
+        (epsilon_prime / 2.0).next_down(),
+    ))
 }
 
 /// Output perturbation's sensitivity `2L/(nΛ) + 2γ/Λ` (ALGORITHMS.md §3, γ the certified
@@ -101,6 +236,8 @@ pub fn output_perturbation(
     lipschitz: f64,
     tolerance: f64,
 ) -> NoiseCalibration {
+    // Λ ≥ 1e-12, n ≥ 1 and γ ≤ 1e-6 keep the sensitivity finite; the caller checks that
+    // the noise norm is representable.
     let exact_part = 2.0 * lipschitz / (examples as f64 * regularization);
     let solver_part = 2.0 * tolerance / regularization;
     let l2_sensitivity = (exact_part + solver_part).next_up().next_up();
@@ -110,5 +247,7 @@ pub fn output_perturbation(
         extra_regularization: 0.0,
         beta: (epsilon / l2_sensitivity).next_down(),
         l2_sensitivity: Some(l2_sensitivity),
+        tolerance,
+        minimizer_noise: None,
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use dp_optim::{CsrRows, DenseRows, Design};
-use unit_ball::{l2_norm, unit_ball_scale};
+use unit_ball::{clip_to_unit_ball, l2_norm};
 
 use crate::ErmError;
 
@@ -16,14 +16,13 @@ use crate::ErmError;
 /// transformations that put data into the unit ball without looking at other rows (and so
 /// without privacy cost): scaling by declared public bounds, per-row clipping, and a
 /// constant intercept feature inside the norm bound.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TrainingSet {
     rows: Arc<Rows>,
     labels: Vec<f64>,
 }
 
 /// Dense or sparse storage, whichever the data came in as.
-#[derive(Debug)]
 pub(crate) enum Rows {
     Dense(DenseRows),
     Sparse(CsrRows),
@@ -67,6 +66,26 @@ impl Design for Rows {
         }
     }
 }
+
+/// Shows the shape only: the rows and labels are the data the guarantees protect, and a
+/// `Debug` print ends up in logs.
+impl std::fmt::Debug for TrainingSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let storage = match self.rows.as_ref() {
+            Rows::Dense(_) => "dense",
+            Rows::Sparse(_) => "sparse",
+        };
+        f.debug_struct("TrainingSet")
+            .field("rows", &self.len())
+            .field("features", &self.features())
+            .field("storage", &storage)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Most features a training set may declare: 2²⁴. Column structures are allocated per
+/// feature, so a mistyped count (2³², say) must be refused before anything is built.
+pub const MAX_FEATURES: usize = 1 << 24;
 
 impl TrainingSet {
     /// Starts building a training set with `features` columns.
@@ -187,13 +206,20 @@ impl TrainingSetBuilder {
     /// bounds; clipping; the unit-ball contract; the intercept.
     pub fn build(self) -> Result<TrainingSet, ErmError> {
         let features = self.features;
+        if features == 0 || features > MAX_FEATURES {
+            return Err(ErmError::InvalidParameter {
+                what: "feature count",
+                value: features as f64,
+                requirement: "between 1 and 2^24 = 16777216",
+            });
+        }
         let mut rows: Vec<Vec<(usize, f64)>> = match self.input {
             Input::None => return Err(ErmError::EmptyData),
             Input::Dense(values) => {
-                if features == 0 || values.len() % features != 0 {
+                if values.len() % features != 0 {
                     return Err(ErmError::DimensionMismatch {
                         what: "dense values (a multiple of the feature count)",
-                        expected: features.max(1) * (values.len() / features.max(1) + 1),
+                        expected: (values.len() / features + 1).saturating_mul(features),
                         found: values.len(),
                     });
                 }
@@ -210,17 +236,17 @@ impl TrainingSetBuilder {
             }
             Input::Sparse(rows) => rows,
         };
-        if rows.is_empty() || features == 0 {
+        if rows.is_empty() {
             return Err(ErmError::EmptyData);
         }
         check_labels(&self.labels, rows.len())?;
         for (r, row) in rows.iter().enumerate() {
             for &(c, v) in row {
                 if c >= features {
-                    return Err(ErmError::RowLength {
+                    return Err(ErmError::FeatureIndexOutOfRange {
                         row: r,
-                        expected: features,
-                        found: c + 1,
+                        col: c,
+                        features,
                     });
                 }
                 if !v.is_finite() {
@@ -236,10 +262,7 @@ impl TrainingSetBuilder {
             scale_by_bounds(&mut rows, bounds, features)?;
         }
         if self.clip {
-            for row in &mut rows {
-                let scale = unit_ball_scale(row.iter().map(|&(_, v)| v));
-                row.iter_mut().for_each(|(_, v)| *v *= scale);
-            }
+            rows.iter_mut().for_each(|row| clip_to_unit_ball(row));
         }
         for (r, row) in rows.iter().enumerate() {
             let norm = l2_norm(row.iter().map(|&(_, v)| v));
@@ -263,8 +286,7 @@ impl TrainingSetBuilder {
                     row.push((features, constant));
                     row.iter_mut().for_each(|(_, v)| *v *= shrink);
                     // ‖(x, c)‖/√(1+c²) ≤ 1 in exact arithmetic; make sure it is in floating point.
-                    let scale = unit_ball_scale(row.iter().map(|&(_, v)| v));
-                    row.iter_mut().for_each(|(_, v)| *v *= scale);
+                    clip_to_unit_ball(row);
                 }
                 features.checked_add(1).ok_or(ErmError::InvalidParameter {
                     what: "feature count",
@@ -364,18 +386,24 @@ mod unit_ball {
                 .sqrt()
     }
 
-    /// The factor `s ≤ 1` such that the row scaled by `s` has computed norm ≤ 1: `1/‖x‖`
-    /// when `‖x‖ > 1` (nudged down until the computed norm is ≤ 1), else 1.
-    pub fn unit_ball_scale(values: impl Iterator<Item = f64> + Clone) -> f64 {
-        let norm_after = |s: f64| l2_norm(values.clone().map(move |v| v * s));
-        let norm = l2_norm(values.clone());
+    /// Scales `row` by `1/‖x‖` when `‖x‖ > 1` (nudged down until the computed norm is ≤ 1).
+    /// Divides by the largest magnitude first, so a row whose norm overflows (entries near
+    /// 1e308) is scaled correctly rather than multiplied by 1/∞ = 0.
+    pub fn clip_to_unit_ball(row: &mut [(usize, f64)]) {
+        let norm = l2_norm(row.iter().map(|&(_, v)| v));
         if norm <= 1.0 {
-            return 1.0;
+            return;
         }
-        let mut scale = 1.0 / norm;
-        while norm_after(scale) > 1.0 {
-            scale = scale.next_down();
+        let largest = row.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
+        let relative_norm = row
+            .iter()
+            .map(|&(_, v)| (v / largest) * (v / largest))
+            .sum::<f64>()
+            .sqrt();
+        row.iter_mut()
+            .for_each(|(_, v)| *v = (*v / largest) / relative_norm);
+        while l2_norm(row.iter().map(|&(_, v)| v)) > 1.0 {
+            row.iter_mut().for_each(|(_, v)| *v *= 1.0 - f64::EPSILON);
         }
-        scale
     }
 }

@@ -72,9 +72,56 @@ pub enum ErmError {
         /// What it must satisfy.
         requirement: &'static str,
     },
-    /// The solver did not certify convergence, so no model is released. The wrapped error's
-    /// numbers (gradient norm) depend on the data and are not private.
-    NotConverged(OptimError),
+    /// The solver did not certify its tolerance, so no model is released. It carries no
+    /// numbers: how close the solver got depends on the data and is not private. Accepted
+    /// parameters make this practically impossible ([`crate::calibration::tolerance_floor`]).
+    NotConverged,
+    /// An option was set for a mechanism it does not apply to.
+    MisplacedOption {
+        /// The option.
+        option: &'static str,
+        /// The mechanism it applies to.
+        applies_to: &'static str,
+    },
+    /// A sparse entry names a feature outside `0..features`.
+    FeatureIndexOutOfRange {
+        /// The row.
+        row: usize,
+        /// The feature index given.
+        col: usize,
+        /// The number of features declared.
+        features: usize,
+    },
+    /// A class index is not below the class count (one-vs-rest).
+    InvalidClass {
+        /// The row.
+        row: usize,
+        /// The class given.
+        class: usize,
+        /// The number of classes declared.
+        class_count: usize,
+    },
+    /// A requested solver tolerance is below the rounding error of the gradient for this
+    /// size and noise: the solver could not certify it on every input.
+    ToleranceBelowRounding {
+        /// The tolerance requested.
+        tolerance: f64,
+        /// The smallest tolerance accepted for this n, d and noise.
+        floor: f64,
+    },
+    /// ε is so small (for this n, d and Λ) that the noise would be beyond what double
+    /// precision can train with or represent.
+    NoiseBeyondPrecision {
+        /// The ε requested.
+        epsilon: f64,
+        /// A bound on the noise norm that holds except with probability e^{−40}.
+        noise_norm: f64,
+    },
+    /// A decision value `fᵀx` overflowed: the input is too large for the model's weights.
+    DecisionOverflow {
+        /// The row.
+        row: usize,
+    },
     /// A model file could not be read.
     InvalidModelFile(String),
     /// From the noise samplers.
@@ -95,15 +142,18 @@ impl fmt::Display for ErmError {
                 write!(f, "row {row} has {found} features, expected {expected}")
             }
             Self::NonFiniteFeature { row, col, value } => {
-                write!(f, "feature {col} of row {row} is not finite: {value}")
+                write!(f, "feature {col} of row {row} is not finite: {value:?}")
             }
             Self::RowNormAboveOne { row, norm } => write!(
                 f,
-                "row {row} has norm {norm} > 1; the privacy guarantees need every row in the unit \
-                 ball (scale by public bounds or clip rows explicitly)"
+                "row {row} has norm {norm:?} > 1; the privacy guarantees need every row in the \
+                 unit ball (scale by public bounds or clip rows explicitly)"
             ),
             Self::InvalidLabel { row, label } => {
-                write!(f, "label of row {row} is {label}; labels must be -1 or +1")
+                write!(
+                    f,
+                    "label of row {row} is {label:?}; labels must be -1 or +1"
+                )
             }
             Self::OutsidePublicBound {
                 row,
@@ -112,7 +162,7 @@ impl fmt::Display for ErmError {
                 bound,
             } => write!(
                 f,
-                "feature {col} of row {row} is {value}, outside the declared public bound {bound}"
+                "feature {col} of row {row} is {value:?}, outside the declared public bound {bound:?}"
             ),
             Self::DimensionMismatch {
                 what,
@@ -126,12 +176,47 @@ impl fmt::Display for ErmError {
                 value,
                 requirement,
             } => {
-                write!(f, "{what} = {value} is invalid: it must be {requirement}")
+                write!(f, "{what} = {value:?} is invalid: it must be {requirement}")
             }
-            // The wrapped solver error holds data-dependent numbers; the message does not.
-            Self::NotConverged(_) => write!(
+            Self::NotConverged => write!(
                 f,
                 "no model released: the solver could not certify the gradient tolerance"
+            ),
+            Self::MisplacedOption { option, applies_to } => {
+                write!(f, "{option} applies only to {applies_to}")
+            }
+            Self::FeatureIndexOutOfRange { row, col, features } => write!(
+                f,
+                "row {row} has an entry for feature {col}, but there are {features} features \
+                 (indices 0..{features})"
+            ),
+            Self::InvalidClass {
+                row,
+                class,
+                class_count,
+            } => write!(
+                f,
+                "class of row {row} is {class}; classes must be below the class count {class_count}"
+            ),
+            Self::ToleranceBelowRounding { tolerance, floor } => write!(
+                f,
+                "tolerance {tolerance:?} is below {floor:?}, the rounding error of the gradient \
+                 for this size and noise; ask for at least {floor:?} (or leave the default)"
+            ),
+            Self::NoiseBeyondPrecision {
+                epsilon,
+                noise_norm,
+            } => write!(
+                f,
+                "epsilon = {epsilon:?} is too small for this number of rows, features and \
+                 regularization: the noise norm could reach {noise_norm:?}, beyond what double \
+                 precision can train with; use a larger epsilon, more rows or a larger \
+                 regularization"
+            ),
+            Self::DecisionOverflow { row } => write!(
+                f,
+                "the decision value of row {row} overflows: its entries are too large for the \
+                 model's weights"
             ),
             Self::InvalidModelFile(why) => write!(f, "invalid model file: {why}"),
             Self::Noise(e) => write!(f, "{e}"),
@@ -151,9 +236,46 @@ impl From<NoiseError> for ErmError {
 impl From<OptimError> for ErmError {
     fn from(e: OptimError) -> Self {
         match e {
-            OptimError::NotConverged { .. } => Self::NotConverged(e),
+            // Only the fact of the refusal leaves: the solver's numbers depend on the data.
+            OptimError::NotConverged { .. } => Self::NotConverged,
             other => Self::Optim(other),
         }
+    }
+}
+
+/// Largest ε accepted: beyond it a guarantee says nothing (e^1000); train non-privately.
+pub const MAX_EPSILON: f64 = 1e3;
+/// Smallest regularization Λ accepted: below it the objective's condition number
+/// (`c/Λ`) approaches the inverse of double precision and solves stop being reliable.
+pub const MIN_REGULARIZATION: f64 = 1e-12;
+/// Largest regularization Λ accepted.
+pub const MAX_REGULARIZATION: f64 = 1e6;
+
+/// Checks ε is finite and in `(0, MAX_EPSILON]`.
+pub(crate) fn check_epsilon(epsilon: f64) -> Result<f64, ErmError> {
+    check_positive("epsilon", epsilon)?;
+    if epsilon <= MAX_EPSILON {
+        Ok(epsilon)
+    } else {
+        Err(ErmError::InvalidParameter {
+            what: "epsilon",
+            value: epsilon,
+            requirement: "at most 1000 (a larger epsilon guarantees nothing; train non-privately)",
+        })
+    }
+}
+
+/// Checks Λ is finite and in `[MIN_REGULARIZATION, MAX_REGULARIZATION]`.
+pub(crate) fn check_regularization(regularization: f64) -> Result<f64, ErmError> {
+    check_positive("regularization", regularization)?;
+    if (MIN_REGULARIZATION..=MAX_REGULARIZATION).contains(&regularization) {
+        Ok(regularization)
+    } else {
+        Err(ErmError::InvalidParameter {
+            what: "regularization",
+            value: regularization,
+            requirement: "between 1e-12 and 1e6",
+        })
     }
 }
 

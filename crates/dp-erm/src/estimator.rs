@@ -1,19 +1,21 @@
 //! The estimators: non-private ERM, output perturbation and objective perturbation, with
 //! checked parameters (linfa style).
 
-use dp_noise::GammaNormVector;
-use dp_noise::ReleaseRng;
-use dp_optim::{DEFAULT_TOLERANCE, GlmObjective, Lbfgs, Newton, Solution, Solver};
+use dp_noise::{GammaNormVector, ReleaseRng};
+use dp_optim::{GlmObjective, Lbfgs, MAX_HESSIAN_DIMENSION, Newton, Solution, Solver};
 use serde::{Deserialize, Serialize};
 
-use crate::calibration::{self, NoiseCalibration, ObjectiveCalibration};
-use crate::error::check_positive;
+use crate::calibration::{
+    self, NoiseCalibration, ObjectiveCalibration, noise_norm_bound, resolve_tolerance,
+    tolerance_floor,
+};
+use crate::error::{check_epsilon, check_regularization};
 use crate::model::{LinearModel, ModelMetadata};
-
-/// Loosest gradient tolerance objective perturbation accepts: its proof is about the exact
-/// minimizer, and the released point is within `tolerance/(Λ+Δ)` of it.
-pub const MAX_OBJECTIVE_TOLERANCE: f64 = 1e-8;
 use crate::{ErmError, Loss, TrainingSet};
+
+/// Largest noise norm a release may need (except with probability e^{−40}): far beyond
+/// any useful model, far below where sums of squares of the weights overflow.
+const MAX_NOISE_NORM: f64 = 1e100;
 
 /// Which mechanism trains the model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -53,31 +55,49 @@ pub enum SolverChoice {
 ///
 /// # Privacy
 /// For a [`TrainingSet`] (rows in the unit ball, labels ±1) and neighbouring datasets that
-/// differ in one row:
-/// - [`Mechanism::OutputPerturbation`] is ε-DP (CMS11 Theorem 6): `f* + b` with
-///   `‖b‖ ~ Gamma(d, 1/β)`, `β = ε / (2/(nΛ) + 2γ/Λ)`, where `γ` is the solver's gradient
-///   tolerance (the certified distance to the exact minimizer is at most `γ/Λ`). The
-///   tolerance, not the achieved gradient norm, enters β, so the noise scale does not
-///   depend on the data.
-/// - [`Mechanism::ObjectivePerturbation`] is ε-DP (CMS11 Theorem 9; Corollary 4 for the Huber
-///   loss, whose ℓ'' jumps): `argmin J(f) + bᵀf/n + (Δ/2)‖f‖²` with `‖b‖ ~ Gamma(d, 2/ε')`.
-///   The proof is about the **exact** minimizer; the released point is the solver's, within
-///   `γ/(Λ+Δ)` of it, where `‖∇‖ ≤ γ` is certified (default γ = 1e-10; at most
-///   [`MAX_OBJECTIVE_TOLERANCE`] is accepted). If the solver cannot certify γ, no model is
-///   released ([`ErmError::NotConverged`]) — but the refusal itself depends on the data, so
-///   a retry is a new run that spends ε again.
+/// differ in one row (same n), every private fit is ε-DP for the model it releases:
+/// - [`Mechanism::OutputPerturbation`] (CMS11 Theorem 6): `f̂ + b` with `‖b‖ ~ Gamma(d, 1/β)`,
+///   `β = ε / (2/(nΛ) + 2γ/Λ)`. The solver certifies `‖∇J(f̂)‖ ≤ γ`, so `‖f̂ − f*‖ ≤ γ/Λ` and
+///   the released point's sensitivity is at most `2/(nΛ) + 2γ/Λ`.
+/// - [`Mechanism::ObjectivePerturbation`] (CMS11 Theorem 9; Corollary 4 for the Huber loss,
+///   whose ℓ'' jumps): the solver's point `f̂` of `J(f) + bᵀf/n + (Δ/2)‖f‖²`, with
+///   `‖b‖ ~ Gamma(d, 2/ε')`, **plus** a second noise vector of rate `β₂ = ε₂/(2r)`,
+///   `r = γ/(Λ+Δ)` (approximate-minima perturbation, ALGORITHMS.md §4 (b)). CMS11's proof
+///   covers the exact minimizer `f*` with `ε₁ = ε − ε₂`; `f̂` is certified within `r` of
+///   `f*`, so the released density is within `e^{β₂r}` of the one centred at `f*` on both
+///   datasets, and the release is `(ε₁ + 2β₂r) = ε`-DP. `ε₂ =` [`crate::MINIMIZER_NOISE_SHARE`]
+///   `· ε` = ε/100; the added noise is about `2·10⁻⁴` of the objective noise at Adult's size.
 /// - [`Mechanism::NonPrivate`] gives no guarantee.
 ///
+/// γ, β, ε', Δ and β₂ are functions of the parameters and the public sizes n and d only.
+///
+/// **Refusals.** Everything a fit may refuse because of its parameters (ε, Λ, the loss, γ
+/// against the rounding floor, noise too large for double precision) is refused before any
+/// work, from those public values alone ([`ErmParams::noise_calibration`] makes the same
+/// decision without data). What remains is [`ErmError::NotConverged`]: the solver failing to
+/// certify γ, which would be a function of the data. The tolerance is kept
+/// [`crate::ROUNDING_MARGIN`] = 64 times above a model of the gradient's rounding error (see
+/// [`crate::tolerance_floor`]), and a solver that stops short is continued by the other
+/// one, so this does not happen on accepted input: the test suite sweeps neighbouring pairs
+/// at the corners of the accepted parameter space (smallest Λ, smallest floor-level γ,
+/// tiny and large ε, both losses and calibrations, widest and narrowest Huber widths) and
+/// sees no refusal. It is not impossible by proof — the rounding model is a model. If it
+/// ever happens, the error carries no numbers, only the fact of the refusal: treat that
+/// bit as released (a retry is a new run that spends ε again).
+///
 /// The guarantees assume idealized real arithmetic for the Gamma-norm noise
-/// (`dp_noise::GammaNormVector`) and an unpredictable generator (`dp_noise::DpRng`). They
-/// cover the released model only: [`Fit`]'s solver diagnostics and noise norm are not
-/// noised and must not be released.
-#[derive(Debug, Clone, PartialEq)]
+/// (`dp_noise::GammaNormVector`) and an unpredictable generator: `fit` takes a
+/// `dp_noise::ReleaseRng`, which is `dp_noise::DpRng` unless the crate feature
+/// `insecure-seeded-rng` of dp-noise was opted into. They cover the released model only:
+/// [`Fit`]'s solver diagnostics, noise norm and pre-noise weights are not noised and must
+/// not be released.
+#[derive(Clone, PartialEq)]
 pub struct ErmParams {
     loss: Loss,
     regularization: f64,
     mechanism: Mechanism,
-    tolerance: f64,
+    /// The requested gradient tolerance; `None`: the default above the rounding floor.
+    tolerance: Option<f64>,
     solver: SolverChoice,
     feature_map: Option<String>,
     warm_start: Option<Vec<f64>>,
@@ -118,7 +138,7 @@ impl ErmParams {
             loss,
             regularization,
             mechanism,
-            tolerance: DEFAULT_TOLERANCE,
+            tolerance: None,
             solver: SolverChoice::Auto,
             feature_map: None,
             warm_start: None,
@@ -136,9 +156,14 @@ impl ErmParams {
         self
     }
 
-    /// Gradient-norm tolerance the solver must certify (default 1e-10).
+    /// Gradient-norm tolerance γ the solver must certify. Default: 1e-10, or the rounding
+    /// floor ([`calibration::tolerance_floor`]) where that is larger. A requested γ must lie
+    /// between that floor (for the data's n and d, checked at fit time before any work) and
+    /// [`MAX_TOLERANCE`] = 1e-6. Output perturbation adds `2γ/Λ` to its sensitivity,
+    /// objective perturbation covers `γ/(Λ+Δ)` with its minimizer noise: a looser γ costs
+    /// accuracy, never privacy.
     pub fn tolerance(mut self, tolerance: f64) -> Self {
-        self.tolerance = tolerance;
+        self.tolerance = Some(tolerance);
         self
     }
 
@@ -195,83 +220,115 @@ impl ErmParams {
         self.loss
     }
 
-    /// Validates every parameter.
+    /// Validates every parameter that does not depend on the data's size.
     pub fn check(&self) -> Result<(), ErmError> {
         self.loss.check()?;
-        check_positive("regularization", self.regularization)?;
+        check_regularization(self.regularization)?;
         if self.misplaced_calibration {
-            return Err(ErmError::InvalidParameter {
-                what: "objective calibration",
-                value: f64::NAN,
-                requirement: "set only for objective perturbation",
+            return Err(ErmError::MisplacedOption {
+                option: "objective calibration",
+                applies_to: "objective perturbation",
             });
         }
-        check_positive("tolerance", self.tolerance)?;
+        if let Some(tolerance) = self.tolerance {
+            // The floor needs n and d: `calibrate` checks it.
+            resolve_tolerance(Some(tolerance), 0.0, ErmError::NotConverged)?;
+        }
+        if let Some(start) = &self.warm_start
+            && let Some(index) = start.iter().position(|w| !w.is_finite())
+        {
+            return Err(ErmError::InvalidParameter {
+                what: "warm-start weight",
+                value: start[index],
+                requirement: "finite",
+            });
+        }
         match self.mechanism {
             Mechanism::NonPrivate => {}
-            Mechanism::OutputPerturbation { epsilon } => {
-                check_positive("epsilon", epsilon)?;
-            }
-            Mechanism::ObjectivePerturbation { epsilon, .. } => {
-                check_positive("epsilon", epsilon)?;
-                if self.tolerance > MAX_OBJECTIVE_TOLERANCE {
-                    return Err(ErmError::InvalidParameter {
-                        what: "tolerance",
-                        value: self.tolerance,
-                        requirement: "at most 1e-8 for objective perturbation (its proof assumes the exact minimizer)",
-                    });
-                }
+            Mechanism::OutputPerturbation { epsilon }
+            | Mechanism::ObjectivePerturbation { epsilon, .. } => {
+                check_epsilon(epsilon)?;
             }
         }
         Ok(())
     }
 
-    /// The noise parameters (ε, ε', Δ, β, sensitivity) a fit on `examples` rows would use,
-    /// or `None` for the non-private mechanism. They depend on the parameters and on n only,
-    /// not on the data, so they can be inspected before training: two parameter sets with
-    /// equal calibrations (and equal loss, Λ, tolerance and solver) are the same mechanism.
-    pub fn noise_calibration(&self, examples: usize) -> Result<Option<NoiseCalibration>, ErmError> {
+    /// The noise parameters (ε, ε', Δ, β, sensitivity, tolerance, minimizer noise) a fit on
+    /// `examples` rows of `features` columns would use, or `None` for the non-private
+    /// mechanism. They depend on the parameters and the sizes only, never on the data, so
+    /// they can be inspected before training: two parameter sets with equal calibrations
+    /// (and equal loss, Λ and solver) are the same mechanism. Every refusal a fit of that
+    /// size would make because of its parameters is made here.
+    pub fn noise_calibration(
+        &self,
+        examples: usize,
+        features: usize,
+    ) -> Result<Option<NoiseCalibration>, ErmError> {
+        Ok(self.calibrate(examples, features)?.calibration())
+    }
+
+    /// What a fit on n rows and d features will do, decided from public values only.
+    fn calibrate(&self, examples: usize, features: usize) -> Result<Plan, ErmError> {
         self.check()?;
         if examples == 0 {
             return Err(ErmError::EmptyData);
         }
+        if features == 0 {
+            return Err(ErmError::InvalidParameter {
+                what: "feature count",
+                value: 0.0,
+                requirement: "at least 1",
+            });
+        }
+        let plain_floor = tolerance_floor(examples, features, None);
         match self.mechanism {
-            Mechanism::NonPrivate => Ok(None),
+            Mechanism::NonPrivate => {
+                let tolerance =
+                    resolve_tolerance(self.tolerance, plain_floor, ErmError::NotConverged)?;
+                Ok(Plan::NonPrivate { tolerance })
+            }
             Mechanism::OutputPerturbation { epsilon } => {
-                Ok(Some(self.output_calibration(epsilon, examples)))
+                let tolerance =
+                    resolve_tolerance(self.tolerance, plain_floor, ErmError::NotConverged)?;
+                let calibration = calibration::output_perturbation(
+                    epsilon,
+                    examples,
+                    self.regularization,
+                    self.loss.lipschitz(),
+                    tolerance,
+                );
+                let noise_norm = noise_norm_bound(features, calibration.beta);
+                if !(calibration.beta > 0.0 && noise_norm <= MAX_NOISE_NORM) {
+                    return Err(ErmError::NoiseBeyondPrecision {
+                        epsilon,
+                        noise_norm,
+                    });
+                }
+                Ok(Plan::Output(calibration))
             }
             Mechanism::ObjectivePerturbation {
                 epsilon,
                 calibration: rule,
-            } => self
-                .objective_calibration_for(epsilon, rule, examples)
-                .map(Some),
+            } => {
+                let calibration = calibration::objective_perturbation(
+                    epsilon,
+                    examples,
+                    features,
+                    self.regularization,
+                    self.loss.curvature_bound(),
+                    rule,
+                    self.tolerance,
+                )?;
+                match calibration.minimizer_noise {
+                    Some(minimizer) => Ok(Plan::Objective(calibration, minimizer)),
+                    None => Err(ErmError::InvalidParameter {
+                        what: "epsilon",
+                        value: epsilon,
+                        requirement: "large enough for a minimizer-noise share",
+                    }),
+                }
+            }
         }
-    }
-
-    fn output_calibration(&self, epsilon: f64, n: usize) -> NoiseCalibration {
-        calibration::output_perturbation(
-            epsilon,
-            n,
-            self.regularization,
-            self.loss.lipschitz(),
-            self.tolerance,
-        )
-    }
-
-    fn objective_calibration_for(
-        &self,
-        epsilon: f64,
-        rule: ObjectiveCalibration,
-        n: usize,
-    ) -> Result<NoiseCalibration, ErmError> {
-        calibration::objective_perturbation(
-            epsilon,
-            n,
-            self.regularization,
-            self.loss.curvature_bound(),
-            rule,
-        )
     }
 
     /// Trains on `data` with randomness from `rng`; see the `# Privacy` section above.
@@ -294,46 +351,38 @@ impl ErmParams {
 
     /// The mechanism with the noise rate β multiplied by `rate_factor`: 1 in production;
     /// tests pass 2 (half the noise) to prove the privacy tests catch a broken calibration.
+    /// Also returns the secret noise vector (output or objective perturbation's).
     pub(crate) fn fit_with_rate_factor<R: ReleaseRng + ?Sized>(
         &self,
         data: &TrainingSet,
         rng: &mut R,
         rate_factor: f64,
     ) -> Result<(Fit, Option<Vec<f64>>), ErmError> {
-        self.check()?;
         let (n, d) = (data.len(), data.features());
-        let (weights, solution, calibration, noise) = match self.mechanism {
-            Mechanism::NonPrivate => {
-                let solution = self.solve(data, self.regularization, None)?;
-                (solution.weights().to_vec(), solution, None, None)
+        // Every parameter refusal happens here, before any work, from public sizes only.
+        let plan = self.calibrate(n, d)?;
+        let tolerance = plan.tolerance();
+        let (weights, solution, noise) = match &plan {
+            Plan::NonPrivate { .. } => {
+                let solution = self.solve(data, self.regularization, None, tolerance)?;
+                (solution.weights().to_vec(), solution, None)
             }
-            Mechanism::OutputPerturbation { epsilon } => {
-                let calibration = self.output_calibration(epsilon, n);
-                let solution = self.solve(data, self.regularization, None)?;
+            Plan::Output(calibration) => {
+                let solution = self.solve(data, self.regularization, None, tolerance)?;
                 let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
-                let weights = solution
-                    .weights()
-                    .iter()
-                    .zip(&noise)
-                    .map(|(w, b)| w + b)
-                    .collect();
-                (weights, solution, Some(calibration), Some(noise))
+                let weights = add(solution.weights(), &noise);
+                (weights, solution, Some(noise))
             }
-            Mechanism::ObjectivePerturbation {
-                epsilon,
-                calibration: rule,
-            } => {
-                let calibration = self.objective_calibration_for(epsilon, rule, n)?;
+            Plan::Objective(calibration, minimizer) => {
                 let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
                 let linear: Vec<f64> = noise.iter().map(|b| b / n as f64).collect();
                 let total = self.regularization + calibration.extra_regularization;
-                let solution = self.solve(data, total, Some(&linear))?;
-                (
-                    solution.weights().to_vec(),
-                    solution,
-                    Some(calibration),
-                    Some(noise),
-                )
+                let solution = self.solve(data, total, Some(&linear), tolerance)?;
+                // The solver's point is within the certified radius of the exact minimizer;
+                // the minimizer noise makes releasing it as private as releasing that.
+                let smoothing = GammaNormVector::new(d, minimizer.beta)?.sample(rng);
+                let weights = add(solution.weights(), &smoothing);
+                (weights, solution, Some(noise))
             }
         };
         let fit = Fit {
@@ -348,23 +397,27 @@ impl ErmParams {
                     crate_version: env!("CARGO_PKG_VERSION").to_owned(),
                 },
             ),
-            calibration,
+            calibration: plan.calibration(),
             noise_norm: noise
                 .as_ref()
                 .map(|b| b.iter().map(|x| x * x).sum::<f64>().sqrt()),
             iterations: solution.iterations(),
             gradient_norm: solution.gradient_norm(),
+            solver_weights: solution.weights().to_vec(),
         };
         Ok((fit, noise))
     }
 
     /// Minimizes `J + linᵀf + ((μ − Λ)/2)‖f‖²` (μ the total regularization) and insists on a
-    /// certified solution.
+    /// certified solution. If the first solver stops short (an iteration limit or a line
+    /// search that cannot progress), the other one continues from where it stopped; only if
+    /// both fail is the fit refused, with nothing in the error but the refusal.
     fn solve(
         &self,
         data: &TrainingSet,
         total_regularization: f64,
         linear: Option<&[f64]>,
+        tolerance: f64,
     ) -> Result<Solution, ErmError> {
         let mut objective = GlmObjective::new(
             data.design(),
@@ -375,13 +428,16 @@ impl ErmParams {
         if let Some(linear) = linear {
             objective = objective.with_linear_term(linear)?;
         }
-        let solver = match self.solver {
+        let newton = Solver::Newton(Newton::default().tolerance(tolerance).max_iterations(500));
+        let lbfgs = Solver::Lbfgs(Lbfgs::default().tolerance(tolerance));
+        let hessian_fits = data.features() <= MAX_HESSIAN_DIMENSION;
+        let (first, second) = match self.solver {
             SolverChoice::Auto => match Solver::for_dimension(data.features()) {
-                Solver::Newton(_) => Solver::Newton(Newton::default().tolerance(self.tolerance)),
-                Solver::Lbfgs(_) => Solver::Lbfgs(Lbfgs::default().tolerance(self.tolerance)),
+                Solver::Newton(_) => (newton, Some(lbfgs)),
+                Solver::Lbfgs(_) => (lbfgs, hessian_fits.then_some(newton)),
             },
-            SolverChoice::Newton => Solver::Newton(Newton::default().tolerance(self.tolerance)),
-            SolverChoice::Lbfgs => Solver::Lbfgs(Lbfgs::default().tolerance(self.tolerance)),
+            SolverChoice::Newton => (newton, Some(lbfgs)),
+            SolverChoice::Lbfgs => (lbfgs, hessian_fits.then_some(newton)),
         };
         let start = self.warm_start.as_deref();
         if let Some(start) = start
@@ -393,12 +449,68 @@ impl ErmParams {
                 found: start.len(),
             });
         }
-        let solution = solver.minimize(&objective, start)?;
-        if !solution.is_converged() {
-            return Err(solution.into_converged().unwrap_err().into());
+        let mut solution = first.minimize(&objective, start)?;
+        if !solution.is_converged()
+            && let Some(second) = second
+        {
+            let restart = solution.weights().iter().all(|w| w.is_finite());
+            let from = restart.then(|| solution.weights().to_vec());
+            solution = second.minimize(&objective, from.as_deref().or(start))?;
         }
-        Ok(solution)
+        if solution.is_converged() {
+            Ok(solution)
+        } else {
+            Err(ErmError::NotConverged)
+        }
     }
+}
+
+/// Shows the parameters, not the warm start's values (often a non-private minimizer).
+impl std::fmt::Debug for ErmParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ErmParams")
+            .field("loss", &self.loss)
+            .field("regularization", &self.regularization)
+            .field("mechanism", &self.mechanism)
+            .field("tolerance", &self.tolerance)
+            .field("solver", &self.solver)
+            .field("feature_map", &self.feature_map)
+            .field(
+                "warm_start",
+                &self
+                    .warm_start
+                    .as_ref()
+                    .map(|w| format!("<{} weights>", w.len())),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// A fit decided before it runs: the mechanism's calibration and the solver tolerance.
+enum Plan {
+    NonPrivate { tolerance: f64 },
+    Output(NoiseCalibration),
+    Objective(NoiseCalibration, calibration::MinimizerNoise),
+}
+
+impl Plan {
+    fn calibration(&self) -> Option<NoiseCalibration> {
+        match self {
+            Self::NonPrivate { .. } => None,
+            Self::Output(calibration) | Self::Objective(calibration, _) => Some(*calibration),
+        }
+    }
+
+    fn tolerance(&self) -> f64 {
+        match self {
+            Self::NonPrivate { tolerance } => *tolerance,
+            Self::Output(calibration) | Self::Objective(calibration, _) => calibration.tolerance,
+        }
+    }
+}
+
+fn add(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| x + y).collect()
 }
 
 /// A trained model with what it cost. Its `Debug` output leaves out the secret noise norm.
@@ -409,6 +521,8 @@ pub struct Fit {
     noise_norm: Option<f64>,
     iterations: usize,
     gradient_norm: f64,
+    /// The solver's point before the minimizer noise (objective perturbation); secret.
+    solver_weights: Vec<f64>,
 }
 
 impl Fit {
@@ -427,7 +541,8 @@ impl Fit {
         self.model.epsilon()
     }
 
-    /// The noise parameters used (ε, ε', Δ, β, sensitivity); None when non-private.
+    /// The noise parameters used (ε, ε', Δ, β, sensitivity, tolerance, minimizer noise);
+    /// None when non-private. Public: functions of the parameters and sizes only.
     pub fn calibration(&self) -> Option<&NoiseCalibration> {
         self.calibration.as_ref()
     }
@@ -449,6 +564,13 @@ impl Fit {
     pub fn solver_gradient_norm(&self) -> f64 {
         self.gradient_norm
     }
+
+    /// The solver's point before any noise was added to it (objective perturbation: before
+    /// the minimizer noise; output perturbation: the non-private minimizer). **Secret**:
+    /// releasing it voids the guarantee. For experiments that warm-start the next fit.
+    pub fn secret_solver_weights(&self) -> &[f64] {
+        &self.solver_weights
+    }
 }
 
 impl std::fmt::Debug for Fit {
@@ -457,6 +579,7 @@ impl std::fmt::Debug for Fit {
             .field("model", &self.model)
             .field("calibration", &self.calibration)
             .field("secret_noise_norm", &"<not shown>")
+            .field("secret_solver_weights", &"<not shown>")
             .finish_non_exhaustive()
     }
 }

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | [`Mechanism::NonPrivate`] | none | — |
 //! | [`Mechanism::OutputPerturbation`] (CMS11 Alg. 1) | ε-DP | `f* + b`, `β = ε/(2/(nΛ) + 2γ/Λ)` |
-//! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2) | ε-DP for the exact minimizer (the release is certified within `γ/(Λ+Δ)` of it, γ ≤ 1e-8) | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2` |
+//! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2 + approximate-minima noise) | ε-DP for the released (approximate) minimizer | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2`, plus noise of rate `ε₂/(2γ/(Λ+Δ))`, `ε₂ = ε/100` |
 //!
 //! Every guarantee is for neighbouring datasets that differ in one row, and assumes every
 //! row has `‖x‖₂ ≤ 1` and labels ±1 — which [`TrainingSet`] checks, refusing data that
@@ -36,7 +36,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod calibration;
+pub mod calibration;
 mod data;
 mod error;
 mod estimator;
@@ -44,13 +44,17 @@ mod loss;
 mod model;
 mod multiclass;
 
-pub use calibration::{NoiseCalibration, ObjectiveCalibration};
-pub use data::{TrainingSet, TrainingSetBuilder};
+pub use calibration::{
+    MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
+    ROUNDING_MARGIN, noise_norm_bound, tolerance_floor,
+};
+pub use data::{MAX_FEATURES, TrainingSet, TrainingSetBuilder};
 pub use error::ErmError;
-pub use estimator::{ErmParams, Fit, MAX_OBJECTIVE_TOLERANCE, Mechanism, SolverChoice};
+pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
+pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
 pub use loss::Loss;
 pub use model::{LinearModel, MODEL_FORMAT_VERSION, ModelMetadata};
-pub use multiclass::OneVsRest;
+pub use multiclass::{MAX_CLASSES, OneVsRest};
 
 #[cfg(test)]
 mod audit;

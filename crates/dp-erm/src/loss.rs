@@ -22,11 +22,18 @@ pub enum Loss {
 }
 
 impl Loss {
-    /// The Huber hinge with width `width` (> 0, finite).
+    /// Narrowest Huber width accepted: the curvature bound 1/(2h) enters the privacy
+    /// calibration, and below this it would swamp any ε at realistic n.
+    pub const MIN_HUBER_WIDTH: f64 = 1e-3;
+    /// Widest Huber width accepted: beyond it the loss is a scaled square on every margin a
+    /// model reaches and its values overflow for wider ones (1e155 squared is infinite).
+    pub const MAX_HUBER_WIDTH: f64 = 1e3;
+
+    /// The Huber hinge with width `width`, finite and in
+    /// `[MIN_HUBER_WIDTH, MAX_HUBER_WIDTH]`.
     pub fn huber(width: f64) -> Result<Self, ErmError> {
-        Ok(Self::Huber {
-            width: check_positive("Huber width", width)?,
-        })
+        check_huber_width(width)?;
+        Ok(Self::Huber { width })
     }
 
     /// The Lipschitz constant of ℓ in the margin: 1 for both.
@@ -45,7 +52,7 @@ impl Loss {
     pub(crate) fn check(&self) -> Result<(), ErmError> {
         match *self {
             Self::Logistic => Ok(()),
-            Self::Huber { width } => check_positive("Huber width", width).map(|_| ()),
+            Self::Huber { width } => check_huber_width(width),
         }
     }
 
@@ -55,6 +62,19 @@ impl Loss {
             Self::Logistic => "logistic".into(),
             Self::Huber { width } => format!("huber(h={width})"),
         }
+    }
+}
+
+fn check_huber_width(width: f64) -> Result<(), ErmError> {
+    check_positive("Huber width", width)?;
+    if (Loss::MIN_HUBER_WIDTH..=Loss::MAX_HUBER_WIDTH).contains(&width) {
+        Ok(())
+    } else {
+        Err(ErmError::InvalidParameter {
+            what: "Huber width",
+            value: width,
+            requirement: "between 1e-3 and 1e3",
+        })
     }
 }
 

@@ -6,6 +6,9 @@ use dp_noise::ReleaseRng;
 use crate::estimator::Mechanism;
 use crate::{ErmError, ErmParams, LinearModel, TrainingSet};
 
+/// Most classes one-vs-rest accepts (K fits, each with ε/K).
+pub const MAX_CLASSES: usize = 1 << 16;
+
 /// K binary classifiers "class k against the rest"; a row is assigned the class whose
 /// classifier gives the largest decision value.
 ///
@@ -31,11 +34,11 @@ impl OneVsRest {
         rng: &mut R,
     ) -> Result<Self, ErmError> {
         params.check()?;
-        if class_count < 2 {
+        if !(2..=MAX_CLASSES).contains(&class_count) {
             return Err(ErmError::InvalidParameter {
                 what: "class count",
                 value: class_count as f64,
-                requirement: "at least 2",
+                requirement: "between 2 and 65536",
             });
         }
         if classes.len() != rows.len() {
@@ -46,21 +49,18 @@ impl OneVsRest {
             });
         }
         if let Some(row) = classes.iter().position(|&c| c >= class_count) {
-            return Err(ErmError::InvalidLabel {
+            return Err(ErmError::InvalidClass {
                 row,
-                label: classes[row] as f64,
+                class: classes[row],
+                class_count,
             });
         }
         let (per_class, epsilon) = match params.mechanism() {
             Mechanism::NonPrivate => (params.clone(), None),
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. } => {
-                let classes =
-                    u32::try_from(class_count).map_err(|_| ErmError::InvalidParameter {
-                        what: "class count",
-                        value: class_count as f64,
-                        requirement: "at most 2^32 - 1",
-                    })?;
+                // class_count ≤ MAX_CLASSES < 2^32.
+                let classes = class_count as u32;
                 let share = PrivacyBudget::new(epsilon)?.even_share(classes).ok_or(
                     ErmError::InvalidParameter {
                         what: "epsilon",
@@ -71,6 +71,8 @@ impl OneVsRest {
                 (params.clone().with_epsilon(share), Some(epsilon))
             }
         };
+        // Every fit's parameter refusals happen now, before the first of K fits runs.
+        per_class.noise_calibration(rows.len(), rows.features())?;
         let models = (0..class_count)
             .map(|k| {
                 let labels = classes

@@ -6,7 +6,32 @@ use dp_optim::{GlmObjective, MarginLoss};
 use rand::RngExt;
 
 use super::*;
-use crate::calibration::{objective_perturbation, output_perturbation};
+use crate::calibration::output_perturbation;
+
+/// Objective perturbation's (ε', Δ, β) split of `epsilon` as given (the share for the
+/// minimizer noise is taken before this split and is tested separately).
+#[derive(Debug)]
+struct Split {
+    epsilon_prime: f64,
+    extra_regularization: f64,
+    beta: f64,
+}
+
+fn objective_perturbation(
+    epsilon: f64,
+    n: usize,
+    lambda: f64,
+    c: f64,
+    rule: ObjectiveCalibration,
+) -> Result<Split, ErmError> {
+    let (epsilon_prime, extra_regularization, beta) =
+        crate::calibration::objective_noise(epsilon, n, lambda, c, rule)?;
+    Ok(Split {
+        epsilon_prime,
+        extra_regularization,
+        beta,
+    })
+}
 
 fn logistic_closed_form(z: f64) -> (f64, f64, f64) {
     let s = 1.0 / (1.0 + (-z).exp());
@@ -141,7 +166,21 @@ fn rejects_invalid_labels_non_finite_values_and_bad_shapes() {
         .sparse_rows(vec![vec![(5, 0.1)]])
         .labels(vec![1.0])
         .build();
-    assert!(matches!(sparse, Err(ErmError::RowLength { row: 0, .. })));
+    assert!(matches!(
+        sparse,
+        Err(ErmError::FeatureIndexOutOfRange {
+            row: 0,
+            col: 5,
+            features: 3
+        })
+    ));
+    // An index near usize::MAX is named as it is (no `c + 1` overflow).
+    let far = TrainingSet::builder(3)
+        .sparse_rows(vec![vec![(usize::MAX, 0.1)]])
+        .labels(vec![1.0])
+        .build()
+        .unwrap_err();
+    assert!(far.to_string().contains(&usize::MAX.to_string()), "{far}");
 }
 
 #[test]
@@ -274,8 +313,9 @@ fn output_perturbation_sensitivity_includes_the_solver_tolerance() {
     assert!(cal.beta * sensitivity <= 0.5);
 }
 
-/// The first-order condition of the perturbed objective recovers the drawn noise:
-/// b = −n ∇(J + (Δ/2)‖·‖²)(f_priv), up to n times the solver tolerance.
+/// The first-order condition of the perturbed objective recovers the drawn noise at the
+/// solver's point (before the minimizer noise): b = −n ∇(J + (Δ/2)‖·‖²)(f̂), up to n times
+/// the solver tolerance.
 #[test]
 fn first_order_condition_recovers_the_noise() {
     let data = synthetic(200, 4, 3);
@@ -293,7 +333,7 @@ fn first_order_condition_recovers_the_noise() {
             let noise = noise.unwrap();
             let total = lambda + fit.calibration().unwrap().extra_regularization;
             let objective = GlmObjective::new(data.design(), data.labels(), loss, total).unwrap();
-            let gradient = objective.gradient(fit.model().weights()).unwrap();
+            let gradient = objective.gradient(fit.secret_solver_weights()).unwrap();
             let n = data.len() as f64;
             for (g, b) in gradient.iter().zip(&noise) {
                 assert!(
@@ -394,8 +434,8 @@ fn rejects_invalid_parameters() {
         .objective_calibration(ObjectiveCalibration::CliffFree);
     assert!(matches!(
         misplaced.check(),
-        Err(ErmError::InvalidParameter {
-            what: "objective calibration",
+        Err(ErmError::MisplacedOption {
+            option: "objective calibration",
             ..
         })
     ));
@@ -459,7 +499,16 @@ fn rejects_warm_starts_of_the_wrong_length_or_not_finite() {
     let nan = params
         .warm_start(&[0.0, f64::NAN, 0.0])
         .fit(&data, &mut rng);
-    assert!(matches!(nan, Err(ErmError::Optim(_))), "{nan:?}");
+    assert!(
+        matches!(
+            nan,
+            Err(ErmError::InvalidParameter {
+                what: "warm-start weight",
+                ..
+            })
+        ),
+        "{nan:?}"
+    );
 }
 
 /// The calibration can be read before training, and it is the one the fit then uses.
@@ -474,15 +523,18 @@ fn noise_calibration_is_known_before_training() {
         ErmParams::objective_perturbation(Loss::Logistic, 1e-4, 0.5)
             .objective_calibration(ObjectiveCalibration::CliffFree),
     ] {
-        let before = params.noise_calibration(n).unwrap();
+        let before = params.noise_calibration(n, data.features()).unwrap();
         let fit = params.fit(&data, &mut InsecureSeededRng::new(37)).unwrap();
         assert_eq!(before.as_ref(), fit.calibration(), "{params:?}");
     }
     let non_private = ErmParams::non_private(huber, 1e-2);
-    assert_eq!(non_private.noise_calibration(n).unwrap(), None);
-    assert_eq!(non_private.noise_calibration(0), Err(ErmError::EmptyData));
+    assert_eq!(non_private.noise_calibration(n, 3).unwrap(), None);
+    assert_eq!(
+        non_private.noise_calibration(0, 3),
+        Err(ErmError::EmptyData)
+    );
     assert!(matches!(
-        ErmParams::output_perturbation(huber, 1e-2, -1.0).noise_calibration(n),
+        ErmParams::output_perturbation(huber, 1e-2, -1.0).noise_calibration(n, 3),
         Err(ErmError::InvalidParameter {
             what: "epsilon",
             ..
@@ -496,8 +548,8 @@ fn noise_calibration_is_known_before_training() {
             .clone()
             .objective_calibration(ObjectiveCalibration::CliffFree);
         (
-            paper.noise_calibration(n).unwrap(),
-            cliff_free.noise_calibration(n).unwrap(),
+            paper.noise_calibration(n, 3).unwrap(),
+            cliff_free.noise_calibration(n, 3).unwrap(),
         )
     };
     for lambda in [1e-1, 2e-2, 1e-3, 1e-4] {
@@ -516,14 +568,24 @@ fn l2_distance(a: &[f64], b: &[f64]) -> f64 {
         .sqrt()
 }
 
+/// A tolerance below the rounding floor is refused before any work, from n and d alone —
+/// not at fit time by a solver that fails on some datasets and not on others.
 #[test]
-fn a_solve_that_cannot_certify_releases_nothing() {
+fn rejects_tolerances_below_the_rounding_floor_up_front() {
     let data = synthetic(100, 3, 11);
-    let params = ErmParams::objective_perturbation(Loss::Logistic, 1e-3, 1.0).tolerance(1e-300);
-    let err = params
-        .fit(&data, &mut InsecureSeededRng::new(12))
-        .unwrap_err();
-    assert!(matches!(err, ErmError::NotConverged(_)), "{err}");
+    for tolerance in [1e-300, 1e-17, 1e-14] {
+        let params =
+            ErmParams::objective_perturbation(Loss::Logistic, 1e-3, 1.0).tolerance(tolerance);
+        let err = params
+            .fit(&data, &mut InsecureSeededRng::new(12))
+            .unwrap_err();
+        assert!(
+            matches!(err, ErmError::ToleranceBelowRounding { tolerance: t, floor } if t == tolerance && floor > tolerance),
+            "{err}"
+        );
+        assert_eq!(params.noise_calibration(100, 3).unwrap_err(), err);
+        assert!(err.to_string().contains(&format!("{tolerance:?}")), "{err}");
+    }
 }
 
 #[test]
@@ -703,7 +765,11 @@ fn one_vs_rest_rejects_bad_classes() {
     bad[4] = 3;
     assert!(matches!(
         OneVsRest::fit(&params, &rows, &bad, 3, &mut rng),
-        Err(ErmError::InvalidLabel { row: 4, .. })
+        Err(ErmError::InvalidClass {
+            row: 4,
+            class: 3,
+            class_count: 3
+        })
     ));
 }
 
@@ -796,24 +862,34 @@ pub(crate) fn canary_pair(
     (with_canary, build(labels))
 }
 
+/// Tolerances above 1e-6 are refused for every mechanism; up to it both private
+/// mechanisms account for the tolerance (sensitivity, minimizer noise) and fit.
 #[test]
-fn rejects_loose_tolerances_for_objective_perturbation() {
+fn rejects_loose_tolerances_and_accounts_for_accepted_ones() {
     let data = synthetic(50, 2, 32);
-    let loose = ErmParams::objective_perturbation(Loss::Logistic, 1e-2, 1.0).tolerance(1e-4);
-    assert!(matches!(
-        loose.fit(&data, &mut InsecureSeededRng::new(1)),
-        Err(ErmError::InvalidParameter {
-            what: "tolerance",
-            ..
-        })
-    ));
-    // Output perturbation accounts for any tolerance in its sensitivity.
-    assert!(
-        ErmParams::output_perturbation(Loss::Logistic, 1e-2, 1.0)
-            .tolerance(1e-4)
+    for params in [
+        ErmParams::objective_perturbation(Loss::Logistic, 1e-2, 1.0),
+        ErmParams::output_perturbation(Loss::Logistic, 1e-2, 1.0),
+        ErmParams::non_private(Loss::Logistic, 1e-2),
+    ] {
+        assert!(matches!(
+            params
+                .clone()
+                .tolerance(1e-4)
+                .fit(&data, &mut InsecureSeededRng::new(1)),
+            Err(ErmError::InvalidParameter {
+                what: "tolerance",
+                ..
+            })
+        ));
+        let fit = params
+            .tolerance(1e-6)
             .fit(&data, &mut InsecureSeededRng::new(1))
-            .is_ok()
-    );
+            .unwrap();
+        if let Some(calibration) = fit.calibration() {
+            assert_eq!(calibration.tolerance, 1e-6);
+        }
+    }
 }
 
 #[test]
@@ -898,7 +974,10 @@ fn rejects_bad_public_bounds_intercepts_and_feature_counts() {
             .dense_rows(vec![])
             .labels(vec![])
             .build(),
-        Err(ErmError::DimensionMismatch { .. } | ErmError::EmptyData)
+        Err(ErmError::InvalidParameter {
+            what: "feature count",
+            ..
+        })
     ));
     let huge = TrainingSet::builder(usize::MAX)
         .sparse_rows(vec![vec![(0, 0.5)]])

@@ -16,6 +16,13 @@ use crate::{NoiseError, ReleaseRng};
 /// neighbouring datasets is `(S / t)`-differentially private: the probability of any
 /// output changes by at most a factor `e^{S/t}`. [`crate::Laplace`] applies this to
 /// real-valued queries.
+///
+/// The guarantee covers the value drawn, not the time taken to draw it: the sampler's work
+/// grows with `|K|` (the inner loop runs about `|K|·s/t` times), so the running time
+/// narrows down the noise, and together with the released `f(D) + K`, the value `f(D)`.
+/// Never let the time of a draw be observed. A service that answers over a network should
+/// draw noise off the request path — the noise does not depend on the data, so it can be
+/// drawn ahead of time into a pool — or answer at fixed time slots that every draw fits in.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiscreteLaplace {
     scale: Ratio,

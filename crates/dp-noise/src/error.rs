@@ -25,6 +25,13 @@ pub enum NoiseError {
     },
     /// The vector noise needs dimension d ≥ 1.
     ZeroDimension,
+    /// A dimension beyond what a vector may allocate.
+    DimensionTooLarge {
+        /// The dimension requested.
+        dim: usize,
+        /// The largest accepted.
+        max: usize,
+    },
     /// A buffer or input has the wrong length.
     DimensionMismatch {
         /// The length required.
@@ -59,14 +66,17 @@ pub enum NoiseError {
 impl fmt::Display for NoiseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::InvalidEpsilon(e) => write!(f, "epsilon must be finite and > 0, got {e}"),
+            Self::InvalidEpsilon(e) => write!(f, "epsilon must be finite and > 0, got {e:?}"),
             Self::InvalidSensitivity(s) => {
-                write!(f, "sensitivity must be finite and > 0, got {s}")
+                write!(f, "sensitivity must be finite and > 0, got {s:?}")
             }
             Self::InvalidBeta(b) => {
-                write!(f, "beta must be finite and > 0, and d/beta finite, got {b}")
+                write!(
+                    f,
+                    "beta must be finite and > 0, and d/beta finite, got {b:?}"
+                )
             }
-            Self::InvalidScale(s) => write!(f, "scale must be finite and > 0, got {s}"),
+            Self::InvalidScale(s) => write!(f, "scale must be finite and > 0, got {s:?}"),
             Self::InvalidRatio {
                 numerator,
                 denominator,
@@ -75,11 +85,14 @@ impl fmt::Display for NoiseError {
                 "scale ratio {numerator}/{denominator} needs numerator and denominator >= 1"
             ),
             Self::ZeroDimension => write!(f, "dimension must be at least 1, got 0"),
+            Self::DimensionTooLarge { dim, max } => {
+                write!(f, "dimension {dim} exceeds the largest accepted, {max}")
+            }
             Self::DimensionMismatch { expected, found } => {
                 write!(f, "expected length {expected}, found {found}")
             }
             Self::NonFiniteValue { index, value } => {
-                write!(f, "value at index {index} is not finite: {value}")
+                write!(f, "value at index {index} is not finite: {value:?}")
             }
             Self::NoCandidates => write!(f, "the candidate list is empty"),
             Self::UnsupportedParameters(why) => write!(f, "unsupported parameters: {why}"),
@@ -89,8 +102,8 @@ impl fmt::Display for NoiseError {
                 limit,
             } => write!(
                 f,
-                "privacy budget exceeded: spending epsilon {requested} on top of {spent} \
-                 already spent would pass the limit {limit}"
+                "privacy budget exceeded: spending epsilon {requested:?} on top of {spent:?} \
+                 already spent would pass the limit {limit:?}"
             ),
             Self::EntropyUnavailable(why) => {
                 write!(f, "the operating system could not provide entropy: {why}")

@@ -112,7 +112,8 @@ impl ExactScoring {
 /// ([`ExponentialMechanism::epsilon`] reports the ε passed in).
 ///
 /// The guarantee covers the output, not the running time: the number of proposals depends
-/// on the utilities. Do not expose the time a selection takes.
+/// on the utilities. Do not expose the time a selection takes; a service answering over a
+/// network should respond at fixed time slots that every selection fits in.
 ///
 /// # Numerics
 /// Exact given ideal random bits. Utilities beyond `±2^62 · g` (default grid: about

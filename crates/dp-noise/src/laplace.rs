@@ -28,6 +28,12 @@ use crate::{NoiseError, ReleaseRng};
 /// is an exact multiple of `g`, and the set of possible outputs (all multiples of `g`)
 /// does not depend on the input.
 ///
+/// The guarantee covers the output, not the running time: drawing the discrete Laplace
+/// noise takes longer the larger `|K|` is ([`crate::DiscreteLaplace`]), so the time of a
+/// release narrows down the noise and with it the value. Do not expose it: a service
+/// answering over a network should respond at fixed time slots that every draw fits in,
+/// rather than as soon as the release returns.
+///
 /// # Numerics
 /// Values with `|value| > 2^62 · g` (about `4.4·10^12 · Δ`) are clamped to that bound
 /// before noise, which keeps the guarantee (clamping moves no two values further apart);

@@ -56,14 +56,15 @@ pub mod stats;
 mod vector;
 
 pub use budget::{
-    Charge, PrivacyBudget, add_rounding_up, parallel_composition, sequential_composition,
+    Charge, EXACT_SHARE_SPENDS, PrivacyBudget, add_rounding_up, parallel_composition,
+    sequential_composition,
 };
 pub use discrete_laplace::DiscreteLaplace;
 pub use error::NoiseError;
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
 pub use laplace::Laplace;
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
-pub use vector::GammaNormVector;
+pub use vector::{GammaNormVector, MAX_DIMENSION};
 
 #[cfg(test)]
 mod send_sync {

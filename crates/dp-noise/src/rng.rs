@@ -20,6 +20,34 @@ use crate::NoiseError;
 /// A library that depends on this crate without that feature cannot pass a seeded or
 /// user-chosen generator (`StdRng::seed_from_u64(0)` is `CryptoRng` too, and just as
 /// predictable) to a mechanism.
+///
+/// ```
+/// use dp_noise::{DpRng, Laplace};
+/// let mut rng = DpRng::from_os_entropy().unwrap();
+/// let released = Laplace::new(1.0, 1.0).unwrap().release(3.0, &mut rng).unwrap();
+/// # assert!(released.is_finite());
+/// ```
+#[cfg_attr(
+    not(feature = "insecure-seeded-rng"),
+    doc = r#"
+Without the feature, a seeded generator does not compile on a release path (checked by
+`cargo test -p dp-noise --doc`, which builds this crate without the feature):
+
+```compile_fail,E0277
+use dp_noise::{InsecureSeededRng, Laplace};
+let mut rng = InsecureSeededRng::new(7);
+let released = Laplace::new(1.0, 1.0).unwrap().release(3.0, &mut rng).unwrap();
+```
+
+nor does any other generator, however secure its algorithm, that a caller could seed:
+
+```compile_fail,E0277
+use rand::SeedableRng;
+let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+let noise = dp_noise::GammaNormVector::new(3, 1.0).unwrap().sample(&mut rng);
+```
+"#
+)]
 pub trait ReleaseRng: Rng + sealed::Sealed {}
 
 mod sealed {

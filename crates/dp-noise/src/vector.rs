@@ -19,6 +19,9 @@ use crate::{NoiseError, ReleaseRng};
 /// neighbouring datasets), releasing `f(D) + b` is **ε-DP with ε = βΔ**: the densities at
 /// any output differ by the factor `exp(β(‖b'‖ − ‖b‖)) ≤ exp(βΔ)`.
 /// [`GammaNormVector::from_epsilon`] sets `β = ε/Δ` (rounded down, so ε is not exceeded).
+/// The running time depends on the noise only (rejection steps of the Gamma and normal
+/// samplers), not on the data; the time of a whole mechanism (a solver run on the data)
+/// does depend on the data and is not covered by any guarantee here.
 ///
 /// # Numerics
 /// The guarantee holds in idealized real arithmetic. The Gamma and Gaussian draws are
@@ -32,11 +35,21 @@ pub struct GammaNormVector {
     beta: f64,
 }
 
+/// Largest dimension accepted: 2²⁶ coordinates (512 MiB per vector). Larger requests are
+/// refused before anything is allocated.
+pub const MAX_DIMENSION: usize = 1 << 26;
+
 impl GammaNormVector {
     /// Noise in dimension `dim ≥ 1` with rate `beta > 0`.
     pub fn new(dim: usize, beta: f64) -> Result<Self, NoiseError> {
         if dim == 0 {
             return Err(NoiseError::ZeroDimension);
+        }
+        if dim > MAX_DIMENSION {
+            return Err(NoiseError::DimensionTooLarge {
+                dim,
+                max: MAX_DIMENSION,
+            });
         }
         // A subnormal β would make the scale 1/β (or the mean norm d/β) infinite.
         let mean_norm = dim as f64 / beta;

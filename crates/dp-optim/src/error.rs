@@ -78,7 +78,7 @@ impl fmt::Display for OptimError {
             Self::NonFiniteData { row, col, value } => {
                 write!(
                     f,
-                    "data entry at row {row}, column {col} is not finite: {value}"
+                    "data entry at row {row}, column {col} is not finite: {value:?}"
                 )
             }
             Self::DimensionMismatch {
@@ -87,12 +87,12 @@ impl fmt::Display for OptimError {
                 found,
             } => write!(f, "{what} has length {found}, expected {expected}"),
             Self::NonFiniteInput { what, index, value } => {
-                write!(f, "{what}[{index}] is not finite: {value}")
+                write!(f, "{what}[{index}] is not finite: {value:?}")
             }
             Self::InvalidRegularization(mu) => {
-                write!(f, "regularization must be finite and > 0, got {mu}")
+                write!(f, "regularization must be finite and > 0, got {mu:?}")
             }
-            Self::InvalidTolerance(t) => write!(f, "tolerance must be finite and > 0, got {t}"),
+            Self::InvalidTolerance(t) => write!(f, "tolerance must be finite and > 0, got {t:?}"),
             Self::InvalidParameter { what, why } => write!(f, "invalid {what}: {why}"),
             Self::InvalidSparseStructure(why) => write!(f, "invalid sparse rows: {why}"),
             Self::NotConverged {

@@ -64,7 +64,7 @@ mod objective;
 mod solution;
 mod solver;
 
-pub use design::{CsrRows, DenseRows, Design};
+pub use design::{CsrRows, DenseRows, Design, MAX_SPARSE_COLUMNS};
 pub use error::OptimError;
 pub use lbfgs::Lbfgs;
 pub use loss::MarginLoss;

@@ -285,7 +285,14 @@ pub fn run(
                     continue;
                 };
                 for &epsilon in epsilons {
-                    if same_calibration(*method, twin, lambda, epsilon, train.len())? {
+                    if same_calibration(
+                        *method,
+                        twin,
+                        lambda,
+                        epsilon,
+                        train.len(),
+                        train.features(),
+                    )? {
                         shared.insert(
                             cell_key(twin, lambda, Some(epsilon)),
                             cell_key(*method, lambda, Some(epsilon)),
@@ -346,7 +353,7 @@ pub fn run(
                         }
                         // The library refused to release an uncertified model: counted, not
                         // fatal.
-                        Err(ErmError::NotConverged(_)) => (None, 0),
+                        Err(ErmError::NotConverged) => (None, 0),
                         Err(e) => return Err(e),
                     };
                     outcomes.push(Outcome {
@@ -418,9 +425,10 @@ fn same_calibration(
     lambda: f64,
     epsilon: f64,
     n: usize,
+    d: usize,
 ) -> Result<bool, ErmError> {
     let calibration = |m: Method| match m.params(lambda, epsilon) {
-        Some(params) => params.noise_calibration(n),
+        Some(params) => params.noise_calibration(n, d),
         None => Ok(None),
     };
     Ok(calibration(method)? == calibration(twin)?)
@@ -483,7 +491,8 @@ fn fit_and_test(
     Ok(Tested {
         error: fit.model().error_rate(test)?,
         iterations: fit.solver_iterations(),
-        weights: fit.into_model().weights().to_vec(),
+        // The next ε's fit starts from the solver's point (closer than the noisy release).
+        weights: fit.secret_solver_weights().to_vec(),
     })
 }
 

@@ -4,7 +4,7 @@ mod dense;
 mod sparse;
 
 pub use dense::DenseRows;
-pub use sparse::CsrRows;
+pub use sparse::{CsrRows, MAX_SPARSE_COLUMNS};
 
 use faer::MatMut;
 

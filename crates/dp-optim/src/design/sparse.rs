@@ -24,6 +24,10 @@ pub struct CsrRows {
     by_column: ColumnMajor,
 }
 
+/// Most columns [`CsrRows`] accepts: its column-major copy allocates one pointer per column,
+/// so a mistyped count (2³², say) is refused before anything is allocated.
+pub const MAX_SPARSE_COLUMNS: usize = 1 << 26;
+
 /// The same entries by column (CSC), for `Xᵀv`: each output is then a sum over its own
 /// column, computed in a fixed order with no scattered writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,8 +102,14 @@ impl CsrRows {
         if rows == 0 || cols == 0 {
             return Err(OptimError::EmptyData { rows, cols });
         }
-        if u32::try_from(cols).is_err() {
-            return invalid(format!("{cols} columns exceed the u32 index range"));
+        if cols > MAX_SPARSE_COLUMNS {
+            return Err(OptimError::InvalidParameter {
+                what: "column count",
+                why: format!(
+                    "{cols} columns exceed the limit of {MAX_SPARSE_COLUMNS} (2^26; the \
+                     column-major copy allocates per column)"
+                ),
+            });
         }
         if indices.len() != values.len() {
             return invalid(format!(
@@ -184,6 +194,9 @@ impl CsrRows {
         cols: usize,
         dense: &[f64],
     ) -> Result<Self, OptimError> {
+        if rows == 0 || cols == 0 {
+            return Err(OptimError::EmptyData { rows, cols });
+        }
         let expected = rows.saturating_mul(cols);
         if dense.len() != expected {
             return Err(OptimError::DimensionMismatch {
