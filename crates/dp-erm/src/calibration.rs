@@ -76,36 +76,82 @@ pub fn noise_norm_bound(features: usize, beta: f64) -> f64 {
     ((d + (80.0 * d).sqrt() + 40.0) / beta).next_up()
 }
 
-/// The smallest gradient tolerance a fit on `examples` rows of `features` columns may ask
-/// for, so that every accepted input reaches it (ALGORITHMS.md §4, refinement (a)).
+/// The smallest gradient tolerance a fit may ask for, so that every accepted input reaches
+/// it (ALGORITHMS.md §4, refinement (a)), in three parts whose sum is the floor. It depends
+/// on public sizes and parameters only, never on the data.
 ///
 /// The computed `∇F = (1/n) Σ ℓ'(z_i) y_i x_i + μw + g` can only be trusted to the rounding
 /// error of its terms. With rows in the unit ball the data term has norm ≤ 1 and, at the
 /// minimizer, `‖μw‖ ≤ 1 + ‖g‖`; objective perturbation's linear term `g = b/n` has norm at
-/// most [`noise_norm_bound`]`/n` except with probability e^{−40}. Modelling the summation
-/// error of n terms as growing like √n (rounding errors of random sign) and each of the d
-/// coordinates' cancellations as one rounding, the floor is
-/// `ROUNDING_MARGIN · 2⁻⁵² · (√n + √d · (2 + 2‖g‖_max))`: about 3·10⁻¹² on Adult-sized
-/// data, 30 times below the default tolerance 10⁻¹⁰. It depends on public sizes and
-/// parameters only, never on the data.
-pub fn tolerance_floor(examples: usize, features: usize, noise_beta: Option<f64>) -> f64 {
+/// most `G =` [`noise_norm_bound`]`/n` except with probability e^{−40}. Modelling sums of k
+/// terms as erring by `√k` roundings (errors of random sign), with `u = 2⁻⁵²`:
+/// - `rounding = M·u·√n`: the sum over the n examples;
+/// - `noise = M·u·√d·(2 + 2G)`: the cancellation of `μw` against `g` and the data term;
+/// - `conditioning = M·u·√d·c·‖w‖max`: each margin `x_iᵀw` errs by `u·√d·‖w‖`, and the
+///   curvature `c` turns that into gradient error. `‖w‖max` is `(1 + G)/μ` with noise
+///   (directions the data do not constrain follow the noise), else `min(1/μ, √(2ℓ(0)/μ))`.
+///
+/// `M =` [`ROUNDING_MARGIN`] = 64. On Adult-sized data (n = 45,222, d = 104) the floor is
+/// about 10⁻¹¹ for Λ = 10⁻³, and reaches 1.6·10⁻¹⁰ for objective perturbation at ε = 0.1
+/// with small Λ (where `Λ + Δ ≈ 4c/(nε)`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToleranceFloor {
+    /// The examples' sum.
+    pub rounding: f64,
+    /// The noise term's cancellation (0 without noise in the objective).
+    pub noise: f64,
+    /// Rounding of the margins, amplified by the curvature.
+    pub conditioning: f64,
+}
+
+impl ToleranceFloor {
+    /// The floor: the sum of its parts, rounded up.
+    pub fn total(&self) -> f64 {
+        (self.rounding + self.noise + self.conditioning).next_up()
+    }
+}
+
+/// The [`ToleranceFloor`] of a fit on `examples` rows of `features` columns with `loss`,
+/// total regularization μ (Λ, or Λ + Δ) and, for objective perturbation, noise rate β.
+pub fn tolerance_floor(
+    examples: usize,
+    features: usize,
+    loss: crate::Loss,
+    total_regularization: f64,
+    noise_beta: Option<f64>,
+) -> ToleranceFloor {
+    use dp_optim::MarginLoss;
+    let scale = ROUNDING_MARGIN * f64::EPSILON;
+    let root_d = (features as f64).sqrt();
     let noise_gradient = noise_beta.map_or(0.0, |beta| {
         noise_norm_bound(features, beta) / examples as f64
     });
-    ROUNDING_MARGIN
-        * f64::EPSILON
-        * ((examples as f64).sqrt() + (features as f64).sqrt() * (2.0 + 2.0 * noise_gradient))
+    let largest_weights = match noise_beta {
+        Some(_) => (1.0 + noise_gradient) / total_regularization,
+        None => {
+            (1.0 / total_regularization).min((2.0 * loss.value(0.0) / total_regularization).sqrt())
+        }
+    };
+    ToleranceFloor {
+        rounding: scale * (examples as f64).sqrt(),
+        noise: scale * root_d * (2.0 + 2.0 * noise_gradient),
+        conditioning: scale * root_d * loss.curvature_bound() * largest_weights,
+    }
 }
 
 /// The tolerance a fit certifies: the requested one if it lies in `[floor, MAX_TOLERANCE]`,
-/// else (nothing requested) the larger of the default 10⁻¹⁰ and the floor.
-/// `too_noisy` is the error when nothing was requested and the floor itself is above
-/// [`MAX_TOLERANCE`] (noise so large that double precision cannot train with it).
+/// else (nothing requested) the larger of the default 10⁻¹⁰ and the floor. When nothing
+/// was requested and the floor itself exceeds [`MAX_TOLERANCE`], the error names the
+/// dominant cause: noise too large for double precision (`epsilon`, `noise_norm`) or an
+/// objective too ill-conditioned (`regularization`).
 pub(crate) fn resolve_tolerance(
     requested: Option<f64>,
-    floor: f64,
-    too_noisy: ErmError,
+    floor: &ToleranceFloor,
+    epsilon: f64,
+    noise_norm: f64,
+    regularization: f64,
 ) -> Result<f64, ErmError> {
+    let total = floor.total();
     match requested {
         Some(tolerance) if !(tolerance.is_finite() && tolerance > 0.0) => {
             Err(ErmError::InvalidParameter {
@@ -119,12 +165,22 @@ pub(crate) fn resolve_tolerance(
             value: tolerance,
             requirement: "at most 1e-6",
         }),
-        Some(tolerance) if tolerance < floor => {
-            Err(ErmError::ToleranceBelowRounding { tolerance, floor })
-        }
+        Some(tolerance) if tolerance < total => Err(ErmError::ToleranceBelowRounding {
+            tolerance,
+            floor: total,
+        }),
         Some(tolerance) => Ok(tolerance),
-        None if floor > MAX_TOLERANCE => Err(too_noisy),
-        None => Ok(dp_optim::DEFAULT_TOLERANCE.max(floor)),
+        None if total > MAX_TOLERANCE && floor.noise >= floor.conditioning => {
+            Err(ErmError::NoiseBeyondPrecision {
+                epsilon,
+                noise_norm,
+            })
+        }
+        None if total > MAX_TOLERANCE => Err(ErmError::IllConditioned {
+            regularization,
+            floor: total,
+        }),
+        None => Ok(dp_optim::DEFAULT_TOLERANCE.max(total)),
     }
 }
 
@@ -137,25 +193,26 @@ pub fn objective_perturbation(
     examples: usize,
     features: usize,
     regularization: f64,
-    curvature: f64,
+    loss: crate::Loss,
     rule: ObjectiveCalibration,
     tolerance: Option<f64>,
 ) -> Result<NoiseCalibration, ErmError> {
+    let curvature = loss.curvature_bound();
     let minimizer_epsilon = (epsilon * MINIMIZER_NOISE_SHARE).next_down();
     // ε₁ + ε₂ ≤ ε: the difference is rounded down.
     let objective_epsilon = (epsilon - minimizer_epsilon).next_down();
     let (epsilon_prime, extra_regularization, beta) =
         objective_noise(objective_epsilon, examples, regularization, curvature, rule)?;
+    // The solver's strong convexity is fl(Λ + Δ), the same sum it is given.
+    let total_regularization = regularization + extra_regularization;
     let tolerance = resolve_tolerance(
         tolerance,
-        tolerance_floor(examples, features, Some(beta)),
-        ErmError::NoiseBeyondPrecision {
-            epsilon,
-            noise_norm: noise_norm_bound(features, beta),
-        },
+        &tolerance_floor(examples, features, loss, total_regularization, Some(beta)),
+        epsilon,
+        noise_norm_bound(features, beta),
+        total_regularization,
     )?;
-    // The solver's strong convexity is fl(Λ + Δ), the same sum it is given.
-    let radius = (tolerance / (regularization + extra_regularization)).next_up();
+    let radius = (tolerance / total_regularization).next_up();
     let minimizer_beta = (minimizer_epsilon / (2.0 * radius)).next_down();
     Ok(NoiseCalibration {
         epsilon,

@@ -117,6 +117,14 @@ pub enum ErmError {
         /// A bound on the noise norm that holds except with probability e^{−40}.
         noise_norm: f64,
     },
+    /// The objective is so ill-conditioned (tiny total regularization, large curvature
+    /// bound) that rounding alone could keep the gradient above any accepted tolerance.
+    IllConditioned {
+        /// The total regularization (Λ, or Λ + Δ).
+        regularization: f64,
+        /// The rounding floor of the gradient at that regularization.
+        floor: f64,
+    },
     /// A decision value `fᵀx` overflowed: the input is too large for the model's weights.
     DecisionOverflow {
         /// The row.
@@ -212,6 +220,16 @@ impl fmt::Display for ErmError {
                  regularization: the noise norm could reach {noise_norm:?}, beyond what double \
                  precision can train with; use a larger epsilon, more rows or a larger \
                  regularization"
+            ),
+            Self::IllConditioned {
+                regularization,
+                floor,
+            } => write!(
+                f,
+                "regularization {regularization:?} is too small for this loss and noise: \
+                 rounding alone could keep the gradient norm above {floor:?}, more than the \
+                 largest accepted tolerance 1e-6; use a larger regularization (or a wider \
+                 Huber width)"
             ),
             Self::DecisionOverflow { row } => write!(
                 f,

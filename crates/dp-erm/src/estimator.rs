@@ -6,8 +6,8 @@ use dp_optim::{GlmObjective, Lbfgs, MAX_HESSIAN_DIMENSION, Newton, Solution, Sol
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::{
-    self, NoiseCalibration, ObjectiveCalibration, noise_norm_bound, resolve_tolerance,
-    tolerance_floor,
+    self, NoiseCalibration, ObjectiveCalibration, ToleranceFloor, noise_norm_bound,
+    resolve_tolerance, tolerance_floor,
 };
 use crate::error::{check_epsilon, check_regularization};
 use crate::model::{LinearModel, ModelMetadata};
@@ -215,6 +215,11 @@ impl ErmParams {
         self.regularization
     }
 
+    /// The tolerance asked for with [`ErmParams::tolerance`], if any.
+    pub fn requested_tolerance(&self) -> Option<f64> {
+        self.tolerance
+    }
+
     /// The loss.
     pub fn loss(&self) -> Loss {
         self.loss
@@ -232,7 +237,12 @@ impl ErmParams {
         }
         if let Some(tolerance) = self.tolerance {
             // The floor needs n and d: `calibrate` checks it.
-            resolve_tolerance(Some(tolerance), 0.0, ErmError::NotConverged)?;
+            let no_floor = ToleranceFloor {
+                rounding: 0.0,
+                noise: 0.0,
+                conditioning: 0.0,
+            };
+            resolve_tolerance(Some(tolerance), &no_floor, f64::NAN, f64::NAN, f64::NAN)?;
         }
         if let Some(start) = &self.warm_start
             && let Some(index) = start.iter().position(|w| !w.is_finite())
@@ -280,16 +290,22 @@ impl ErmParams {
                 requirement: "at least 1",
             });
         }
-        let plain_floor = tolerance_floor(examples, features, None);
+        let plain_floor = tolerance_floor(examples, features, self.loss, self.regularization, None);
+        let plain_tolerance = || {
+            resolve_tolerance(
+                self.tolerance,
+                &plain_floor,
+                f64::NAN,
+                0.0,
+                self.regularization,
+            )
+        };
         match self.mechanism {
-            Mechanism::NonPrivate => {
-                let tolerance =
-                    resolve_tolerance(self.tolerance, plain_floor, ErmError::NotConverged)?;
-                Ok(Plan::NonPrivate { tolerance })
-            }
+            Mechanism::NonPrivate => Ok(Plan::NonPrivate {
+                tolerance: plain_tolerance()?,
+            }),
             Mechanism::OutputPerturbation { epsilon } => {
-                let tolerance =
-                    resolve_tolerance(self.tolerance, plain_floor, ErmError::NotConverged)?;
+                let tolerance = plain_tolerance()?;
                 let calibration = calibration::output_perturbation(
                     epsilon,
                     examples,
@@ -315,7 +331,7 @@ impl ErmParams {
                     examples,
                     features,
                     self.regularization,
-                    self.loss.curvature_bound(),
+                    self.loss,
                     rule,
                     self.tolerance,
                 )?;

@@ -46,7 +46,7 @@ mod multiclass;
 
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
-    ROUNDING_MARGIN, noise_norm_bound, tolerance_floor,
+    ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, tolerance_floor,
 };
 pub use data::{MAX_FEATURES, TrainingSet, TrainingSetBuilder};
 pub use error::ErmError;
@@ -58,5 +58,9 @@ pub use multiclass::{MAX_CLASSES, OneVsRest};
 
 #[cfg(test)]
 mod audit;
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod refusal_tests;
 #[cfg(test)]
 mod tests;

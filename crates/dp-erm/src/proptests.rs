@@ -1,0 +1,215 @@
+//! Property tests of every public constructor on hostile input (issue #9): no panic, no
+//! allocation sized by a bad count, and every error names the offending value.
+
+use proptest::prelude::*;
+
+use crate::{ErmError, ErmParams, Loss, MAX_FEATURES, ObjectiveCalibration, TrainingSet};
+
+/// Floats a careless user or an attacker would pass: ordinary values, the edges of the
+/// accepted ranges, zeros, subnormals, huge values, NaN and infinities.
+fn hostile_f64() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => -2.0..2.0f64,
+        1 => Just(0.0),
+        1 => Just(-0.0),
+        1 => Just(1.0),
+        1 => Just(-1.0),
+        1 => Just(f64::NAN),
+        1 => Just(f64::INFINITY),
+        1 => Just(f64::NEG_INFINITY),
+        1 => Just(f64::MAX),
+        1 => Just(f64::MIN_POSITIVE / 4.0),
+        1 => Just(1e-300),
+        1 => Just(1e300),
+        1 => Just(1e-12),
+        1 => Just(1e3),
+        1 => any::<f64>(),
+    ]
+}
+
+/// Counts: small, at the limits, and absurd.
+fn hostile_count() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        4 => 0usize..6,
+        1 => Just(MAX_FEATURES + 1),
+        1 => Just(1usize << 32),
+        1 => Just(usize::MAX),
+        1 => any::<usize>(),
+    ]
+}
+
+/// The message must carry the values the error holds, in a readable form (`{:?}`, never a
+/// 300-digit decimal).
+fn assert_names_its_values(err: &ErmError) {
+    let message = err.to_string();
+    assert!(message.len() < 400, "message too long: {message}");
+    let expected: Vec<String> = match err {
+        ErmError::InvalidParameter { what, value, .. } => {
+            vec![what.to_string(), format!("{value:?}")]
+        }
+        ErmError::NonFiniteFeature { row, col, value } => {
+            vec![row.to_string(), col.to_string(), format!("{value:?}")]
+        }
+        ErmError::RowNormAboveOne { row, norm } => vec![row.to_string(), format!("{norm:?}")],
+        ErmError::InvalidLabel { row, label } => vec![row.to_string(), format!("{label:?}")],
+        ErmError::OutsidePublicBound {
+            row,
+            col,
+            value,
+            bound,
+        } => vec![
+            row.to_string(),
+            col.to_string(),
+            format!("{value:?}"),
+            format!("{bound:?}"),
+        ],
+        ErmError::DimensionMismatch {
+            what,
+            expected,
+            found,
+        } => {
+            vec![what.to_string(), expected.to_string(), found.to_string()]
+        }
+        ErmError::FeatureIndexOutOfRange { row, col, features } => {
+            vec![row.to_string(), col.to_string(), features.to_string()]
+        }
+        ErmError::ToleranceBelowRounding { tolerance, floor } => {
+            vec![format!("{tolerance:?}"), format!("{floor:?}")]
+        }
+        ErmError::NoiseBeyondPrecision {
+            epsilon,
+            noise_norm,
+        } => {
+            vec![format!("{epsilon:?}"), format!("{noise_norm:?}")]
+        }
+        ErmError::IllConditioned {
+            regularization,
+            floor,
+        } => {
+            vec![format!("{regularization:?}"), format!("{floor:?}")]
+        }
+        _ => vec![],
+    };
+    for part in expected {
+        assert!(message.contains(&part), "{message:?} does not name {part}");
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Rows {
+    Dense(Vec<f64>),
+    Sparse(Vec<Vec<(usize, f64)>>),
+}
+
+fn rows() -> impl Strategy<Value = Rows> {
+    prop_oneof![
+        prop::collection::vec(hostile_f64(), 0..24).prop_map(Rows::Dense),
+        prop::collection::vec(
+            prop::collection::vec(
+                (prop_oneof![0usize..6, any::<usize>()], hostile_f64()),
+                0..4
+            ),
+            0..6
+        )
+        .prop_map(Rows::Sparse),
+    ]
+}
+
+fn labels() -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(
+        prop_oneof![4 => Just(1.0), 4 => Just(-1.0), 1 => hostile_f64()],
+        0..8,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// The builder never panics; what it builds keeps the contract; what it refuses it
+    /// names.
+    #[test]
+    fn training_set_builder_checks_everything(
+        features in hostile_count(),
+        rows in rows(),
+        labels in labels(),
+        clip in any::<bool>(),
+        bounds in prop::option::of(prop::collection::vec(hostile_f64(), 0..6)),
+        intercept in prop::option::of(hostile_f64()),
+    ) {
+        let mut builder = TrainingSet::builder(features).labels(labels.clone());
+        builder = match rows {
+            Rows::Dense(values) => builder.dense_rows(values),
+            Rows::Sparse(rows) => builder.sparse_rows(rows),
+        };
+        if let Some(bounds) = bounds {
+            builder = builder.scale_by_public_bounds(bounds);
+        }
+        if clip {
+            builder = builder.clip_rows_to_unit_ball();
+        }
+        if let Some(constant) = intercept {
+            builder = builder.append_intercept(constant);
+        }
+        match builder.build() {
+            Ok(data) => {
+                prop_assert!(data.features() >= features.min(MAX_FEATURES) && data.features() <= MAX_FEATURES + 1);
+                prop_assert!(data.labels().iter().all(|&y| y == 1.0 || y == -1.0));
+                prop_assert_eq!(data.labels(), &labels[..]);
+                // Every row in the unit ball: ‖x_i‖² = Σ_j x_ij², read through the design
+                // (random counts that were accepted are small).
+                prop_assert!(data.features() <= 16);
+                let mut squares = vec![0.0; data.len()];
+                for j in 0..data.features() {
+                    let mut unit = vec![0.0; data.features()];
+                    unit[j] = 1.0;
+                    let column = data.margins(&unit);
+                    squares.iter_mut().zip(&column).for_each(|(s, v)| *s += v * v);
+                }
+                prop_assert!(squares.iter().all(|&s| s.is_finite() && s <= 1.0 + 1e-12));
+            }
+            Err(err) => assert_names_its_values(&err),
+        }
+    }
+
+    /// Parameter checks and calibrations never panic, are refused with the value named,
+    /// and, when accepted, give finite, positive noise rates and a tolerance in range.
+    #[test]
+    fn parameters_are_checked_before_any_work(
+        width in hostile_f64(),
+        use_huber in any::<bool>(),
+        lambda in hostile_f64(),
+        epsilon in hostile_f64(),
+        tolerance in prop::option::of(hostile_f64()),
+        mechanism in 0u8..4,
+        examples in prop_oneof![0usize..100, any::<u32>().prop_map(|n| n as usize)],
+        features in prop_oneof![0usize..100, any::<u32>().prop_map(|d| d as usize)],
+    ) {
+        let loss = if use_huber { Loss::Huber { width } } else { Loss::Logistic };
+        prop_assert_eq!(Loss::huber(width).is_ok(), Loss::Huber { width }.check().is_ok());
+        let mut params = match mechanism {
+            0 => ErmParams::non_private(loss, lambda),
+            1 => ErmParams::output_perturbation(loss, lambda, epsilon),
+            2 => ErmParams::objective_perturbation(loss, lambda, epsilon),
+            _ => ErmParams::objective_perturbation(loss, lambda, epsilon)
+                .objective_calibration(ObjectiveCalibration::CliffFree),
+        };
+        if let Some(tolerance) = tolerance {
+            params = params.tolerance(tolerance);
+        }
+        match params.noise_calibration(examples, features) {
+            Ok(None) => prop_assert_eq!(mechanism, 0),
+            Ok(Some(c)) => {
+                prop_assert!(c.epsilon == epsilon);
+                prop_assert!(c.beta.is_finite() && c.beta > 0.0, "{:?}", c);
+                prop_assert!(c.epsilon_prime > 0.0 && c.epsilon_prime <= epsilon);
+                prop_assert!(c.extra_regularization >= 0.0 && c.extra_regularization.is_finite());
+                prop_assert!(c.tolerance > 0.0 && c.tolerance <= crate::MAX_TOLERANCE);
+                if let Some(m) = c.minimizer_noise {
+                    prop_assert!(m.beta.is_finite() && m.beta > 0.0 && m.radius > 0.0);
+                    prop_assert!(m.epsilon + c.epsilon_prime <= epsilon);
+                }
+            }
+            Err(err) => assert_names_its_values(&err),
+        }
+    }
+}
