@@ -1,4 +1,19 @@
 //! The released model: weights, metadata, prediction, and a versioned file format.
+//!
+//! - [`validate`]: the one check every route to a [`LinearModel`] runs (file loaders and any
+//!   serde deserializer alike).
+//! - [`format`]: the byte layout, with a SHA-256 checksum (plain files) or an HMAC-SHA256
+//!   tag (authenticated files).
+//! - [`key`]: [`ModelKey`], the secret key of authenticated files.
+//! - [`file`]: size-bounded reads and atomic writes.
+
+mod file;
+mod format;
+mod key;
+mod validate;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::Path;
 
@@ -7,8 +22,25 @@ use serde::{Deserialize, Serialize};
 use crate::estimator::Mechanism;
 use crate::{ErmError, Loss, TrainingSet};
 
+pub use format::MODEL_FORMAT_VERSION;
+use format::Seal;
+pub use key::ModelKey;
+
+/// The most features (weights) a model may have: 2²⁵, a 256 MiB payload. Files and
+/// deserialized models above it are refused, which bounds what a loader allocates.
+pub const MAX_MODEL_FEATURES: usize = 1 << 25;
+
+/// The longest `crate_version` or `feature_map` accepted, in bytes. Both are short
+/// identifiers; a longer one is a corrupted or hostile file, not a model this crate wrote.
+pub const MAX_MODEL_TEXT_BYTES: usize = 256;
+
 /// What a model is and how it was made.
+///
+/// Deserializing it (through any serde format) checks every field as the file loaders do:
+/// ε and Λ finite and > 0, a valid loss, `1 ≤ features ≤ MAX_MODEL_FEATURES` (2²⁵), and
+/// non-empty printable strings of at most `MAX_MODEL_TEXT_BYTES` (256) bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "validate::RawModelMetadata")]
 pub struct ModelMetadata {
     /// The mechanism that trained it (with its ε).
     pub mechanism: Mechanism,
@@ -26,22 +58,48 @@ pub struct ModelMetadata {
 
 /// A linear classifier `x ↦ sign(fᵀx)` with its metadata. Releasing it costs nothing beyond
 /// the ε it was trained with: predictions are post-processing.
+///
+/// Deserializing it through serde (JSON, bincode, …) runs the same validation as the file
+/// loaders: as many finite weights as declared features, and valid [`ModelMetadata`].
+///
+/// # Files
+///
+/// Two kinds of file share one layout (all integers little-endian):
+///
+/// | bytes | field |
+/// |---|---|
+/// | 0..8 | magic: `DPERMMDL` (plain) or `DPERMMAC` (authenticated) |
+/// | 8..12 | format version, u32 ([`MODEL_FORMAT_VERSION`]) |
+/// | 12..20 | payload length n, u64 |
+/// | 20..52 | tag over bytes 0..20 followed by the payload: SHA-256 (plain) or HMAC-SHA256 under a `ModelKey` (authenticated) |
+/// | 52..52+n | payload: the model in bincode (standard configuration) |
+///
+/// The tag covers the magic, so a file's kind cannot be switched without recomputing it;
+/// each loader refuses the other kind with a message that names it.
+///
+/// **What a plain file promises.** Its SHA-256 checksum detects accidental corruption
+/// (a flipped bit, a truncated copy). It does **not** detect tampering: anyone can edit the
+/// file — for example relabel a non-private model as trained with ε = 0.01 — and recompute
+/// the checksum. A plain file's mechanism and ε are claims, not evidence.
+///
+/// **What an authenticated file promises.** Its HMAC-SHA256 tag shows that the file was
+/// written, byte for byte, by a holder of the key: without the key no one can alter it or
+/// forge a new one. It says nothing about whether the writer told the truth — a key holder
+/// can authenticate any model with any metadata. Trust the metadata exactly as far as you
+/// trust everyone who holds the key.
+///
+/// Every loader refuses files above the size of the largest model
+/// (`MAX_MODEL_FEATURES` = 2²⁵ weights) before reading them, and validates the decoded model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "validate::RawLinearModel")]
 pub struct LinearModel {
     weights: Vec<f64>,
     metadata: ModelMetadata,
 }
 
-/// The first bytes of every model file.
-const MAGIC: &[u8; 8] = b"DPERMMDL";
-/// The file format this build writes and reads.
-pub const MODEL_FORMAT_VERSION: u32 = 1;
-/// Magic, version, payload length, checksum.
-const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
-/// Largest payload read (and the decoder's allocation limit): 256 MiB, 32M weights.
-const MAX_PAYLOAD_BYTES: usize = 256 << 20;
-
 impl LinearModel {
+    // Infallible because every caller (the estimator) builds models from checked parameters
+    // and data; the file writers do not re-check, the readers always do.
     pub(crate) fn new(weights: Vec<f64>, metadata: ModelMetadata) -> Self {
         Self { weights, metadata }
     }
@@ -56,7 +114,8 @@ impl LinearModel {
         &self.metadata
     }
 
-    /// The ε it was trained with (None if non-private).
+    /// The ε it was trained with (None if non-private). From a plain file this is the
+    /// file's claim; see [`LinearModel`]'s "Files" section.
     pub fn epsilon(&self) -> Option<f64> {
         match self.metadata.mechanism {
             Mechanism::NonPrivate => None,
@@ -123,112 +182,67 @@ impl LinearModel {
         }
     }
 
-    /// The model in this crate's file format: magic `DPERMMDL`, format version, payload
-    /// length and an FNV-1a checksum, then the model in bincode.
+    /// The model as a **plain** file (magic `DPERMMDL`, SHA-256 checksum): protected against
+    /// accidental corruption, not against tampering. See [`LinearModel`]'s "Files" section.
     pub fn to_bytes(&self) -> Result<Vec<u8>, ErmError> {
-        let payload = bincode::serde::encode_to_vec(self, bincode::config::standard())
-            .map_err(|e| ErmError::InvalidModelFile(format!("cannot encode: {e}")))?;
-        let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
-        bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&fnv1a(&payload).to_le_bytes());
-        bytes.extend_from_slice(&payload);
-        Ok(bytes)
+        format::encode(self, Seal::Checksum)
     }
 
-    /// Reads [`LinearModel::to_bytes`]'s format; a truncated, corrupted or foreign file, or
-    /// one from another format version, is an error that says which.
+    /// Reads a plain file ([`LinearModel::to_bytes`]); a truncated, corrupted, foreign or
+    /// authenticated file, one from another format version, or an invalid model is an error
+    /// that says which.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ErmError> {
-        let invalid = |why: String| Err(ErmError::InvalidModelFile(why));
-        if bytes.len() < HEADER_BYTES {
-            return invalid(format!(
-                "{} bytes is shorter than the {HEADER_BYTES}-byte header",
-                bytes.len()
-            ));
-        }
-        if &bytes[..8] != MAGIC {
-            return invalid("not a dp-erm model file (wrong magic bytes)".into());
-        }
-        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-        if version != MODEL_FORMAT_VERSION {
-            return invalid(format!(
-                "format version {version} is not supported (this build reads version {MODEL_FORMAT_VERSION})"
-            ));
-        }
-        let length = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-        let checksum = u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes"));
-        let payload = &bytes[HEADER_BYTES..];
-        if payload.len() > MAX_PAYLOAD_BYTES {
-            return invalid(format!(
-                "payload of {} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte limit",
-                payload.len()
-            ));
-        }
-        if payload.len() as u64 != length {
-            return invalid(format!(
-                "payload is {} bytes but the header says {length} (truncated or padded file)",
-                payload.len()
-            ));
-        }
-        if fnv1a(payload) != checksum {
-            return invalid("checksum mismatch (corrupted file)".into());
-        }
-        // The limit stops a length prefix from claiming more memory than the file could hold.
-        let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
-        let (model, used): (Self, usize) = bincode::serde::decode_from_slice(payload, config)
-            .map_err(|e| ErmError::InvalidModelFile(format!("cannot decode: {e}")))?;
-        if used != payload.len() {
-            return invalid("trailing bytes after the model".into());
-        }
-        if model.weights.len() != model.metadata.features {
-            return invalid(format!(
-                "{} weights for {} features",
-                model.weights.len(),
-                model.metadata.features
-            ));
-        }
-        if model.weights.iter().any(|w| !w.is_finite()) {
-            return invalid("non-finite weight".into());
-        }
-        let metadata = &model.metadata;
-        let valid_epsilon = model.epsilon().is_none_or(|e| e.is_finite() && e > 0.0);
-        let valid_regularization =
-            metadata.regularization.is_finite() && metadata.regularization > 0.0;
-        if !valid_epsilon || !valid_regularization || metadata.loss.check().is_err() {
-            return invalid(format!(
-                "metadata out of range (epsilon {:?}, regularization {}, loss {:?})",
-                model.epsilon(),
-                metadata.regularization,
-                metadata.loss
-            ));
-        }
-        Ok(model)
+        format::decode(bytes, Seal::Checksum)
     }
 
-    /// Writes the model to `path`.
+    /// The model as an **authenticated** file (magic `DPERMMAC`, HMAC-SHA256 under `key`):
+    /// only holders of `key` can write a file that
+    /// [`LinearModel::from_bytes_authenticated`] accepts.
+    pub fn to_bytes_authenticated(&self, key: &ModelKey) -> Result<Vec<u8>, ErmError> {
+        format::encode(self, Seal::Mac(key))
+    }
+
+    /// Reads an authenticated file, refusing it unless its tag verifies under `key`
+    /// (compared in constant time) — and refusing plain files, whose contents anyone could
+    /// have written.
+    pub fn from_bytes_authenticated(bytes: &[u8], key: &ModelKey) -> Result<Self, ErmError> {
+        format::decode(bytes, Seal::Mac(key))
+    }
+
+    /// Writes the model to `path` as a plain file, atomically: the bytes go to a temporary
+    /// file in the same folder, which then replaces `path`, so a failed save leaves any
+    /// previous file at `path` intact.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ErmError> {
-        std::fs::write(path.as_ref(), self.to_bytes()?).map_err(|e| {
-            ErmError::InvalidModelFile(format!("cannot write {}: {e}", path.as_ref().display()))
-        })
+        file::write_atomically(path.as_ref(), &self.to_bytes()?)
     }
 
-    /// Reads a model from `path`.
+    /// Reads a plain model file from `path` (see [`LinearModel::from_bytes`]). A file larger
+    /// than the largest model is refused before it is read; errors name the path.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ErmError> {
-        let bytes = std::fs::read(path.as_ref()).map_err(|e| {
-            ErmError::InvalidModelFile(format!("cannot read {}: {e}", path.as_ref().display()))
-        })?;
-        Self::from_bytes(&bytes)
+        let path = path.as_ref();
+        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
+        Self::from_bytes(&bytes).map_err(|e| file::name_path(path, e))
+    }
+
+    /// Writes the model to `path` as an authenticated file under `key`, atomically (as
+    /// [`LinearModel::save`]).
+    pub fn save_authenticated(
+        &self,
+        path: impl AsRef<Path>,
+        key: &ModelKey,
+    ) -> Result<(), ErmError> {
+        file::write_atomically(path.as_ref(), &self.to_bytes_authenticated(key)?)
+    }
+
+    /// Reads an authenticated model file from `path` (see
+    /// [`LinearModel::from_bytes_authenticated`]), with [`LinearModel::load`]'s size bound.
+    pub fn load_authenticated(path: impl AsRef<Path>, key: &ModelKey) -> Result<Self, ErmError> {
+        let path = path.as_ref();
+        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
+        Self::from_bytes_authenticated(&bytes, key).map_err(|e| file::name_path(path, e))
     }
 }
 
 fn sign(value: f64) -> f64 {
     if value >= 0.0 { 1.0 } else { -1.0 }
-}
-
-/// 64-bit FNV-1a: detects accidental corruption (not tampering).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
