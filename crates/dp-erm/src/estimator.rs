@@ -244,6 +244,15 @@ impl ErmParams {
             };
             resolve_tolerance(Some(tolerance), &no_floor, f64::NAN, f64::NAN, f64::NAN)?;
         }
+        if let Some(id) = &self.feature_map
+            && crate::model::check_text("feature map", id).is_err()
+        {
+            return Err(ErmError::InvalidParameter {
+                what: "feature map identifier length",
+                value: id.len() as f64,
+                requirement: "1 to 256 bytes, without control characters (it is stored in model files)",
+            });
+        }
         if let Some(start) = &self.warm_start
             && let Some(index) = start.iter().position(|w| !w.is_finite())
         {

@@ -53,7 +53,10 @@ pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
 pub use loss::Loss;
-pub use model::{LinearModel, MODEL_FORMAT_VERSION, ModelMetadata};
+pub use model::{
+    LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,
+    ModelMetadata,
+};
 pub use multiclass::{MAX_CLASSES, OneVsRest};
 
 #[cfg(test)]

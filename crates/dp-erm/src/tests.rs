@@ -616,8 +616,14 @@ fn models_round_trip_and_bad_files_are_refused() {
     foreign[0] = b'X';
     expect(&foreign, "magic");
     let mut future = bytes.clone();
-    future[8..12].copy_from_slice(&2u32.to_le_bytes());
-    expect(&future, "format version 2 is not supported");
+    future[8..12].copy_from_slice(&(MODEL_FORMAT_VERSION + 1).to_le_bytes());
+    expect(
+        &future,
+        &format!(
+            "format version {} is not supported",
+            MODEL_FORMAT_VERSION + 1
+        ),
+    );
     assert!(LinearModel::load("/nonexistent/dir/model.bin").is_err());
 }
 

@@ -1,0 +1,218 @@
+//! The byte layout of model files (documented on `LinearModel`, "Files").
+//!
+//! `magic (8) | version (4) | payload length (8) | tag (32) | payload`. The tag covers the
+//! first 20 bytes and the payload, so neither the kind (magic), the version nor the length
+//! can change without recomputing it.
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::{Digest, Sha256};
+
+use super::key::ModelKey;
+use super::validate::RawLinearModel;
+use super::{LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES};
+use crate::ErmError;
+
+/// The file format this build writes and reads. Version 1 (a 28-byte header with an
+/// FNV-1a checksum, plain files only) is refused with a message saying so.
+pub const MODEL_FORMAT_VERSION: u32 = 2;
+
+/// Magic of plain files (SHA-256 checksum). Version 1 files used it too; the version field
+/// tells them apart.
+const PLAIN_MAGIC: &[u8; 8] = b"DPERMMDL";
+/// Magic of authenticated files (HMAC-SHA256).
+const MAC_MAGIC: &[u8; 8] = b"DPERMMAC";
+
+/// The bytes the tag covers before the payload: magic, version, length.
+const SEALED_PREFIX: usize = 8 + 4 + 8;
+const TAG_BYTES: usize = 32;
+/// Magic, version, payload length, tag.
+pub(super) const HEADER_BYTES: usize = SEALED_PREFIX + TAG_BYTES;
+
+/// Largest payload read, and the decoder's allocation limit: the weights of the largest
+/// model (8 bytes each in bincode) plus room for the metadata (two strings of at most
+/// `MAX_MODEL_TEXT_BYTES` and a few numbers) — so a length prefix cannot make the decoder
+/// allocate more than a valid model needs.
+pub(super) const MAX_PAYLOAD_BYTES: usize = 8 * MAX_MODEL_FEATURES + 2 * MAX_MODEL_TEXT_BYTES + 512;
+/// Largest file a loader reads.
+pub(super) const MAX_FILE_BYTES: u64 = (HEADER_BYTES + MAX_PAYLOAD_BYTES) as u64;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// How a file is sealed: which magic it carries and which tag protects it.
+#[derive(Clone, Copy)]
+pub(super) enum Seal<'a> {
+    /// SHA-256: catches corruption, not tampering.
+    Checksum,
+    /// HMAC-SHA256 under the key: only key holders can write it.
+    Mac(&'a ModelKey),
+}
+
+impl Seal<'_> {
+    fn magic(self) -> &'static [u8; 8] {
+        match self {
+            Seal::Checksum => PLAIN_MAGIC,
+            Seal::Mac(_) => MAC_MAGIC,
+        }
+    }
+
+    fn tag(self, prefix: &[u8], payload: &[u8]) -> Result<[u8; TAG_BYTES], ErmError> {
+        match self {
+            Seal::Checksum => {
+                let mut sha = Sha256::new();
+                sha.update(prefix);
+                sha.update(payload);
+                Ok(sha.finalize().into())
+            }
+            Seal::Mac(key) => {
+                let mut mac = keyed_mac(key)?;
+                mac.update(prefix);
+                mac.update(payload);
+                Ok(mac.finalize().into_bytes().into())
+            }
+        }
+    }
+
+    fn verify(self, prefix: &[u8], payload: &[u8], tag: &[u8]) -> Result<(), ErmError> {
+        match self {
+            // The checksum is no secret: a plain comparison leaks nothing worth having.
+            Seal::Checksum => {
+                if self.tag(prefix, payload)?.as_slice() == tag {
+                    Ok(())
+                } else {
+                    Err(invalid("SHA-256 checksum mismatch (corrupted file)".into()))
+                }
+            }
+            // Constant time: a comparison that stops at the first differing byte would let
+            // an attacker guess a valid tag byte by byte from timings.
+            Seal::Mac(key) => {
+                let mut mac = keyed_mac(key)?;
+                mac.update(prefix);
+                mac.update(payload);
+                mac.verify_slice(tag).map_err(|_| {
+                    invalid(
+                        "authentication failed: the HMAC-SHA256 tag does not match this key \
+                         (wrong key, or the file was altered)"
+                            .into(),
+                    )
+                })
+            }
+        }
+    }
+}
+
+fn keyed_mac(key: &ModelKey) -> Result<HmacSha256, ErmError> {
+    // HMAC takes keys of any length, so this cannot fail; mapped rather than unwrapped to
+    // keep the loaders free of panics.
+    HmacSha256::new_from_slice(key.expose_secret())
+        .map_err(|e| invalid(format!("cannot key HMAC-SHA256: {e}")))
+}
+
+/// The model as a file sealed by `seal`.
+pub(super) fn encode(model: &LinearModel, seal: Seal<'_>) -> Result<Vec<u8>, ErmError> {
+    let payload = bincode::serde::encode_to_vec(model, bincode::config::standard())
+        .map_err(|e| invalid(format!("cannot encode: {e}")))?;
+    let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
+    bytes.extend_from_slice(seal.magic());
+    bytes.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    let tag = seal.tag(&bytes, &payload)?;
+    bytes.extend_from_slice(&tag);
+    bytes.extend_from_slice(&payload);
+    Ok(bytes)
+}
+
+/// Reads a file sealed by `seal`. Checks run from the cheapest and most telling (kind,
+/// version) to the tag, and only a payload whose tag verifies reaches the decoder, which
+/// validates the model (serde `try_from`).
+pub(super) fn decode(bytes: &[u8], seal: Seal<'_>) -> Result<LinearModel, ErmError> {
+    // Kind and version first, so that an old or foreign file says what it is even when it
+    // is shorter than this version's header.
+    if bytes.len() < 12 {
+        return Err(too_short(bytes.len()));
+    }
+    check_kind(&bytes[..8], seal)?;
+    check_version(u32::from_le_bytes(
+        bytes[8..12].try_into().expect("4 bytes"),
+    ))?;
+    if bytes.len() < HEADER_BYTES {
+        return Err(too_short(bytes.len()));
+    }
+    let declared = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+    let (prefix, rest) = bytes.split_at(SEALED_PREFIX);
+    let (tag, payload) = rest.split_at(TAG_BYTES);
+    if payload.len() > MAX_PAYLOAD_BYTES {
+        return Err(invalid(format!(
+            "payload of {} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte limit",
+            payload.len()
+        )));
+    }
+    if payload.len() as u64 != declared {
+        return Err(invalid(format!(
+            "payload is {} bytes but the header says {declared} (truncated or padded file)",
+            payload.len()
+        )));
+    }
+    seal.verify(prefix, payload, tag)?;
+    // The limit stops a length prefix inside the payload from claiming more memory than a
+    // valid model could need.
+    let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
+    let (raw, used): (RawLinearModel, usize) =
+        bincode::serde::decode_from_slice(payload, config)
+            .map_err(|e| invalid(format!("cannot decode: {e}")))?;
+    if used != payload.len() {
+        return Err(invalid(format!(
+            "{} trailing bytes after the model",
+            payload.len() - used
+        )));
+    }
+    LinearModel::try_from(raw)
+}
+
+fn check_kind(magic: &[u8], seal: Seal<'_>) -> Result<(), ErmError> {
+    match (magic, seal) {
+        (m, Seal::Checksum) if m == PLAIN_MAGIC => Ok(()),
+        (m, Seal::Mac(_)) if m == MAC_MAGIC => Ok(()),
+        (m, Seal::Checksum) if m == MAC_MAGIC => Err(invalid(
+            "this is an authenticated model file (magic DPERMMAC); read it with the \
+             authenticated loader and its key"
+                .into(),
+        )),
+        (m, Seal::Mac(_)) if m == PLAIN_MAGIC => Err(invalid(
+            "this is a plain model file (magic DPERMMDL, checksum only): anyone could have \
+             written it, so the authenticated loader refuses it"
+                .into(),
+        )),
+        _ => Err(invalid(
+            "not a dp-erm model file (wrong magic bytes)".into(),
+        )),
+    }
+}
+
+fn check_version(version: u32) -> Result<(), ErmError> {
+    match version {
+        MODEL_FORMAT_VERSION => Ok(()),
+        1 => Err(invalid(format!(
+            "format version 1 is not supported: it is the older layout (FNV-1a checksum, \
+             no authentication) that this build no longer reads; it reads version \
+             {MODEL_FORMAT_VERSION} only; re-create the file by saving the model with this \
+             build"
+        ))),
+        v if v < MODEL_FORMAT_VERSION => Err(invalid(format!(
+            "format version {v} is not supported: this build reads version {MODEL_FORMAT_VERSION} only"
+        ))),
+        v => Err(invalid(format!(
+            "format version {v} is not supported: it is newer than this build, which reads \
+             version {MODEL_FORMAT_VERSION}"
+        ))),
+    }
+}
+
+fn too_short(len: usize) -> ErmError {
+    invalid(format!(
+        "{len} bytes is shorter than the {HEADER_BYTES}-byte header"
+    ))
+}
+
+fn invalid(why: String) -> ErmError {
+    ErmError::InvalidModelFile(why)
+}

@@ -1,0 +1,250 @@
+//! The released model: weights, metadata, prediction, and a versioned file format.
+//!
+//! - [`validate`]: the one check every route to a [`LinearModel`] runs (file loaders and any
+//!   serde deserializer alike).
+//! - [`format`]: the byte layout, with a SHA-256 checksum (plain files) or an HMAC-SHA256
+//!   tag (authenticated files).
+//! - [`key`]: [`ModelKey`], the secret key of authenticated files.
+//! - [`file`]: size-bounded reads and atomic writes.
+
+mod file;
+mod format;
+mod key;
+mod validate;
+
+pub(crate) use validate::check_text;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::estimator::Mechanism;
+use crate::{ErmError, Loss, TrainingSet};
+
+pub use format::MODEL_FORMAT_VERSION;
+use format::Seal;
+pub use key::ModelKey;
+
+/// The most features (weights) a model may have: 2²⁵, a 256 MiB payload. Files and
+/// deserialized models above it are refused, which bounds what a loader allocates.
+pub const MAX_MODEL_FEATURES: usize = 1 << 25;
+
+/// The longest `crate_version` or `feature_map` accepted, in bytes. Both are short
+/// identifiers; a longer one is a corrupted or hostile file, not a model this crate wrote.
+pub const MAX_MODEL_TEXT_BYTES: usize = 256;
+
+/// What a model is and how it was made.
+///
+/// Deserializing it (through any serde format) checks every field as the file loaders do:
+/// ε and Λ finite and > 0, a valid loss, `1 ≤ features ≤ MAX_MODEL_FEATURES` (2²⁵), and
+/// non-empty printable strings of at most `MAX_MODEL_TEXT_BYTES` (256) bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "validate::RawModelMetadata")]
+pub struct ModelMetadata {
+    /// The mechanism that trained it (with its ε).
+    pub mechanism: Mechanism,
+    /// The loss.
+    pub loss: Loss,
+    /// The regularization Λ.
+    pub regularization: f64,
+    /// Number of features d (the length of the weights).
+    pub features: usize,
+    /// Identifier of the feature map the rows went through, if any.
+    pub feature_map: Option<String>,
+    /// Version of dp-erm that trained it.
+    pub crate_version: String,
+}
+
+/// A linear classifier `x ↦ sign(fᵀx)` with its metadata. Releasing it costs nothing beyond
+/// the ε it was trained with: predictions are post-processing.
+///
+/// Deserializing it through serde (JSON, bincode, …) runs the same validation as the file
+/// loaders: as many finite weights as declared features, and valid [`ModelMetadata`].
+///
+/// # Files
+///
+/// Two kinds of file share one layout (all integers little-endian):
+///
+/// | bytes | field |
+/// |---|---|
+/// | 0..8 | magic: `DPERMMDL` (plain) or `DPERMMAC` (authenticated) |
+/// | 8..12 | format version, u32 ([`MODEL_FORMAT_VERSION`]) |
+/// | 12..20 | payload length n, u64 |
+/// | 20..52 | tag over bytes 0..20 followed by the payload: SHA-256 (plain) or HMAC-SHA256 under a `ModelKey` (authenticated) |
+/// | 52..52+n | payload: the model in bincode (standard configuration) |
+///
+/// The tag covers the magic, so a file's kind cannot be switched without recomputing it;
+/// each loader refuses the other kind with a message that names it.
+///
+/// **What a plain file promises.** Its SHA-256 checksum detects accidental corruption
+/// (a flipped bit, a truncated copy). It does **not** detect tampering: anyone can edit the
+/// file — for example relabel a non-private model as trained with ε = 0.01 — and recompute
+/// the checksum. A plain file's mechanism and ε are claims, not evidence.
+///
+/// **What an authenticated file promises.** Its HMAC-SHA256 tag shows that the file was
+/// written, byte for byte, by a holder of the key: without the key no one can alter it or
+/// forge a new one. It says nothing about whether the writer told the truth — a key holder
+/// can authenticate any model with any metadata. Trust the metadata exactly as far as you
+/// trust everyone who holds the key.
+///
+/// Every loader refuses files above the size of the largest model
+/// (`MAX_MODEL_FEATURES` = 2²⁵ weights) before reading them, and validates the decoded model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "validate::RawLinearModel")]
+pub struct LinearModel {
+    weights: Vec<f64>,
+    metadata: ModelMetadata,
+}
+
+impl LinearModel {
+    // Infallible because every caller (the estimator) builds models from checked parameters
+    // and data; the file writers do not re-check, the readers always do.
+    pub(crate) fn new(weights: Vec<f64>, metadata: ModelMetadata) -> Self {
+        Self { weights, metadata }
+    }
+
+    /// The weights f.
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
+    /// The metadata.
+    pub fn metadata(&self) -> &ModelMetadata {
+        &self.metadata
+    }
+
+    /// The ε it was trained with (None if non-private). From a plain file this is the
+    /// file's claim; see [`LinearModel`]'s "Files" section.
+    pub fn epsilon(&self) -> Option<f64> {
+        match self.metadata.mechanism {
+            Mechanism::NonPrivate => None,
+            Mechanism::OutputPerturbation { epsilon }
+            | Mechanism::ObjectivePerturbation { epsilon, .. } => Some(epsilon),
+        }
+    }
+
+    /// `fᵀx` for one row (length d, finite).
+    pub fn decision_function(&self, x: &[f64]) -> Result<f64, ErmError> {
+        if x.len() != self.weights.len() {
+            return Err(ErmError::DimensionMismatch {
+                what: "row",
+                expected: self.weights.len(),
+                found: x.len(),
+            });
+        }
+        if let Some(col) = x.iter().position(|v| !v.is_finite()) {
+            return Err(ErmError::NonFiniteFeature {
+                row: 0,
+                col,
+                value: x[col],
+            });
+        }
+        Ok(self.weights.iter().zip(x).map(|(w, v)| w * v).sum())
+    }
+
+    /// The predicted label (+1 when `fᵀx ≥ 0`, else −1).
+    pub fn predict(&self, x: &[f64]) -> Result<f64, ErmError> {
+        Ok(sign(self.decision_function(x)?))
+    }
+
+    /// `fᵀx_i` for every row of `data`.
+    pub fn decision_values(&self, data: &TrainingSet) -> Result<Vec<f64>, ErmError> {
+        self.check_features(data)?;
+        Ok(data.margins(&self.weights))
+    }
+
+    /// Fraction of rows of `data` whose predicted label differs from the label.
+    pub fn error_rate(&self, data: &TrainingSet) -> Result<f64, ErmError> {
+        let mistakes = self.mistakes(data)?;
+        Ok(mistakes as f64 / data.len() as f64)
+    }
+
+    /// Number of rows of `data` predicted wrongly.
+    pub fn mistakes(&self, data: &TrainingSet) -> Result<usize, ErmError> {
+        let values = self.decision_values(data)?;
+        Ok(values
+            .iter()
+            .zip(data.labels())
+            .filter(|&(&v, &y)| sign(v) != y)
+            .count())
+    }
+
+    fn check_features(&self, data: &TrainingSet) -> Result<(), ErmError> {
+        if data.features() == self.weights.len() {
+            Ok(())
+        } else {
+            Err(ErmError::DimensionMismatch {
+                what: "features of the data",
+                expected: self.weights.len(),
+                found: data.features(),
+            })
+        }
+    }
+
+    /// The model as a **plain** file (magic `DPERMMDL`, SHA-256 checksum): protected against
+    /// accidental corruption, not against tampering. See [`LinearModel`]'s "Files" section.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, ErmError> {
+        format::encode(self, Seal::Checksum)
+    }
+
+    /// Reads a plain file ([`LinearModel::to_bytes`]); a truncated, corrupted, foreign or
+    /// authenticated file, one from another format version, or an invalid model is an error
+    /// that says which.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, ErmError> {
+        format::decode(bytes, Seal::Checksum)
+    }
+
+    /// The model as an **authenticated** file (magic `DPERMMAC`, HMAC-SHA256 under `key`):
+    /// only holders of `key` can write a file that
+    /// [`LinearModel::from_bytes_authenticated`] accepts.
+    pub fn to_bytes_authenticated(&self, key: &ModelKey) -> Result<Vec<u8>, ErmError> {
+        format::encode(self, Seal::Mac(key))
+    }
+
+    /// Reads an authenticated file, refusing it unless its tag verifies under `key`
+    /// (compared in constant time) — and refusing plain files, whose contents anyone could
+    /// have written.
+    pub fn from_bytes_authenticated(bytes: &[u8], key: &ModelKey) -> Result<Self, ErmError> {
+        format::decode(bytes, Seal::Mac(key))
+    }
+
+    /// Writes the model to `path` as a plain file, atomically: the bytes go to a temporary
+    /// file in the same folder, which then replaces `path`, so a failed save leaves any
+    /// previous file at `path` intact.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ErmError> {
+        file::write_atomically(path.as_ref(), &self.to_bytes()?)
+    }
+
+    /// Reads a plain model file from `path` (see [`LinearModel::from_bytes`]). A file larger
+    /// than the largest model is refused before it is read; errors name the path.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ErmError> {
+        let path = path.as_ref();
+        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
+        Self::from_bytes(&bytes).map_err(|e| file::name_path(path, e))
+    }
+
+    /// Writes the model to `path` as an authenticated file under `key`, atomically (as
+    /// [`LinearModel::save`]).
+    pub fn save_authenticated(
+        &self,
+        path: impl AsRef<Path>,
+        key: &ModelKey,
+    ) -> Result<(), ErmError> {
+        file::write_atomically(path.as_ref(), &self.to_bytes_authenticated(key)?)
+    }
+
+    /// Reads an authenticated model file from `path` (see
+    /// [`LinearModel::from_bytes_authenticated`]), with [`LinearModel::load`]'s size bound.
+    pub fn load_authenticated(path: impl AsRef<Path>, key: &ModelKey) -> Result<Self, ErmError> {
+        let path = path.as_ref();
+        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
+        Self::from_bytes_authenticated(&bytes, key).map_err(|e| file::name_path(path, e))
+    }
+}
+
+fn sign(value: f64) -> f64 {
+    if value >= 0.0 { 1.0 } else { -1.0 }
+}

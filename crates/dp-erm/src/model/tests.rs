@@ -1,0 +1,715 @@
+//! Tests of the model file formats, the validation of every deserialization route, and the
+//! file I/O. Each `rejects_*` test first shows the attack or defect it guards against is
+//! real (the same bytes accepted elsewhere), so it fails if the defence goes away.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use dp_noise::InsecureSeededRng;
+use proptest::prelude::*;
+use rand::RngExt;
+use sha2::{Digest, Sha256};
+
+use super::format::{HEADER_BYTES, MAX_FILE_BYTES, MAX_PAYLOAD_BYTES};
+use super::validate::check_model;
+use super::*;
+use crate::{ErmParams, ObjectiveCalibration};
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+fn data(n: usize, d: usize, seed: u64) -> TrainingSet {
+    let mut rng = InsecureSeededRng::new(seed);
+    let mut values = Vec::with_capacity(n * d);
+    let mut labels = Vec::with_capacity(n);
+    for _ in 0..n {
+        // Coordinates in ±1/√d keep every row inside the unit ball.
+        let row: Vec<f64> = (0..d)
+            .map(|_| rng.random_range(-1.0..1.0) / (d as f64).sqrt())
+            .collect();
+        labels.push(if row[0] + 0.3 * row[d - 1] >= 0.0 {
+            1.0
+        } else {
+            -1.0
+        });
+        values.extend(row);
+    }
+    TrainingSet::builder(d)
+        .dense_rows(values)
+        .labels(labels)
+        .build()
+        .unwrap()
+}
+
+/// A non-private logistic model, trained through the public API.
+fn non_private() -> LinearModel {
+    ErmParams::non_private(Loss::Logistic, 0.1)
+        .fit(&data(60, 3, 1), &mut InsecureSeededRng::new(2))
+        .unwrap()
+        .into_model()
+}
+
+/// Models that exercise every mechanism, both losses and an optional feature map.
+fn sample_models() -> &'static [LinearModel] {
+    static MODELS: OnceLock<Vec<LinearModel>> = OnceLock::new();
+    MODELS.get_or_init(|| {
+        let huber = Loss::huber(0.5).unwrap();
+        let train = data(80, 4, 3);
+        vec![
+            non_private(),
+            ErmParams::output_perturbation(huber, 0.05, 0.7)
+                .fit(&train, &mut InsecureSeededRng::new(4))
+                .unwrap()
+                .into_model(),
+            ErmParams::objective_perturbation(Loss::Logistic, 0.01, 0.3)
+                .objective_calibration(ObjectiveCalibration::CliffFree)
+                .feature_map("rff(d=4)")
+                .fit(&train, &mut InsecureSeededRng::new(5))
+                .unwrap()
+                .into_model(),
+        ]
+    })
+}
+
+fn key(fill: u8) -> ModelKey {
+    ModelKey::from_bytes(&[fill; 32]).unwrap()
+}
+
+/// A plain file around `payload`, with a correct length and SHA-256 checksum: what anyone
+/// can produce without a key.
+fn plain_file(payload: &[u8]) -> Vec<u8> {
+    let mut bytes = b"DPERMMDL".to_vec();
+    bytes.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    let mut sha = Sha256::new();
+    sha.update(&bytes);
+    sha.update(payload);
+    bytes.extend_from_slice(&sha.finalize());
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+fn payload_of(file: &[u8]) -> &[u8] {
+    &file[HEADER_BYTES..]
+}
+
+fn encode_payload(model: &LinearModel) -> Vec<u8> {
+    bincode::serde::encode_to_vec(model, bincode::config::standard()).unwrap()
+}
+
+/// `model` with other metadata, bypassing every check (as a forger's own code would).
+fn with_metadata(model: &LinearModel, edit: impl FnOnce(&mut ModelMetadata)) -> LinearModel {
+    let mut forged = model.clone();
+    edit(&mut forged.metadata);
+    forged
+}
+
+fn error_of<T: std::fmt::Debug>(result: Result<T, ErmError>) -> String {
+    result.unwrap_err().to_string()
+}
+
+/// A fresh, empty folder for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dp-erm-model-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Checks, independently of the validator, what any loaded model must satisfy.
+fn assert_sane(model: &LinearModel) {
+    let meta = model.metadata();
+    assert!(meta.features >= 1 && meta.features <= MAX_MODEL_FEATURES);
+    assert_eq!(model.weights().len(), meta.features);
+    assert!(model.weights().iter().all(|w| w.is_finite()));
+    assert!(model.epsilon().is_none_or(|e| e.is_finite() && e > 0.0));
+    assert!(meta.regularization.is_finite() && meta.regularization > 0.0);
+    if let Loss::Huber { width } = meta.loss {
+        assert!(width.is_finite() && width > 0.0);
+    }
+    for text in std::iter::once(&meta.crate_version).chain(meta.feature_map.as_ref()) {
+        assert!(!text.is_empty() && text.len() <= MAX_MODEL_TEXT_BYTES);
+    }
+    check_model(model).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Round trips
+
+#[test]
+fn plain_and_authenticated_files_round_trip() {
+    let k = key(7);
+    for model in sample_models() {
+        assert_eq!(
+            &LinearModel::from_bytes(&model.to_bytes().unwrap()).unwrap(),
+            model
+        );
+        let sealed = model.to_bytes_authenticated(&k).unwrap();
+        assert_eq!(
+            &LinearModel::from_bytes_authenticated(&sealed, &k).unwrap(),
+            model
+        );
+        // serde_json may print the last digit of a float differently (not its job to round
+        // trip exactly); the metadata must survive unchanged.
+        let json = serde_json::to_string(model).unwrap();
+        let from_json = serde_json::from_str::<LinearModel>(&json).unwrap();
+        assert_eq!(from_json.metadata(), model.metadata());
+        for (a, b) in from_json.weights().iter().zip(model.weights()) {
+            assert!((a - b).abs() <= 1e-15 * b.abs(), "{a} vs {b}");
+        }
+    }
+    let dir = scratch("round-trip");
+    let model = &sample_models()[2];
+    model.save(dir.join("plain.dperm")).unwrap();
+    model.save_authenticated(dir.join("mac.dperm"), &k).unwrap();
+    assert_eq!(&LinearModel::load(dir.join("plain.dperm")).unwrap(), model);
+    assert_eq!(
+        &LinearModel::load_authenticated(dir.join("mac.dperm"), &k).unwrap(),
+        model
+    );
+    // No temporary file is left beside the models.
+    assert_eq!(entries(&dir), ["mac.dperm", "plain.dperm"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn save_replaces_an_existing_model() {
+    let dir = scratch("replace");
+    let path = dir.join("model.dperm");
+    let (first, second) = (&sample_models()[0], &sample_models()[1]);
+    first.save(&path).unwrap();
+    second.save(&path).unwrap();
+    assert_eq!(&LinearModel::load(&path).unwrap(), second);
+    assert_eq!(entries(&dir), ["model.dperm"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Authentication
+
+#[test]
+fn rejects_relabelled_epsilon_in_authenticated_file() {
+    let model = non_private();
+    assert_eq!(model.epsilon(), None);
+    let relabelled = with_metadata(&model, |m| {
+        m.mechanism = Mechanism::OutputPerturbation { epsilon: 0.01 }
+    });
+    let forged_payload = encode_payload(&relabelled);
+
+    // The attack works on plain files: relabel, recompute the checksum, and it loads.
+    let forged_plain = plain_file(&forged_payload);
+    let loaded = LinearModel::from_bytes(&forged_plain).unwrap();
+    assert_eq!(loaded.epsilon(), Some(0.01));
+    assert_eq!(loaded.weights(), model.weights());
+
+    // On an authenticated file the forger, lacking the key, can keep the old tag, ...
+    let k = key(1);
+    let genuine = model.to_bytes_authenticated(&k).unwrap();
+    let mut kept_tag = genuine[..HEADER_BYTES].to_vec();
+    kept_tag[12..20].copy_from_slice(&(forged_payload.len() as u64).to_le_bytes());
+    kept_tag.extend_from_slice(&forged_payload);
+    let err = error_of(LinearModel::from_bytes_authenticated(&kept_tag, &k));
+    assert!(err.contains("authentication failed"), "{err}");
+    // ... tag it under a key of their own, ...
+    let own_key = relabelled.to_bytes_authenticated(&key(2)).unwrap();
+    let err = error_of(LinearModel::from_bytes_authenticated(&own_key, &k));
+    assert!(err.contains("authentication failed"), "{err}");
+    // ... or pass off the plain forgery, which is refused for being plain.
+    let err = error_of(LinearModel::from_bytes_authenticated(&forged_plain, &k));
+    assert!(err.contains("plain model file"), "{err}");
+    // The genuine file still loads.
+    assert_eq!(
+        LinearModel::from_bytes_authenticated(&genuine, &k).unwrap(),
+        model
+    );
+}
+
+#[test]
+fn rejects_wrong_key() {
+    let model = &sample_models()[1];
+    let sealed = model.to_bytes_authenticated(&key(3)).unwrap();
+    assert!(LinearModel::from_bytes_authenticated(&sealed, &key(3)).is_ok());
+    // Keys that differ in one byte, or only in length, are different keys.
+    let mut near = [3u8; 32];
+    near[31] = 4;
+    for wrong in [
+        key(4),
+        ModelKey::from_bytes(&near).unwrap(),
+        ModelKey::from_bytes(&[3; 33]).unwrap(),
+    ] {
+        let err = error_of(LinearModel::from_bytes_authenticated(&sealed, &wrong));
+        assert!(err.contains("authentication failed"), "{err}");
+    }
+    let dir = scratch("wrong-key");
+    let path = dir.join("m.dperm");
+    model.save_authenticated(&path, &key(3)).unwrap();
+    let err = error_of(LinearModel::load_authenticated(&path, &key(4)));
+    assert!(
+        err.contains("authentication failed") && err.contains(&*path.to_string_lossy()),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rejects_plain_file_in_authenticated_loader_and_vice_versa() {
+    let model = &sample_models()[0];
+    let k = key(5);
+    let plain = model.to_bytes().unwrap();
+    let sealed = model.to_bytes_authenticated(&k).unwrap();
+    assert!(LinearModel::from_bytes(&plain).is_ok());
+    assert!(LinearModel::from_bytes_authenticated(&sealed, &k).is_ok());
+    let err = error_of(LinearModel::from_bytes_authenticated(&plain, &k));
+    assert!(err.contains("plain model file"), "{err}");
+    let err = error_of(LinearModel::from_bytes(&sealed));
+    assert!(err.contains("authenticated model file"), "{err}");
+    // Same payload, same length: only the magic tells them apart, and it is covered by the
+    // tag, so switching it without recomputing the tag is caught too.
+    assert_eq!(payload_of(&plain), payload_of(&sealed));
+    let mut switched = sealed.clone();
+    switched[..8].copy_from_slice(b"DPERMMDL");
+    let err = error_of(LinearModel::from_bytes(&switched));
+    assert!(err.contains("checksum mismatch"), "{err}");
+}
+
+#[test]
+fn model_keys_are_long_random_and_never_printed() {
+    let err = error_of(ModelKey::from_bytes(&[9; 31]));
+    assert!(err.contains("model key length"), "{err}");
+    let k = ModelKey::from_bytes(&[0xAB; 40]).unwrap();
+    let shown = format!("{k:?}");
+    assert_eq!(shown, "ModelKey(40 secret bytes)");
+    assert!(!shown.contains("171") && !shown.to_lowercase().contains("ab,"));
+    let (a, b) = (
+        ModelKey::from_os_entropy().unwrap(),
+        ModelKey::from_os_entropy().unwrap(),
+    );
+    assert_eq!(a.expose_secret().len(), ModelKey::MIN_BYTES);
+    assert_ne!(a.expose_secret(), b.expose_secret());
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation on every route
+
+#[test]
+fn rejects_zero_feature_model_through_file_loader_and_serde() {
+    let empty = LinearModel::new(
+        Vec::new(),
+        ModelMetadata {
+            features: 0,
+            ..non_private().metadata.clone()
+        },
+    );
+    // Encoding it is possible (as a forger could), loading it is not, by any route.
+    let file = empty.to_bytes().unwrap();
+    let err = error_of(LinearModel::from_bytes(&file));
+    assert!(err.contains("features = 0"), "{err}");
+    let err = error_of(LinearModel::from_bytes_authenticated(
+        &empty.to_bytes_authenticated(&key(1)).unwrap(),
+        &key(1),
+    ));
+    assert!(err.contains("features = 0"), "{err}");
+    let json = serde_json::to_string(&empty).unwrap();
+    let err = serde_json::from_str::<LinearModel>(&json)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("features = 0"), "{err}");
+    let json = serde_json::to_string(&empty.metadata).unwrap();
+    let err = serde_json::from_str::<ModelMetadata>(&json)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("features = 0"), "{err}");
+    let payload = encode_payload(&empty);
+    let direct: Result<(LinearModel, usize), _> =
+        bincode::serde::decode_from_slice(&payload, bincode::config::standard());
+    let err = direct.unwrap_err().to_string();
+    assert!(err.contains("features = 0"), "{err}");
+}
+
+/// Every invalid field, through the plain file loader and serde_json, with the field named
+/// in the error. The valid model passes both routes (so the routes do work).
+#[test]
+fn rejects_each_invalid_field_through_every_route() {
+    let base = &sample_models()[2];
+    let nan_weight = {
+        let mut m = base.clone();
+        m.weights[1] = f64::NAN;
+        m
+    };
+    let infinite_weight = {
+        let mut m = base.clone();
+        m.weights[3] = f64::NEG_INFINITY;
+        m
+    };
+    let short = {
+        let mut m = base.clone();
+        m.weights.pop();
+        m
+    };
+    let calibration = ObjectiveCalibration::Cms11;
+    let mut cases: Vec<(LinearModel, &str)> = vec![
+        (nan_weight, "weights[1]"),
+        (infinite_weight, "weights[3]"),
+        (short, "3 weights for features = 4"),
+        (
+            with_metadata(base, |m| m.features = MAX_MODEL_FEATURES + 1),
+            "features = 33554433",
+        ),
+        (
+            with_metadata(base, |m| m.regularization = 0.0),
+            "regularization",
+        ),
+        (
+            with_metadata(base, |m| m.regularization = -1e300),
+            "regularization",
+        ),
+        (
+            with_metadata(base, |m| m.regularization = f64::INFINITY),
+            "regularization",
+        ),
+        (
+            with_metadata(base, |m| m.loss = Loss::Huber { width: 0.0 }),
+            "Huber width",
+        ),
+        (
+            with_metadata(base, |m| m.loss = Loss::Huber { width: f64::NAN }),
+            "Huber width",
+        ),
+        (
+            with_metadata(base, |m| m.crate_version.clear()),
+            "crate_version is empty",
+        ),
+        (
+            with_metadata(base, |m| m.crate_version = "9".repeat(257)),
+            "crate_version is 257 bytes",
+        ),
+        (
+            with_metadata(base, |m| m.crate_version = "0.1\u{1b}[2J".into()),
+            "crate_version holds the control",
+        ),
+        (
+            with_metadata(base, |m| m.feature_map = Some(String::new())),
+            "feature_map is empty",
+        ),
+        (
+            with_metadata(base, |m| m.feature_map = Some("x".repeat(10_000))),
+            "feature_map is 10000 bytes",
+        ),
+    ];
+    for epsilon in [0.0, -5.0, f64::NAN, f64::INFINITY] {
+        cases.push((
+            with_metadata(base, |m| {
+                m.mechanism = Mechanism::OutputPerturbation { epsilon }
+            }),
+            "epsilon",
+        ));
+        cases.push((
+            with_metadata(base, |m| {
+                m.mechanism = Mechanism::ObjectivePerturbation {
+                    epsilon,
+                    calibration,
+                }
+            }),
+            "epsilon",
+        ));
+    }
+    assert!(LinearModel::from_bytes(&base.to_bytes().unwrap()).is_ok());
+    for (model, field) in &cases {
+        let err = error_of(LinearModel::from_bytes(&model.to_bytes().unwrap()));
+        assert!(err.contains(field), "file: {err} (wanted '{field}')");
+        // JSON has no NaN or infinity (serde_json writes null), so those fail as type
+        // errors; every other case must fail naming the field.
+        let json = serde_json::to_string(model).unwrap();
+        let err = serde_json::from_str::<LinearModel>(&json)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(field) || json.contains("null"),
+            "serde: {err} (wanted '{field}')"
+        );
+        assert!(check_model(model).is_err());
+    }
+}
+
+#[test]
+fn float_values_in_errors_print_short() {
+    let model = with_metadata(&sample_models()[0], |m| m.regularization = -1e300);
+    let err = error_of(LinearModel::from_bytes(&model.to_bytes().unwrap()));
+    assert!(err.contains("regularization = -1e300"), "{err}");
+    assert!(err.len() < 200, "{} characters: {err}", err.len());
+}
+
+// ---------------------------------------------------------------------------------------
+// Format versions and framing
+
+/// Version 1: magic, version, length, FNV-1a of the payload, then the payload.
+fn version_1_file(payload: &[u8]) -> Vec<u8> {
+    let fnv = payload.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let mut bytes = b"DPERMMDL".to_vec();
+    bytes.extend_from_slice(&1u32.to_le_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&fnv.to_le_bytes());
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+#[test]
+fn rejects_old_and_future_versions_saying_which() {
+    let model = &sample_models()[0];
+    let old = version_1_file(&encode_payload(model));
+    let err = error_of(LinearModel::from_bytes(&old));
+    assert!(
+        err.contains("format version 1 is not supported") && err.contains("older"),
+        "{err}"
+    );
+    let err = error_of(LinearModel::from_bytes(&old[..16]));
+    assert!(err.contains("format version 1"), "{err}");
+    let mut future = model.to_bytes().unwrap();
+    future[8..12].copy_from_slice(&(MODEL_FORMAT_VERSION + 1).to_le_bytes());
+    let err = error_of(LinearModel::from_bytes(&future));
+    assert!(err.contains("newer than this build"), "{err}");
+}
+
+#[test]
+fn rejects_truncated_padded_and_foreign_files() {
+    let file = sample_models()[1].to_bytes().unwrap();
+    let expect = |bytes: &[u8], fragment: &str| {
+        let err = error_of(LinearModel::from_bytes(bytes));
+        assert!(err.contains(fragment), "{err} (wanted '{fragment}')");
+    };
+    expect(&[], "shorter than");
+    expect(&file[..HEADER_BYTES - 1], "shorter than");
+    expect(&file[..file.len() - 1], "truncated or padded");
+    let mut padded = file.clone();
+    padded.push(0);
+    expect(&padded, "truncated or padded");
+    expect(b"PK\x03\x04 a zip file, not a model", "wrong magic");
+    // A payload with a valid checksum but bytes after the model.
+    let mut payload = payload_of(&file).to_vec();
+    payload.extend_from_slice(&[0, 0]);
+    expect(&plain_file(&payload), "2 trailing bytes");
+    // A valid checksum over a payload whose first length prefix claims 2^40 weights: the
+    // decoder's limit refuses it instead of allocating.
+    let mut hostile = vec![0xfd];
+    hostile.extend_from_slice(&(1u64 << 40).to_le_bytes());
+    hostile.extend_from_slice(&[0u8; 16]);
+    expect(&plain_file(&hostile), "cannot decode");
+}
+
+// ---------------------------------------------------------------------------------------
+// Files on disk
+
+#[test]
+fn rejects_oversized_file_without_reading_it() {
+    let dir = scratch("oversized");
+    // Just above the limit, with a genuine header, and far above it (sparse: no disk used).
+    let model_file = sample_models()[0].to_bytes().unwrap();
+    for (name, size) in [("edge.dperm", MAX_FILE_BYTES + 1), ("huge.dperm", 64 << 30)] {
+        let path = dir.join(name);
+        std::fs::write(&path, &model_file).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(size).unwrap();
+        drop(file);
+        let started = Instant::now();
+        let err = error_of(LinearModel::load(&path));
+        // Reading 64 GiB of zeros would take far longer (and the allocation would fail).
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            err.contains(&format!("is {size} bytes, larger than")),
+            "{err}"
+        );
+        assert!(err.contains(&*path.to_string_lossy()), "{err}");
+        let err = error_of(LinearModel::load_authenticated(&path, &key(1)));
+        assert!(err.contains("larger than"), "{err}");
+    }
+    // The limit admits the largest payload the decoder accepts.
+    assert_eq!(MAX_FILE_BYTES, (HEADER_BYTES + MAX_PAYLOAD_BYTES) as u64);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rejects_failed_save_leaving_no_partial_file_and_naming_the_path() {
+    let model = &sample_models()[0];
+    let dir = scratch("failed-save");
+    // A folder that does not exist: nothing can be created, the error names the path.
+    let missing = dir.join("no-such-folder").join("model.dperm");
+    let err = error_of(model.save(&missing));
+    assert!(err.contains(&*missing.to_string_lossy()), "{err}");
+    assert!(entries(&dir).is_empty());
+    // A save whose last step fails (the target is a folder, which a file cannot replace):
+    // the temporary file was written and must be gone, the folder untouched.
+    let occupied = dir.join("occupied");
+    std::fs::create_dir(&occupied).unwrap();
+    std::fs::write(occupied.join("keep"), b"x").unwrap();
+    let err = error_of(model.save_authenticated(&occupied, &key(1)));
+    assert!(err.contains(&*occupied.to_string_lossy()), "{err}");
+    assert_eq!(entries(&dir), ["occupied"]);
+    assert_eq!(entries(&occupied), ["keep"]);
+    // An existing model survives a failed save over it ("model.dperm/" cannot be a file).
+    let path = dir.join("model.dperm");
+    model.save(&path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    assert!(
+        sample_models()[1]
+            .save(dir.join("model.dperm").join("x"))
+            .is_err()
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn load_errors_name_the_path() {
+    let dir = scratch("load-errors");
+    let missing = dir.join("absent.dperm");
+    let err = error_of(LinearModel::load(&missing));
+    assert!(err.contains(&*missing.to_string_lossy()), "{err}");
+    let corrupt = dir.join("corrupt.dperm");
+    let mut bytes = sample_models()[0].to_bytes().unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&corrupt, &bytes).unwrap();
+    let err = error_of(LinearModel::load(&corrupt));
+    assert!(
+        err.contains(&*corrupt.to_string_lossy()) && err.contains("checksum"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Properties
+
+/// An edit of a valid payload: overwrite, insert or delete one byte, or cut the tail.
+#[derive(Debug, Clone)]
+enum Edit {
+    Set(usize, u8),
+    Insert(usize, u8),
+    Delete(usize),
+    Truncate(usize),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        6 => (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Edit::Set(at, b)),
+        1 => (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Edit::Insert(at, b)),
+        1 => any::<usize>().prop_map(Edit::Delete),
+        1 => any::<usize>().prop_map(Edit::Truncate),
+    ]
+}
+
+fn apply(payload: &mut Vec<u8>, edit: &Edit) {
+    let len = payload.len();
+    match *edit {
+        Edit::Set(at, b) if len > 0 => payload[at % len] = b,
+        Edit::Insert(at, b) => payload.insert(at % (len + 1), b),
+        Edit::Delete(at) if len > 0 => {
+            payload.remove(at % len);
+        }
+        Edit::Truncate(at) => payload.truncate(at % (len + 1)),
+        _ => {}
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Garbage is refused by both loaders, without panicking; so is garbage behind a
+    /// genuine magic and version, which gets past the first checks.
+    #[test]
+    fn garbage_is_refused_without_panic(
+        bytes in proptest::collection::vec(any::<u8>(), 0..400),
+        behind_header in any::<bool>(),
+    ) {
+        let bytes = if behind_header {
+            let mut prefixed = sample_models()[0].to_bytes().unwrap()[..12].to_vec();
+            prefixed.extend_from_slice(&bytes);
+            prefixed
+        } else {
+            bytes
+        };
+        prop_assert!(LinearModel::from_bytes(&bytes).is_err());
+        prop_assert!(LinearModel::from_bytes_authenticated(&bytes, &key(1)).is_err());
+        let mut sealed_magic = bytes.clone();
+        if sealed_magic.len() >= 8 {
+            sealed_magic[..8].copy_from_slice(b"DPERMMAC");
+        }
+        prop_assert!(LinearModel::from_bytes_authenticated(&sealed_magic, &key(1)).is_err());
+    }
+
+    /// Mutated payloads under a recomputed checksum reach the decoder and the validator:
+    /// they never panic, and whatever loads is a sane model that survives a round trip.
+    #[test]
+    fn mutated_payloads_with_valid_checksums_load_only_valid_models(
+        which in 0..3usize,
+        edits in proptest::collection::vec(edit(), 1..6),
+    ) {
+        let original = &sample_models()[which];
+        let mut payload = encode_payload(original);
+        for e in &edits {
+            apply(&mut payload, e);
+        }
+        if let Ok(model) = LinearModel::from_bytes(&plain_file(&payload)) {
+            assert_sane(&model);
+            prop_assert_eq!(&LinearModel::from_bytes(&model.to_bytes().unwrap()).unwrap(), &model);
+            // serde's route agrees with the file loader.
+            let direct: Result<(LinearModel, usize), _> =
+                bincode::serde::decode_from_slice(&payload, bincode::config::standard());
+            prop_assert_eq!(direct.unwrap().0, model);
+        }
+    }
+
+    /// Any single-byte change anywhere in an authenticated file (header, tag or payload),
+    /// and any truncation, is refused.
+    #[test]
+    fn authenticated_files_refuse_any_byte_flip(
+        which in 0..3usize,
+        at in any::<usize>(),
+        flip in 1..=255u8,
+        cut in any::<usize>(),
+    ) {
+        let k = key(9);
+        let sealed = sample_models()[which].to_bytes_authenticated(&k).unwrap();
+        let mut flipped = sealed.clone();
+        flipped[at % sealed.len()] ^= flip;
+        prop_assert!(LinearModel::from_bytes_authenticated(&flipped, &k).is_err());
+        let cut = cut % sealed.len();
+        prop_assert!(LinearModel::from_bytes_authenticated(&sealed[..cut], &k).is_err());
+    }
+}
+
+/// Every byte position of one authenticated file, exhaustively (the property above samples
+/// positions of all three models).
+#[test]
+fn authenticated_file_refuses_a_flip_at_every_position() {
+    let k = key(9);
+    let sealed = sample_models()[2].to_bytes_authenticated(&k).unwrap();
+    for at in 0..sealed.len() {
+        let mut flipped = sealed.clone();
+        flipped[at] ^= 0x01;
+        assert!(
+            LinearModel::from_bytes_authenticated(&flipped, &k).is_err(),
+            "byte {at}"
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! The one validation of a model, run by every route that builds one from outside data.
+//!
+//! serde's `try_from` sends every deserializer (the file loaders' bincode, and any format a
+//! user picks) through the raw structs below and then through [`check_metadata`] and
+//! [`check_weights`]: there is no way to deserialize an unchecked `LinearModel`.
+
+use serde::Deserialize;
+
+use super::{LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, ModelMetadata};
+use crate::ErmError;
+use crate::error::{check_epsilon, check_regularization};
+use crate::estimator::Mechanism;
+use crate::loss::Loss;
+
+/// [`ModelMetadata`] as it arrives from a deserializer, before any check.
+#[derive(Deserialize)]
+pub(super) struct RawModelMetadata {
+    mechanism: Mechanism,
+    loss: Loss,
+    regularization: f64,
+    features: usize,
+    feature_map: Option<String>,
+    crate_version: String,
+}
+
+/// [`LinearModel`] as it arrives from a deserializer, before any check. The field names and
+/// order match `LinearModel`'s, so the encoded form is the same.
+#[derive(Deserialize)]
+pub(super) struct RawLinearModel {
+    weights: Vec<f64>,
+    metadata: RawModelMetadata,
+}
+
+impl TryFrom<RawModelMetadata> for ModelMetadata {
+    type Error = ErmError;
+
+    fn try_from(raw: RawModelMetadata) -> Result<Self, ErmError> {
+        let metadata = ModelMetadata {
+            mechanism: raw.mechanism,
+            loss: raw.loss,
+            regularization: raw.regularization,
+            features: raw.features,
+            feature_map: raw.feature_map,
+            crate_version: raw.crate_version,
+        };
+        check_metadata(&metadata)?;
+        Ok(metadata)
+    }
+}
+
+impl TryFrom<RawLinearModel> for LinearModel {
+    type Error = ErmError;
+
+    fn try_from(raw: RawLinearModel) -> Result<Self, ErmError> {
+        let metadata = ModelMetadata::try_from(raw.metadata)?;
+        check_weights(&raw.weights, &metadata)?;
+        Ok(LinearModel::new(raw.weights, metadata))
+    }
+}
+
+/// Everything a loaded model must satisfy: the two checks the raw conversions above run,
+/// applied to a built model (for tests that check what the loaders let through).
+#[cfg(test)]
+pub(super) fn check_model(model: &LinearModel) -> Result<(), ErmError> {
+    check_metadata(&model.metadata)?;
+    check_weights(&model.weights, &model.metadata)
+}
+
+fn check_weights(weights: &[f64], metadata: &ModelMetadata) -> Result<(), ErmError> {
+    if weights.len() != metadata.features {
+        return Err(invalid(format!(
+            "{} weights for features = {}",
+            weights.len(),
+            metadata.features
+        )));
+    }
+    if let Some(i) = weights.iter().position(|w| !w.is_finite()) {
+        return Err(invalid(format!(
+            "weights[{i}] = {:?} is not finite",
+            weights[i]
+        )));
+    }
+    Ok(())
+}
+
+fn check_metadata(metadata: &ModelMetadata) -> Result<(), ErmError> {
+    match metadata.features {
+        0 => {
+            return Err(out_of_range(
+                "features = 0: a model needs at least one feature".into(),
+            ));
+        }
+        d if d > MAX_MODEL_FEATURES => {
+            return Err(out_of_range(format!(
+                "features = {d} exceeds the limit of {MAX_MODEL_FEATURES}"
+            )));
+        }
+        _ => {}
+    }
+    // The crate's own parameter checks, so a file can hold only what `fit` would accept.
+    if let Mechanism::OutputPerturbation { epsilon }
+    | Mechanism::ObjectivePerturbation { epsilon, .. } = metadata.mechanism
+    {
+        check_epsilon(epsilon).map_err(parameter_out_of_range)?;
+    }
+    check_regularization(metadata.regularization).map_err(parameter_out_of_range)?;
+    metadata.loss.check().map_err(parameter_out_of_range)?;
+    check_text("crate_version", &metadata.crate_version)?;
+    if let Some(feature_map) = &metadata.feature_map {
+        check_text("feature_map", feature_map)?;
+    }
+    Ok(())
+}
+
+/// Non-empty, at most `MAX_MODEL_TEXT_BYTES`, no control characters (these strings end up
+/// in reports and terminals).
+pub(crate) fn check_text(field: &str, text: &str) -> Result<(), ErmError> {
+    if text.is_empty() {
+        return Err(out_of_range(format!("{field} is empty")));
+    }
+    if text.len() > MAX_MODEL_TEXT_BYTES {
+        // The length, not the text: it may be megabytes.
+        return Err(out_of_range(format!(
+            "{field} is {} bytes long, above the limit of {MAX_MODEL_TEXT_BYTES}",
+            text.len()
+        )));
+    }
+    if let Some((at, c)) = text.char_indices().find(|(_, c)| c.is_control()) {
+        return Err(out_of_range(format!(
+            "{field} holds the control character {c:?} at byte {at}"
+        )));
+    }
+    Ok(())
+}
+
+fn invalid(why: String) -> ErmError {
+    ErmError::InvalidModelFile(why)
+}
+
+fn out_of_range(why: String) -> ErmError {
+    invalid(format!("metadata out of range: {why}"))
+}
+
+/// Rewords a parameter error so its value prints with `{:?}` (shortest round-trip form):
+/// `ErmError`'s own `Display` prints floats in full, 300 digits for 1e300.
+fn parameter_out_of_range(error: ErmError) -> ErmError {
+    match error {
+        ErmError::InvalidParameter {
+            what,
+            value,
+            requirement,
+        } => out_of_range(format!("{what} = {value:?}: it must be {requirement}")),
+        other => out_of_range(other.to_string()),
+    }
+}
