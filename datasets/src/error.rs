@@ -112,7 +112,11 @@ impl fmt::Display for DatasetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::DataDirUnusable { dir, why } => {
-                write!(f, "data directory {} {why}: {HOW_TO_GET}", dir.display())
+                write!(
+                    f,
+                    "data directory {} {why} (it should hold the UCI data files: {HOW_TO_GET})",
+                    dir.display()
+                )
             }
             Self::Missing { file, dir } => {
                 write!(f, "{file} is not in {}: {HOW_TO_GET}", dir.display())
