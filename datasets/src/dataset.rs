@@ -79,6 +79,18 @@ impl Dataset {
                 len: self.len(),
             });
         }
+        // Checked here too: dp-erm's own check computes `column + 1`, which overflows for a
+        // hand-built row naming column usize::MAX.
+        for &row in indices {
+            if let Some(&(column, _)) = self.rows[row].iter().find(|&&(c, _)| c >= self.features())
+            {
+                return Err(DatasetError::ColumnOutOfRange {
+                    row,
+                    column,
+                    features: self.features(),
+                });
+            }
+        }
         Ok(TrainingSet::builder(self.features())
             .sparse_rows(indices.iter().map(|&i| self.rows[i].clone()).collect())
             .labels(indices.iter().map(|&i| self.labels[i]).collect())

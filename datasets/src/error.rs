@@ -64,6 +64,15 @@ pub enum DatasetError {
         /// The number of rows.
         len: usize,
     },
+    /// A row refers to a column past the feature count.
+    ColumnOutOfRange {
+        /// The row's index in the dataset.
+        row: usize,
+        /// The column it refers to.
+        column: usize,
+        /// The number of feature columns.
+        features: usize,
+    },
     /// A dataset whose parts disagree (its fields are public, so it can be built by hand).
     Inconsistent {
         /// The dataset's name.
@@ -144,6 +153,14 @@ impl fmt::Display for DatasetError {
             Self::IndexOutOfRange { index, len } => write!(
                 f,
                 "row index {index} is out of range for a dataset of {len} rows"
+            ),
+            Self::ColumnOutOfRange {
+                row,
+                column,
+                features,
+            } => write!(
+                f,
+                "row {row} has a value in column {column}, but the dataset has {features} feature columns"
             ),
             Self::Inconsistent { name, rows, labels } => {
                 write!(f, "dataset {name:?} has {rows} rows but {labels} labels")

@@ -140,8 +140,15 @@ fn rejects_datasets_whose_rows_and_labels_disagree() {
 #[test]
 fn rejects_bad_rows_of_a_hand_built_dataset() {
     let mut data = noisy_linear(4, 2, 0.0, 1).unwrap();
-    data.rows[1] = vec![(7, 0.5)]; // column past the feature count
-    assert!(data.training_set(&[0, 1]).is_err());
+    for column in [2, 7, usize::MAX] {
+        data.rows[1] = vec![(column, 0.5)]; // past the feature count
+        let err = data.training_set(&[0, 1]).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("row 1 has a value in column {column}"))
+                && err.contains("2 feature"),
+            "{err}"
+        );
+    }
     data.rows[1] = vec![(0, f64::NAN)];
     assert!(data.training_set(&[0, 1]).is_err());
     data.rows[1] = vec![(0, 0.5)];
