@@ -2,6 +2,7 @@
 
 mod linear;
 mod plot;
+mod preflight;
 mod published;
 mod report;
 
@@ -9,14 +10,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use dp_datasets::{
-    ADULT_FILES, DATA_DIR_VARIABLE, DataDir, DataFile, Dataset, HOW_TO_GET, KDD_FILES, Scaling,
-    load_adult, load_kddcup99,
+    ADULT_FILES, DataDir, DataFile, Dataset, KDD_FILES, Scaling, load_adult, load_kddcup99,
 };
 use serde::Serialize;
 
 use crate::safe_write::{OutDir, PathError};
 
 use linear::{Cell, Experiment, Method};
+use preflight::{check_data, origin};
 use published::{ADULT_BY_LAMBDA, ADULT_EPSILONS, KDD_BY_LAMBDA, KDD_EPSILONS};
 
 /// Options shared by every experiment.
@@ -70,7 +71,7 @@ const LINEAR_FILES: [&str; 7] = [
 /// an interrupted run keeps what it finished without replacing a complete earlier run.
 const PARTIAL_FOLDER: &str = "partial";
 
-type Loader = fn(&DataDir, u64) -> Result<Dataset, dp_datasets::DatasetError>;
+pub(crate) type Loader = fn(&DataDir, u64) -> Result<Dataset, dp_datasets::DatasetError>;
 
 /// Runs the linear experiments; `Ok(false)` when a sanity bound is broken.
 ///
@@ -136,8 +137,13 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     if let Err(e) = run_all() {
         // Only removes the folder if nothing was finished into it.
         let _ = std::fs::remove_dir(partial.path());
+        let finished = if partial.path().exists() {
+            format!("; finished datasets are in {}", partial.path().display())
+        } else {
+            String::new()
+        };
         return Err(format!(
-            "{e}\nthe run stopped; earlier results in {} are untouched",
+            "{e}\nthe run stopped; earlier results in {} are untouched{finished}",
             out.path().display()
         )
         .into());
@@ -153,46 +159,6 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         start.elapsed().as_secs_f64()
     );
     Ok(ok)
-}
-
-/// Where the data directory came from, for error messages.
-fn origin(options: &Options) -> &'static str {
-    match (&options.data_dir, std::env::var_os(DATA_DIR_VARIABLE)) {
-        (Some(_), _) => "--data-dir",
-        (None, Some(v)) if !v.is_empty() => "$DP_ML_DATA_DIR",
-        _ => "the default, data/ in the workspace",
-    }
-}
-
-/// Fails, before any experiment runs, unless every requested experiment's files are in
-/// `dir` with their published checksums; lists every missing file at once.
-fn check_data(
-    dir: &DataDir,
-    experiments: &[(Experiment, &[DataFile], Loader)],
-    options: &Options,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let mut missing = Vec::new();
-    for (experiment, files, _) in experiments {
-        for file in dir.missing(files) {
-            missing.push(format!("{} (needed by {})", file.name, experiment.name));
-        }
-    }
-    if !missing.is_empty() {
-        return Err(format!(
-            "cannot run the requested experiments: missing {} in {} (data directory taken \
-             from {}); nothing was run and earlier results are untouched; {HOW_TO_GET}",
-            missing.join(", "),
-            dir.path().display(),
-            origin(options)
-        )
-        .into());
-    }
-    for (_, files, _) in experiments {
-        for file in *files {
-            dir.verified(file)?;
-        }
-    }
-    Ok(())
 }
 
 /// What one run has produced so far, as recorded in cells.json.
