@@ -34,7 +34,9 @@ pub fn load_adult(dir: &DataDir, scaling: Scaling) -> Result<Dataset, DatasetErr
         .iter()
         .map(|f| dir.verified(f))
         .collect::<Result<_, _>>()?;
-    let schema = parse_schema(&std::fs::read_to_string(&paths[2])?)?;
+    let schema = parse_schema(
+        &std::fs::read_to_string(&paths[2]).map_err(DatasetError::io("read", &paths[2]))?,
+    )?;
     let mut feature_names = Vec::new();
     let mut offsets = Vec::new();
     for attribute in &schema {
@@ -55,7 +57,7 @@ pub fn load_adult(dir: &DataDir, scaling: Scaling) -> Result<Dataset, DatasetErr
             .has_headers(false)
             .flexible(true)
             .trim(csv::Trim::All)
-            .from_reader(File::open(path)?);
+            .from_reader(File::open(path).map_err(DatasetError::io("open", path))?);
         for (index, record) in reader.records().enumerate() {
             let line = index + 1;
             let record = record.map_err(|e| DatasetError::Parse {
@@ -81,11 +83,16 @@ pub fn load_adult(dir: &DataDir, scaling: Scaling) -> Result<Dataset, DatasetErr
                 let field = &record[k];
                 match attribute {
                     Attribute::Numeric(name) => {
-                        let value: f64 = field.parse().map_err(|_| DatasetError::Parse {
-                            file,
-                            line,
-                            why: format!("{name} is not a number: {field:?}"),
-                        })?;
+                        // `parse` accepts "NaN" and "inf"; neither is a census value.
+                        let value = field
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|v| v.is_finite())
+                            .ok_or_else(|| DatasetError::Parse {
+                                file,
+                                line,
+                                why: format!("{name} is not a finite number: {field:?}"),
+                            })?;
                         if value != 0.0 {
                             row.push((offsets[k], value));
                         }

@@ -1,6 +1,10 @@
 //! A loaded dataset: sparse rows, ±1 labels, provenance.
 
-use dp_erm::{ErmError, TrainingSet};
+use std::fmt;
+
+use dp_erm::TrainingSet;
+
+use crate::DatasetError;
 
 /// How feature columns were scaled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +22,10 @@ pub enum Scaling {
 
 /// Rows (sparse `(column, value)` pairs), labels ±1, and where they came from. Rows are
 /// clipped into the unit ball (per row, privacy-free) when a [`TrainingSet`] is made.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `Debug` shows the shape and provenance only, never rows or labels: the data may be
+/// sensitive and debug output ends up in logs.
+#[derive(Clone, PartialEq)]
 pub struct Dataset {
     /// Name, e.g. "adult".
     pub name: String,
@@ -56,12 +63,52 @@ impl Dataset {
     }
 
     /// The rows at `indices` as a checked training set, each row clipped to the unit ball.
-    pub fn training_set(&self, indices: &[usize]) -> Result<TrainingSet, ErmError> {
-        TrainingSet::builder(self.features())
+    /// An index past the end, or a dataset whose rows and labels differ in number, is an
+    /// error rather than a panic.
+    pub fn training_set(&self, indices: &[usize]) -> Result<TrainingSet, DatasetError> {
+        if self.rows.len() != self.labels.len() {
+            return Err(DatasetError::Inconsistent {
+                name: self.name.clone(),
+                rows: self.rows.len(),
+                labels: self.labels.len(),
+            });
+        }
+        if let Some(&index) = indices.iter().find(|&&i| i >= self.len()) {
+            return Err(DatasetError::IndexOutOfRange {
+                index,
+                len: self.len(),
+            });
+        }
+        // Checked here too: dp-erm's own check computes `column + 1`, which overflows for a
+        // hand-built row naming column usize::MAX.
+        for &row in indices {
+            if let Some(&(column, _)) = self.rows[row].iter().find(|&&(c, _)| c >= self.features())
+            {
+                return Err(DatasetError::ColumnOutOfRange {
+                    row,
+                    column,
+                    features: self.features(),
+                });
+            }
+        }
+        Ok(TrainingSet::builder(self.features())
             .sparse_rows(indices.iter().map(|&i| self.rows[i].clone()).collect())
             .labels(indices.iter().map(|&i| self.labels[i]).collect())
             .clip_rows_to_unit_ball()
-            .build()
+            .build()?)
+    }
+}
+
+impl fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dataset")
+            .field("name", &self.name)
+            .field("rows", &self.rows.len())
+            .field("labels", &self.labels.len())
+            .field("features", &self.features())
+            .field("scaling", &self.scaling)
+            .field("checksums", &self.checksums)
+            .finish_non_exhaustive()
     }
 }
 

@@ -76,8 +76,24 @@ impl DataDir {
         &self.path
     }
 
+    /// Checks that the folder exists and is a folder, so that a typo in `--data-dir` is
+    /// reported as such rather than as every file missing.
+    pub fn check_folder(&self) -> Result<(), DatasetError> {
+        let why = match std::fs::metadata(&self.path) {
+            Ok(meta) if meta.is_dir() => return Ok(()),
+            Ok(_) => "is not a folder",
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist",
+            Err(e) => return Err(DatasetError::io("inspect", &self.path)(e)),
+        };
+        Err(DatasetError::DataDirUnusable {
+            dir: self.path.clone(),
+            why,
+        })
+    }
+
     /// The path of `file`, after checking it exists and has the published SHA-256.
     pub fn verified(&self, file: &DataFile) -> Result<PathBuf, DatasetError> {
+        self.check_folder()?;
         let path = self.path.join(file.name);
         if !path.is_file() {
             return Err(DatasetError::Missing {
@@ -98,17 +114,27 @@ impl DataDir {
 
     /// Whether every file of `files` is present (not checking contents).
     pub fn has_all(&self, files: &[DataFile]) -> bool {
-        files.iter().all(|f| self.path.join(f.name).is_file())
+        self.missing(files).is_empty()
+    }
+
+    /// The files of `files` that are not in the folder (not checking contents).
+    pub fn missing<'a>(&self, files: &'a [DataFile]) -> Vec<&'a DataFile> {
+        files
+            .iter()
+            .filter(|f| !self.path.join(f.name).is_file())
+            .collect()
     }
 }
 
 /// SHA-256 of a file, lower-case hex.
 pub fn sha256_hex(path: &Path) -> Result<String, DatasetError> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = std::fs::File::open(path).map_err(DatasetError::io("open", path))?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 16];
     loop {
-        let read = file.read(&mut buffer)?;
+        let read = file
+            .read(&mut buffer)
+            .map_err(DatasetError::io("read", path))?;
         if read == 0 {
             break;
         }

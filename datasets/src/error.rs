@@ -1,12 +1,19 @@
 //! The one error type of this crate.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// What can go wrong loading a dataset.
+/// What can go wrong loading or generating a dataset.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum DatasetError {
+    /// The data directory does not exist or is not a folder.
+    DataDirUnusable {
+        /// The folder.
+        dir: PathBuf,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// A file is not in the data directory.
     Missing {
         /// The file.
@@ -32,10 +39,77 @@ pub enum DatasetError {
         /// What was wrong.
         why: String,
     },
-    /// Reading failed.
-    Io(std::io::Error),
+    /// An operating-system call on `path` failed.
+    Io {
+        /// What was being done, e.g. "read".
+        action: &'static str,
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A generator parameter is outside its valid range.
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// Its value, formatted with `{:?}` (so 1e-300 stays short).
+        value: String,
+        /// The valid range.
+        requirement: &'static str,
+    },
+    /// A row index past the end of the dataset.
+    IndexOutOfRange {
+        /// The index asked for.
+        index: usize,
+        /// The number of rows.
+        len: usize,
+    },
+    /// A row refers to a column past the feature count.
+    ColumnOutOfRange {
+        /// The row's index in the dataset.
+        row: usize,
+        /// The column it refers to.
+        column: usize,
+        /// The number of feature columns.
+        features: usize,
+    },
+    /// A dataset whose parts disagree (its fields are public, so it can be built by hand).
+    Inconsistent {
+        /// The dataset's name.
+        name: String,
+        /// Number of rows.
+        rows: usize,
+        /// Number of labels.
+        labels: usize,
+    },
     /// The rows did not form a valid training set.
     Erm(dp_erm::ErmError),
+}
+
+impl DatasetError {
+    /// An I/O error on `path`; every OS error of this crate goes through here so that its
+    /// message names the file or folder.
+    pub(crate) fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+
+    /// A parameter error; `value` is formatted with `{:?}`.
+    pub(crate) fn parameter(
+        name: &'static str,
+        value: impl fmt::Debug,
+        requirement: &'static str,
+    ) -> Self {
+        Self::InvalidParameter {
+            name,
+            value: format!("{value:?}"),
+            requirement,
+        }
+    }
 }
 
 /// How to get the files, for error messages.
@@ -46,6 +120,13 @@ pub const HOW_TO_GET: &str = "get them with `cargo xtask datasets fetch` (downlo
 impl fmt::Display for DatasetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::DataDirUnusable { dir, why } => {
+                write!(
+                    f,
+                    "data directory {} {why} (it should hold the UCI data files: {HOW_TO_GET})",
+                    dir.display()
+                )
+            }
             Self::Missing { file, dir } => {
                 write!(f, "{file} is not in {}: {HOW_TO_GET}", dir.display())
             }
@@ -59,17 +140,43 @@ impl fmt::Display for DatasetError {
                 file.display()
             ),
             Self::Parse { file, line, why } => write!(f, "{file}, line {line}: {why}"),
-            Self::Io(e) => write!(f, "{e}"),
+            Self::Io {
+                action,
+                path,
+                source,
+            } => write!(f, "cannot {action} {}: {source}", path.display()),
+            Self::InvalidParameter {
+                name,
+                value,
+                requirement,
+            } => write!(f, "{name} = {value} is invalid: must be {requirement}"),
+            Self::IndexOutOfRange { index, len } => write!(
+                f,
+                "row index {index} is out of range for a dataset of {len} rows"
+            ),
+            Self::ColumnOutOfRange {
+                row,
+                column,
+                features,
+            } => write!(
+                f,
+                "row {row} has a value in column {column}, but the dataset has {features} feature columns"
+            ),
+            Self::Inconsistent { name, rows, labels } => {
+                write!(f, "dataset {name:?} has {rows} rows but {labels} labels")
+            }
             Self::Erm(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for DatasetError {}
-
-impl From<std::io::Error> for DatasetError {
-    fn from(e: std::io::Error) -> Self {
-        Self::Io(e)
+impl std::error::Error for DatasetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            Self::Erm(e) => Some(e),
+            _ => None,
+        }
     }
 }
 

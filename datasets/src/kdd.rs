@@ -26,7 +26,9 @@ pub fn load_kddcup99(dir: &DataDir) -> Result<Dataset, DatasetError> {
     let file = KDD_FILES[0].name;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
-        .from_reader(GzDecoder::new(File::open(&path)?));
+        .from_reader(GzDecoder::new(
+            File::open(&path).map_err(DatasetError::io("open", &path))?,
+        ));
     let mut categories: [BTreeMap<String, usize>; 3] = Default::default();
     let mut parsed: Vec<ParsedRow> = Vec::new();
     let mut labels = Vec::new();
@@ -50,11 +52,16 @@ pub fn load_kddcup99(dir: &DataDir) -> Result<Dataset, DatasetError> {
             if CATEGORICAL.contains(&k) {
                 continue;
             }
-            let value: f64 = field.parse().map_err(|_| DatasetError::Parse {
-                file,
-                line,
-                why: format!("column {k} is not a number: {field:?}"),
-            })?;
+            // `parse` accepts "NaN" and "inf"; neither is a connection statistic.
+            let value = field
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| DatasetError::Parse {
+                    file,
+                    line,
+                    why: format!("column {k} is not a finite number: {field:?}"),
+                })?;
             if value != 0.0 {
                 numeric.push((numeric_column, value));
             }

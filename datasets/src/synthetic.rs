@@ -4,14 +4,66 @@ use dp_noise::InsecureSeededRng;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
+use crate::DatasetError;
 use crate::dataset::{Dataset, Scaling};
+
+/// The most feature values a generator will produce (rows × dimension). Each is stored as
+/// a 16-byte `(column, value)` pair, so this caps a generated dataset near 800 MB: larger
+/// requests are refused up front instead of aborting on a failed allocation.
+pub const MAX_GENERATED_VALUES: usize = 50_000_000;
+
+/// Checks a generator's size parameters: each at least 1, and `rows × dimension` at most
+/// [`MAX_GENERATED_VALUES`].
+fn check_shape(rows: usize, dimension: usize) -> Result<(), DatasetError> {
+    if rows == 0 {
+        return Err(DatasetError::parameter("rows", rows, "at least 1"));
+    }
+    if dimension == 0 {
+        return Err(DatasetError::parameter(
+            "dimension",
+            dimension,
+            "at least 1",
+        ));
+    }
+    match rows.checked_mul(dimension) {
+        Some(values) if values <= MAX_GENERATED_VALUES => Ok(()),
+        _ => Err(DatasetError::InvalidParameter {
+            name: "rows × dimension",
+            value: format!("{rows} × {dimension}"),
+            requirement: "at most MAX_GENERATED_VALUES = 50,000,000 feature values",
+        }),
+    }
+}
+
+/// Checks a probability: finite and in [0, 1] (a NaN would otherwise compare false and
+/// silently act as 0).
+fn check_probability(name: &'static str, value: f64) -> Result<(), DatasetError> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(DatasetError::parameter(
+            name,
+            value,
+            "a probability: finite and in [0, 1]",
+        ))
+    }
+}
 
 /// A point uniform in the annulus `a ≤ ‖x‖ ≤ b` of ℝ^d: uniform direction, radius
 /// `(a^d + U·(b^d − a^d))^{1/d}`.
+/// Callers pass `d ≥ 1` (checked by [`check_shape`], which also keeps `d` within `i32`) and
+/// constant radii `0 ≤ inner ≤ outer ≤ 1`.
 fn in_annulus(d: usize, inner: f64, outer: f64, rng: &mut InsecureSeededRng) -> Vec<(usize, f64)> {
-    let direction: Vec<f64> = (0..d).map(|_| StandardNormal.sample(rng)).collect();
-    let length = direction.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let dim = d as i32;
+    debug_assert!(d >= 1 && (0.0..=outer).contains(&inner) && outer <= 1.0);
+    // An all-zero Gaussian draw has no direction; redraw (probability 0, but it would be NaN).
+    let (direction, length) = loop {
+        let direction: Vec<f64> = (0..d).map(|_| StandardNormal.sample(rng)).collect();
+        let length = direction.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if length > 0.0 {
+            break (direction, length);
+        }
+    };
+    let dim = i32::try_from(d).unwrap_or(i32::MAX);
     let u: f64 = rng.random_range(0.0..1.0);
     let radius = (inner.powi(dim) + u * (outer.powi(dim) - inner.powi(dim))).powf(1.0 / d as f64);
     direction
@@ -24,7 +76,10 @@ fn in_annulus(d: usize, inner: f64, outer: f64, rng: &mut InsecureSeededRng) -> 
 /// The SVM paper's "nested balls" in ℝ⁵ (EXPERIMENTS.md): with probability 0.45 uniform in
 /// the ball of radius 0.1, label +1; 0.45 uniform in the annulus 0.2–0.5, label −1; 0.1 in
 /// the annulus 0.1–0.2 with a random label. Bayes error 0.05.
-pub fn nested_balls(rows: usize, seed: u64) -> Dataset {
+///
+/// `rows` must be at least 1 and `rows × 5` at most [`MAX_GENERATED_VALUES`].
+pub fn nested_balls(rows: usize, seed: u64) -> Result<Dataset, DatasetError> {
+    check_shape(rows, 5)?;
     let mut rng = InsecureSeededRng::new(seed);
     let (mut data, mut labels) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
     for _ in 0..rows {
@@ -44,19 +99,24 @@ pub fn nested_balls(rows: usize, seed: u64) -> Dataset {
         data.push(row);
         labels.push(label);
     }
-    Dataset {
+    Ok(Dataset {
         name: "nested-balls".into(),
         feature_names: (0..5).map(|c| format!("x{c}")).collect(),
         rows: data,
         labels,
         checksums: Vec::new(),
         scaling: Scaling::None,
-    }
+    })
 }
 
 /// A noisy linear problem: rows uniform in the unit ball of ℝ^d, label the sign along a
 /// fixed random direction, flipped with probability `flip`.
-pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Dataset {
+///
+/// `rows` and `d` must be at least 1 with `rows × d` at most [`MAX_GENERATED_VALUES`], and
+/// `flip` finite in [0, 1].
+pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Result<Dataset, DatasetError> {
+    check_shape(rows, d)?;
+    check_probability("flip", flip)?;
     let mut rng = InsecureSeededRng::new(seed);
     let direction: Vec<f64> = (0..d).map(|_| StandardNormal.sample(&mut rng)).collect();
     let (mut data, mut labels) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
@@ -67,12 +127,12 @@ pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Dataset {
         labels.push(if (score > 0.0) != flipped { 1.0 } else { -1.0 });
         data.push(row);
     }
-    Dataset {
+    Ok(Dataset {
         name: "noisy-linear".into(),
         feature_names: (0..d).map(|c| format!("x{c}")).collect(),
         rows: data,
         labels,
         checksums: Vec::new(),
         scaling: Scaling::None,
-    }
+    })
 }

@@ -57,7 +57,8 @@ fn kdd_matches_the_published_description() {
 
 #[test]
 fn corrupt_and_missing_files_are_explained() {
-    let empty = DataDir::at(std::env::temp_dir().join("dp-datasets-empty-dir"));
+    let empty_path = scratch("empty-dir");
+    let empty = DataDir::at(&empty_path);
     let err = load_adult(&empty, Scaling::PaperColumnMax)
         .unwrap_err()
         .to_string();
@@ -71,11 +72,12 @@ fn corrupt_and_missing_files_are_explained() {
     let err = load_kddcup99(&DataDir::at(&dir)).unwrap_err().to_string();
     assert!(err.contains("expected 8045aca0"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&empty_path).unwrap();
 }
 
 #[test]
 fn nested_balls_have_the_described_shape() {
-    let balls = nested_balls(20_000, 1);
+    let balls = nested_balls(20_000, 1).unwrap();
     let radius = |row: &Vec<(usize, f64)>| row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
     let inner = balls.rows.iter().filter(|r| radius(r) <= 0.1).count() as f64 / 20_000.0;
     assert!((inner - 0.45).abs() < 0.02, "{inner}");
@@ -88,16 +90,159 @@ fn nested_balls_have_the_described_shape() {
             assert_eq!(y, -1.0);
         }
     }
-    assert_eq!(nested_balls(100, 5), nested_balls(100, 5));
+    assert_eq!(nested_balls(100, 5).unwrap(), nested_balls(100, 5).unwrap());
 }
 
 #[test]
 fn noisy_linear_flips_the_requested_fraction() {
-    let data = noisy_linear(20_000, 4, 0.1, 2);
+    let data = noisy_linear(20_000, 4, 0.1, 2).unwrap();
     assert!(
         data.rows
             .iter()
             .all(|r| r.iter().map(|(_, v)| v * v).sum::<f64>() <= 1.0 + 1e-12)
     );
     assert!((data.positive_rate() - 0.5).abs() < 0.03);
+}
+
+/// A fresh, empty folder under the system temp dir for one test.
+fn scratch(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dp-datasets-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn rejects_out_of_range_training_set_index() {
+    let data = noisy_linear(10, 3, 0.0, 1).unwrap();
+    let err = data.training_set(&[0, 3, 10]).unwrap_err();
+    assert!(
+        matches!(err, DatasetError::IndexOutOfRange { index: 10, len: 10 }),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("10 is out of range") && message.contains("10 rows"),
+        "{message}"
+    );
+    assert!(data.training_set(&[usize::MAX]).is_err());
+    assert_eq!(data.training_set(&[0, 9]).unwrap().len(), 2);
+}
+
+#[test]
+fn rejects_datasets_whose_rows_and_labels_disagree() {
+    let mut data = noisy_linear(10, 3, 0.0, 1).unwrap();
+    data.rows.truncate(4);
+    let message = data.training_set(&[5]).unwrap_err().to_string();
+    assert!(message.contains("4 rows but 10 labels"), "{message}");
+}
+
+#[test]
+fn rejects_bad_rows_of_a_hand_built_dataset() {
+    let mut data = noisy_linear(4, 2, 0.0, 1).unwrap();
+    for column in [2, 7, usize::MAX] {
+        data.rows[1] = vec![(column, 0.5)]; // past the feature count
+        let err = data.training_set(&[0, 1]).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("row 1 has a value in column {column}"))
+                && err.contains("2 feature"),
+            "{err}"
+        );
+    }
+    data.rows[1] = vec![(0, f64::NAN)];
+    assert!(data.training_set(&[0, 1]).is_err());
+    data.rows[1] = vec![(0, 0.5)];
+    data.labels[1] = 0.0;
+    assert!(data.training_set(&[0, 1]).is_err());
+    assert!(data.training_set(&[]).is_err());
+}
+
+#[test]
+fn rejects_nan_flip_rate() {
+    let err = noisy_linear(10, 2, f64::NAN, 1).unwrap_err().to_string();
+    assert!(err.contains("flip = NaN"), "{err}");
+}
+
+#[test]
+fn rejects_out_of_range_flip_rates_naming_them_briefly() {
+    for (flip, shown) in [
+        (-0.1, "flip = -0.1"),
+        (1.5, "flip = 1.5"),
+        (f64::INFINITY, "flip = inf"),
+        (-1e-300, "flip = -1e-300"),
+        (1.0 + f64::EPSILON, "flip = 1.0000000000000002"),
+    ] {
+        let err = noisy_linear(10, 2, flip, 1).unwrap_err().to_string();
+        assert!(err.contains(shown) && err.contains("[0, 1]"), "{err}");
+        assert!(err.len() < 200, "float printed in full: {err}");
+    }
+    for flip in [0.0, 1.0] {
+        assert_eq!(noisy_linear(10, 2, flip, 1).unwrap().len(), 10);
+    }
+}
+
+#[test]
+fn rejects_empty_and_absurd_generator_sizes() {
+    let cases = [
+        (noisy_linear(0, 2, 0.1, 1), "rows = 0"),
+        (noisy_linear(10, 0, 0.1, 1), "dimension = 0"),
+        (noisy_linear(usize::MAX, 2, 0.1, 1), "rows × dimension"),
+        (noisy_linear(2, usize::MAX, 0.1, 1), "rows × dimension"),
+        (noisy_linear(100_000, 1_000, 0.1, 1), "100000 × 1000"),
+        (nested_balls(0, 1), "rows = 0"),
+        (nested_balls(usize::MAX / 2, 1), "rows × dimension"),
+    ];
+    for (outcome, shown) in cases {
+        let err = outcome.unwrap_err().to_string();
+        assert!(err.contains(shown), "{err}");
+    }
+    // The limit itself is allowed (checked without allocating: 1 row of the largest width
+    // would still be big, so only the arithmetic is exercised here).
+    assert!(noisy_linear(1, 1, 0.5, 1).is_ok());
+}
+
+#[test]
+fn rejects_a_data_dir_that_is_missing_or_a_file_naming_it() {
+    let scratch = scratch("bad-dir");
+    let typo = scratch.join("typo");
+    let err = load_adult(&DataDir::at(&typo), Scaling::PaperColumnMax)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("{} does not exist", typo.display())) && err.contains("fetch"),
+        "{err}"
+    );
+    let file = scratch.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let err = load_kddcup99(&DataDir::at(&file)).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("{} is not a folder", file.display())),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&scratch).unwrap();
+}
+
+#[test]
+fn rejects_unreadable_files_naming_the_path() {
+    let scratch = scratch("unreadable");
+    let missing = scratch.join("nothing-here");
+    let err = sha256_hex(&missing).unwrap_err().to_string();
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    // A folder where a file is expected: opening works on Unix, reading fails.
+    let err = sha256_hex(&scratch).unwrap_err().to_string();
+    assert!(err.contains(&scratch.display().to_string()), "{err}");
+    std::fs::remove_dir_all(&scratch).unwrap();
+}
+
+#[test]
+fn rejects_printing_rows_in_debug_output() {
+    let data = noisy_linear(3, 2, 0.0, 1).unwrap();
+    let shown = format!("{data:?}");
+    assert!(
+        shown.contains("noisy-linear") && shown.contains("rows: 3"),
+        "{shown}"
+    );
+    let value = data.rows[0][0].1;
+    assert!(!shown.contains(&format!("{value}")), "{shown}");
+    assert!(!shown.contains(&format!("{value:?}")), "{shown}");
 }

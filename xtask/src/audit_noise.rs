@@ -15,6 +15,11 @@ use dp_noise::{
 };
 use statrs::distribution::{ContinuousCDF, Gamma, StudentsT};
 
+use crate::safe_write::OutDir;
+
+/// The report files, in the output folder.
+const AUDIT_FILES: [&str; 2] = ["noise_audit.md", "noise_audit.csv"];
+
 /// One line of the report.
 struct Check {
     sampler: &'static str,
@@ -45,7 +50,9 @@ impl Check {
 }
 
 /// Runs the audit; `Ok(false)` when a check failed.
+/// `out` is created and probed before the first draw, so a bad `--out` fails at once.
 pub fn run(quick: bool, seed: u64, out: &Path) -> Result<bool, Box<dyn std::error::Error>> {
+    let out = OutDir::prepare(out, &AUDIT_FILES)?;
     let scale = if quick { 1 } else { 40 };
     let mut rng = InsecureSeededRng::new(seed);
     let mut checks = Vec::new();
@@ -82,12 +89,13 @@ pub fn run(quick: bool, seed: u64, out: &Path) -> Result<bool, Box<dyn std::erro
     let all_pass = checks.iter().all(|c| c.passes);
     let report = markdown(&checks, quick, seed);
     print!("{report}");
-    std::fs::create_dir_all(out)?;
-    std::fs::write(out.join("noise_audit.md"), &report)?;
-    std::fs::write(out.join("noise_audit.csv"), csv(&checks))?;
+    out.write(AUDIT_FILES[0], &report)?;
+    out.write(AUDIT_FILES[1], csv(&checks))?;
     println!(
-        "\nwrote {}/noise_audit.md and noise_audit.csv",
-        out.display()
+        "\nwrote {} and {} in {}",
+        AUDIT_FILES[0],
+        AUDIT_FILES[1],
+        out.path().display()
     );
     Ok(all_pass)
 }

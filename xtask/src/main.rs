@@ -8,6 +8,7 @@
 mod audit_noise;
 mod datasets_cmd;
 mod reproduce;
+mod safe_write;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,7 +71,7 @@ struct ReproduceArgs {
     /// Folder with the data files (default: $DP_ML_DATA_DIR, else data/ in the workspace).
     #[arg(long, global = true)]
     data_dir: Option<PathBuf>,
-    /// Fail instead of skipping an experiment whose data files are missing.
+    /// Kept for compatibility: missing data for a requested experiment is always an error.
     #[arg(long, global = true)]
     require_data: bool,
     /// Folder for the results.
@@ -99,13 +100,15 @@ fn main() -> ExitCode {
         Command::Reproduce {
             experiment: _,
             options,
-        } => reproduce::linear(&reproduce::Options {
-            quick: options.quick,
-            data_dir: options.data_dir,
-            require_data: options.require_data,
-            out: options.out,
-            seed: options.seed,
-        }),
+        } => {
+            let _always_required = options.require_data;
+            reproduce::linear(&reproduce::Options {
+                quick: options.quick,
+                data_dir: options.data_dir,
+                out: options.out,
+                seed: options.seed,
+            })
+        }
         Command::Datasets {
             action: DatasetsAction::Fetch { from, data_dir },
         } => datasets_cmd::fetch(data_dir, from).map(|()| true),

@@ -229,7 +229,7 @@ pub fn run(
     folds: usize,
     draws: usize,
     seed: u64,
-) -> Result<Vec<Cell>, ErmError> {
+) -> Result<Vec<Cell>, Box<dyn std::error::Error>> {
     let all_chains = private_chains(experiment, draws);
     let order = shuffled(data.len(), seed);
     let private_fits: usize = all_chains.iter().map(|c| c.epsilons.len()).sum();

@@ -2,26 +2,28 @@
 
 mod linear;
 mod plot;
+mod preflight;
 mod published;
 mod report;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use dp_datasets::{
-    ADULT_FILES, DataDir, DataFile, Dataset, HOW_TO_GET, KDD_FILES, Scaling, load_adult,
-    load_kddcup99,
+    ADULT_FILES, DataDir, DataFile, Dataset, KDD_FILES, Scaling, load_adult, load_kddcup99,
 };
 use serde::Serialize;
 
+use crate::safe_write::{OutDir, PathError};
+
 use linear::{Cell, Experiment, Method};
+use preflight::{check_data, origin};
 use published::{ADULT_BY_LAMBDA, ADULT_EPSILONS, KDD_BY_LAMBDA, KDD_EPSILONS};
 
 /// Options shared by every experiment.
 pub struct Options {
     pub quick: bool,
     pub data_dir: Option<PathBuf>,
-    pub require_data: bool,
     pub out: PathBuf,
     pub seed: u64,
 }
@@ -54,22 +56,43 @@ struct DatasetRecord {
     seconds: f64,
 }
 
+/// The files the linear experiments write, in `<out>/linear`.
+const LINEAR_FILES: [&str; 7] = [
+    "cells.json",
+    "cells.csv",
+    "summary.md",
+    "fig3a_adult_error_vs_lambda.svg",
+    "fig1a_adult_error_vs_epsilon.svg",
+    "fig3b_kdd_error_vs_lambda.svg",
+    "fig1b_kdd_error_vs_epsilon.svg",
+];
+
+/// Where the results of a run in progress go until every experiment has finished, so that
+/// an interrupted run keeps what it finished without replacing a complete earlier run.
+const PARTIAL_FOLDER: &str = "partial";
+
+pub(crate) type Loader = fn(&DataDir, u64) -> Result<Dataset, dp_datasets::DatasetError>;
+
 /// Runs the linear experiments; `Ok(false)` when a sanity bound is broken.
+///
+/// Every path is checked before any work: the data directory must exist and hold every
+/// requested experiment's files with their published checksums, and the output folder
+/// must accept files. Results replace the old ones only when every experiment finished.
 pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let start = Instant::now();
     let dir = DataDir::resolve(options.data_dir.as_deref());
-    let (folds, draws) = if options.quick { (3, 2) } else { (10, 50) };
-    let mut cells: Vec<Cell> = Vec::new();
-    let mut records = Vec::new();
-    let mut skipped = Vec::new();
-    type Loader = fn(&DataDir, u64) -> Result<Dataset, dp_datasets::DatasetError>;
+    dir.check_folder()
+        .map_err(|e| format!("{e} (data directory taken from {})", origin(options)))?;
+    // `--out` itself first, so that an error names the folder the user gave.
+    OutDir::prepare(&options.out, &[])?;
+    let out = OutDir::prepare(&options.out.join("linear"), &LINEAR_FILES)?;
     let experiments: [(Experiment, &[DataFile], Loader); 2] = [
         (linear::adult_experiment(), &ADULT_FILES, |dir, _| {
             load_adult(dir, Scaling::PaperColumnMax)
         }),
         (linear::kdd_experiment(), &KDD_FILES, |dir, seed| {
             let full = load_kddcup99(dir)?;
-            let keep = &linear::shuffled(full.len(), seed)[..KDD_SUBSET];
+            let keep = &linear::shuffled(full.len(), seed)[..KDD_SUBSET.min(full.len())];
             Ok(Dataset {
                 rows: keep.iter().map(|&i| full.rows[i].clone()).collect(),
                 labels: keep.iter().map(|&i| full.labels[i]).collect(),
@@ -77,93 +100,120 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
             })
         }),
     ];
-    for (experiment, files, load) in experiments {
-        if !dir.has_all(files) {
-            let message = format!(
-                "skipped {}: data files missing in {}; {HOW_TO_GET}",
+    check_data(&dir, &experiments, options)?;
+    let partial = OutDir::prepare(&out.path().join(PARTIAL_FOLDER), &LINEAR_FILES)?;
+    let (folds, draws) = if options.quick { (3, 2) } else { (10, 50) };
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut records = Vec::new();
+    let last = experiments.len() - 1;
+    let run_all = || -> Result<(), Box<dyn std::error::Error>> {
+        for (k, (experiment, _, load)) in experiments.into_iter().enumerate() {
+            let started = Instant::now();
+            let data = load(&dir, options.seed)?;
+            eprintln!(
+                "{}: {} rows, {} features; {folds} folds × {draws} noise draws",
                 experiment.name,
-                dir.path().display()
+                data.len(),
+                data.features()
             );
-            if options.require_data {
-                return Err(message.into());
+            cells.extend(linear::run(&experiment, &data, folds, draws, options.seed)?);
+            let seconds = started.elapsed().as_secs_f64();
+            eprintln!("{}: done in {seconds:.1} s", experiment.name);
+            records.push(DatasetRecord {
+                name: data.name.clone(),
+                rows: data.len(),
+                features: data.features(),
+                checksums: data.checksums.clone(),
+                seconds,
+            });
+            if k < last {
+                // A long run that stops keeps what it finished, beside the earlier results.
+                let run = Run::new(options, folds, draws, &records, &cells, start);
+                write_outputs(&partial, &run, "partial: later datasets still running")?;
             }
-            eprintln!("{message}");
-            skipped.push(experiment.name);
-            continue;
         }
-        let started = Instant::now();
-        let data = load(&dir, options.seed)?;
-        eprintln!(
-            "{}: {} rows, {} features; {folds} folds × {draws} noise draws",
-            experiment.name,
-            data.len(),
-            data.features()
-        );
-        cells.extend(linear::run(&experiment, &data, folds, draws, options.seed)?);
-        let seconds = started.elapsed().as_secs_f64();
-        eprintln!("{}: done in {seconds:.1} s", experiment.name);
-        records.push(DatasetRecord {
-            name: data.name.clone(),
-            rows: data.len(),
-            features: data.features(),
-            checksums: data.checksums.clone(),
-            seconds,
-        });
-        // Written after each dataset, so a long run that stops keeps what it finished.
-        write_outputs(options, folds, draws, &records, &cells, &skipped, start)?;
+        Ok(())
+    };
+    if let Err(e) = run_all() {
+        // Only removes the folder if nothing was finished into it.
+        let _ = std::fs::remove_dir(partial.path());
+        let finished = if partial.path().exists() {
+            format!("; finished datasets are in {}", partial.path().display())
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "{e}\nthe run stopped; earlier results in {} are untouched{finished}",
+            out.path().display()
+        )
+        .into());
     }
-    write_outputs(options, folds, draws, &records, &cells, &skipped, start)?;
+    let run = Run::new(options, folds, draws, &records, &cells, start);
+    write_outputs(&out, &run, "complete")?;
+    std::fs::remove_dir_all(partial.path())
+        .map_err(PathError::on("remove the partial results", partial.path()))?;
     let ok = sanity_checks(&cells);
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
-        options.out.join("linear").display(),
+        out.path().display(),
         start.elapsed().as_secs_f64()
     );
     Ok(ok)
 }
 
-/// Writes cells.json, cells.csv, summary.md and the figures for the datasets done so far.
-fn write_outputs(
-    options: &Options,
-    folds: usize,
-    draws: usize,
-    records: &[DatasetRecord],
-    cells: &[Cell],
-    skipped: &[&str],
-    start: Instant,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let out = options.out.join("linear");
-    std::fs::create_dir_all(&out)?;
-    let mode = if options.quick {
-        "quick"
-    } else {
-        "full (paper protocol)"
-    };
-    let record = RunRecord {
-        experiment: "linear",
-        mode,
-        folds,
-        noise_draws: draws,
-        diagnostic_noise_draws: draws.min(linear::DIAGNOSTIC_DRAWS),
-        seed: options.seed,
-        crate_version: env!("CARGO_PKG_VERSION"),
-        datasets: records,
-        wall_seconds: start.elapsed().as_secs_f64(),
-        cells,
-    };
-    std::fs::write(
-        out.join("cells.json"),
-        serde_json::to_string_pretty(&record)?,
-    )?;
-    std::fs::write(out.join("cells.csv"), report::csv(cells))?;
-    let header = header(&record, skipped);
-    std::fs::write(out.join("summary.md"), report::markdown(cells, &header))?;
-    figures(&out, cells)
+/// What one run has produced so far, as recorded in cells.json.
+struct Run<'a> {
+    record: RunRecord<'a>,
 }
 
-fn header(record: &RunRecord<'_>, skipped: &[&str]) -> String {
+impl<'a> Run<'a> {
+    fn new(
+        options: &Options,
+        folds: usize,
+        draws: usize,
+        records: &'a [DatasetRecord],
+        cells: &'a [Cell],
+        start: Instant,
+    ) -> Self {
+        let mode = if options.quick {
+            "quick"
+        } else {
+            "full (paper protocol)"
+        };
+        Self {
+            record: RunRecord {
+                experiment: "linear",
+                mode,
+                folds,
+                noise_draws: draws,
+                diagnostic_noise_draws: draws.min(linear::DIAGNOSTIC_DRAWS),
+                seed: options.seed,
+                crate_version: env!("CARGO_PKG_VERSION"),
+                datasets: records,
+                wall_seconds: start.elapsed().as_secs_f64(),
+                cells,
+            },
+        }
+    }
+}
+
+/// Writes cells.json, cells.csv, summary.md and the figures into `out`, each atomically.
+fn write_outputs(
+    out: &OutDir,
+    run: &Run<'_>,
+    status: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let record = &run.record;
+    out.write("cells.json", serde_json::to_string_pretty(record)?)?;
+    out.write("cells.csv", report::csv(record.cells))?;
+    let header = header(record, status);
+    out.write("summary.md", report::markdown(record.cells, &header))?;
+    figures(out, record.cells)
+}
+
+fn header(record: &RunRecord<'_>, status: &str) -> String {
     let mut s = format!(
-        "Mode: {}; {} folds of cross-validation, {} noise draws per private cell ({} for the \
+        "Run {status}. Mode: {}; {} folds of cross-validation, {} noise draws per private cell ({} for the \
          not-private SCM09 diagnostic, run at Λ ≥ {:.0e}); seed {}; dp-ml {}; wall time {:.1} s \
          on this machine (loading included).\n\n",
         record.mode,
@@ -188,13 +238,10 @@ fn header(record: &RunRecord<'_>, skipped: &[&str]) -> String {
             .join(", ");
         s += "\n";
     }
-    for name in skipped {
-        s += &format!("- {name}: **skipped** (data files missing; `cargo xtask datasets fetch`)\n");
-    }
     s
 }
 
-fn figures(out: &Path, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error>> {
+fn figures(out: &OutDir, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error>> {
     let has = |dataset: &str| cells.iter().any(|c| c.dataset == dataset);
     if has("adult") {
         let published: Vec<(f64, Vec<f64>)> = ADULT_BY_LAMBDA
@@ -203,19 +250,15 @@ fn figures(out: &Path, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error>>
             .collect();
         let lambdas: Vec<f64> = ADULT_BY_LAMBDA.iter().map(|r| r.0).collect();
         plot::error_versus_lambda(
-            &out.join("fig3a_adult_error_vs_lambda.svg"),
+            out,
+            LINEAR_FILES[3],
             cells,
             "adult",
             &lambdas,
             &ADULT_EPSILONS,
             &published,
         )?;
-        plot::error_versus_epsilon(
-            &out.join("fig1a_adult_error_vs_epsilon.svg"),
-            cells,
-            "adult",
-            &ADULT_EPSILONS,
-        )?;
+        plot::error_versus_epsilon(out, LINEAR_FILES[4], cells, "adult", &ADULT_EPSILONS)?;
     }
     if has("kddcup99") {
         let published: Vec<(f64, Vec<f64>)> = KDD_BY_LAMBDA
@@ -224,19 +267,15 @@ fn figures(out: &Path, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error>>
             .collect();
         let lambdas: Vec<f64> = KDD_BY_LAMBDA.iter().map(|r| r.0).collect();
         plot::error_versus_lambda(
-            &out.join("fig3b_kdd_error_vs_lambda.svg"),
+            out,
+            LINEAR_FILES[5],
             cells,
             "kddcup99",
             &lambdas,
             &KDD_EPSILONS,
             &published,
         )?;
-        plot::error_versus_epsilon(
-            &out.join("fig1b_kdd_error_vs_epsilon.svg"),
-            cells,
-            "kddcup99",
-            &KDD_EPSILONS,
-        )?;
+        plot::error_versus_epsilon(out, LINEAR_FILES[6], cells, "kddcup99", &KDD_EPSILONS)?;
     }
     Ok(())
 }
@@ -260,7 +299,7 @@ fn sanity_checks(cells: &[Cell]) -> bool {
         .fold(f64::INFINITY, f64::min);
     if objective >= 0.2478 {
         eprintln!(
-            "SANITY FAILED: best objective-perturbation Adult error at ε = 0.2 is {objective} ≥ 0.2478 (trivial)"
+            "SANITY FAILED: best objective-perturbation Adult error at ε = 0.2 is {objective:?} ≥ 0.2478 (trivial)"
         );
         ok = false;
     }

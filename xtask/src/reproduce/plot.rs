@@ -1,11 +1,10 @@
 //! SVG figures: error versus Λ (Figure 3) and versus ε (Figure 1), measured beside published.
 
-use std::path::Path;
-
 use plotters::prelude::*;
 
 use super::linear::{Cell, Method};
 use super::report::{best_over_lambda, cell};
+use crate::safe_write::OutDir;
 
 const COLORS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
@@ -24,8 +23,24 @@ struct Series {
     color: usize,
 }
 
+/// Renders the figure in memory and then replaces `name` in `out` atomically, so a drawing
+/// error cannot leave a truncated SVG in place of a good one.
 fn draw(
-    path: &Path,
+    out: &OutDir,
+    name: &str,
+    title: &str,
+    axis: &str,
+    x_range: (f64, f64),
+    series: &[Series],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut svg = String::new();
+    render(&mut svg, title, axis, x_range, series)?;
+    out.write(name, svg)?;
+    Ok(())
+}
+
+fn render(
+    svg: &mut String,
     title: &str,
     axis: &str,
     x_range: (f64, f64),
@@ -39,7 +54,7 @@ fn draw(
             format!("{x:.2}")
         }
     };
-    let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (800, 520)).into_drawing_area();
     root.fill(&WHITE)?;
     let y_max = series
         .iter()
@@ -92,7 +107,8 @@ fn draw(
 /// Figure 3: error versus Λ for the objective-perturbation SVM at each ε (lines: measured;
 /// circles of the same colour: published) and the non-private SVM.
 pub fn error_versus_lambda(
-    path: &Path,
+    out: &OutDir,
+    name: &str,
     cells: &[Cell],
     dataset: &str,
     lambdas: &[f64],
@@ -128,7 +144,8 @@ pub fn error_versus_lambda(
     let low = lambdas.iter().cloned().fold(f64::INFINITY, f64::min) * 0.5;
     let high = lambdas.iter().cloned().fold(0.0, f64::max) * 2.0;
     draw(
-        path,
+        out,
+        name,
         &format!("{dataset}: error versus Λ"),
         "Λ",
         (low, high),
@@ -138,7 +155,8 @@ pub fn error_versus_lambda(
 
 /// Figure 1: best error over Λ versus ε, one line per method.
 pub fn error_versus_epsilon(
-    path: &Path,
+    out: &OutDir,
+    name: &str,
     cells: &[Cell],
     dataset: &str,
     epsilons: &[f64],
@@ -177,7 +195,8 @@ pub fn error_versus_epsilon(
     let low = epsilons.iter().cloned().fold(f64::INFINITY, f64::min) * 0.8;
     let high = epsilons.iter().cloned().fold(0.0, f64::max) * 1.25;
     draw(
-        path,
+        out,
+        name,
         &format!("{dataset}: best error over Λ versus ε"),
         "ε",
         (low, high),

@@ -1,0 +1,230 @@
+//! Output folders checked before any work, and files replaced atomically.
+//!
+//! A result file is written under a temporary name in its own folder and then renamed over
+//! the old one, so an interrupted or failing run leaves either the old file or the new one,
+//! never a half-written one. Folders are created and probed for writability up front, so a
+//! bad `--out` fails in a second instead of after a long run.
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// An OS error, with what was being done and the path it concerns.
+#[derive(Debug)]
+pub struct PathError {
+    action: &'static str,
+    path: PathBuf,
+    source: std::io::Error,
+}
+
+impl PathError {
+    /// Wraps an `io::Error` from `action` on `path`.
+    pub fn on(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| Self {
+            action,
+            path,
+            source,
+        }
+    }
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot {} {}: {}",
+            self.action,
+            self.path.display(),
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for PathError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// A folder that existed and accepted a file when it was prepared.
+#[derive(Debug, Clone)]
+pub struct OutDir {
+    path: PathBuf,
+}
+
+impl OutDir {
+    /// Creates `path` (and its parents) if needed and checks a file can be written there,
+    /// and that none of `files` is a folder (the final rename would fail on it).
+    pub fn prepare(path: &Path, files: &[&str]) -> Result<Self, PathError> {
+        if path.exists() && !path.is_dir() {
+            return Err(PathError {
+                action: "use as output folder",
+                path: path.to_path_buf(),
+                source: std::io::Error::other("it exists and is not a folder"),
+            });
+        }
+        std::fs::create_dir_all(path).map_err(PathError::on("create output folder", path))?;
+        let probe = temporary_name(&path.join("write-probe"));
+        std::fs::write(&probe, b"").map_err(PathError::on("write in output folder", path))?;
+        std::fs::remove_file(&probe).map_err(PathError::on("remove", &probe))?;
+        for name in files {
+            let target = path.join(name);
+            if target.is_dir() {
+                return Err(PathError {
+                    action: "replace",
+                    path: target,
+                    source: std::io::Error::other("it is a folder"),
+                });
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Replaces `name` in the folder by `contents` atomically.
+    pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), PathError> {
+        write_atomically(&self.path.join(name), contents.as_ref())
+    }
+}
+
+/// A hidden name beside `target`, unique to this process, for a file being written.
+pub fn temporary_name(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
+    target.with_file_name(format!(".{name}.partial-{}", std::process::id()))
+}
+
+/// Deletes its file when dropped unless [`Temporary::keep_as`] renamed it into place: a
+/// failure on any path leaves no temporary behind.
+pub struct Temporary {
+    path: Option<PathBuf>,
+}
+
+impl Temporary {
+    /// Guards `path` (which may not exist yet).
+    pub fn new(path: PathBuf) -> Self {
+        Self { path: Some(path) }
+    }
+
+    /// The temporary file's path.
+    pub fn path(&self) -> &Path {
+        self.path.as_deref().expect("set until kept")
+    }
+
+    /// Renames the temporary file to `target`, replacing it.
+    pub fn keep_as(mut self, target: &Path) -> Result<(), PathError> {
+        let path = self.path.take().expect("set until kept");
+        std::fs::rename(&path, target).map_err(|source| {
+            let _ = std::fs::remove_file(&path);
+            PathError {
+                action: "move into place",
+                path: target.to_path_buf(),
+                source,
+            }
+        })
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Writes `contents` to a temporary file beside `target`, flushes it to disk and renames it
+/// over `target`.
+pub fn write_atomically(target: &Path, contents: &[u8]) -> Result<(), PathError> {
+    let temporary = Temporary::new(temporary_name(target));
+    let mut file = std::fs::File::create(temporary.path())
+        .map_err(PathError::on("create", temporary.path()))?;
+    file.write_all(contents)
+        .and_then(|()| file.sync_all())
+        .map_err(PathError::on("write", temporary.path()))?;
+    drop(file);
+    temporary.keep_as(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(test: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("xtask-safe-write-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn atomic_write_replaces_the_file_and_leaves_no_temporary() {
+        let dir = scratch("replace");
+        let out = OutDir::prepare(&dir.join("new/nested"), &["a.txt"]).unwrap();
+        out.write("a.txt", "old").unwrap();
+        out.write("a.txt", "new").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("a.txt")).unwrap(),
+            "new"
+        );
+        assert_eq!(names(out.path()), ["a.txt"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn rejects_an_out_folder_that_is_a_file_or_under_one() {
+        let dir = scratch("file");
+        let file = dir.join("results");
+        std::fs::write(&file, "keep me").unwrap();
+        for path in [file.clone(), file.join("linear")] {
+            let err = OutDir::prepare(&path, &[]).unwrap_err().to_string();
+            assert!(err.contains(&path.display().to_string()), "{err}");
+        }
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn rejects_an_output_file_name_taken_by_a_folder() {
+        let dir = scratch("folder-target");
+        std::fs::create_dir_all(dir.join("summary.md")).unwrap();
+        let err = OutDir::prepare(&dir, &["summary.md"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("summary.md") && err.contains("is a folder"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn rejects_a_failed_rename_without_leaving_the_temporary() {
+        let dir = scratch("rename");
+        std::fs::create_dir_all(dir.join("taken/inner")).unwrap();
+        let err = write_atomically(&dir.join("taken"), b"x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("taken"), "{err}");
+        assert_eq!(names(&dir), ["taken"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
