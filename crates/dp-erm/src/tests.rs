@@ -688,9 +688,9 @@ fn output_noise_norms(
 fn minimizer_noise_has_the_stated_law() {
     use statrs::distribution::{ContinuousCDF, Gamma};
     let data = synthetic(50, 3, 41);
-    let (epsilon, lambda, n, c) = (1.0, 0.1, 50.0, 0.25);
+    let (epsilon, lambda, n, c): (f64, f64, f64, f64) = (1.0, 0.1, 50.0, 0.25);
     // Δ = 0 here: the Jacobian term 2 ln(1 + c/(nΛ)) is below ε₁ = 0.99.
-    assert!(2.0 * (c / (n * lambda) as f64).ln_1p() < 0.99 * epsilon);
+    assert!(2.0 * (c / (n * lambda)).ln_1p() < 0.99 * epsilon);
     let radius = 1e-10 / lambda;
     let beta = (epsilon / 100.0) / (2.0 * radius);
     let law = Gamma::new(3.0, beta).unwrap(); // statrs: shape, rate β
