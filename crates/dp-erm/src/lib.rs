@@ -62,6 +62,8 @@ pub use multiclass::{MAX_CLASSES, OneVsRest};
 #[cfg(test)]
 mod audit;
 #[cfg(test)]
+mod bad_input_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod refusal_tests;

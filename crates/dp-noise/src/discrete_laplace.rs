@@ -52,7 +52,7 @@ impl DiscreteLaplace {
         }
         if scale >= 2f64.powi(63) {
             return Err(NoiseError::UnsupportedParameters(format!(
-                "discrete Laplace scale {scale} exceeds 2^63"
+                "discrete Laplace scale {scale:?} exceeds 2^63"
             )));
         }
         // Keep about 52 significant bits in the numerator: p = 52 − ⌊log2 scale⌋, within 0..=63.

@@ -42,7 +42,7 @@ impl ExactScoring {
         };
         if !(0..=MAX_COEFFICIENT_SHIFT).contains(&shift) {
             return Err(NoiseError::UnsupportedParameters(format!(
-                "epsilon {epsilon} with sensitivity {sensitivity} is outside the range of the \
+                "epsilon {epsilon:?} with sensitivity {sensitivity:?} is outside the range of the \
                  exact sampler"
             )));
         }
@@ -50,7 +50,7 @@ impl ExactScoring {
             .and_then(|n| n.checked_sub(1))
             .filter(|&n| n > 0)
             .ok_or_else(|| {
-                NoiseError::UnsupportedParameters(format!("cannot represent epsilon {epsilon}"))
+                NoiseError::UnsupportedParameters(format!("cannot represent epsilon {epsilon:?}"))
             })?;
         Ok(Self {
             epsilon,

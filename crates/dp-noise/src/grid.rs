@@ -54,7 +54,7 @@ impl Grid {
         let steps = (sensitivity / 2f64.powi(exponent)).floor();
         if steps >= 2f64.powi(53) {
             return Err(NoiseError::UnsupportedParameters(format!(
-                "grid 2^{exponent} is too fine for sensitivity {sensitivity}"
+                "grid 2^{exponent} is too fine for sensitivity {sensitivity:?}"
             )));
         }
         Ok(Self {

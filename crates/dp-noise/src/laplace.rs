@@ -71,7 +71,7 @@ impl Laplace {
         let scale = noise_scale_in_grid_units(grid.index_sensitivity(), epsilon);
         let noise = DiscreteLaplace::with_scale_at_least(scale).map_err(|_| {
             NoiseError::UnsupportedParameters(format!(
-                "epsilon {epsilon} needs a noise scale beyond the exact sampler's range"
+                "epsilon {epsilon:?} needs a noise scale beyond the exact sampler's range"
             ))
         })?;
         Ok(Self {

@@ -51,6 +51,8 @@ mod exact;
 mod exponential;
 mod grid;
 mod laplace;
+#[cfg(test)]
+mod proptests;
 mod rng;
 pub mod stats;
 mod vector;

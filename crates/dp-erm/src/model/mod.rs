@@ -142,18 +142,30 @@ impl LinearModel {
                 value: x[col],
             });
         }
-        Ok(self.weights.iter().zip(x).map(|(w, v)| w * v).sum())
+        let value: f64 = self.weights.iter().zip(x).map(|(w, v)| w * v).sum();
+        // An overflow (∞, or ∞ − ∞ = NaN) has no sign to report: say so rather than guess.
+        if value.is_finite() {
+            Ok(value)
+        } else {
+            Err(ErmError::DecisionOverflow { row: 0 })
+        }
     }
 
-    /// The predicted label (+1 when `fᵀx ≥ 0`, else −1).
+    /// The predicted label (+1 when `fᵀx ≥ 0`, else −1); an error, never a guessed label,
+    /// when `fᵀx` overflows.
     pub fn predict(&self, x: &[f64]) -> Result<f64, ErmError> {
         Ok(sign(self.decision_function(x)?))
     }
 
-    /// `fᵀx_i` for every row of `data`.
+    /// `fᵀx_i` for every row of `data` (an error naming the first row whose value
+    /// overflows).
     pub fn decision_values(&self, data: &TrainingSet) -> Result<Vec<f64>, ErmError> {
         self.check_features(data)?;
-        Ok(data.margins(&self.weights))
+        let values = data.margins(&self.weights);
+        match values.iter().position(|v| !v.is_finite()) {
+            Some(row) => Err(ErmError::DecisionOverflow { row }),
+            None => Ok(values),
+        }
     }
 
     /// Fraction of rows of `data` whose predicted label differs from the label.

@@ -1,0 +1,203 @@
+//! One `rejects_*` test per class of bad input and side channel of issue #9 that the other
+//! test modules do not already cover. Each failed (panicked, hung, leaked or guessed) on
+//! the code before the fix.
+
+use dp_noise::InsecureSeededRng;
+use dp_optim::{OptimError, Termination};
+
+use crate::{ErmError, ErmParams, Loss, OneVsRest, TrainingSet};
+
+fn small_set() -> TrainingSet {
+    TrainingSet::builder(2)
+        .dense_rows(vec![0.6, 0.8, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
+        .labels(vec![1.0, -1.0, -1.0, -1.0])
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn rejects_feature_counts_that_would_exhaust_memory_before_allocating() {
+    for features in [1usize << 32, usize::MAX, crate::MAX_FEATURES + 1] {
+        let err = TrainingSet::builder(features)
+            .sparse_rows(vec![vec![(0, 0.5)]])
+            .labels(vec![1.0])
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ErmError::InvalidParameter {
+                    what: "feature count",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn rejects_class_counts_that_would_hang_before_any_fit() {
+    let data = small_set();
+    let params = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0);
+    for class_count in [usize::MAX, u32::MAX as usize, crate::MAX_CLASSES + 1] {
+        let err = OneVsRest::fit(
+            &params,
+            &data,
+            &[0, 1, 0, 1],
+            class_count,
+            &mut InsecureSeededRng::new(1),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ErmError::InvalidParameter {
+                    what: "class count",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("65536"), "{err}");
+    }
+}
+
+#[test]
+fn rejects_huber_widths_whose_fits_cannot_succeed_up_front() {
+    let data = small_set();
+    for width in [1e155, 1e4, 1e-4, 1e-300] {
+        assert!(Loss::huber(width).is_err());
+        let err = ErmParams::non_private(Loss::Huber { width }, 0.1)
+            .fit(&data, &mut InsecureSeededRng::new(1))
+            .unwrap_err();
+        assert!(
+            matches!(err, ErmError::InvalidParameter { what: "Huber width", value, .. } if value == width),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn rejects_tiny_regularization_naming_it_not_a_derived_beta() {
+    let data = small_set();
+    for lambda in [1e-300, 1e-13, f64::MIN_POSITIVE] {
+        for params in [
+            ErmParams::output_perturbation(Loss::Logistic, lambda, 1.0),
+            ErmParams::objective_perturbation(Loss::Logistic, lambda, 1.0),
+        ] {
+            let err = params
+                .fit(&data, &mut InsecureSeededRng::new(1))
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ErmError::InvalidParameter {
+                        what: "regularization",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            assert_eq!(params.noise_calibration(4, 2).unwrap_err(), err);
+        }
+    }
+    // A tiny ε names ε and the noise it would need, never a β the user did not set, and
+    // no calibration ever comes back with a negative or zero rate.
+    for epsilon in [1e-300, 1e-120] {
+        let err = ErmParams::output_perturbation(Loss::Logistic, 1e-6, epsilon)
+            .noise_calibration(4, 2)
+            .unwrap_err();
+        assert!(
+            matches!(err, ErmError::NoiseBeyondPrecision { .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains(&format!("{epsilon:?}")), "{err}");
+    }
+}
+
+#[test]
+fn rejects_guessing_a_label_when_the_decision_overflows() {
+    let model = ErmParams::non_private(Loss::Logistic, 1e-3)
+        .fit(&small_set(), &mut InsecureSeededRng::new(1))
+        .unwrap()
+        .into_model();
+    let huge = [f64::MAX, -f64::MAX];
+    assert!(matches!(
+        model.predict(&huge),
+        Err(ErmError::DecisionOverflow { row: 0 })
+    ));
+    assert!(model.decision_function(&[0.5, 0.5]).unwrap().is_finite());
+}
+
+#[test]
+fn rejects_zeroing_rows_whose_norm_overflows_when_clipping() {
+    let clipped = TrainingSet::builder(2)
+        .dense_rows(vec![f64::MAX, f64::MAX, 1e308, -1e308])
+        .labels(vec![1.0, -1.0])
+        .clip_rows_to_unit_ball()
+        .build()
+        .unwrap();
+    let first = clipped.margins(&[1.0, 0.0]);
+    let second = clipped.margins(&[0.0, 1.0]);
+    for (row, expected_sign) in [(0, 1.0), (1, -1.0)] {
+        let (a, b) = (first[row], second[row]);
+        assert!((a - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12, "{a}");
+        assert!(
+            (b - expected_sign * std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12,
+            "{b}"
+        );
+        assert!(a * a + b * b <= 1.0);
+    }
+}
+
+/// A refusal's error carries nothing but the refusal: the solver's gradient norm and
+/// termination reason depend on the data.
+#[test]
+fn rejects_leaking_solver_numbers_through_refusals() {
+    let err = ErmError::from(OptimError::NotConverged {
+        termination: Termination::LineSearchFailed,
+        gradient_norm: 1.234_567e-7,
+        tolerance: 1e-10,
+    });
+    assert_eq!(err, ErmError::NotConverged);
+    for shown in [format!("{err:?}"), err.to_string()] {
+        assert!(
+            !shown.contains("1.234") && !shown.contains("LineSearch"),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn rejects_printing_data_in_debug_output() {
+    let data = TrainingSet::builder(2)
+        .dense_rows(vec![0.123_456_7, 0.2, -0.3, 0.4])
+        .labels(vec![1.0, -1.0])
+        .build()
+        .unwrap();
+    let shown = format!("{data:?}");
+    assert!(
+        !shown.contains("0.1234567") && shown.contains("rows: 2"),
+        "{shown}"
+    );
+    let params =
+        ErmParams::output_perturbation(Loss::Logistic, 0.1, 1.0).warm_start(&[0.987_654_3, 0.5]);
+    let shown = format!("{params:?}");
+    assert!(
+        !shown.contains("0.9876543") && shown.contains("2 weights"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn rejects_printing_floats_as_long_decimals() {
+    let err = ErmParams::non_private(Loss::Logistic, 1e-300)
+        .check()
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("1e-300") && message.len() < 200,
+        "{message}"
+    );
+}
