@@ -195,8 +195,17 @@ fn audit(params: &ErmParams, rule: ObjectiveCalibration, rate_factor: f64, seed:
         reported.beta,
         spec.beta
     );
+    let epsilon_lower_bound = epsilon_lower_bound(&first, &second);
+    eprintln!(
+        "audit {} Λ = {:e}, {rule:?}, noise rate ×{rate_factor}: ε_LB = {epsilon_lower_bound:.3}, \
+         ε'/2 = {:.3}, ε_pair = {:.3}, ε = {epsilon}",
+        params.loss().name(),
+        params.regularization(),
+        spec.beta,
+        spec.beta + spec.minimizer_epsilon
+    );
     Audit {
-        epsilon_lower_bound: epsilon_lower_bound(&first, &second),
+        epsilon_lower_bound,
         spec,
         epsilon,
     }

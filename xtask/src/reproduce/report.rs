@@ -209,8 +209,10 @@ fn computation(cells: &[Cell]) -> String {
          solver step. The fits of one (fold, Λ, method, noise draw) run in order of \
          decreasing ε with common random numbers — the same noise direction and standard \
          Gamma variate, scaled to each ε — and each objective-perturbation fit starts from \
-         the previous ε's model (the first logistic fit starts at 0, where the non-private \
-         start measured slower). Every cell keeps exactly its mechanism's distribution; \
+         the previous ε's solver point (the first logistic fit starts at 0, where the \
+         non-private start measured slower). Objective perturbation spends ε/100 of each ε on \
+         the minimizer noise that makes the released (approximate) minimizer ε-DP; the \
+         objective noise gets the other 99%. Every cell keeps exactly its mechanism's distribution; \
          cells of one draw are correlated across ε, which makes differences between ε \
          columns less noisy. Where both calibration rules give the same (ε', Δ, β) — every \
          cell outside CMS11's cliff — the cliff-free row is the same mechanism as the \

@@ -17,7 +17,7 @@ const BLOCK_ROWS: usize = 2048;
 const GRAM_SCRATCH_BYTES: usize = 256 << 20;
 
 /// A dense n×d data matrix (column-major, as faer stores it).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct DenseRows {
     x: Mat<f64>,
 }
@@ -180,5 +180,17 @@ impl Design for DenseRows {
                 }
             }
         }
+    }
+}
+
+/// Shows the shape only: the entries are the data (often personal), and `Debug` output
+/// ends up in logs.
+impl std::fmt::Debug for DenseRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DenseRows")
+            .field("rows", &self.rows())
+            .field("cols", &self.cols())
+            .field("stored_entries", &self.stored_entries())
+            .finish_non_exhaustive()
     }
 }
