@@ -139,54 +139,69 @@ pub fn tolerance_floor(
     }
 }
 
-/// The tolerance a fit certifies: the requested one if it lies in `[floor, MAX_TOLERANCE]`,
-/// else (nothing requested) the larger of the default 10⁻¹⁰ and the floor. When nothing
-/// was requested and the floor itself exceeds [`MAX_TOLERANCE`], the error names the
-/// dominant cause: noise too large for double precision (`epsilon`, `noise_norm`) or an
-/// objective too ill-conditioned (`regularization`).
-pub(crate) fn resolve_tolerance(
-    requested: Option<f64>,
-    floor: &ToleranceFloor,
-    epsilon: f64,
-    noise_norm: f64,
-    regularization: f64,
-) -> Result<f64, ErmError> {
-    let total = floor.total();
-    match requested {
-        Some(tolerance) if !(tolerance.is_finite() && tolerance > 0.0) => {
-            Err(ErmError::InvalidParameter {
-                what: "tolerance",
-                value: tolerance,
-                requirement: "finite and > 0",
-            })
-        }
-        Some(tolerance) if tolerance > MAX_TOLERANCE => Err(ErmError::InvalidParameter {
+/// Checks a requested tolerance against the limits that need no sizes: finite, > 0 and at
+/// most [`MAX_TOLERANCE`].
+pub(crate) fn check_tolerance(tolerance: f64) -> Result<f64, ErmError> {
+    if !(tolerance.is_finite() && tolerance > 0.0) {
+        return Err(ErmError::InvalidParameter {
+            what: "tolerance",
+            value: tolerance,
+            requirement: "finite and > 0",
+        });
+    }
+    if tolerance > MAX_TOLERANCE {
+        return Err(ErmError::InvalidParameter {
             what: "tolerance",
             value: tolerance,
             requirement: "at most 1e-6",
-        }),
-        Some(tolerance) if tolerance < total => Err(ErmError::ToleranceBelowRounding {
-            tolerance,
-            floor: total,
-        }),
-        Some(tolerance) => Ok(tolerance),
-        None if total > MAX_TOLERANCE && floor.noise >= floor.conditioning => {
+        });
+    }
+    Ok(tolerance)
+}
+
+/// The tolerance a fit certifies: the requested one if it lies in `[floor, MAX_TOLERANCE]`,
+/// else (nothing requested) the larger of the default 10⁻¹⁰ and the floor. When nothing
+/// was requested and the floor itself exceeds [`MAX_TOLERANCE`], the error names the
+/// dominant cause: noise too large for double precision (`noise`: ε and the noise-norm
+/// bound, for objective perturbation) or an objective too ill-conditioned (the total
+/// regularization).
+pub(crate) fn resolve_tolerance(
+    requested: Option<f64>,
+    floor: &ToleranceFloor,
+    regularization: f64,
+    noise: Option<(f64, f64)>,
+) -> Result<f64, ErmError> {
+    let total = floor.total();
+    match (requested, noise) {
+        (Some(tolerance), _) => {
+            let tolerance = check_tolerance(tolerance)?;
+            if tolerance < total {
+                Err(ErmError::ToleranceBelowRounding {
+                    tolerance,
+                    floor: total,
+                })
+            } else {
+                Ok(tolerance)
+            }
+        }
+        (None, _) if total <= MAX_TOLERANCE => Ok(dp_optim::DEFAULT_TOLERANCE.max(total)),
+        (None, Some((epsilon, noise_norm))) if floor.noise >= floor.conditioning => {
             Err(ErmError::NoiseBeyondPrecision {
                 epsilon,
                 noise_norm,
             })
         }
-        None if total > MAX_TOLERANCE => Err(ErmError::IllConditioned {
+        (None, _) => Err(ErmError::IllConditioned {
             regularization,
             floor: total,
         }),
-        None => Ok(dp_optim::DEFAULT_TOLERANCE.max(total)),
     }
 }
 
 /// Objective perturbation's full calibration for total ε: [`MINIMIZER_NOISE_SHARE`] of ε
 /// for the [`MinimizerNoise`], the rest split into the Jacobian term and the noise density
 /// by `rule`, then the tolerance (`requested`, or the default above the rounding floor).
+/// The minimizer noise is returned beside the calibration that also records it.
 #[allow(clippy::too_many_arguments)]
 pub fn objective_perturbation(
     epsilon: f64,
@@ -196,7 +211,7 @@ pub fn objective_perturbation(
     loss: crate::Loss,
     rule: ObjectiveCalibration,
     tolerance: Option<f64>,
-) -> Result<NoiseCalibration, ErmError> {
+) -> Result<(NoiseCalibration, MinimizerNoise), ErmError> {
     let curvature = loss.curvature_bound();
     let minimizer_epsilon = (epsilon * MINIMIZER_NOISE_SHARE).next_down();
     // ε₁ + ε₂ ≤ ε: the difference is rounded down.
@@ -208,25 +223,25 @@ pub fn objective_perturbation(
     let tolerance = resolve_tolerance(
         tolerance,
         &tolerance_floor(examples, features, loss, total_regularization, Some(beta)),
-        epsilon,
-        noise_norm_bound(features, beta),
         total_regularization,
+        Some((epsilon, noise_norm_bound(features, beta))),
     )?;
     let radius = (tolerance / total_regularization).next_up();
-    let minimizer_beta = (minimizer_epsilon / (2.0 * radius)).next_down();
-    Ok(NoiseCalibration {
+    let minimizer = MinimizerNoise {
+        epsilon: minimizer_epsilon,
+        radius,
+        beta: (minimizer_epsilon / (2.0 * radius)).next_down(),
+    };
+    let calibration = NoiseCalibration {
         epsilon,
         epsilon_prime,
         extra_regularization,
         beta,
         l2_sensitivity: None,
         tolerance,
-        minimizer_noise: Some(MinimizerNoise {
-            epsilon: minimizer_epsilon,
-            radius,
-            beta: minimizer_beta,
-        }),
-    })
+        minimizer_noise: Some(minimizer),
+    };
+    Ok((calibration, minimizer))
 }
 
 /// (ε', Δ, β) of objective perturbation's noise for `epsilon`, n, Λ and curvature bound c.

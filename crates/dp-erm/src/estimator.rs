@@ -6,7 +6,7 @@ use dp_optim::{GlmObjective, Lbfgs, MAX_HESSIAN_DIMENSION, Newton, Solution, Sol
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::{
-    self, NoiseCalibration, ObjectiveCalibration, ToleranceFloor, noise_norm_bound,
+    self, NoiseCalibration, ObjectiveCalibration, check_tolerance, noise_norm_bound,
     resolve_tolerance, tolerance_floor,
 };
 use crate::error::{check_epsilon, check_regularization};
@@ -237,12 +237,7 @@ impl ErmParams {
         }
         if let Some(tolerance) = self.tolerance {
             // The floor needs n and d: `calibrate` checks it.
-            let no_floor = ToleranceFloor {
-                rounding: 0.0,
-                noise: 0.0,
-                conditioning: 0.0,
-            };
-            resolve_tolerance(Some(tolerance), &no_floor, f64::NAN, f64::NAN, f64::NAN)?;
+            check_tolerance(tolerance)?;
         }
         if let Some(id) = &self.feature_map
             && crate::model::check_text("feature map", id).is_err()
@@ -300,15 +295,8 @@ impl ErmParams {
             });
         }
         let plain_floor = tolerance_floor(examples, features, self.loss, self.regularization, None);
-        let plain_tolerance = || {
-            resolve_tolerance(
-                self.tolerance,
-                &plain_floor,
-                f64::NAN,
-                0.0,
-                self.regularization,
-            )
-        };
+        let plain_tolerance =
+            || resolve_tolerance(self.tolerance, &plain_floor, self.regularization, None);
         match self.mechanism {
             Mechanism::NonPrivate => Ok(Plan::NonPrivate {
                 tolerance: plain_tolerance()?,
@@ -335,7 +323,7 @@ impl ErmParams {
                 epsilon,
                 calibration: rule,
             } => {
-                let calibration = calibration::objective_perturbation(
+                let (calibration, minimizer) = calibration::objective_perturbation(
                     epsilon,
                     examples,
                     features,
@@ -344,14 +332,7 @@ impl ErmParams {
                     rule,
                     self.tolerance,
                 )?;
-                match calibration.minimizer_noise {
-                    Some(minimizer) => Ok(Plan::Objective(calibration, minimizer)),
-                    None => Err(ErmError::InvalidParameter {
-                        what: "epsilon",
-                        value: epsilon,
-                        requirement: "large enough for a minimizer-noise share",
-                    }),
-                }
+                Ok(Plan::Objective(calibration, minimizer))
             }
         }
     }
