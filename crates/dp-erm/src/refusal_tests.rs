@@ -225,3 +225,47 @@ fn high_dimensional_fits_never_refuse_on_neighbouring_pairs() {
         .collect();
     assert!(refusals.is_empty(), "{refusals:#?}");
 }
+
+/// The rounding floor must not cost accuracy where the papers' experiments run: on
+/// Adult-shaped sizes (9/10 of 45,222 rows, 105 features) and the papers' Λ and ε grids,
+/// the tolerance stays within 100 times the default 1e-10, and the minimizer noise (mean
+/// norm d/β₂) stays below 1% of the objective noise's effect on the model (mean norm
+/// (d/β)/(n(Λ+Δ)), the minimizer's response to the linear term).
+#[test]
+fn the_floor_leaves_the_papers_grids_near_the_default_tolerance() {
+    let (n, d) = (40_700, 105);
+    let mut largest_tolerance: (f64, String) = (0.0, String::new());
+    let mut largest_share: (f64, String) = (0.0, String::new());
+    for loss in [Loss::Logistic, Loss::huber(0.5).unwrap()] {
+        for lambda in [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7] {
+            for epsilon in [0.01, 0.05, 0.1, 0.2, 0.5, 1.0] {
+                for params in [
+                    ErmParams::non_private(loss, lambda),
+                    ErmParams::output_perturbation(loss, lambda, epsilon),
+                    ErmParams::objective_perturbation(loss, lambda, epsilon),
+                    ErmParams::objective_perturbation(loss, lambda, epsilon)
+                        .objective_calibration(ObjectiveCalibration::CliffFree),
+                ] {
+                    let Some(calibration) = params.noise_calibration(n, d).unwrap() else {
+                        continue;
+                    };
+                    let label = format!("{params:?}");
+                    if calibration.tolerance > largest_tolerance.0 {
+                        largest_tolerance = (calibration.tolerance, label.clone());
+                    }
+                    if let Some(minimizer) = calibration.minimizer_noise {
+                        let total = lambda + calibration.extra_regularization;
+                        let share = (calibration.beta / minimizer.beta) * n as f64 * total;
+                        if share > largest_share.0 {
+                            largest_share = (share, label);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("largest tolerance on the papers' grids: {largest_tolerance:?}");
+    eprintln!("largest minimizer-noise share: {largest_share:?}");
+    assert!(largest_tolerance.0 <= 1e-8, "{largest_tolerance:?}");
+    assert!(largest_share.0 <= 0.01, "{largest_share:?}");
+}
