@@ -79,8 +79,7 @@ impl Dataset {
                 len: self.len(),
             });
         }
-        // Checked here too: dp-erm's own check computes `column + 1`, which overflows for a
-        // hand-built row naming column usize::MAX.
+        // Checked here too, so the error names this dataset's column names and rows.
         for &row in indices {
             if let Some(&(column, _)) = self.rows[row].iter().find(|&&(c, _)| c >= self.features())
             {

@@ -66,7 +66,7 @@ impl OutDir {
         }
         std::fs::create_dir_all(path).map_err(PathError::on("create output folder", path))?;
         let probe = temporary_name(&path.join("write-probe"));
-        std::fs::write(&probe, b"").map_err(PathError::on("write in output folder", path))?;
+        create_new(&probe).map_err(PathError::on("write in output folder", path))?;
         std::fs::remove_file(&probe).map_err(PathError::on("remove", &probe))?;
         for name in files {
             let target = path.join(name);
@@ -95,11 +95,27 @@ impl OutDir {
 }
 
 /// A hidden name beside `target`, unique to this process, for a file being written.
+/// The name is unpredictable (process id, a counter and a randomly keyed hash of both), so
+/// that nobody sharing the folder can plant a link under it in advance; files are created
+/// with `create_new`, which refuses to follow one.
 pub fn temporary_name(target: &Path) -> PathBuf {
+    use std::hash::BuildHasher;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = target
         .file_name()
         .map_or_else(|| "file".into(), |n| n.to_string_lossy());
-    target.with_file_name(format!(".{name}.partial-{}", std::process::id()))
+    let (pid, count) = (std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    let unique = std::collections::hash_map::RandomState::new().hash_one((pid, count));
+    target.with_file_name(format!(".{name}.partial-{pid}-{unique:016x}"))
+}
+
+/// Creates `path`, refusing to open anything already there (a planted link included).
+fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
 }
 
 /// Deletes its file when dropped unless [`Temporary::keep_as`] renamed it into place: a
@@ -145,8 +161,8 @@ impl Drop for Temporary {
 /// over `target`.
 pub fn write_atomically(target: &Path, contents: &[u8]) -> Result<(), PathError> {
     let temporary = Temporary::new(temporary_name(target));
-    let mut file = std::fs::File::create(temporary.path())
-        .map_err(PathError::on("create", temporary.path()))?;
+    let mut file =
+        create_new(temporary.path()).map_err(PathError::on("create", temporary.path()))?;
     file.write_all(contents)
         .and_then(|()| file.sync_all())
         .map_err(PathError::on("write", temporary.path()))?;

@@ -84,7 +84,10 @@ fn assert_untouched(results: &[(PathBuf, Vec<u8>)], out: &Path) {
 
 /// The real data, if this machine has it (CI always does).
 fn real_data() -> Option<PathBuf> {
-    let dir = PathBuf::from(std::env::var_os("DP_ML_DATA_DIR")?);
+    let Some(dir) = std::env::var_os("DP_ML_DATA_DIR").map(PathBuf::from) else {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide the data");
+        return None;
+    };
     if DATA_FILES.iter().all(|f| dir.join(f).is_file()) {
         return Some(dir);
     }

@@ -201,3 +201,55 @@ fn rejects_printing_floats_as_long_decimals() {
         "{message}"
     );
 }
+
+/// A warm start that no solver could start from (its objective overflows) or of the wrong
+/// length is refused with the parameters, before noise is drawn: `noise_calibration`
+/// already says so.
+#[test]
+fn rejects_unusable_warm_starts_before_any_work() {
+    for start in [vec![1e200; 2], vec![1e154, -1e154], vec![0.0; 3]] {
+        for params in [
+            ErmParams::non_private(Loss::Logistic, 0.1),
+            ErmParams::output_perturbation(Loss::Logistic, 0.1, 1.0),
+            ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0),
+        ] {
+            let params = params.warm_start(&start);
+            let before = params.noise_calibration(4, 2).unwrap_err();
+            let at_fit = params
+                .fit(&small_set(), &mut InsecureSeededRng::new(1))
+                .unwrap_err();
+            assert_eq!(before, at_fit);
+            assert!(
+                matches!(
+                    at_fit,
+                    ErmError::InvalidParameter {
+                        what: "warm-start norm",
+                        ..
+                    } | ErmError::DimensionMismatch {
+                        what: "warm-start weights",
+                        ..
+                    }
+                ),
+                "{at_fit}"
+            );
+        }
+    }
+}
+
+/// When no accepted tolerance can be certified, the error names the cause (ε or Λ), not
+/// a tolerance the user could never ask for.
+#[test]
+fn rejects_unattainable_fits_naming_the_cause_not_the_tolerance() {
+    let tiny_epsilon =
+        ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1e-200).tolerance(1e-6);
+    assert!(matches!(
+        tiny_epsilon.noise_calibration(50, 3),
+        Err(ErmError::NoiseBeyondPrecision { .. })
+    ));
+    let narrow = ErmParams::objective_perturbation(Loss::huber(1e-3).unwrap(), 1e-12, 1000.0)
+        .tolerance(1e-6);
+    assert!(matches!(
+        narrow.noise_calibration(50, 3),
+        Err(ErmError::IllConditioned { .. })
+    ));
+}

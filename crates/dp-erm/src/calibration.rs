@@ -41,14 +41,14 @@ pub struct NoiseCalibration {
 
 /// Approximate-minima perturbation in pure-ε form (ALGORITHMS.md §4, refinement (b); Iyengar
 /// et al., S&P 2019): objective perturbation's proof covers the exact minimizer, the solver
-/// releases a point within `radius = γ/(Λ+Δ)` of it, and adding noise of density
+/// releases a point within `radius = (γ + floor)/(Λ+Δ)` of it, and adding noise of density
 /// `∝ exp(−β‖·‖)` with `β = ε/(2·radius)` makes that point as private as the exact one, at
 /// the price of this ε.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MinimizerNoise {
     /// The share of ε it spends.
     pub epsilon: f64,
-    /// Certified distance `γ/(Λ+Δ)` from the solver's point to the exact minimizer.
+    /// Certified distance `(γ + floor)/(Λ+Δ)` (the rounding floor added to γ) from the solver's point to the exact minimizer.
     pub radius: f64,
     /// Rate of its density `∝ exp(−β‖b‖)`.
     pub beta: f64,
@@ -103,6 +103,8 @@ pub struct ToleranceFloor {
     pub noise: f64,
     /// Rounding of the margins, amplified by the curvature.
     pub conditioning: f64,
+    /// The bound on the minimizer's norm the conditioning term uses.
+    pub largest_weights: f64,
 }
 
 impl ToleranceFloor {
@@ -137,6 +139,7 @@ pub fn tolerance_floor(
         rounding: scale * (examples as f64).sqrt(),
         noise: scale * root_d * (2.0 + 2.0 * noise_gradient),
         conditioning: scale * root_d * loss.curvature_bound() * largest_weights,
+        largest_weights,
     }
 }
 
@@ -173,8 +176,32 @@ pub(crate) fn resolve_tolerance(
     noise: Option<(f64, f64)>,
 ) -> Result<f64, ErmError> {
     let total = floor.total();
-    match (requested, noise) {
-        (Some(tolerance), _) => {
+    let unattainable = || match noise {
+        Some((epsilon, noise_norm)) if floor.noise >= floor.conditioning.max(floor.rounding) => {
+            ErmError::NoiseBeyondPrecision {
+                epsilon,
+                noise_norm,
+            }
+        }
+        _ if floor.rounding >= floor.conditioning => ErmError::InvalidParameter {
+            what: "number of rows",
+            value: floor.rounding / (ROUNDING_MARGIN * f64::EPSILON),
+            requirement: "small enough that the rounding of a sum over the rows stays below 1e-6 (the square root of the row count is shown)",
+        },
+        _ => ErmError::IllConditioned {
+            regularization,
+            floor: total,
+        },
+    };
+    if total > MAX_TOLERANCE {
+        // No accepted tolerance can be certified: name the cause, not the tolerance.
+        if let Some(tolerance) = requested {
+            check_tolerance(tolerance)?;
+        }
+        return Err(unattainable());
+    }
+    match requested {
+        Some(tolerance) => {
             let tolerance = check_tolerance(tolerance)?;
             if tolerance < total {
                 Err(ErmError::ToleranceBelowRounding {
@@ -185,17 +212,7 @@ pub(crate) fn resolve_tolerance(
                 Ok(tolerance)
             }
         }
-        (None, _) if total <= MAX_TOLERANCE => Ok(dp_optim::DEFAULT_TOLERANCE.max(total)),
-        (None, Some((epsilon, noise_norm))) if floor.noise >= floor.conditioning => {
-            Err(ErmError::NoiseBeyondPrecision {
-                epsilon,
-                noise_norm,
-            })
-        }
-        (None, _) => Err(ErmError::IllConditioned {
-            regularization,
-            floor: total,
-        }),
+        None => Ok(dp_optim::DEFAULT_TOLERANCE.max(total)),
     }
 }
 
@@ -204,7 +221,7 @@ pub(crate) fn resolve_tolerance(
 /// by `rule`, then the tolerance (`requested`, or the default above the rounding floor).
 /// The minimizer noise is returned beside the calibration that also records it.
 #[allow(clippy::too_many_arguments)]
-pub fn objective_perturbation(
+pub(crate) fn objective_perturbation(
     epsilon: f64,
     examples: usize,
     features: usize,
@@ -221,13 +238,17 @@ pub fn objective_perturbation(
         objective_noise(objective_epsilon, examples, regularization, curvature, rule)?;
     // The solver's strong convexity is fl(Λ + Δ), the same sum it is given.
     let total_regularization = regularization + extra_regularization;
+    let floor = tolerance_floor(examples, features, loss, total_regularization, Some(beta));
     let tolerance = resolve_tolerance(
         tolerance,
-        &tolerance_floor(examples, features, loss, total_regularization, Some(beta)),
+        &floor,
         total_regularization,
         Some((epsilon, noise_norm_bound(features, beta))),
     )?;
-    let radius = (tolerance / total_regularization).next_up();
+    // The solver certifies the *computed* ‖∇‖ ≤ γ; the true gradient (and the exact
+    // minimizer of the objective with the rounded linear term b/n) can be off by the
+    // rounding the floor models, 1/64 of it. The radius charges the whole floor on top.
+    let radius = (add_up(tolerance, floor.total()) / total_regularization).next_up();
     let minimizer = MinimizerNoise {
         epsilon: minimizer_epsilon,
         radius,
@@ -243,6 +264,11 @@ pub fn objective_perturbation(
         minimizer_noise: Some(minimizer),
     };
     Ok((calibration, minimizer))
+}
+
+/// `a + b` rounded up (both non-negative).
+fn add_up(a: f64, b: f64) -> f64 {
+    (a + b).next_up()
 }
 
 /// (ε', Δ, β) of objective perturbation's noise for `epsilon`, n, Λ and curvature bound c.
@@ -300,19 +326,21 @@ pub(crate) fn objective_noise(
     ))
 }
 
-/// Output perturbation's sensitivity `2L/(nΛ) + 2γ/Λ` (ALGORITHMS.md §3, γ the certified
-/// gradient tolerance) and rate `β = ε / sensitivity`.
-pub fn output_perturbation(
+/// Output perturbation's sensitivity `2L/(nΛ) + 2(γ + floor)/Λ` (ALGORITHMS.md §3: γ the
+/// certified gradient tolerance, `floor` the rounding floor, a margin for the error of the
+/// computed gradient norm) and rate `β = ε / sensitivity`.
+pub(crate) fn output_perturbation(
     epsilon: f64,
     examples: usize,
     regularization: f64,
     lipschitz: f64,
     tolerance: f64,
+    floor: &ToleranceFloor,
 ) -> NoiseCalibration {
     // Λ ≥ 1e-12, n ≥ 1 and γ ≤ 1e-6 keep the sensitivity finite; the caller checks that
     // the noise norm is representable.
     let exact_part = 2.0 * lipschitz / (examples as f64 * regularization);
-    let solver_part = 2.0 * tolerance / regularization;
+    let solver_part = 2.0 * add_up(tolerance, floor.total()) / regularization;
     let l2_sensitivity = (exact_part + solver_part).next_up().next_up();
     NoiseCalibration {
         epsilon,

@@ -92,6 +92,13 @@ pub enum ErmError {
         /// The number of features declared.
         features: usize,
     },
+    /// A sparse row gives the same feature twice.
+    RepeatedFeature {
+        /// The row.
+        row: usize,
+        /// The feature given twice.
+        col: usize,
+    },
     /// A class index is not below the class count (one-vs-rest).
     InvalidClass {
         /// The row.
@@ -198,6 +205,9 @@ impl fmt::Display for ErmError {
                 "row {row} has an entry for feature {col}, but there are {features} features \
                  (indices 0..{features})"
             ),
+            Self::RepeatedFeature { row, col } => {
+                write!(f, "row {row} gives feature {col} more than once")
+            }
             Self::InvalidClass {
                 row,
                 class,

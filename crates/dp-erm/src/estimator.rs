@@ -13,6 +13,9 @@ use crate::error::{check_epsilon, check_regularization};
 use crate::model::{LinearModel, ModelMetadata};
 use crate::{ErmError, Loss, TrainingSet};
 
+/// How far beyond the bound on the minimizer's norm a warm start may lie.
+const WARM_START_SLACK: f64 = 1e3;
+
 /// Largest noise norm a release may need (except with probability e^{−40}): far beyond
 /// any useful model, far below where sums of squares of the weights overflow.
 const MAX_NOISE_NORM: f64 = 1e100;
@@ -57,12 +60,13 @@ pub enum SolverChoice {
 /// For a [`TrainingSet`] (rows in the unit ball, labels ±1) and neighbouring datasets that
 /// differ in one row (same n), every private fit is ε-DP for the model it releases:
 /// - [`Mechanism::OutputPerturbation`] (CMS11 Theorem 6): `f̂ + b` with `‖b‖ ~ Gamma(d, 1/β)`,
-///   `β = ε / (2/(nΛ) + 2γ/Λ)`. The solver certifies `‖∇J(f̂)‖ ≤ γ`, so `‖f̂ − f*‖ ≤ γ/Λ` and
-///   the released point's sensitivity is at most `2/(nΛ) + 2γ/Λ`.
+///   `β = ε / (2/(nΛ) + 2γ'/Λ)`. The solver certifies `‖∇J(f̂)‖ ≤ γ`, so `‖f̂ − f*‖ ≤ γ'/Λ`
+///   with `γ' = γ + floor` (see **Rounding** below) and the released point's sensitivity is
+///   at most `2/(nΛ) + 2γ'/Λ`.
 /// - [`Mechanism::ObjectivePerturbation`] (CMS11 Theorem 9; Corollary 4 for the Huber loss,
 ///   whose ℓ'' jumps): the solver's point `f̂` of `J(f) + bᵀf/n + (Δ/2)‖f‖²`, with
 ///   `‖b‖ ~ Gamma(d, 2/ε')`, **plus** a second noise vector of rate `β₂ = ε₂/(2r)`,
-///   `r = γ/(Λ+Δ)` (approximate-minima perturbation, ALGORITHMS.md §4 (b)). CMS11's proof
+///   `r = γ'/(Λ+Δ)` (approximate-minima perturbation, ALGORITHMS.md §4 (b)). CMS11's proof
 ///   covers the exact minimizer `f*` with `ε₁ = ε − ε₂`; `f̂` is certified within `r` of
 ///   `f*`, so the released density is within `e^{β₂r}` of the one centred at `f*` on both
 ///   datasets, and the release is `(ε₁ + 2β₂r) = ε`-DP. `ε₂ =` [`crate::MINIMIZER_NOISE_SHARE`]
@@ -84,6 +88,15 @@ pub enum SolverChoice {
 /// sees no refusal. It is not impossible by proof — the rounding model is a model. If it
 /// ever happens, the error carries no numbers, only the fact of the refusal: treat that
 /// bit as released (a retry is a new run that spends ε again).
+///
+/// **Rounding.** The certified distances (`γ/Λ` for output perturbation, `r` above) are
+/// charged with the whole rounding floor added to γ, 64 times the modelled error of the
+/// computed gradient norm: the guarantee holds under that rounding model (sums of k terms
+/// err by about √k roundings), not by a worst-case floating-point proof.
+///
+/// **Timing.** A fit's running time depends on the data (solver iterations, and the
+/// fallback solver when the first stops short): the guarantee covers the model, not the
+/// time it took. Do not expose how long a fit ran.
 ///
 /// The guarantees assume idealized real arithmetic for the Gamma-norm noise
 /// (`dp_noise::GammaNormVector`) and an unpredictable generator: `fit` takes a
@@ -287,14 +300,15 @@ impl ErmParams {
         if examples == 0 {
             return Err(ErmError::EmptyData);
         }
-        if features == 0 {
+        if features == 0 || features > crate::MAX_FEATURES {
             return Err(ErmError::InvalidParameter {
                 what: "feature count",
-                value: 0.0,
-                requirement: "at least 1",
+                value: features as f64,
+                requirement: "between 1 and 2^24 = 16777216",
             });
         }
         let plain_floor = tolerance_floor(examples, features, self.loss, self.regularization, None);
+        self.check_warm_start(features, plain_floor.largest_weights)?;
         let plain_tolerance =
             || resolve_tolerance(self.tolerance, &plain_floor, self.regularization, None);
         match self.mechanism {
@@ -309,6 +323,7 @@ impl ErmParams {
                     self.regularization,
                     self.loss.lipschitz(),
                     tolerance,
+                    &plain_floor,
                 );
                 let noise_norm = noise_norm_bound(features, calibration.beta);
                 if !(calibration.beta > 0.0 && noise_norm <= MAX_NOISE_NORM) {
@@ -334,6 +349,45 @@ impl ErmParams {
                 )?;
                 Ok(Plan::Objective(calibration, minimizer))
             }
+        }
+    }
+
+    /// A warm start must have the data's length and lie within a few times the a-priori
+    /// bound on the minimizer's norm (without noise, `min(1/Λ, √(2ℓ(0)/Λ))`): further out the
+    /// objective's terms overflow and no solver can start, which must not be found out
+    /// after noise was drawn. Objective perturbation's minimizer can lie further out (up to
+    /// `(1 + ‖b‖/n)/(Λ+Δ)`), but it never starts there: the bound is for where a search may
+    /// begin, not where it ends.
+    fn check_warm_start(&self, features: usize, largest_weights: f64) -> Result<(), ErmError> {
+        let Some(start) = &self.warm_start else {
+            return Ok(());
+        };
+        if start.len() != features {
+            return Err(ErmError::DimensionMismatch {
+                what: "warm-start weights",
+                expected: features,
+                found: start.len(),
+            });
+        }
+        let largest = start.iter().fold(0.0f64, |m, w| m.max(w.abs()));
+        let norm = if largest > 0.0 {
+            largest
+                * start
+                    .iter()
+                    .map(|w| (w / largest) * (w / largest))
+                    .sum::<f64>()
+                    .sqrt()
+        } else {
+            0.0
+        };
+        if norm <= WARM_START_SLACK * largest_weights {
+            Ok(())
+        } else {
+            Err(ErmError::InvalidParameter {
+                what: "warm-start norm",
+                value: norm,
+                requirement: "at most 1e3 times the bound on the minimizer's norm for this loss and regularization",
+            })
         }
     }
 
@@ -445,16 +499,8 @@ impl ErmParams {
             SolverChoice::Newton => (newton, Some(lbfgs)),
             SolverChoice::Lbfgs => (lbfgs, hessian_fits.then_some(newton)),
         };
+        // Length and size were checked before any work (`check_warm_start`).
         let start = self.warm_start.as_deref();
-        if let Some(start) = start
-            && start.len() != data.features()
-        {
-            return Err(ErmError::DimensionMismatch {
-                what: "warm-start weights",
-                expected: data.features(),
-                found: start.len(),
-            });
-        }
         let mut solution = first.minimize(&objective, start)?;
         if !solution.is_converged()
             && let Some(second) = second

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | [`Mechanism::NonPrivate`] | none | — |
 //! | [`Mechanism::OutputPerturbation`] (CMS11 Alg. 1) | ε-DP | `f* + b`, `β = ε/(2/(nΛ) + 2γ/Λ)` |
-//! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2 + approximate-minima noise) | ε-DP for the released (approximate) minimizer | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2`, plus noise of rate `ε₂/(2γ/(Λ+Δ))`, `ε₂ = ε/100` |
+//! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2 + approximate-minima noise) | ε-DP for the released (approximate) minimizer | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2`, plus noise of rate `ε₂/(2(γ + floor)/(Λ+Δ))`, `ε₂ = ε/100` |
 //!
 //! Every guarantee is for neighbouring datasets that differ in one row, and assumes every
 //! row has `‖x‖₂ ≤ 1` and labels ±1 — which [`TrainingSet`] checks, refusing data that
@@ -36,7 +36,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod calibration;
+mod calibration;
 mod data;
 mod error;
 mod estimator;

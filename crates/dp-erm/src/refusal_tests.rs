@@ -206,12 +206,14 @@ fn high_dimensional_fits_never_refuse_on_neighbouring_pairs() {
     let params: Vec<ErmParams> = [Loss::Logistic, Loss::huber(0.5).unwrap()]
         .into_iter()
         .flat_map(|loss| {
-            [1e-6, 1.0].into_iter().flat_map(move |lambda| {
-                [
-                    ErmParams::output_perturbation(loss, lambda, 1.0),
-                    ErmParams::objective_perturbation(loss, lambda, 1.0),
-                ]
-            })
+            [crate::MIN_REGULARIZATION, 1e-6, 1.0]
+                .into_iter()
+                .flat_map(move |lambda| {
+                    [
+                        ErmParams::output_perturbation(loss, lambda, 1.0),
+                        ErmParams::objective_perturbation(loss, lambda, 1.0),
+                    ]
+                })
         })
         .collect();
     let (first, second) = neighbours(0, n, d, 5);

@@ -307,9 +307,11 @@ fn cliff_free_calibration_keeps_half_the_budget() {
 
 #[test]
 fn output_perturbation_sensitivity_includes_the_solver_tolerance() {
-    let cal = output_perturbation(0.5, 1000, 1e-2, 1.0, 1e-10);
+    let floor = crate::tolerance_floor(1000, 3, Loss::Logistic, 1e-2, None);
+    let cal = output_perturbation(0.5, 1000, 1e-2, 1.0, 1e-10, &floor);
     let sensitivity = cal.l2_sensitivity.unwrap();
-    assert!(sensitivity >= 2.0 / (1000.0 * 1e-2) + 2.0 * 1e-10 / 1e-2);
+    assert!(floor.total() > 0.0);
+    assert!(sensitivity >= 2.0 / (1000.0 * 1e-2) + 2.0 * (1e-10 + floor.total()) / 1e-2);
     assert!(cal.beta * sensitivity <= 0.5);
 }
 
@@ -1012,7 +1014,10 @@ fn rejects_bad_public_bounds_intercepts_and_feature_counts() {
         .sparse_rows(vec![vec![(0, 0.1), (0, 0.2)]])
         .labels(vec![1.0])
         .build();
-    assert!(duplicate.is_err());
+    assert!(matches!(
+        duplicate,
+        Err(ErmError::RepeatedFeature { row: 0, col: 0 })
+    ));
     assert!(matches!(
         TrainingSet::builder(0)
             .dense_rows(vec![])

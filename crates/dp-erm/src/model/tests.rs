@@ -395,7 +395,11 @@ fn rejects_each_invalid_field_through_every_route() {
         ),
         (
             with_metadata(base, |m| m.crate_version = "0.1\u{1b}[2J".into()),
-            "crate_version holds the control",
+            "crate_version holds the invisible",
+        ),
+        (
+            with_metadata(base, |m| m.crate_version = "0.1.0\u{202e}live".into()),
+            "crate_version holds the invisible character '\\u{202e}'",
         ),
         (
             with_metadata(base, |m| m.feature_map = Some(String::new())),
