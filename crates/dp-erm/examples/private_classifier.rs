@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release -p dp-erm --example private_classifier`
 
-use dp_erm::{ErmParams, LinearModel, Loss, ObjectiveCalibration, TrainingSet};
+use dp_erm::{ErmParams, LinearModel, Loss, ModelKey, ObjectiveCalibration, TrainingSet};
 use dp_noise::{DpRng, InsecureSeededRng};
 use rand::RngExt;
 
@@ -78,15 +78,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = ErmParams::objective_perturbation(huber, lambda, 0.5)
         .fit(&train, &mut rng)?
         .into_model();
+    // Stored where others can write: authenticate the file, so that nobody without the key
+    // can relabel the model's ε (a plain file's checksum only detects corruption).
+    let key = ModelKey::from_os_entropy()?;
     let path = std::env::temp_dir().join("dp-erm-example.model");
-    model.save(&path)?;
-    let loaded = LinearModel::load(&path)?;
+    model.save_authenticated(&path, &key)?;
+    let loaded = LinearModel::load_authenticated(&path, &key)?;
     let row = [0.1, -0.2, 0.05, 0.0, 0.3, -0.1, 0.2, 0.0, -0.05, 0.1];
     println!(
-        "saved to {}, loaded, predicts {} for {row:?}",
+        "saved to {} (authenticated), loaded, ε = {:?}, predicts {} for {row:?}",
         path.display(),
+        loaded.epsilon(),
         loaded.predict(&row)?
     );
+    let wrong_key = ModelKey::from_os_entropy()?;
+    if let Err(refused) = LinearModel::load_authenticated(&path, &wrong_key) {
+        println!("with another key: {refused}");
+    }
     std::fs::remove_file(&path)?;
     Ok(())
 }

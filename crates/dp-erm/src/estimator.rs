@@ -308,14 +308,17 @@ impl ErmParams {
             });
         }
         let plain_floor = tolerance_floor(examples, features, self.loss, self.regularization, None);
-        self.check_warm_start(features, plain_floor.largest_weights)?;
         let plain_tolerance =
             || resolve_tolerance(self.tolerance, &plain_floor, self.regularization, None);
         match self.mechanism {
-            Mechanism::NonPrivate => Ok(Plan::NonPrivate {
-                tolerance: plain_tolerance()?,
-            }),
+            Mechanism::NonPrivate => {
+                self.check_warm_start(features, plain_floor.largest_weights)?;
+                Ok(Plan::NonPrivate {
+                    tolerance: plain_tolerance()?,
+                })
+            }
             Mechanism::OutputPerturbation { epsilon } => {
+                self.check_warm_start(features, plain_floor.largest_weights)?;
                 let tolerance = plain_tolerance()?;
                 let calibration = calibration::output_perturbation(
                     epsilon,
@@ -347,17 +350,20 @@ impl ErmParams {
                     rule,
                     self.tolerance,
                 )?;
+                // With the noise the minimizer's norm is bounded by (1 + ‖b‖/n)/(Λ+Δ).
+                let noise_gradient = noise_norm_bound(features, calibration.beta) / examples as f64;
+                let total = self.regularization + calibration.extra_regularization;
+                self.check_warm_start(features, (1.0 + noise_gradient) / total)?;
                 Ok(Plan::Objective(calibration, minimizer))
             }
         }
     }
 
-    /// A warm start must have the data's length and lie within a few times the a-priori
-    /// bound on the minimizer's norm (without noise, `min(1/Λ, √(2ℓ(0)/Λ))`): further out the
-    /// objective's terms overflow and no solver can start, which must not be found out
-    /// after noise was drawn. Objective perturbation's minimizer can lie further out (up to
-    /// `(1 + ‖b‖/n)/(Λ+Δ)`), but it never starts there: the bound is for where a search may
-    /// begin, not where it ends.
+    /// A warm start must have the data's length and lie within [`WARM_START_SLACK`] times
+    /// the a-priori bound on the minimizer's norm (`min(1/Λ, √(2ℓ(0)/Λ))` without noise,
+    /// `(1 + ‖b‖/n)/(Λ+Δ)` with objective perturbation's noise at its e^{−40} bound): further
+    /// out the objective's terms overflow and no solver can start, which must be found out
+    /// from public values, before noise is drawn.
     fn check_warm_start(&self, features: usize, largest_weights: f64) -> Result<(), ErmError> {
         let Some(start) = &self.warm_start else {
             return Ok(());
