@@ -1,4 +1,7 @@
-//! Empirical privacy audit of objective perturbation (PRIVACY_TESTING.md §2).
+//! Empirical privacy audit of objective perturbation (PRIVACY_TESTING.md §2), on the
+//! dp-audit harness (runner, Clopper–Pearson bound, verdict). It stays in this crate's
+//! tests, with dp-audit as a dev-dependency, because its mutation checks need the
+//! test-only `fit_with_rate_factor`, which no public API offers.
 //!
 //! Two neighbouring datasets of n = 50 rows in one dimension differ only in the label of a
 //! canary row `x* = e₁`. Each is trained on 10⁵ times with the public API; each model is
@@ -27,10 +30,9 @@
 //! the noise by the smallest power of two `k` with `0.9 k β > ε` (4 on the Δ = 0 branch, 8
 //! on the Δ > 0 branch) — a weaker check than the logistic one, stated as such.
 
+use dp_audit::{Verdict, judge};
 use dp_noise::InsecureSeededRng;
-use dp_noise::stats::clopper_pearson;
 use rand::RngExt;
-use rayon::prelude::*;
 
 use crate::tests::canary_pair;
 use crate::{ErmParams, Loss, Mechanism, ObjectiveCalibration, TrainingSet};
@@ -56,76 +58,13 @@ fn neighbours(seed: u64) -> (TrainingSet, TrainingSet) {
     canary_pair(values, labels)
 }
 
-/// Canary margins of `RUNS` models trained on `data`, runs in parallel with per-run seeds.
+/// Canary margins of `RUNS` models trained on `data` (dp-audit's runner: parallel runs,
+/// per-run seeds).
 fn canary_scores(params: &ErmParams, data: &TrainingSet, seed: u64, rate_factor: f64) -> Vec<f64> {
-    (0..RUNS as u64)
-        .into_par_iter()
-        .map(|run| {
-            let mut rng = InsecureSeededRng::new(seed.wrapping_mul(1_000_003).wrapping_add(run));
-            let (fit, _) = params
-                .fit_with_rate_factor(data, &mut rng, rate_factor)
-                .unwrap();
-            fit.model().weights()[0]
-        })
-        .collect()
-}
-
-/// `ln CP_low(a/n) − ln CP_high(b/n)` for a events of n under one dataset and b under the other.
-fn bound(a: usize, b: usize, n: usize) -> f64 {
-    let low = clopper_pearson(a as u64, n as u64, ALPHA).0;
-    let high = clopper_pearson(b as u64, n as u64, ALPHA).1;
-    if low <= 0.0 {
-        f64::NEG_INFINITY
-    } else {
-        low.ln() - high.ln()
-    }
-}
-
-/// The audit's lower bound on ε from canary scores under D (`first`) and D' (`second`).
-fn epsilon_lower_bound(first: &[f64], second: &[f64]) -> f64 {
-    let half = first.len() / 2;
-    let (select_first, test_first) = first.split_at(half);
-    let (select_second, test_second) = second.split_at(half);
-    let count_above = |scores: &[f64], t: f64| scores.iter().filter(|&&s| s > t).count();
-    let count_below = |scores: &[f64], t: f64| scores.iter().filter(|&&s| s <= t).count();
-    // Candidate thresholds: quantiles of the pooled selection half.
-    let mut pooled: Vec<f64> = select_first.iter().chain(select_second).copied().collect();
-    pooled.sort_by(f64::total_cmp);
-    let thresholds: Vec<f64> = (1..200).map(|q| pooled[q * pooled.len() / 200]).collect();
-    // Both tails: "score above t is likelier under D" and "score below t likelier under D'".
-    let best = thresholds
-        .iter()
-        .flat_map(|&t| {
-            [
-                (
-                    t,
-                    true,
-                    bound(
-                        count_above(select_first, t),
-                        count_above(select_second, t),
-                        half,
-                    ),
-                ),
-                (
-                    t,
-                    false,
-                    bound(
-                        count_below(select_second, t),
-                        count_below(select_first, t),
-                        half,
-                    ),
-                ),
-            ]
-        })
-        .max_by(|a, b| a.2.total_cmp(&b.2))
-        .unwrap();
-    let (t, upper, _) = best;
-    let n = test_first.len();
-    if upper {
-        bound(count_above(test_first, t), count_above(test_second, t), n)
-    } else {
-        bound(count_below(test_second, t), count_below(test_first, t), n)
-    }
+    dp_audit::run_scores(RUNS, seed, |rng| {
+        let (fit, _) = params.fit_with_rate_factor(data, rng, rate_factor).unwrap();
+        dp_audit::canary_margin(fit.model().weights(), &[(0, 1.0)], 1.0)
+    })
 }
 
 /// Objective perturbation's noise as ALGORITHMS.md §4 states it, for total ε, n, Λ and
@@ -169,6 +108,7 @@ fn spec_calibration(
 
 struct Audit {
     epsilon_lower_bound: f64,
+    bound: dp_audit::LowerBound,
     spec: SpecCalibration,
     epsilon: f64,
 }
@@ -195,7 +135,9 @@ fn audit(params: &ErmParams, rule: ObjectiveCalibration, rate_factor: f64, seed:
         reported.beta,
         spec.beta
     );
-    let epsilon_lower_bound = epsilon_lower_bound(&first, &second);
+    dp_audit::require_power(RUNS, epsilon, ALPHA).unwrap();
+    let bound = dp_audit::epsilon_lower_bound(&first, &second, ALPHA).unwrap();
+    let epsilon_lower_bound = bound.epsilon;
     eprintln!(
         "audit {} Λ = {:e}, {rule:?}, noise rate ×{rate_factor}: ε_LB = {epsilon_lower_bound:.3}, \
          ε'/2 = {:.3}, ε_pair = {:.3}, ε = {epsilon}",
@@ -206,6 +148,7 @@ fn audit(params: &ErmParams, rule: ObjectiveCalibration, rate_factor: f64, seed:
     );
     Audit {
         epsilon_lower_bound,
+        bound,
         spec,
         epsilon,
     }
@@ -238,6 +181,10 @@ fn logistic_objective_perturbation_audit_reaches_but_never_exceeds_the_pair_boun
             lb <= pair && pair <= result.epsilon,
             "Λ = {lambda}: ε_LB {lb} vs ε_pair {pair}"
         );
+        assert_eq!(
+            judge(&result.bound, result.epsilon, Some(pair)),
+            Verdict::Consistent
+        );
         assert!(
             lb >= 0.8 * result.spec.beta,
             "Λ = {lambda}: audit lacks power, ε_LB {lb} vs ε'/2 = {}",
@@ -261,6 +208,14 @@ fn logistic_audit_catches_halved_noise() {
             result.epsilon_lower_bound > pair_epsilon(&result.spec),
             "Λ = {lambda}: {}",
             result.epsilon_lower_bound
+        );
+        assert_ne!(
+            judge(
+                &result.bound,
+                result.epsilon,
+                Some(pair_epsilon(&result.spec))
+            ),
+            Verdict::Consistent
         );
     }
 }

@@ -1,0 +1,224 @@
+//! From scores to a lower bound on ε, and a verdict against the claim.
+
+use dp_noise::stats::clopper_pearson;
+use serde::Serialize;
+
+use crate::AuditError;
+
+/// Which side of the threshold counts as the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Tail {
+    /// Scores above the threshold, likelier under the first dataset.
+    Above,
+    /// Scores at or below the threshold, likelier under the second dataset.
+    AtOrBelow,
+}
+
+/// A lower bound on the privacy loss between two datasets, with what it rests on.
+///
+/// With `k₁` of `n` test runs on the dataset the event favours and `k₂` of `n` on the
+/// other, `ε_LB = ln CP_low(k₁/n) − ln CP_high(k₂/n)`, each two-sided Clopper–Pearson
+/// bound at level `α`: the true loss of any ε-DP mechanism is below `ε_LB` with probability
+/// at most `α` (one-sided `α/2` each, by the union bound). The threshold and tail were
+/// chosen on the other half of the runs, so they do not depend on the counted half.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LowerBound {
+    /// `ε_LB` (−∞ when the favoured count is 0).
+    pub epsilon: f64,
+    /// The score threshold, chosen on the selection half.
+    pub threshold: f64,
+    /// Which side of it is the event.
+    pub tail: Tail,
+    /// Test-half runs in which the event happened, on the dataset it favours.
+    pub favoured_count: usize,
+    /// Test-half runs in which the event happened, on the other dataset.
+    pub other_count: usize,
+    /// Test-half runs per dataset.
+    pub trials: usize,
+    /// The false-alarm rate α: the bound holds with confidence `1 − α`.
+    pub alpha: f64,
+}
+
+/// `ln CP_low(a/n) − ln CP_high(b/n)`.
+fn log_ratio_bound(a: usize, b: usize, n: usize, alpha: f64) -> f64 {
+    let low = clopper_pearson(a as u64, n as u64, alpha).0;
+    let high = clopper_pearson(b as u64, n as u64, alpha).1;
+    if low <= 0.0 {
+        f64::NEG_INFINITY
+    } else {
+        low.ln() - high.ln()
+    }
+}
+
+/// The largest `ε_LB` that `runs` runs per dataset can show at level `alpha`, reached by a
+/// perfect distinguisher (the event in every test run of one dataset, none of the other).
+pub fn largest_detectable(runs: usize, alpha: f64) -> f64 {
+    let half = runs - runs / 2;
+    if half == 0 {
+        return f64::NEG_INFINITY;
+    }
+    log_ratio_bound(half, 0, half, alpha)
+}
+
+/// Candidate thresholds: this many quantiles of the pooled selection half.
+const THRESHOLDS: usize = 200;
+
+/// The audit's lower bound from `first` (scores of runs on one dataset) and `second` (runs
+/// on its neighbour), at false-alarm rate `alpha`. The first half of each list selects the
+/// threshold and tail that maximise the bound; the second half is counted.
+pub fn epsilon_lower_bound(
+    first: &[f64],
+    second: &[f64],
+    alpha: f64,
+) -> Result<LowerBound, AuditError> {
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(AuditError::InvalidParameter {
+            what: "alpha",
+            value: alpha,
+            requirement: "in (0, 1)",
+        });
+    }
+    if first.len() != second.len() || first.len() < 4 {
+        return Err(AuditError::InvalidParameter {
+            what: "runs per dataset",
+            value: first.len().min(second.len()) as f64,
+            requirement: "at least 4, and the same for both datasets",
+        });
+    }
+    for (dataset, scores) in [first, second].into_iter().enumerate() {
+        if let Some(run) = scores.iter().position(|s| s.is_nan()) {
+            return Err(AuditError::NanScore { dataset, run });
+        }
+    }
+    let half = first.len() / 2;
+    let (select_first, test_first) = first.split_at(half);
+    let (select_second, test_second) = second.split_at(half);
+    let above = |scores: &[f64], t: f64| scores.iter().filter(|&&s| s > t).count();
+    let at_or_below = |scores: &[f64], t: f64| scores.iter().filter(|&&s| s <= t).count();
+    let mut pooled: Vec<f64> = select_first.iter().chain(select_second).copied().collect();
+    pooled.sort_by(f64::total_cmp);
+    let (threshold, tail, _) = (1..THRESHOLDS)
+        .map(|q| pooled[q * pooled.len() / THRESHOLDS])
+        .flat_map(|t| {
+            [
+                (
+                    t,
+                    Tail::Above,
+                    log_ratio_bound(above(select_first, t), above(select_second, t), half, alpha),
+                ),
+                (
+                    t,
+                    Tail::AtOrBelow,
+                    log_ratio_bound(
+                        at_or_below(select_second, t),
+                        at_or_below(select_first, t),
+                        half,
+                        alpha,
+                    ),
+                ),
+            ]
+        })
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("at least one candidate threshold");
+    let trials = test_first.len().min(test_second.len());
+    let (test_first, test_second) = (&test_first[..trials], &test_second[..trials]);
+    let (favoured_count, other_count) = match tail {
+        Tail::Above => (above(test_first, threshold), above(test_second, threshold)),
+        Tail::AtOrBelow => (
+            at_or_below(test_second, threshold),
+            at_or_below(test_first, threshold),
+        ),
+    };
+    Ok(LowerBound {
+        epsilon: log_ratio_bound(favoured_count, other_count, trials, alpha),
+        threshold,
+        tail,
+        favoured_count,
+        other_count,
+        trials,
+        alpha,
+    })
+}
+
+/// What an audit says about a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// The lower bound stays within the claimed ε (and within the pair's ε, if given).
+    Consistent,
+    /// The lower bound exceeds the ε that this particular pair allows, though not the
+    /// claimed ε: the mechanism leaks more on this pair than its proof allows.
+    ExceedsPairEpsilon,
+    /// The lower bound exceeds the claimed ε: the mechanism is not ε-DP (with confidence
+    /// `1 − α`).
+    ExceedsClaim,
+}
+
+/// The verdict of `bound` against the `claimed` ε and, where the proof gives one for this
+/// pair, the pair-specific ε (at most the claim).
+pub fn judge(bound: &LowerBound, claimed: f64, pair: Option<f64>) -> Verdict {
+    if bound.epsilon > claimed {
+        Verdict::ExceedsClaim
+    } else if pair.is_some_and(|pair| bound.epsilon > pair) {
+        Verdict::ExceedsPairEpsilon
+    } else {
+        Verdict::Consistent
+    }
+}
+
+/// Refuses an audit whose runs could not show a loss of `target` even against a perfect
+/// distinguisher: it would pass any mechanism.
+pub fn require_power(runs: usize, target: f64, alpha: f64) -> Result<(), AuditError> {
+    let largest = largest_detectable(runs, alpha);
+    if largest > target {
+        Ok(())
+    } else {
+        Err(AuditError::TooFewRuns {
+            runs,
+            target,
+            largest,
+            alpha,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_distributions_give_no_evidence() {
+        let first: Vec<f64> = (0..4000).map(|i| (i % 97) as f64).collect();
+        let bound = epsilon_lower_bound(&first, &first, 1e-6).unwrap();
+        assert!(bound.epsilon <= 0.0, "{bound:?}");
+    }
+
+    #[test]
+    fn separated_distributions_reach_the_largest_detectable_bound() {
+        let first = vec![1.0; 4000];
+        let second = vec![0.0; 4000];
+        let bound = epsilon_lower_bound(&first, &second, 1e-6).unwrap();
+        assert_eq!(bound.epsilon, largest_detectable(4000, 1e-6));
+        assert_eq!(
+            (bound.favoured_count, bound.other_count, bound.trials),
+            (2000, 0, 2000)
+        );
+        assert_eq!(judge(&bound, 1.0, None), Verdict::ExceedsClaim);
+    }
+
+    #[test]
+    fn rejects_too_few_runs_nan_scores_and_bad_alpha() {
+        assert!(matches!(
+            require_power(100, 5.0, 1e-6),
+            Err(AuditError::TooFewRuns { runs: 100, .. })
+        ));
+        assert!(require_power(100_000, 5.0, 1e-6).is_ok());
+        let mut scores = vec![0.0; 10];
+        scores[3] = f64::NAN;
+        assert_eq!(
+            epsilon_lower_bound(&scores, &[0.0; 10], 1e-6).unwrap_err(),
+            AuditError::NanScore { dataset: 0, run: 3 }
+        );
+        assert!(epsilon_lower_bound(&[0.0; 10], &[0.0; 10], 0.0).is_err());
+        assert!(epsilon_lower_bound(&[0.0; 10], &[0.0; 9], 1e-6).is_err());
+    }
+}

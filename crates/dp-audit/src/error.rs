@@ -1,0 +1,74 @@
+//! The one error type of this crate.
+
+use std::fmt;
+
+/// What can go wrong setting up an audit.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AuditError {
+    /// Too few runs for the requested confidence: even a perfect distinguisher could not
+    /// show a privacy loss of `target` with `runs` runs per dataset.
+    TooFewRuns {
+        /// Runs per dataset given.
+        runs: usize,
+        /// The loss the audit must be able to show (the claimed ε).
+        target: f64,
+        /// The largest lower bound these runs could show at this confidence.
+        largest: f64,
+        /// The false-alarm rate α (confidence 1 − α).
+        alpha: f64,
+    },
+    /// A parameter is out of range.
+    InvalidParameter {
+        /// Which.
+        what: &'static str,
+        /// Its value.
+        value: f64,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+    /// A score is NaN: it cannot be compared with a threshold.
+    NanScore {
+        /// Which dataset's runs (0 or 1).
+        dataset: usize,
+        /// The run.
+        run: usize,
+    },
+    /// Building a neighbouring dataset failed.
+    Data(dp_erm::ErmError),
+}
+
+impl fmt::Display for AuditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooFewRuns {
+                runs,
+                target,
+                largest,
+                alpha,
+            } => write!(
+                f,
+                "{runs} runs per dataset are too few: at confidence 1 - {alpha:?} even a perfect \
+                 distinguisher would show at most epsilon {largest:.3}, below the {target:?} to \
+                 be audited; use more runs"
+            ),
+            Self::InvalidParameter {
+                what,
+                value,
+                requirement,
+            } => write!(f, "{what} = {value:?} is invalid: it must be {requirement}"),
+            Self::NanScore { dataset, run } => {
+                write!(f, "run {run} on dataset {dataset} scored NaN")
+            }
+            Self::Data(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AuditError {}
+
+impl From<dp_erm::ErmError> for AuditError {
+    fn from(e: dp_erm::ErmError) -> Self {
+        Self::Data(e)
+    }
+}
