@@ -8,9 +8,9 @@ use crate::AuditError;
 /// Which side of the threshold counts as the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Tail {
-    /// Scores above the threshold, likelier under the first dataset.
+    /// Scores above the threshold.
     Above,
-    /// Scores at or below the threshold, likelier under the second dataset.
+    /// Scores at or below the threshold.
     AtOrBelow,
 }
 
@@ -29,6 +29,8 @@ pub struct LowerBound {
     pub threshold: f64,
     /// Which side of it is the event.
     pub tail: Tail,
+    /// Whether the event is likelier under the first dataset (else under the second).
+    pub favours_first: bool,
     /// Test-half runs in which the event happened, on the dataset it favours.
     pub favoured_count: usize,
     /// Test-half runs in which the event happened, on the other dataset.
@@ -93,46 +95,44 @@ pub fn epsilon_lower_bound(
     let half = first.len() / 2;
     let (select_first, test_first) = first.split_at(half);
     let (select_second, test_second) = second.split_at(half);
-    let above = |scores: &[f64], t: f64| scores.iter().filter(|&&s| s > t).count();
-    let at_or_below = |scores: &[f64], t: f64| scores.iter().filter(|&&s| s <= t).count();
+    let count = |scores: &[f64], t: f64, tail: Tail| match tail {
+        Tail::Above => scores.iter().filter(|&&s| s > t).count(),
+        Tail::AtOrBelow => scores.iter().filter(|&&s| s <= t).count(),
+    };
+    // Privacy loss is symmetric: the event may favour either dataset, on either side.
+    let counts = |first: &[f64], second: &[f64], t: f64, tail: Tail, favours_first: bool| {
+        let (a, b) = (count(first, t, tail), count(second, t, tail));
+        if favours_first { (a, b) } else { (b, a) }
+    };
     let mut pooled: Vec<f64> = select_first.iter().chain(select_second).copied().collect();
     pooled.sort_by(f64::total_cmp);
-    let (threshold, tail, _) = (1..THRESHOLDS)
+    let (threshold, tail, favours_first, _) = (1..THRESHOLDS)
         .map(|q| pooled[q * pooled.len() / THRESHOLDS])
         .flat_map(|t| {
-            [
-                (
-                    t,
-                    Tail::Above,
-                    log_ratio_bound(above(select_first, t), above(select_second, t), half, alpha),
-                ),
-                (
-                    t,
-                    Tail::AtOrBelow,
-                    log_ratio_bound(
-                        at_or_below(select_second, t),
-                        at_or_below(select_first, t),
-                        half,
-                        alpha,
-                    ),
-                ),
-            ]
+            [Tail::Above, Tail::AtOrBelow]
+                .into_iter()
+                .flat_map(move |tail| [(t, tail, true), (t, tail, false)])
         })
-        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|(t, tail, favours_first)| {
+            let (favoured, other) = counts(select_first, select_second, t, tail, favours_first);
+            (
+                t,
+                tail,
+                favours_first,
+                log_ratio_bound(favoured, other, half, alpha),
+            )
+        })
+        .max_by(|a, b| a.3.total_cmp(&b.3))
         .expect("at least one candidate threshold");
     let trials = test_first.len().min(test_second.len());
     let (test_first, test_second) = (&test_first[..trials], &test_second[..trials]);
-    let (favoured_count, other_count) = match tail {
-        Tail::Above => (above(test_first, threshold), above(test_second, threshold)),
-        Tail::AtOrBelow => (
-            at_or_below(test_second, threshold),
-            at_or_below(test_first, threshold),
-        ),
-    };
+    let (favoured_count, other_count) =
+        counts(test_first, test_second, threshold, tail, favours_first);
     Ok(LowerBound {
         epsilon: log_ratio_bound(favoured_count, other_count, trials, alpha),
         threshold,
         tail,
+        favours_first,
         favoured_count,
         other_count,
         trials,

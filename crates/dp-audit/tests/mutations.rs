@@ -1,0 +1,71 @@
+//! The harness catches the classic calibration bugs of PRIVACY_TESTING.md on the
+//! workspace's own samplers, and passes the correct calibrations. The mutants are built
+//! here, in the test, never offered by any public API.
+
+use dp_audit::{Verdict, epsilon_lower_bound, judge, require_power, run_scores};
+use dp_noise::{ExponentialMechanism, GammaNormVector, Laplace};
+
+const RUNS: usize = 100_000;
+const ALPHA: f64 = 1e-6;
+
+/// `f(D) = 0`, `f(D') = 1` (sensitivity 1) released with one-dimensional Gamma-norm noise of
+/// rate `beta`: ε = β for the correct calibration β = ε/Δ.
+fn vector_audit(beta: f64, epsilon: f64) -> Verdict {
+    require_power(RUNS, epsilon, ALPHA).unwrap();
+    let noise = GammaNormVector::new(1, beta).unwrap();
+    let first = run_scores(RUNS, 1, |rng| noise.sample(rng)[0]);
+    let second = run_scores(RUNS, 2, |rng| 1.0 + noise.sample(rng)[0]);
+    let bound = epsilon_lower_bound(&first, &second, ALPHA).unwrap();
+    judge(&bound, epsilon, None)
+}
+
+#[test]
+fn vector_noise_passes_when_calibrated_and_fails_when_halved_or_swapped() {
+    let epsilon = 0.5;
+    assert_eq!(vector_audit(epsilon, epsilon), Verdict::Consistent);
+    // Half the noise: β = 2ε/Δ (the missing factor 2).
+    assert_eq!(vector_audit(2.0 * epsilon, epsilon), Verdict::ExceedsClaim);
+    // Rate and scale swapped: β = Δ/ε = 2 instead of 0.5.
+    assert_eq!(vector_audit(1.0 / epsilon, epsilon), Verdict::ExceedsClaim);
+}
+
+#[test]
+fn laplace_passes_when_calibrated_and_fails_at_half_the_sensitivity() {
+    let epsilon = 1.0;
+    let verdict = |declared_sensitivity: f64| {
+        let laplace = Laplace::new(epsilon, declared_sensitivity).unwrap();
+        let first = run_scores(RUNS, 3, |rng| laplace.release(0.0, rng).unwrap());
+        let second = run_scores(RUNS, 4, |rng| laplace.release(1.0, rng).unwrap());
+        judge(
+            &epsilon_lower_bound(&first, &second, ALPHA).unwrap(),
+            epsilon,
+            None,
+        )
+    };
+    assert_eq!(verdict(1.0), Verdict::Consistent);
+    assert_eq!(verdict(0.5), Verdict::ExceedsClaim);
+}
+
+#[test]
+fn selection_passes_at_epsilon_and_fails_at_twice_epsilon() {
+    let epsilon = 1.0;
+    // Candidate 0 loses 1 in utility and the 49 others gain 1 (sensitivity 1): the pair on
+    // which the exponential mechanism's loss approaches ε. Score: whether 0 was chosen.
+    let mut on_first = vec![0.0; 50];
+    on_first[0] = 1.0;
+    let on_second: Vec<f64> = on_first.iter().map(|u| 1.0 - u).collect();
+    let verdict = |used: f64| {
+        let selector = ExponentialMechanism::new(used, 1.0).unwrap();
+        let chose_zero = |utilities: &[f64], rng: &mut dp_noise::InsecureSeededRng| {
+            f64::from(u8::from(selector.select(utilities, rng).unwrap() == 0))
+        };
+        let first = run_scores(RUNS, 5, |rng| chose_zero(&on_first, rng));
+        let second = run_scores(RUNS, 6, |rng| chose_zero(&on_second, rng));
+        let bound = epsilon_lower_bound(&first, &second, ALPHA).unwrap();
+        (judge(&bound, epsilon, None), bound.epsilon)
+    };
+    let (correct, correct_bound) = verdict(epsilon);
+    assert_eq!(correct, Verdict::Consistent, "{correct_bound}");
+    let (doubled, doubled_bound) = verdict(2.0 * epsilon);
+    assert_eq!(doubled, Verdict::ExceedsClaim, "{doubled_bound}");
+}
