@@ -37,6 +37,17 @@ pub struct NoiseCalibration {
     /// The second noise vector that covers the solver's distance to the exact minimizer
     /// (objective perturbation only).
     pub minimizer_noise: Option<MinimizerNoise>,
+    /// The power of two every released weight is rounded to a multiple of: 2⁻³⁰ of the
+    /// noise's scale on the model (see [`release_grid`]).
+    pub release_grid: f64,
+}
+
+/// The largest power of two at most `2⁻³⁰ · scale`, where `scale` is the noise's typical
+/// size per weight: rounding to it changes a release by far less than the noise (relative
+/// 10⁻⁹) and erases the low bits that would tell which point the noise was added to.
+pub fn release_grid(scale: f64) -> f64 {
+    let exponent = (scale.log2().floor() as i32 - 30).clamp(-1000, 1000);
+    2f64.powi(exponent)
 }
 
 /// Approximate-minima perturbation in pure-ε form (ALGORITHMS.md §4, refinement (b); Iyengar
@@ -262,6 +273,8 @@ pub(crate) fn objective_perturbation(
         l2_sensitivity: None,
         tolerance,
         minimizer_noise: Some(minimizer),
+        // The objective noise moves the model by about ‖b‖/(n(Λ+Δ)), ‖b‖ ≈ d/β.
+        release_grid: release_grid(1.0 / (beta * examples as f64 * total_regularization)),
     };
     Ok((calibration, minimizer))
 }
@@ -350,5 +363,6 @@ pub(crate) fn output_perturbation(
         l2_sensitivity: Some(l2_sensitivity),
         tolerance,
         minimizer_noise: None,
+        release_grid: release_grid(l2_sensitivity / epsilon),
     }
 }

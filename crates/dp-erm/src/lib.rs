@@ -46,7 +46,7 @@ mod multiclass;
 
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
-    ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, tolerance_floor,
+    ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, release_grid, tolerance_floor,
 };
 pub use data::{MAX_FEATURES, TrainingSet, TrainingSetBuilder};
 pub use error::ErmError;
