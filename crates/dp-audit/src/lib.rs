@@ -19,6 +19,7 @@
 //! | scores | [`canary_margin`] |
 //! | ε lower bound with counts and confidence | [`epsilon_lower_bound`], [`LowerBound`] |
 //! | verdict against the claim | [`Verdict`], [`judge`] |
+//! | membership inference: ROC, AUC, TPR at FPR, advantage and its ε-DP ceiling | [`mia`] |
 //!
 //! ```
 //! use dp_audit::{epsilon_lower_bound, run_scores, Verdict, judge};
@@ -40,6 +41,7 @@
 
 mod bound;
 mod error;
+pub mod mia;
 mod neighbours;
 mod runner;
 mod scores;
