@@ -10,7 +10,10 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use dp_audit::{LowerBound, Verdict, canary_margin, epsilon_lower_bound, judge, run_scores};
+use dp_audit::{
+    LowerBound, Verdict, canary_margin, epsilon_lower_bound, gamma_noise_likelihood_ratio, judge,
+    run_scores,
+};
 use dp_erm::{ErmParams, Loss, ObjectiveCalibration, TrainingSet};
 use dp_noise::InsecureSeededRng;
 use rand::RngExt;
@@ -160,14 +163,6 @@ fn pair_epsilon_and_score(
     })
 }
 
-fn distance(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y) * (x - y))
-        .sum::<f64>()
-        .sqrt()
-}
-
 /// Audits `name` on both branches with `runs` fits per dataset and writes
 /// `audit_<name>.json` and `.md` into `out`. Returns whether every verdict is consistent.
 pub fn run(
@@ -207,7 +202,7 @@ pub fn run(
                 };
                 let weights = fit.model().weights();
                 match &centres {
-                    Some((a, b)) => distance(weights, b) - distance(weights, a),
+                    Some((a, b)) => gamma_noise_likelihood_ratio(weights, a, b),
                     None => canary_margin(weights, &[(0, 1.0)], 1.0),
                 }
             })

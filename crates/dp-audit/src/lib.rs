@@ -16,7 +16,7 @@
 //! |---|---|
 //! | neighbouring datasets | [`LabelledRows`], [`Neighbouring`], [`NeighbourPair`] |
 //! | many runs, per-run seeds, in parallel | [`run_scores`] |
-//! | scores | [`canary_margin`] |
+//! | scores | [`canary_margin`], [`gamma_noise_likelihood_ratio`] (exact) |
 //! | ε lower bound with counts and confidence | [`epsilon_lower_bound`], [`LowerBound`] |
 //! | verdict against the claim | [`Verdict`], [`judge`] |
 //! | membership inference: ROC, AUC, TPR at FPR, advantage and its ε-DP ceiling | [`mia`] |
@@ -52,4 +52,4 @@ pub use bound::{
 pub use error::AuditError;
 pub use neighbours::{LabelledRows, NeighbourPair, Neighbouring};
 pub use runner::run_scores;
-pub use scores::canary_margin;
+pub use scores::{canary_margin, gamma_noise_likelihood_ratio};

@@ -69,3 +69,35 @@ fn selection_passes_at_epsilon_and_fails_at_twice_epsilon() {
     let (doubled, doubled_bound) = verdict(2.0 * epsilon);
     assert_eq!(doubled, Verdict::ExceedsClaim, "{doubled_bound}");
 }
+
+/// Two-dimensional Gamma-norm noise with the norm drawn from `Gamma(shape, 1/β)` and a
+/// uniform direction: shape d = 2 is the correct law; shape d − 1 = 1 (the classic
+/// off-by-one) puts a singularity at the centre, which a "how close to the first centre"
+/// score finds.
+fn shaped_noise(shape: f64, beta: f64, rng: &mut dp_noise::InsecureSeededRng) -> [f64; 2] {
+    use rand::RngExt;
+    use rand_distr::{Distribution, Gamma};
+    let norm = Gamma::new(shape, 1.0 / beta).unwrap().sample(rng);
+    let angle = rng.random_range(0.0..std::f64::consts::TAU);
+    [norm * angle.cos(), norm * angle.sin()]
+}
+
+#[test]
+fn vector_noise_with_shape_d_minus_one_is_caught_at_small_d() {
+    let epsilon = 0.5;
+    let verdict = |shape: f64| {
+        let closeness = |centre: f64, rng: &mut dp_noise::InsecureSeededRng| {
+            let [x, y] = shaped_noise(shape, epsilon, rng);
+            // Output centre + noise; score: minus its distance to the first centre, 0.
+            -((centre + x).powi(2) + y * y).sqrt()
+        };
+        let first = run_scores(RUNS, 7, |rng| closeness(0.0, rng));
+        let second = run_scores(RUNS, 8, |rng| closeness(1.0, rng));
+        let bound = epsilon_lower_bound(&first, &second, ALPHA).unwrap();
+        (judge(&bound, epsilon, None), bound.epsilon)
+    };
+    let (correct, correct_bound) = verdict(2.0);
+    assert_eq!(correct, Verdict::Consistent, "{correct_bound}");
+    let (off_by_one, off_by_one_bound) = verdict(1.0);
+    assert_eq!(off_by_one, Verdict::ExceedsClaim, "{off_by_one_bound}");
+}
