@@ -429,6 +429,20 @@ impl ErmParams {
         rng: &mut R,
         rate_factor: f64,
     ) -> Result<(Fit, Option<Vec<f64>>), ErmError> {
+        self.fit_with(data, rng, Mutation::NoiseRate(rate_factor))
+    }
+
+    /// The mechanism, or (tests only) one of its classic bugs.
+    pub(crate) fn fit_with<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &TrainingSet,
+        rng: &mut R,
+        mutation: Mutation,
+    ) -> Result<(Fit, Option<Vec<f64>>), ErmError> {
+        let rate_factor = match mutation {
+            Mutation::NoiseRate(factor) => factor,
+            Mutation::SummedLoss => 1.0,
+        };
         let (n, d) = (data.len(), data.features());
         // Every parameter refusal happens here, before any work, from public sizes only.
         let plan = self.calibrate(n, d)?;
@@ -447,8 +461,14 @@ impl ErmParams {
             }
             Plan::Objective(calibration, minimizer) => {
                 let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
-                let linear: Vec<f64> = noise.iter().map(|b| b / n as f64).collect();
-                let total = self.regularization + calibration.extra_regularization;
+                // The mutant sums the losses instead of averaging them: divided by n, its
+                // objective has regularization (Λ+Δ)/n and linear term b/n².
+                let scale = match mutation {
+                    Mutation::SummedLoss => 1.0 / n as f64,
+                    Mutation::NoiseRate(_) => 1.0,
+                };
+                let linear: Vec<f64> = noise.iter().map(|b| b / n as f64 * scale).collect();
+                let total = (self.regularization + calibration.extra_regularization) * scale;
                 let solution = self.solve(data, total, Some(&linear), tolerance)?;
                 // The solver's point is within the certified radius of the exact minimizer;
                 // the minimizer noise makes releasing it as private as releasing that.
@@ -549,6 +569,17 @@ impl std::fmt::Debug for ErmParams {
             )
             .finish_non_exhaustive()
     }
+}
+
+/// A deliberate bug for the privacy tests' mutation checks (never reachable from the
+/// public API): `NoiseRate(1.0)` is the correct mechanism.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Mutation {
+    /// The noise rate β multiplied by this factor (2: half the noise).
+    NoiseRate(f64),
+    /// Objective perturbation with the losses summed, not averaged (the missing 1/n).
+    #[cfg_attr(not(test), allow(dead_code))]
+    SummedLoss,
 }
 
 /// A fit decided before it runs: the mechanism's calibration and the solver tolerance.
