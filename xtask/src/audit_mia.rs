@@ -17,7 +17,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use dp_audit::mia::{
-    Roc, TprAtFpr, advantage, advantage_ceiling, gaussian_log_likelihood_ratio, roc, tpr_at_fpr,
+    Roc, TprAtFpr, advantage, advantage_ceiling, advantage_upper_bound,
+    gaussian_log_likelihood_ratio, roc, tpr_at_fpr,
 };
 use dp_datasets::{
     ADULT_FILES, DataDir, Dataset, KDD_FILES, Scaling, load_adult, load_kddcup99, noisy_linear,
@@ -34,6 +35,9 @@ use crate::safe_write::OutDir;
 /// Datasets the command knows.
 pub const DATASETS: [&str; 3] = ["synthetic", "adult", "kdd"];
 const FPRS: [f64; 3] = [0.1, 0.01, 0.001];
+/// The private model must keep the attack's advantage under the ε-DP ceiling with
+/// confidence `1 − CONFIDENCE_ALPHA`.
+const CONFIDENCE_ALPHA: f64 = 1e-3;
 /// The stated threshold: the overfit model must give the attack at least this advantage,
 /// or the attack is not shown to work.
 pub const OVERFIT_ADVANTAGE_FLOOR: f64 = 0.3;
@@ -44,6 +48,9 @@ struct AttackResult {
     attack: &'static str,
     auc: f64,
     advantage: f64,
+    /// Upper confidence bound on the true advantage at `1 − CONFIDENCE_ALPHA` (DKW, assuming
+    /// independent trials).
+    advantage_upper_bound: f64,
     tpr_at_fpr: Vec<TprAtFpr>,
     #[serde(skip)]
     roc: Roc,
@@ -184,6 +191,7 @@ fn attacks(margins: &[Vec<f64>], memberships: &[Vec<bool>]) -> Vec<AttackResult>
             attack,
             auc: curve.auc,
             advantage: advantage(&curve),
+            advantage_upper_bound: advantage_upper_bound(&curve, CONFIDENCE_ALPHA),
             tpr_at_fpr: tpr_at_fpr(&curve, &FPRS),
             roc: curve,
         })
@@ -275,7 +283,7 @@ pub fn run(
         let private_ok = private
             .attacks
             .iter()
-            .all(|a| a.advantage <= private.advantage_ceiling.unwrap_or(1.0));
+            .all(|a| a.advantage_upper_bound <= private.advantage_ceiling.unwrap_or(1.0));
         let attack_works = overfit
             .attacks
             .iter()
@@ -283,11 +291,12 @@ pub fn run(
         for result in &results {
             for attack in &result.attacks {
                 println!(
-                    "{name}: {} — {}: AUC {:.3}, advantage {:.3}{}",
+                    "{name}: {} — {}: AUC {:.3}, advantage {:.3} (≤ {:.3} at 99.9%){}",
                     result.model,
                     attack.attack,
                     attack.auc,
                     attack.advantage,
+                    attack.advantage_upper_bound,
                     result
                         .advantage_ceiling
                         .map_or(String::new(), |c| format!(" (ε-DP ceiling {c:.3})"))
@@ -324,9 +333,11 @@ fn markdown(report: &Report) -> String {
          Pool of {} rows ({} features) in pairs; each of {} models trains on one row of every \
          pair (fair coin), so each row is a member of about half the models and neighbouring \
          training sets differ in one record. An ε-DP model caps every attack's advantage \
-         TPR − FPR at tanh(ε/2). TPR values marked * rest on fewer than 10 non-members.\n\n\
-         | model | attack | AUC | advantage | ε-DP ceiling | TPR at FPR 0.1 | 0.01 | 0.001 |\n\
-         |---|---|---|---|---|---|---|---|\n",
+         TPR − FPR at tanh(ε/2); the upper bound on the advantage holds with confidence 99.9% \
+         (DKW, assuming independent trials). TPR values marked * rest on fewer than 10 \
+         non-members.\n\n\
+         | model | attack | AUC | advantage | upper bound | ε-DP ceiling | TPR at FPR 0.1 | 0.01 | 0.001 |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
         report.dataset, report.pool_rows, report.features, report.models
     );
     for result in &report.results {
@@ -338,11 +349,12 @@ fn markdown(report: &Report) -> String {
                 .collect();
             let _ = writeln!(
                 s,
-                "| {} | {} | {:.3} | {:.3} | {} | {} |",
+                "| {} | {} | {:.3} | {:.3} | {:.3} | {} | {} |",
                 result.model,
                 attack.attack,
                 attack.auc,
                 attack.advantage,
+                attack.advantage_upper_bound,
                 result
                     .advantage_ceiling
                     .map_or("none (not private)".into(), |c| format!("{c:.3}")),

@@ -98,6 +98,16 @@ pub fn advantage(roc: &Roc) -> f64 {
     roc.points.iter().map(|&(f, t)| t - f).fold(0.0, f64::max)
 }
 
+/// An upper confidence bound on the attack's true advantage: the empirical advantage plus
+/// the DKW bound `√(ln(4/α)/(2m))` on the deviation of each of the two empirical score
+/// distributions (members, non-members; m their sizes), which holds for every threshold at
+/// once with probability at least `1 − α`. It assumes independent trials; trials that share
+/// a model or a target are positively dependent, which this does not account for.
+pub fn advantage_upper_bound(roc: &Roc, alpha: f64) -> f64 {
+    let dkw = |m: usize| ((4.0 / alpha).ln() / (2.0 * m as f64)).sqrt();
+    (advantage(roc) + dkw(roc.members) + dkw(roc.non_members)).min(1.0)
+}
+
 /// The largest advantage any membership test can have against an ε-DP mechanism, when
 /// membership is decided between a target and a partner (replace one record):
 /// `TPR ≤ e^ε·FPR` and `1 − FPR ≤ e^ε·(1 − TPR)` give `TPR − FPR ≤ (e^ε − 1)/(e^ε + 1) =
@@ -146,6 +156,16 @@ mod tests {
         let at = tpr_at_fpr(&curve, &[0.1, 0.01]);
         assert!(at[0].enough_samples && !at[1].enough_samples);
         assert!((at[0].tpr - 0.11).abs() < 1e-12, "{at:?}");
+    }
+
+    #[test]
+    fn the_upper_bound_adds_both_dkw_deviations() {
+        let curve = roc(&[1.0; 800], &[0.0; 200]).unwrap();
+        let dkw = |m: f64| ((4.0f64 / 1e-3).ln() / (2.0 * m)).sqrt();
+        assert_eq!(advantage_upper_bound(&curve, 1e-3), 1.0);
+        let tied = roc(&[0.0; 800], &[0.0; 200]).unwrap();
+        let expected = dkw(800.0) + dkw(200.0);
+        assert!((advantage_upper_bound(&tied, 1e-3) - expected).abs() < 1e-12);
     }
 
     #[test]
