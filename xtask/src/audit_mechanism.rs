@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use dp_audit::{
-    LowerBound, Verdict, canary_margin, epsilon_lower_bound, gamma_noise_likelihood_ratio, judge,
-    run_scores,
+    LabelledRows, LowerBound, NeighbourPair, Neighbouring, Verdict, canary_margin,
+    epsilon_lower_bound, gamma_noise_likelihood_ratio, judge, run_scores,
 };
 use dp_erm::{ErmParams, Loss, ObjectiveCalibration, TrainingSet};
 use dp_noise::InsecureSeededRng;
@@ -53,10 +53,11 @@ fn params(name: &str, lambda: f64) -> Option<ErmParams> {
     })
 }
 
-/// The neighbouring pair (see the module docs), from a fixed seed.
-fn pair(seed: u64) -> Result<(TrainingSet, TrainingSet), dp_erm::ErmError> {
+/// The neighbouring pair (see the module docs), from a fixed seed, built with dp-audit.
+fn pair(seed: u64) -> Result<(TrainingSet, TrainingSet), dp_audit::AuditError> {
     let mut rng = InsecureSeededRng::new(seed);
     let mut values: Vec<f64> = (0..ROWS - 1).map(|_| rng.random_range(-1.0..1.0)).collect();
+    // Labels follow the sign of x, flipped with probability 0.2.
     let mut labels: Vec<f64> = values
         .iter()
         .map(|&x| {
@@ -69,15 +70,9 @@ fn pair(seed: u64) -> Result<(TrainingSet, TrainingSet), dp_erm::ErmError> {
         .collect();
     values.push(1.0);
     labels.push(1.0);
-    let build = |labels: Vec<f64>| {
-        TrainingSet::builder(1)
-            .dense_rows(values.clone())
-            .labels(labels)
-            .build()
-    };
-    let first = build(labels.clone())?;
-    *labels.last_mut().expect("50 labels") = -1.0;
-    Ok((first, build(labels)?))
+    let base = LabelledRows::dense(1, &values, labels)?;
+    let pair = NeighbourPair::new(&base, Neighbouring::FlipLabel { index: ROWS - 1 })?;
+    Ok((pair.first, pair.second))
 }
 
 /// One audited branch.
