@@ -165,9 +165,19 @@ pub fn judge(bound: &LowerBound, claimed: f64, pair: Option<f64>) -> Verdict {
     }
 }
 
+/// Most runs per dataset an audit accepts (their scores are held in memory).
+pub const MAX_RUNS: usize = 100_000_000;
+
 /// Refuses an audit whose runs could not show a loss of `target` even against a perfect
-/// distinguisher: it would pass any mechanism.
+/// distinguisher (it would pass any mechanism), or that asks for more than [`MAX_RUNS`].
 pub fn require_power(runs: usize, target: f64, alpha: f64) -> Result<(), AuditError> {
+    if runs > MAX_RUNS {
+        return Err(AuditError::InvalidParameter {
+            what: "runs per dataset",
+            value: runs as f64,
+            requirement: "at most 1e8",
+        });
+    }
     let largest = largest_detectable(runs, alpha);
     if largest > target {
         Ok(())
@@ -212,6 +222,7 @@ mod tests {
             Err(AuditError::TooFewRuns { runs: 100, .. })
         ));
         assert!(require_power(100_000, 5.0, 1e-6).is_ok());
+        assert!(require_power(usize::MAX, 5.0, 1e-6).is_err());
         let mut scores = vec![0.0; 10];
         scores[3] = f64::NAN;
         assert_eq!(

@@ -47,7 +47,8 @@ mod runner;
 mod scores;
 
 pub use bound::{
-    LowerBound, Tail, Verdict, epsilon_lower_bound, judge, largest_detectable, require_power,
+    LowerBound, MAX_RUNS, Tail, Verdict, epsilon_lower_bound, judge, largest_detectable,
+    require_power,
 };
 pub use error::AuditError;
 pub use neighbours::{LabelledRows, NeighbourPair, Neighbouring};
