@@ -3,7 +3,9 @@
 use std::fs::File;
 
 use crate::DatasetError;
-use crate::dataset::{Dataset, Scaling, scale_columns_by_bounds, scale_columns_by_max};
+use crate::dataset::{
+    Dataset, Scaling, parse_finite, scale_columns_by_bounds, scale_columns_by_max,
+};
 use crate::dir::{ADULT_FILES, DataDir};
 
 /// Public bounds for Adult's numeric columns (from the attribute descriptions, not the
@@ -83,16 +85,7 @@ pub fn load_adult(dir: &DataDir, scaling: Scaling) -> Result<Dataset, DatasetErr
                 let field = &record[k];
                 match attribute {
                     Attribute::Numeric(name) => {
-                        // `parse` accepts "NaN" and "inf"; neither is a census value.
-                        let value = field
-                            .parse::<f64>()
-                            .ok()
-                            .filter(|v| v.is_finite())
-                            .ok_or_else(|| DatasetError::Parse {
-                                file,
-                                line,
-                                why: format!("{name} is not a finite number: {field:?}"),
-                            })?;
+                        let value = parse_finite(field, file, line, name)?;
                         if value != 0.0 {
                             row.push((offsets[k], value));
                         }

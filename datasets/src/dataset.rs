@@ -111,6 +111,25 @@ impl fmt::Debug for Dataset {
     }
 }
 
+/// `field` as a finite number, or a parse error naming `what`, the file and the line:
+/// `str::parse` accepts "NaN" and "inf", which no data file here may hold.
+pub(crate) fn parse_finite(
+    field: &str,
+    file: &'static str,
+    line: usize,
+    what: &str,
+) -> Result<f64, DatasetError> {
+    field
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| DatasetError::Parse {
+            file,
+            line,
+            why: format!("{what} is not a finite number: {field:?}"),
+        })
+}
+
 /// Divides every column by its largest |value| in `rows` (columns that are all zero stay).
 /// Reads all rows: the papers' preprocessing, not private.
 pub(crate) fn scale_columns_by_max(rows: &mut [Vec<(usize, f64)>], features: usize) {

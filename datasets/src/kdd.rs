@@ -6,7 +6,7 @@ use std::fs::File;
 use flate2::read::GzDecoder;
 
 use crate::DatasetError;
-use crate::dataset::{Dataset, Scaling, scale_columns_by_max};
+use crate::dataset::{Dataset, Scaling, parse_finite, scale_columns_by_max};
 use crate::dir::{DataDir, KDD_FILES};
 
 /// Columns 1, 2, 3 (protocol_type, service, flag) are categorical; the other 38 numeric.
@@ -52,16 +52,7 @@ pub fn load_kddcup99(dir: &DataDir) -> Result<Dataset, DatasetError> {
             if CATEGORICAL.contains(&k) {
                 continue;
             }
-            // `parse` accepts "NaN" and "inf"; neither is a connection statistic.
-            let value = field
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| DatasetError::Parse {
-                    file,
-                    line,
-                    why: format!("column {k} is not a finite number: {field:?}"),
-                })?;
+            let value = parse_finite(field, file, line, &format!("column {k}"))?;
             if value != 0.0 {
                 numeric.push((numeric_column, value));
             }

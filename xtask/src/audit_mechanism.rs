@@ -11,12 +11,11 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use dp_audit::{
-    LabelledRows, LowerBound, NeighbourPair, Neighbouring, Verdict, canary_margin,
-    epsilon_lower_bound, gamma_noise_likelihood_ratio, judge, run_scores,
+    LowerBound, NeighbourPair, Neighbouring, Verdict, canary_margin, epsilon_lower_bound,
+    gamma_noise_likelihood_ratio, judge, label_flip_canary, run_scores,
 };
 use dp_erm::{ErmParams, Loss, ObjectiveCalibration, TrainingSet};
 use dp_noise::InsecureSeededRng;
-use rand::RngExt;
 use serde::Serialize;
 
 use crate::safe_write::OutDir;
@@ -53,24 +52,9 @@ fn params(name: &str, lambda: f64) -> Option<ErmParams> {
     })
 }
 
-/// The neighbouring pair (see the module docs), from a fixed seed, built with dp-audit.
+/// The neighbouring pair (see the module docs), from a fixed seed.
 fn pair(seed: u64) -> Result<(TrainingSet, TrainingSet), dp_audit::AuditError> {
-    let mut rng = InsecureSeededRng::new(seed);
-    let mut values: Vec<f64> = (0..ROWS - 1).map(|_| rng.random_range(-1.0..1.0)).collect();
-    // Labels follow the sign of x, flipped with probability 0.2.
-    let mut labels: Vec<f64> = values
-        .iter()
-        .map(|&x| {
-            if (x > 0.0) != (rng.random_range(0.0..1.0) < 0.2) {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
-    values.push(1.0);
-    labels.push(1.0);
-    let base = LabelledRows::dense(1, &values, labels)?;
+    let base = label_flip_canary(ROWS - 1, seed)?;
     let pair = NeighbourPair::new(&base, Neighbouring::FlipLabel { index: ROWS - 1 })?;
     Ok((pair.first, pair.second))
 }

@@ -51,6 +51,6 @@ pub use bound::{
     require_power,
 };
 pub use error::AuditError;
-pub use neighbours::{LabelledRows, NeighbourPair, Neighbouring};
+pub use neighbours::{LabelledRows, NeighbourPair, Neighbouring, label_flip_canary};
 pub use runner::run_scores;
 pub use scores::{canary_margin, gamma_noise_likelihood_ratio};

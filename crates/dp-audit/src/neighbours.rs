@@ -74,6 +74,30 @@ impl LabelledRows {
     }
 }
 
+/// The standard audit dataset (PRIVACY_TESTING.md §2): `shared` rows of one feature drawn
+/// uniformly in `[−1, 1]` from `seed`, labelled by their sign and flipped with probability
+/// 0.2, then the canary `x* = 1` labelled +1 as the last row. Its neighbour under
+/// [`Neighbouring::FlipLabel`] of that last row is the pair whose privacy loss has a closed
+/// form for the logistic loss.
+pub fn label_flip_canary(shared: usize, seed: u64) -> Result<LabelledRows, AuditError> {
+    use rand::RngExt;
+    let mut rng = dp_noise::InsecureSeededRng::new(seed);
+    let mut values: Vec<f64> = (0..shared).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut labels: Vec<f64> = values
+        .iter()
+        .map(|&x| {
+            if (x > 0.0) != (rng.random_range(0.0..1.0) < 0.2) {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    values.push(1.0);
+    labels.push(1.0);
+    LabelledRows::dense(1, &values, labels)
+}
+
 /// How the second dataset of a pair differs from the first.
 ///
 /// The guarantees of this workspace are stated for *replace one record* (same n):

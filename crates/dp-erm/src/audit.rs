@@ -32,30 +32,28 @@
 
 use dp_audit::{Verdict, judge};
 use dp_noise::InsecureSeededRng;
-use rand::RngExt;
 
-use crate::tests::canary_pair;
 use crate::{ErmParams, Loss, Mechanism, ObjectiveCalibration, TrainingSet};
 
 const ROWS: usize = 50;
 const RUNS: usize = 100_000;
 const ALPHA: f64 = 1e-6;
 
-/// The neighbouring pair: 49 shared random rows, plus the canary `x* = 1` labelled +1 / −1.
+/// The neighbouring pair: 49 shared random rows, plus the canary `x* = 1` labelled +1 / −1
+/// (dp-audit's standard audit dataset, built into this crate's own `TrainingSet`).
 fn neighbours(seed: u64) -> (TrainingSet, TrainingSet) {
-    let mut rng = InsecureSeededRng::new(seed);
-    let values: Vec<f64> = (0..ROWS - 1).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let labels: Vec<f64> = values
-        .iter()
-        .map(|&x| {
-            if (x > 0.0) != (rng.random_range(0.0..1.0) < 0.2) {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
-    canary_pair(values, labels)
+    let base = dp_audit::label_flip_canary(ROWS - 1, seed).unwrap();
+    let build = |labels: Vec<f64>| {
+        TrainingSet::builder(1)
+            .sparse_rows(base.rows.clone())
+            .labels(labels)
+            .build()
+            .unwrap()
+    };
+    let mut labels = base.labels.clone();
+    let with_canary = build(labels.clone());
+    *labels.last_mut().unwrap() = -1.0;
+    (with_canary, build(labels))
 }
 
 /// Canary margins of `RUNS` models trained on `data` (dp-audit's runner: parallel runs,
@@ -107,7 +105,6 @@ fn spec_calibration(
 }
 
 struct Audit {
-    epsilon_lower_bound: f64,
     bound: dp_audit::LowerBound,
     spec: SpecCalibration,
     epsilon: f64,
@@ -137,17 +134,16 @@ fn audit(params: &ErmParams, rule: ObjectiveCalibration, rate_factor: f64, seed:
     );
     dp_audit::require_power(RUNS, epsilon, ALPHA).unwrap();
     let bound = dp_audit::epsilon_lower_bound(&first, &second, ALPHA).unwrap();
-    let epsilon_lower_bound = bound.epsilon;
     eprintln!(
-        "audit {} Λ = {:e}, {rule:?}, noise rate ×{rate_factor}: ε_LB = {epsilon_lower_bound:.3}, \
+        "audit {} Λ = {:e}, {rule:?}, noise rate ×{rate_factor}: ε_LB = {:.3}, \
          ε'/2 = {:.3}, ε_pair = {:.3}, ε = {epsilon}",
         params.loss().name(),
         params.regularization(),
+        bound.epsilon,
         spec.beta,
         spec.beta + spec.minimizer_epsilon
     );
     Audit {
-        epsilon_lower_bound,
         bound,
         spec,
         epsilon,
@@ -176,7 +172,7 @@ fn logistic_objective_perturbation_audit_reaches_but_never_exceeds_the_pair_boun
             100 + i as u64,
         );
         let pair = pair_epsilon(&result.spec);
-        let lb = result.epsilon_lower_bound;
+        let lb = result.bound.epsilon;
         assert!(
             lb <= pair && pair <= result.epsilon,
             "Λ = {lambda}: ε_LB {lb} vs ε_pair {pair}"
@@ -205,9 +201,9 @@ fn logistic_audit_catches_halved_noise() {
             200 + i as u64,
         );
         assert!(
-            result.epsilon_lower_bound > pair_epsilon(&result.spec),
+            result.bound.epsilon > pair_epsilon(&result.spec),
             "Λ = {lambda}: {}",
-            result.epsilon_lower_bound
+            result.bound.epsilon
         );
         assert_ne!(
             judge(
@@ -233,7 +229,7 @@ fn huber_objective_perturbation_audit_stays_within_epsilon() {
             1.0,
             300 + i as u64,
         );
-        let lb = result.epsilon_lower_bound;
+        let lb = result.bound.epsilon;
         assert!(lb <= result.epsilon, "Λ = {lambda}: ε_LB {lb} > ε");
         assert!(
             lb >= 0.8 * result.spec.beta,
@@ -256,7 +252,7 @@ fn huber_audit_catches_noise_shrunk_past_epsilon() {
             factor,
             400 + i as u64,
         );
-        let lb = result.epsilon_lower_bound;
+        let lb = result.bound.epsilon;
         assert!(lb > result.epsilon, "Λ = {lambda}, noise / {factor}: {lb}");
     }
 }
@@ -266,7 +262,7 @@ fn huber_audit_catches_noise_shrunk_past_epsilon() {
 fn cliff_free_logistic_audit_stays_within_the_pair_bound() {
     let rule = ObjectiveCalibration::CliffFree;
     let result = audit(&logistic(1e-3).objective_calibration(rule), rule, 1.0, 500);
-    let lb = result.epsilon_lower_bound;
+    let lb = result.bound.epsilon;
     assert!(
         lb <= pair_epsilon(&result.spec) && lb >= 0.8 * result.spec.beta,
         "{lb}"
