@@ -145,7 +145,7 @@ fn margins(
             let rows: Vec<usize> = (0..pool.len()).filter(|&j| member[j]).collect();
             let train: TrainingSet = pool.training_set(&rows)?;
             let model = params.fit(&train, &mut InsecureSeededRng::new(seed ^ (k as u64) << 20))?;
-            let values = model.model().decision_values(&everyone)?;
+            let values = model.model().training_scores(&everyone)?;
             progress.inc(1);
             Ok(values
                 .iter()

@@ -136,6 +136,27 @@ impl TrainingSet {
         out
     }
 
+    /// Row `i` as `(feature, value)` pairs of its stored entries.
+    pub(crate) fn row_entries(&self, i: usize) -> Vec<(usize, f64)> {
+        match self.rows.as_ref() {
+            Rows::Dense(x) => x
+                .as_mat()
+                .row(i)
+                .iter()
+                .copied()
+                .enumerate()
+                .filter(|&(_, v)| v != 0.0)
+                .collect(),
+            Rows::Sparse(x) => {
+                let (idx, val) = x.row(i);
+                idx.iter()
+                    .map(|&c| c as usize)
+                    .zip(val.iter().copied())
+                    .collect()
+            }
+        }
+    }
+
     /// The rows as the solvers see them (for evaluating objectives outside this crate).
     pub fn design(&self) -> &dyn Design {
         self.rows.as_ref()
@@ -335,7 +356,7 @@ impl TrainingSetBuilder {
     }
 }
 
-fn check_labels(labels: &[f64], rows: usize) -> Result<(), ErmError> {
+pub(crate) fn check_labels(labels: &[f64], rows: usize) -> Result<(), ErmError> {
     if labels.len() != rows {
         return Err(ErmError::DimensionMismatch {
             what: "labels",

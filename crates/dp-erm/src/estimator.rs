@@ -39,6 +39,17 @@ pub enum Mechanism {
     },
 }
 
+impl Mechanism {
+    /// The ε of the guarantee, or `None` for [`Mechanism::NonPrivate`].
+    pub fn epsilon(&self) -> Option<f64> {
+        match *self {
+            Mechanism::NonPrivate => None,
+            Mechanism::OutputPerturbation { epsilon }
+            | Mechanism::ObjectivePerturbation { epsilon, .. } => Some(epsilon),
+        }
+    }
+}
+
 /// Which solver minimizes the objective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SolverChoice {

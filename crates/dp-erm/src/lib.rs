@@ -40,9 +40,11 @@ mod calibration;
 mod data;
 mod error;
 mod estimator;
+mod features;
 mod loss;
 mod model;
 mod multiclass;
+mod trainer;
 
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
@@ -52,12 +54,14 @@ pub use data::{MAX_FEATURES, TrainingSet, TrainingSetBuilder};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
+pub use features::{Examples, FeatureRow, Features};
 pub use loss::Loss;
 pub use model::{
     LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,
     ModelMetadata,
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
+pub use trainer::{Classifier, Trainer};
 
 #[cfg(test)]
 mod audit;
@@ -69,3 +73,5 @@ mod proptests;
 mod refusal_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trainer_tests;

@@ -119,7 +119,7 @@ impl OneVsRest {
         let values = self
             .models
             .iter()
-            .map(|m| m.decision_values(rows))
+            .map(|m| m.training_scores(rows))
             .collect::<Result<Vec<_>, _>>()?;
         let wrong = (0..rows.len())
             .filter(|&i| {

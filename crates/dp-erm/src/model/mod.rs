@@ -119,11 +119,7 @@ impl LinearModel {
     /// The ε it was trained with (None if non-private). From a plain file this is the
     /// file's claim; see [`LinearModel`]'s "Files" section.
     pub fn epsilon(&self) -> Option<f64> {
-        match self.metadata.mechanism {
-            Mechanism::NonPrivate => None,
-            Mechanism::OutputPerturbation { epsilon }
-            | Mechanism::ObjectivePerturbation { epsilon, .. } => Some(epsilon),
-        }
+        self.metadata.mechanism.epsilon()
     }
 
     /// `fᵀx` for one row (length d, finite).
@@ -157,9 +153,9 @@ impl LinearModel {
         Ok(sign(self.decision_function(x)?))
     }
 
-    /// `fᵀx_i` for every row of `data` (an error naming the first row whose value
-    /// overflows).
-    pub fn decision_values(&self, data: &TrainingSet) -> Result<Vec<f64>, ErmError> {
+    /// `fᵀx_i` for every row of a training set (an error naming the first row whose value
+    /// overflows). For unlabelled rows see [`crate::Classifier::decision_values`].
+    pub fn training_scores(&self, data: &TrainingSet) -> Result<Vec<f64>, ErmError> {
         self.check_features(data)?;
         let values = data.margins(&self.weights);
         match values.iter().position(|v| !v.is_finite()) {
@@ -176,7 +172,7 @@ impl LinearModel {
 
     /// Number of rows of `data` predicted wrongly.
     pub fn mistakes(&self, data: &TrainingSet) -> Result<usize, ErmError> {
-        let values = self.decision_values(data)?;
+        let values = self.training_scores(data)?;
         Ok(values
             .iter()
             .zip(data.labels())

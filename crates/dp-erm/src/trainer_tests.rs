@@ -1,0 +1,236 @@
+//! Unlabelled rows, raw examples and the trainer trait.
+
+use dp_noise::InsecureSeededRng;
+
+use crate::{
+    Classifier, ErmError, ErmParams, Examples, FeatureRow, Features, Loss, Trainer, TrainingSet,
+};
+
+const ROWS: [f64; 8] = [0.6, 0.8, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2];
+const LABELS: [f64; 4] = [1.0, -1.0, -1.0, -1.0];
+
+fn training_set() -> TrainingSet {
+    TrainingSet::builder(2)
+        .dense_rows(ROWS.to_vec())
+        .labels(LABELS.to_vec())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn dense_and_sparse_features_hold_the_same_rows() {
+    let dense = Features::dense(2, ROWS.to_vec()).unwrap();
+    let sparse = Features::sparse(
+        2,
+        ROWS.chunks(2)
+            .map(|r| vec![(1, r[1]), (0, r[0])]) // out of order on purpose
+            .collect(),
+    )
+    .unwrap();
+    assert_eq!((dense.len(), dense.features()), (4, 2));
+    assert_eq!((sparse.len(), sparse.features()), (4, 2));
+    let w = [0.25, -2.0];
+    assert_eq!(dense.scores(&w).unwrap(), sparse.scores(&w).unwrap());
+    let mut row = [0.0; 2];
+    sparse.row(2).write_dense(&mut row);
+    assert_eq!(row, [0.3, -0.9]);
+    assert!(matches!(dense.row(3), FeatureRow::Dense(&[-0.7, -0.2])));
+}
+
+#[test]
+fn select_picks_rows_in_order_and_refuses_bad_indices() {
+    let features = Features::dense(2, ROWS.to_vec()).unwrap();
+    let picked = features.select(&[3, 0, 3]).unwrap();
+    assert_eq!(
+        picked.dense_values().unwrap(),
+        &[-0.7, -0.2, 0.6, 0.8, -0.7, -0.2]
+    );
+    let examples = Examples::new(features, LABELS.to_vec()).unwrap();
+    assert_eq!(examples.select(&[0, 2]).unwrap().labels(), &[1.0, -1.0]);
+    assert!(matches!(
+        examples.select(&[4]),
+        Err(ErmError::DimensionMismatch { found: 4, .. })
+    ));
+    assert_eq!(examples.select(&[]), Err(ErmError::EmptyData));
+}
+
+#[test]
+fn rejects_bad_features_naming_the_value() {
+    assert_eq!(Features::dense(2, vec![]), Err(ErmError::EmptyData));
+    assert_eq!(Features::sparse(2, vec![]), Err(ErmError::EmptyData));
+    assert!(matches!(
+        Features::dense(0, vec![1.0]),
+        Err(ErmError::InvalidParameter {
+            what: "feature count",
+            ..
+        })
+    ));
+    assert!(matches!(
+        Features::dense(1 << 40, vec![1.0]),
+        Err(ErmError::InvalidParameter {
+            what: "feature count",
+            ..
+        })
+    ));
+    assert!(matches!(
+        Features::dense(2, vec![1.0, 2.0, 3.0]),
+        Err(ErmError::DimensionMismatch { found: 3, .. })
+    ));
+    assert!(matches!(
+        Features::dense(2, vec![1.0, 2.0, f64::NAN, 0.0]),
+        Err(ErmError::NonFiniteFeature { row: 1, col: 0, .. })
+    ));
+    assert!(matches!(
+        Features::sparse(2, vec![vec![(0, 1.0)], vec![(1, f64::INFINITY)]]),
+        Err(ErmError::NonFiniteFeature { row: 1, col: 1, .. })
+    ));
+    assert_eq!(
+        Features::sparse(2, vec![vec![(2, 1.0)]]),
+        Err(ErmError::FeatureIndexOutOfRange {
+            row: 0,
+            col: 2,
+            features: 2
+        })
+    );
+    assert_eq!(
+        Features::sparse(3, vec![vec![(1, 1.0), (0, 2.0), (1, 3.0)]]),
+        Err(ErmError::RepeatedFeature { row: 0, col: 1 })
+    );
+    // Raw inputs carry no norm contract.
+    assert!(Features::dense(1, vec![1e300]).is_ok());
+}
+
+#[test]
+fn rejects_bad_labels_and_wrong_dimensions() {
+    let features = Features::dense(2, ROWS.to_vec()).unwrap();
+    assert!(matches!(
+        Examples::new(features.clone(), vec![1.0; 3]),
+        Err(ErmError::DimensionMismatch { what: "labels", .. })
+    ));
+    assert!(matches!(
+        Examples::new(features.clone(), vec![1.0, 0.0, 1.0, 1.0]),
+        Err(ErmError::InvalidLabel { row: 1, .. })
+    ));
+    assert!(matches!(
+        features.scores(&[1.0, 2.0, 3.0]),
+        Err(ErmError::DimensionMismatch {
+            expected: 3,
+            found: 2,
+            ..
+        })
+    ));
+    let model = ErmParams::non_private(Loss::Logistic, 0.1)
+        .fit(&training_set(), &mut InsecureSeededRng::new(1))
+        .unwrap()
+        .into_model();
+    let wide = Features::dense(3, vec![0.1; 3]).unwrap();
+    assert!(matches!(
+        model.decision_values(&wide),
+        Err(ErmError::DimensionMismatch { .. })
+    ));
+}
+
+#[test]
+fn rejects_raw_examples_outside_the_unit_ball_when_training_linearly() {
+    let features = Features::dense(2, vec![0.6, 0.8, 3.0, 4.0]).unwrap();
+    let examples = Examples::new(features, vec![1.0, -1.0]).unwrap();
+    let params = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0);
+    let err = params
+        .train(&examples, &mut InsecureSeededRng::new(1))
+        .unwrap_err();
+    assert!(matches!(err, ErmError::RowNormAboveOne { row: 1, norm } if norm == 5.0));
+}
+
+#[test]
+fn rejects_bad_parameters_before_looking_at_the_data() {
+    // The data would be refused too; the parameter refusal comes first.
+    let features = Features::dense(1, vec![7.0]).unwrap();
+    let examples = Examples::new(features, vec![1.0]).unwrap();
+    let params = ErmParams::objective_perturbation(Loss::Logistic, 0.1, -1.0);
+    let err = params
+        .train(&examples, &mut InsecureSeededRng::new(1))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ErmError::InvalidParameter {
+                what: "epsilon",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn erm_params_train_as_fit_does_and_report_their_epsilon() {
+    let data = training_set();
+    let examples = data.to_examples();
+    assert_eq!(examples.labels(), &LABELS);
+    for params in [
+        ErmParams::non_private(Loss::Logistic, 0.1),
+        ErmParams::output_perturbation(Loss::huber(0.5).unwrap(), 0.1, 0.7),
+        ErmParams::objective_perturbation(Loss::Logistic, 0.1, 2.0),
+    ] {
+        let by_fit = params
+            .fit(&data, &mut InsecureSeededRng::new(9))
+            .unwrap()
+            .into_model();
+        let by_trait = params
+            .train(&examples, &mut InsecureSeededRng::new(9))
+            .unwrap();
+        assert_eq!(by_fit, by_trait);
+        assert_eq!(Trainer::epsilon(&params), by_fit.epsilon());
+        assert_eq!(
+            Classifier::mistakes(&by_trait, &examples).unwrap(),
+            by_fit.mistakes(&data).unwrap()
+        );
+        let batch = by_trait.decision_values(examples.inputs()).unwrap();
+        // Same values up to summation order (faer's product vs a plain dot product).
+        for (a, b) in batch.iter().zip(by_fit.training_scores(&data).unwrap()) {
+            assert!((a - b).abs() <= 1e-14 * b.abs().max(1.0), "{a} vs {b}");
+        }
+        assert_eq!(by_trait.input_features(), 2);
+    }
+    assert_eq!(
+        Trainer::epsilon(&ErmParams::objective_perturbation(Loss::Logistic, 0.1, 2.0)),
+        Some(2.0)
+    );
+    assert_eq!(
+        Trainer::epsilon(&ErmParams::non_private(Loss::Logistic, 0.1)),
+        None
+    );
+}
+
+#[test]
+fn large_batches_score_in_parallel_as_small_ones_do() {
+    let n = 10_000;
+    let values: Vec<f64> = (0..n * 3)
+        .map(|k| ((k * 37 % 101) as f64) / 50.0 - 1.0)
+        .collect();
+    let features = Features::dense(3, values.clone()).unwrap();
+    let w = [0.3, -0.2, 0.9];
+    let expected: Vec<f64> = values
+        .chunks(3)
+        .map(|r| r.iter().zip(&w).map(|(a, b)| a * b).sum())
+        .collect();
+    assert_eq!(features.scores(&w).unwrap(), expected);
+    let huge = Features::dense(1, vec![1.0, 1e308, 2.0]).unwrap();
+    assert_eq!(
+        huge.scores(&[1e10]),
+        Err(ErmError::DecisionOverflow { row: 1 })
+    );
+}
+
+#[test]
+fn debug_shows_the_shape_only() {
+    let features = Features::dense(2, vec![0.123456, 0.654321]).unwrap();
+    let examples = Examples::new(features.clone(), vec![1.0]).unwrap();
+    for text in [format!("{features:?}"), format!("{examples:?}")] {
+        assert!(
+            !text.contains("123456") && !text.contains("654321"),
+            "{text}"
+        );
+        assert!(text.contains("rows: 1"), "{text}");
+    }
+}
