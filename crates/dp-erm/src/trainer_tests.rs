@@ -240,8 +240,12 @@ fn dense_matrix_training_sets_match_built_ones_and_are_checked() {
     let x = faer::Mat::from_fn(4, 2, |i, j| ROWS[2 * i + j]);
     let from_matrix = TrainingSet::from_dense_matrix(x, LABELS.to_vec()).unwrap();
     let params = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0);
-    let a = params.fit(&from_matrix, &mut InsecureSeededRng::new(3)).unwrap();
-    let b = params.fit(&training_set(), &mut InsecureSeededRng::new(3)).unwrap();
+    let a = params
+        .fit(&from_matrix, &mut InsecureSeededRng::new(3))
+        .unwrap();
+    let b = params
+        .fit(&training_set(), &mut InsecureSeededRng::new(3))
+        .unwrap();
     assert_eq!(a.model(), b.model());
 
     let outside = faer::Mat::from_fn(3, 2, |i, j| if i == 1 { 0.8 } else { 0.1 * j as f64 });
