@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use dp_erm::TrainingSet;
+use dp_erm::{Examples, Features, TrainingSet};
 
 use crate::DatasetError;
 
@@ -60,6 +60,42 @@ impl Dataset {
     /// Fraction of labels equal to +1.
     pub fn positive_rate(&self) -> f64 {
         self.labels.iter().filter(|&&y| y > 0.0).count() as f64 / self.len().max(1) as f64
+    }
+
+    /// The rows at `indices` as raw examples, unscaled and unclipped (for trainers with
+    /// their own feature map, such as dp-kernel's); an index past the end is an error.
+    pub fn examples(&self, indices: &[usize]) -> Result<Examples, DatasetError> {
+        if let Some(&index) = indices.iter().find(|&&i| i >= self.len()) {
+            return Err(DatasetError::IndexOutOfRange {
+                index,
+                len: self.len(),
+            });
+        }
+        let labels = indices.iter().map(|&i| self.labels[i]).collect();
+        let d = self.features();
+        let stored: usize = indices.iter().map(|&i| self.rows[i].len()).sum();
+        // Mostly-filled rows are stored densely (the fast path of feature maps).
+        let features = if stored * 2 > indices.len() * d {
+            let mut values = vec![0.0; indices.len() * d];
+            for (r, &i) in indices.iter().enumerate() {
+                for &(c, v) in &self.rows[i] {
+                    if c < d {
+                        values[r * d + c] = v;
+                    } else {
+                        return Err(dp_erm::ErmError::FeatureIndexOutOfRange {
+                            row: r,
+                            col: c,
+                            features: d,
+                        }
+                        .into());
+                    }
+                }
+            }
+            Features::dense(d, values)?
+        } else {
+            Features::sparse(d, indices.iter().map(|&i| self.rows[i].clone()).collect())?
+        };
+        Ok(Examples::new(features, labels)?)
     }
 
     /// The rows at `indices` as a checked training set, each row clipped to the unit ball.

@@ -111,8 +111,10 @@ enum AuditWhat {
 enum Experiment {
     /// Linear classifiers on Adult and KDDCup99 (SVM paper, Figures 2a and 3).
     Linear,
-    /// Every experiment (currently the linear ones; kernel, tuning and prediction come
-    /// with their crates).
+    /// The private kernel SVM on nested balls (SVM paper, Figures 1c, 1f and 2b), with a
+    /// sweep over the number of random features. Synthetic: needs no data files.
+    Kernel,
+    /// Every experiment (the default).
     All,
 }
 
@@ -151,16 +153,29 @@ enum DatasetsAction {
 fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
         Command::Reproduce {
-            experiment: _,
+            experiment,
             options,
         } => {
             let _always_required = options.require_data;
-            reproduce::linear(&reproduce::Options {
+            let options = reproduce::Options {
                 quick: options.quick,
                 data_dir: options.data_dir,
                 out: options.out,
                 seed: options.seed,
-            })
+            };
+            match experiment {
+                Some(Experiment::Linear) => reproduce::linear(&options),
+                Some(Experiment::Kernel) => reproduce::kernel(&options),
+                None | Some(Experiment::All) => {
+                    // The synthetic experiment first: it needs no data files.
+                    let kernel = reproduce::kernel(&options);
+                    let linear = reproduce::linear(&options);
+                    match (kernel, linear) {
+                        (Ok(k), Ok(l)) => Ok(k && l),
+                        (Err(e), _) | (_, Err(e)) => Err(e),
+                    }
+                }
+            }
         }
         Command::Datasets {
             action: DatasetsAction::Fetch { from, data_dir },

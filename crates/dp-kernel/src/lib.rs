@@ -38,6 +38,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod cosine;
 mod error;
 mod estimator;
 mod map;

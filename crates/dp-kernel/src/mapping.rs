@@ -12,6 +12,7 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use crate::FeatureMap;
+use crate::cosine::{any_cos, scaled_cos_in_place};
 
 /// Rows per block: 256 rows × D = 1000 features is 2 MB, about what a core's cache holds.
 pub(crate) const BLOCK_ROWS: usize = 256;
@@ -45,7 +46,7 @@ impl FeatureMap {
             .zip(self.phases())
             .map(|(omega, &psi)| {
                 let angle: f64 = omega.iter().zip(x).map(|(w, v)| w * v).sum();
-                scale * bounded_cos(angle + psi)
+                scale * any_cos(angle + psi)
             })
             .collect())
     }
@@ -99,17 +100,14 @@ impl FeatureMap {
             }
         }
         let scale = self.scale();
-        for (j, column) in out.col_iter_mut().enumerate() {
+        for (j, mut column) in out.col_iter_mut().enumerate() {
             let psi = self.phases()[j];
-            column
-                .iter_mut()
-                .for_each(|z| *z = scale * bounded_cos(*z + psi));
+            match column.as_mut().try_as_col_major_mut() {
+                Some(contiguous) => scaled_cos_in_place(contiguous.as_slice_mut(), psi, scale),
+                None => column
+                    .iter_mut()
+                    .for_each(|z| *z = scale * any_cos(*z + psi)),
+            }
         }
     }
-}
-
-/// `cos(angle)`, or 0 where the angle overflowed (the cosine of ±∞ or NaN is undefined):
-/// always in [−1, 1], so a mapped row stays in the unit ball whatever the input.
-fn bounded_cos(angle: f64) -> f64 {
-    if angle.is_finite() { angle.cos() } else { 0.0 }
 }

@@ -16,16 +16,16 @@ const COLORS: [RGBColor; 6] = [
 ];
 
 /// One curve: legend, points, whether it is published data (circles, not a line), colour.
-struct Series {
-    name: String,
-    points: Vec<(f64, f64)>,
-    published: bool,
-    color: usize,
+pub(super) struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub published: bool,
+    pub color: usize,
 }
 
 /// Renders the figure in memory and then replaces `name` in `out` atomically, so a drawing
 /// error cannot leave a truncated SVG in place of a good one.
-fn draw(
+pub(super) fn draw(
     out: &OutDir,
     name: &str,
     title: &str,
@@ -46,10 +46,12 @@ fn render(
     x_range: (f64, f64),
     series: &[Series],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    // Λ spans decades (scientific labels); ε does not (plain decimals).
+    // Λ spans decades (scientific labels); counts (n, D) are integers; ε is decimal.
     let tick = |x: &f64| {
         if axis == "Λ" {
             format!("{x:.0e}")
+        } else if axis.starts_with('n') || axis.starts_with('D') {
+            format!("{x:.0}")
         } else {
             format!("{x:.2}")
         }
