@@ -246,3 +246,23 @@ fn rejects_printing_rows_in_debug_output() {
     assert!(!shown.contains(&format!("{value}")), "{shown}");
     assert!(!shown.contains(&format!("{value:?}")), "{shown}");
 }
+
+#[test]
+fn examples_keep_raw_rows_dense_or_sparse_and_refuse_bad_indices() {
+    let balls = nested_balls(20, 3).unwrap();
+    let examples = balls.examples(&[4, 0, 19]).unwrap();
+    assert!(examples.inputs().is_dense());
+    assert_eq!(examples.labels(), &[balls.labels[4], balls.labels[0], balls.labels[19]]);
+    let mut row = vec![0.0; 5];
+    examples.inputs().row(0).write_dense(&mut row);
+    let expected: Vec<f64> = balls.rows[4].iter().map(|&(_, v)| v).collect();
+    assert_eq!(row, expected);
+    // Mostly-zero rows stay sparse.
+    let mut sparse = noisy_linear(4, 10, 0.0, 2).unwrap();
+    sparse.rows.iter_mut().for_each(|r| r.truncate(1));
+    assert!(!sparse.examples(&[0, 1]).unwrap().inputs().is_dense());
+    assert!(matches!(
+        balls.examples(&[0, 20]),
+        Err(DatasetError::IndexOutOfRange { index: 20, len: 20 })
+    ));
+}
