@@ -252,7 +252,10 @@ fn examples_keep_raw_rows_dense_or_sparse_and_refuse_bad_indices() {
     let balls = nested_balls(20, 3).unwrap();
     let examples = balls.examples(&[4, 0, 19]).unwrap();
     assert!(examples.inputs().is_dense());
-    assert_eq!(examples.labels(), &[balls.labels[4], balls.labels[0], balls.labels[19]]);
+    assert_eq!(
+        examples.labels(),
+        &[balls.labels[4], balls.labels[0], balls.labels[19]]
+    );
     let mut row = vec![0.0; 5];
     examples.inputs().row(0).write_dense(&mut row);
     let expected: Vec<f64> = balls.rows[4].iter().map(|&(_, v)| v).collect();

@@ -158,23 +158,41 @@ impl Design for DenseRows {
             .into_par_iter()
             .map(|group| {
                 let mut partial = Mat::<f64>::zeros(cols, cols);
+                // Rows of weight 0 add nothing: each block's other rows (the Huber loss gives
+                // most rows weight 0 once the model separates them) are gathered, column by
+                // column so that reads stay within the block, then multiplied.
                 let mut scaled = Mat::<f64>::zeros(BLOCK_ROWS, cols);
+                let mut gathered = Mat::<f64>::zeros(BLOCK_ROWS, cols);
+                let mut active = Vec::with_capacity(BLOCK_ROWS);
                 for range in &blocks[group] {
-                    let block = self.x.subrows(range.start, range.len());
-                    let mut scaled = scaled.subrows_mut(0, range.len());
+                    active.clear();
+                    active.extend(range.clone().filter(|&i| weights[i] != 0.0));
+                    if active.is_empty() {
+                        continue;
+                    }
+                    let every_row = active.len() == range.len();
                     for col in 0..cols {
-                        for (row, i) in range.clone().enumerate() {
-                            scaled[(row, col)] = weights[i] * block[(row, col)];
+                        let column = self.x.col(col);
+                        for (k, &i) in active.iter().enumerate() {
+                            if !every_row {
+                                gathered[(k, col)] = column[i];
+                            }
+                            scaled[(k, col)] = weights[i] * column[i];
                         }
                     }
+                    let rows = if every_row {
+                        self.x.subrows(range.start, range.len())
+                    } else {
+                        gathered.subrows(0, active.len())
+                    };
                     // Only the lower triangle of Bᵀ·diag(s)·B is formed: half the flops.
                     triangular::matmul(
                         partial.as_mut(),
                         BlockStructure::TriangularLower,
                         Accum::Add,
-                        block.transpose(),
+                        rows.transpose(),
                         BlockStructure::Rectangular,
-                        scaled.as_ref(),
+                        scaled.subrows(0, active.len()),
                         BlockStructure::Rectangular,
                         1.0,
                         Par::Seq,
