@@ -102,7 +102,7 @@ impl TrainingSet {
 
     /// A training set from a dense matrix (one row per example, as faer stores it: column
     /// by column) and its labels, without copying the matrix. The same checks as
-    /// [`TrainingSet::build`] without transformations: finite values, labels ±1, n ≥ 1, and
+    /// [`TrainingSetBuilder::build`] without transformations: finite values, labels ±1, n ≥ 1, and
     /// every row's norm ≤ 1 — a row above it is an error naming it, never clipped. For
     /// feature maps that produce their rows as a matrix (dp-kernel).
     pub fn from_dense_matrix(x: faer::Mat<f64>, labels: Vec<f64>) -> Result<Self, ErmError> {

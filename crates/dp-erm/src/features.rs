@@ -289,6 +289,26 @@ impl Features {
     }
 }
 
+/// Checks one row given as a slice: `features` values, all finite (an error naming the
+/// first non-finite one).
+pub fn check_row(x: &[f64], features: usize) -> Result<(), ErmError> {
+    if x.len() != features {
+        return Err(ErmError::DimensionMismatch {
+            what: "row",
+            expected: features,
+            found: x.len(),
+        });
+    }
+    match x.iter().position(|v| !v.is_finite()) {
+        Some(col) => Err(ErmError::NonFiniteFeature {
+            row: 0,
+            col,
+            value: x[col],
+        }),
+        None => Ok(()),
+    }
+}
+
 fn check_feature_count(features: usize) -> Result<(), ErmError> {
     if features == 0 || features > MAX_FEATURES {
         return Err(ErmError::InvalidParameter {

@@ -54,7 +54,7 @@ pub use data::{MAX_FEATURES, TrainingSet, TrainingSetBuilder};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
-pub use features::{Examples, FeatureRow, Features};
+pub use features::{Examples, FeatureRow, Features, check_row};
 pub use loss::Loss;
 pub use model::{
     LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,

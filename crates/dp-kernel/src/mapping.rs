@@ -24,20 +24,7 @@ pub const MAX_DESIGN_ENTRIES: usize = 1 << 30;
 impl FeatureMap {
     /// The mapped row `v(x)` (D values, norm ≤ 1); `x` must have d finite values.
     pub fn map_row(&self, x: &[f64]) -> Result<Vec<f64>, ErmError> {
-        if x.len() != self.input_features() {
-            return Err(ErmError::DimensionMismatch {
-                what: "row",
-                expected: self.input_features(),
-                found: x.len(),
-            });
-        }
-        if let Some(col) = x.iter().position(|v| !v.is_finite()) {
-            return Err(ErmError::NonFiniteFeature {
-                row: 0,
-                col,
-                value: x[col],
-            });
-        }
+        dp_erm::check_row(x, self.input_features())?;
         let d = self.input_features();
         let scale = self.scale();
         Ok(self

@@ -78,12 +78,12 @@ fn plan(quick: bool) -> Plan {
             rows: 240_000,
             folds: 3,
             draws: 2,
-            lambdas: &[1e-2, 1e-3, 1e-4],
+            lambdas: &[1e-3, 1e-4, 1e-5],
             dims: &[50, 100, 200, 500, 1000, 2000],
             sweep_rows: 40_000,
             epsilons: &[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0],
             train_sizes: &[5_000, 10_000, 20_000, 40_000, 80_000, 160_000],
-            exact_rows: 5_000,
+            exact_rows: 10_000,
         }
     }
 }
@@ -176,6 +176,25 @@ fn non_private_error(mapped: &Mapped) -> Result<f64, Box<dyn std::error::Error>>
     Ok(model.error_rate(&mapped.test)?)
 }
 
+/// Best Λ in hindsight: (Λ, mean error, its standard error, fits).
+struct Best(f64, f64, f64, usize);
+
+/// On one split: the best private result at ε = 0.1 over the Λ grid, and the non-private
+/// error.
+fn one_split(
+    mapped: &Mapped,
+    plan: &Plan,
+    seed: u64,
+) -> Result<(Best, f64), Box<dyn std::error::Error>> {
+    let warm = non_private_fits(mapped, plan.lambdas)?;
+    let private = private_errors(mapped, plan.lambdas, &warm, EPSILON, plan.draws, seed)?;
+    let (lambda, error, std_error, fits) = best(plan.lambdas, &[private]);
+    Ok((
+        Best(lambda, error, std_error, fits),
+        non_private_error(mapped)?,
+    ))
+}
+
 fn mean_and_se(values: &[f64]) -> (f64, f64) {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
@@ -242,10 +261,7 @@ pub fn run(quick: bool, seed: u64) -> Result<(Vec<KernelCell>, usize), Box<dyn s
             let map =
                 FeatureMap::draw_seeded(kernel, sampling, 5, features, seed + features as u64)?;
             let mapped = map_fold(&map, &train, &test)?;
-            let warm = non_private_fits(&mapped, plan.lambdas)?;
-            let private = private_errors(&mapped, plan.lambdas, &warm, EPSILON, plan.draws, seed)?;
-            let (lambda, error, std_error, fits) = best(plan.lambdas, &[private]);
-            let np = non_private_error(&mapped)?;
+            let (Best(lambda, error, std_error, fits), np) = one_split(&mapped, &plan, seed)?;
             let seconds = started.elapsed().as_secs_f64();
             eprintln!(
                 "kernel sweep: D = {features:>4} {:>10}: private {error:.4} (Λ = {lambda:e}), non-private {np:.4}, {seconds:.1} s",
@@ -381,10 +397,7 @@ pub fn run(quick: bool, seed: u64) -> Result<(Vec<KernelCell>, usize), Box<dyn s
         let size = size.min(train_idx.len());
         let train = data.examples(&train_idx[..size])?;
         let mapped = map_fold(&map, &train, &test)?;
-        let warm = non_private_fits(&mapped, plan.lambdas)?;
-        let private = private_errors(&mapped, plan.lambdas, &warm, EPSILON, plan.draws, seed)?;
-        let (lambda, error, std_error, fits) = best(plan.lambdas, &[private]);
-        let np = non_private_error(&mapped)?;
+        let (Best(lambda, error, std_error, fits), np) = one_split(&mapped, &plan, seed)?;
         let seconds = started.elapsed().as_secs_f64();
         eprintln!("kernel learning curve: n = {size}: private {error:.4}, non-private {np:.4}");
         cells.push(KernelCell {

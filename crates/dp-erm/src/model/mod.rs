@@ -205,20 +205,7 @@ impl LinearModel {
 
     /// `fᵀx` for one row (length d, finite).
     pub fn decision_function(&self, x: &[f64]) -> Result<f64, ErmError> {
-        if x.len() != self.weights.len() {
-            return Err(ErmError::DimensionMismatch {
-                what: "row",
-                expected: self.weights.len(),
-                found: x.len(),
-            });
-        }
-        if let Some(col) = x.iter().position(|v| !v.is_finite()) {
-            return Err(ErmError::NonFiniteFeature {
-                row: 0,
-                col,
-                value: x[col],
-            });
-        }
+        crate::check_row(x, self.weights.len())?;
         let value: f64 = self.weights.iter().zip(x).map(|(w, v)| w * v).sum();
         // An overflow (∞, or ∞ − ∞ = NaN) has no sign to report: say so rather than guess.
         if value.is_finite() {
