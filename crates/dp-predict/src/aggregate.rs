@@ -12,8 +12,12 @@ use crate::vote::{AveragedAnswer, LaplaceAverage, SoftMajority, VoteKind, check_
 /// `k` models, model `j` trained on part `j` of a random partition of the training data
 /// into `k` disjoint parts of nearly equal size.
 ///
-/// The partition is drawn from the generator, independently of the data's values: a
-/// replaced example changes exactly one part, whatever the partition. Any [`Trainer`]
+/// The partition is a uniformly random permutation of the positions, drawn from the
+/// generator independently of the data's values, cut into contiguous blocks: replacing the
+/// example at one position changes exactly one part, whatever the permutation. Because
+/// the permutation is uniform, the output's law does not depend on the rows' order, so
+/// the guarantee also holds when "replace one" is read on the multiset of examples (a
+/// dataset given sorted by its values is as safe as a shuffled one). Any [`Trainer`]
 /// works; the privacy comes from the aggregation, so a non-private trainer
 /// ([`Trainer::epsilon`] `None`, e.g. `ErmParams::non_private`) is the intended use — a
 /// private one adds nothing this crate accounts for.
@@ -152,6 +156,14 @@ impl<M: Classifier> SoftMajorityEnsemble<M> {
     /// The models.
     pub fn ensemble(&self) -> &Ensemble<M> {
         &self.ensemble
+    }
+
+    /// Both answers' exact probabilities at `x` (tests).
+    #[cfg(test)]
+    pub(crate) fn law(&self, x: &[f64]) -> Result<[f64; 2], PredictError> {
+        self.ensemble.check_query(x)?;
+        let (positive, negative) = self.ensemble.secret_votes(x)?;
+        self.vote.law(positive, negative)
     }
 
     /// **Not private**: the exact probability of answering +1 at `x`.

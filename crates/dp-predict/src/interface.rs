@@ -37,7 +37,11 @@ pub trait PrivatePredictor: sealed::Sealed {
 macro_rules! sealed_predictor {
     ($($t:ty),* $(,)?) => { $(impl sealed::Sealed for $t {})* };
 }
-sealed_predictor!(crate::ExponentialWalk, crate::StableErm, crate::ProjectedSgd);
+sealed_predictor!(
+    crate::ExponentialWalk,
+    crate::StableErm,
+    crate::ProjectedSgd
+);
 impl<M> sealed::Sealed for crate::SoftMajorityEnsemble<M> {}
 impl<M> sealed::Sealed for crate::LaplaceAverageEnsemble<M> {}
 
@@ -147,9 +151,9 @@ impl<P: PrivatePredictor> PredictionInterface<P> {
 
     /// One answer per query, charged `q·ε` together; the whole batch is refused (nothing
     /// computed, nothing charged) if any query is malformed or the budget cannot pay for all.
-    pub fn answer_batch<'q, R: ReleaseRng + ?Sized>(
+    pub fn answer_batch<R: ReleaseRng + ?Sized>(
         &mut self,
-        queries: &[&'q P::Query],
+        queries: &[&P::Query],
         rng: &mut R,
     ) -> Result<Vec<P::Answer>, PredictError> {
         for query in queries {

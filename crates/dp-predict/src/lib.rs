@@ -75,3 +75,6 @@ pub use vote::{
     suggested_parts,
 };
 pub use walk::{ExponentialWalk, WalkParams};
+
+#[cfg(test)]
+mod tests;

@@ -63,8 +63,7 @@ impl SgdParams {
         let lipschitz = self.loss.lipschitz();
         // Each iterate is computed in floating point; the allowance covers d-term dot
         // products with ‖w‖ ≤ B, twice, with the crate-wide safety factor.
-        let rounding =
-            2.0 * ROUNDING_MARGIN * (features as f64 + 1.0) * f64::EPSILON * self.radius;
+        let rounding = 2.0 * ROUNDING_MARGIN * (features as f64 + 1.0) * f64::EPSILON * self.radius;
         Ok((2.0 * self.step * lipschitz + rounding).next_up())
     }
 
@@ -140,6 +139,18 @@ pub struct ProjectedSgd {
 }
 
 impl ProjectedSgd {
+    /// The same predictor with its noise calibrated for `factor·ε` (tests' mutation checks:
+    /// factor 2 halves the noise).
+    #[cfg(test)]
+    pub(crate) fn with_noise_epsilon_factor(&self, factor: f64) -> Self {
+        let laplace = Laplace::new(self.laplace.epsilon() * factor, self.laplace.sensitivity())
+            .expect("valid test parameters");
+        Self {
+            laplace,
+            ..self.clone()
+        }
+    }
+
     /// The Laplace mechanism each answer uses.
     pub fn laplace(&self) -> &Laplace {
         &self.laplace

@@ -99,8 +99,8 @@ impl StableErmParams {
         // The score is a floating-point dot product of d terms with ‖w‖ ≤ L/λ, ‖x‖ ≤ 1: each
         // evaluation errs by at most about d·u·L/λ; two evaluations (one per dataset),
         // with the crate-wide safety factor.
-        let rounding = 2.0 * ROUNDING_MARGIN * (features as f64 + 1.0) * f64::EPSILON * lipschitz
-            / lambda;
+        let rounding =
+            2.0 * ROUNDING_MARGIN * (features as f64 + 1.0) * f64::EPSILON * lipschitz / lambda;
         Ok(((stability + inexact) + rounding).next_up())
     }
 
@@ -151,6 +151,18 @@ pub struct StableErm {
 }
 
 impl StableErm {
+    /// The same predictor with its noise calibrated for `factor·ε` (tests' mutation checks:
+    /// factor 2 halves the noise).
+    #[cfg(test)]
+    pub(crate) fn with_noise_epsilon_factor(&self, factor: f64) -> Self {
+        let laplace = Laplace::new(self.laplace.epsilon() * factor, self.laplace.sensitivity())
+            .expect("valid test parameters");
+        Self {
+            laplace,
+            ..self.clone()
+        }
+    }
+
     /// The Laplace mechanism each answer uses (ε, Δ, grid, scale).
     pub fn laplace(&self) -> &Laplace {
         &self.laplace

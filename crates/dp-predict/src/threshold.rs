@@ -183,8 +183,13 @@ impl PrivateThresholdLearner {
     }
 
     /// **Not private**: the exact probability of each candidate on `data`.
-    pub fn secret_selection_probabilities(&self, data: &LineData) -> Result<Vec<f64>, PredictError> {
-        Ok(self.selector.selection_probabilities(&self.utilities(data))?)
+    pub fn secret_selection_probabilities(
+        &self,
+        data: &LineData,
+    ) -> Result<Vec<f64>, PredictError> {
+        Ok(self
+            .selector
+            .selection_probabilities(&self.utilities(data))?)
     }
 }
 

@@ -85,6 +85,18 @@ impl SoftMajority {
     }
 }
 
+impl SoftMajority {
+    /// Both answers' exact probabilities `[P(−1), P(+1)]` (tests: `1 − p` would lose the
+    /// small one to rounding).
+    #[cfg(test)]
+    pub(crate) fn law(&self, positive: usize, negative: usize) -> Result<[f64; 2], PredictError> {
+        let p = self
+            .selector
+            .selection_probabilities(&[negative as f64, positive as f64])?;
+        Ok([p[0], p[1]])
+    }
+}
+
 /// Which number each model contributes to Laplace averaging.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VoteKind {

@@ -209,7 +209,11 @@ impl ExponentialWalk {
 
     /// One ε-DP answer for `x`: `true` for label 1. Does not charge a budget: see
     /// [`crate::PredictionInterface`].
-    pub fn answer<R: ReleaseRng + ?Sized>(&self, x: f64, rng: &mut R) -> Result<bool, PredictError> {
+    pub fn answer<R: ReleaseRng + ?Sized>(
+        &self,
+        x: f64,
+        rng: &mut R,
+    ) -> Result<bool, PredictError> {
         let v = self.walk_value(x)?;
         Ok(self.selector.select(&[0.0, v], rng)? == 1)
     }
@@ -220,6 +224,14 @@ impl ExponentialWalk {
     pub fn secret_probability_of_one(&self, x: f64) -> Result<f64, PredictError> {
         let v = self.walk_value(x)?;
         Ok(self.selector.selection_probabilities(&[0.0, v])?[1])
+    }
+
+    /// Both answers' exact probabilities `[P(false), P(true)]` at `x` (tests).
+    #[cfg(test)]
+    pub(crate) fn law(&self, x: f64) -> Result<[f64; 2], PredictError> {
+        let v = self.walk_value(x)?;
+        let p = self.selector.selection_probabilities(&[0.0, v])?;
+        Ok([p[0], p[1]])
     }
 
     /// **Not private**: the textbook probability `1/(1 + exp(−ε v/2))` at `x` (idealized
