@@ -111,6 +111,9 @@ enum AuditWhat {
 enum Experiment {
     /// Linear classifiers on Adult and KDDCup99 (SVM paper, Figures 2a and 3).
     Linear,
+    /// Private prediction (Dwork-Feldman): thresholds on a line (synthetic) and prediction
+    /// versus training on Adult and KDDCup99 (skipped without the data files).
+    Predict,
     /// Every experiment (currently the linear ones; kernel, tuning and prediction come
     /// with their crates).
     All,
@@ -151,16 +154,22 @@ enum DatasetsAction {
 fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
         Command::Reproduce {
-            experiment: _,
+            experiment,
             options,
         } => {
             let _always_required = options.require_data;
-            reproduce::linear(&reproduce::Options {
+            let options = reproduce::Options {
                 quick: options.quick,
                 data_dir: options.data_dir,
                 out: options.out,
                 seed: options.seed,
-            })
+            };
+            match experiment {
+                Some(Experiment::Predict) => reproduce::predict(&options),
+                Some(Experiment::All) => reproduce::linear(&options)
+                    .and_then(|linear| Ok(reproduce::predict(&options)? && linear)),
+                Some(Experiment::Linear) | None => reproduce::linear(&options),
+            }
         }
         Command::Datasets {
             action: DatasetsAction::Fetch { from, data_dir },

@@ -89,6 +89,11 @@ impl<M: Classifier> Ensemble<M> {
         check_finite("query feature", x)
     }
 
+    /// **Not private**: the models (trained without privacy on their parts).
+    pub fn secret_models(&self) -> &[M] {
+        &self.models
+    }
+
     /// **Not private**: each model's score at `x`.
     pub fn secret_scores(&self, x: &[f64]) -> Result<Vec<f64>, PredictError> {
         self.check_query(x)?;
