@@ -86,19 +86,24 @@ fn aggregate_and_stable(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("soft_majority", "k100"), |b| {
         b.iter(|| {
             k = (k + 1) % queries.len();
-            soft.answer_unchecked(black_box(&queries[k]), &mut rng).unwrap()
+            soft.answer_unchecked(black_box(&queries[k]), &mut rng)
+                .unwrap()
         })
     });
     group.bench_function(BenchmarkId::new("laplace_average", "k100"), |b| {
         b.iter(|| {
             k = (k + 1) % queries.len();
-            average.answer_unchecked(black_box(&queries[k]), &mut rng).unwrap()
+            average
+                .answer_unchecked(black_box(&queries[k]), &mut rng)
+                .unwrap()
         })
     });
     group.bench_function(BenchmarkId::new("stable_erm_laplace", "n30000"), |b| {
         b.iter(|| {
             k = (k + 1) % queries.len();
-            stable.answer_unchecked(black_box(&queries[k]), &mut rng).unwrap()
+            stable
+                .answer_unchecked(black_box(&queries[k]), &mut rng)
+                .unwrap()
         })
     });
     group.finish();

@@ -50,9 +50,11 @@ impl Threshold {
     }
 }
 
-/// The non-private empirical risk minimizer over all thresholds: θ at the midpoint of the
-/// gap between consecutive distinct points where the training mistakes are fewest (the
-/// leftmost such gap; one unit beyond the data at either end). **Not private.**
+/// The non-private empirical risk minimizer over all thresholds: among the gaps between
+/// consecutive distinct points, the leftmost with the fewest training mistakes, with θ at
+/// the gap's right end (the first point it labels 1; `+∞` when it labels every point 0).
+/// Putting θ on a data point rather than at the gap's midpoint keeps the choice
+/// independent of the scale of the data. **Not private.**
 pub fn erm_threshold(data: &LineData) -> Threshold {
     let points = data.points();
     let labels = data.labels();
@@ -72,14 +74,7 @@ pub fn erm_threshold(data: &LineData) -> Threshold {
             best = (mistakes, k);
         }
     }
-    let k = best.1;
-    let theta = if k == 0 {
-        points[0] - 1.0
-    } else if k == n {
-        points[n - 1] + 1.0
-    } else {
-        points[k - 1] / 2.0 + points[k] / 2.0
-    };
+    let theta = points.get(best.1).copied().unwrap_or(f64::INFINITY);
     Threshold { theta }
 }
 

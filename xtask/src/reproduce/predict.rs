@@ -12,15 +12,13 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use dp_datasets::{
-    ADULT_FILES, DataDir, Dataset, KDD_FILES, Scaling, load_adult, load_kddcup99,
-};
+use dp_datasets::{ADULT_FILES, DataDir, Dataset, KDD_FILES, Scaling, load_adult, load_kddcup99};
 use dp_erm::{ErmParams, Examples, Loss, TrainingSet};
 use dp_noise::{InsecureSeededRng, PrivacyBudget};
 use dp_predict::{
     Ensemble, LaplaceAverageEnsemble, LineData, PrivatePredictor, PrivateThresholdLearner,
-    SgdParams, SoftMajorityEnsemble, StableErmParams, ThresholdErm, VoteKind, WalkParams,
-    erm_threshold, suggested_parts,
+    SgdParams, SoftMajority, SoftMajorityEnsemble, StableErmParams, ThresholdErm, VoteKind,
+    WalkParams, erm_threshold, suggested_parts,
 };
 use plotters::prelude::*;
 use rand::RngExt;
@@ -41,6 +39,8 @@ const PARTS_TARGET_ERROR: f64 = 0.05;
 const REAL_PARTS: usize = 100;
 /// Rows of KDD used (a random subset, as in the linear experiments).
 const KDD_SUBSET: usize = 60_000;
+/// Λ of the non-private logistic regressions on the parts.
+const PART_LAMBDA: f64 = 1e-4;
 /// Comparator norm B of stable ERM's regularization rule.
 const COMPARATOR_NORM: f64 = 5.0;
 
@@ -68,7 +68,7 @@ pub struct ThresholdCell {
     pub label_noise: f64,
     pub n: usize,
     pub trials: usize,
-    /// Mean error against the true threshold's labels (x uniform on [0, 1]).
+    /// Mean error against the true threshold's labels on fresh test points.
     pub mean_error: f64,
     pub std_error: f64,
     /// The same against noisy test labels: `η + (1 − 2η)·error`.
@@ -99,6 +99,7 @@ struct Record<'a> {
     mode: &'static str,
     seed: u64,
     threshold_trials: usize,
+    threshold_test_points: usize,
     wall_seconds: f64,
     real_data: &'a str,
     thresholds: &'a [ThresholdCell],
@@ -110,20 +111,35 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let start = Instant::now();
     OutDir::prepare(&options.out, &[])?;
     let out = OutDir::prepare(&options.out.join("predict"), &FILES)?;
-    let (ns, trials): (&[usize], usize) = if options.quick {
-        (&[100, 1000, 10_000], 8)
+    let (ns, trials, tests): (&[usize], usize, usize) = if options.quick {
+        (&[100, 1000, 10_000], 8, 4000)
     } else {
-        (&[100, 300, 1000, 3000, 10_000, 30_000], 40)
+        (
+            &[100, 200, 500, 1000, 2000, 5000, 10_000, 30_000],
+            40,
+            20_000,
+        )
     };
-    eprintln!("predict (a): thresholds on a line, n ∈ {ns:?}, {trials} trials per cell");
-    let thresholds = thresholds_experiment(ns, trials, options.seed)?;
-    eprintln!("predict (a): done in {:.1} s", start.elapsed().as_secs_f64());
+    eprintln!(
+        "predict (a): thresholds on a line, n ∈ {ns:?}, {trials} trials per cell, {tests} test points"
+    );
+    let thresholds = thresholds_experiment(ns, trials, tests, options.seed)?;
+    eprintln!(
+        "predict (a): done in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
     let dir = DataDir::resolve(options.data_dir.as_deref());
     let (queries, real_data) = if dir.has_all(&ADULT_FILES) && dir.has_all(&KDD_FILES) {
         let started = Instant::now();
         let cells = real_data_experiment(&dir, options)?;
-        eprintln!("predict (b): done in {:.1} s", started.elapsed().as_secs_f64());
-        (cells, format!("Adult and KDDCup99 from {}", dir.path().display()))
+        eprintln!(
+            "predict (b): done in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        (
+            cells,
+            format!("Adult and KDDCup99 from {}", dir.path().display()),
+        )
     } else {
         eprintln!(
             "predict (b): skipped, the Adult and KDDCup99 files are not all in {} \
@@ -140,6 +156,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         mode: if options.quick { "quick" } else { "full" },
         seed: options.seed,
         threshold_trials: trials,
+        threshold_test_points: tests,
         wall_seconds: start.elapsed().as_secs_f64(),
         real_data: &real_data,
         thresholds: &thresholds,
@@ -160,6 +177,36 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
 
 // ---------------------------------------------------------------------------------------
 // (a) Thresholds on a line.
+//
+// The domain is the grid X = {k/2^b : 0 ≤ k ≤ 2^b} with b = 48, and the data are spread
+// over every scale around the true threshold θ: x = θ ± 2^(−U·b), U uniform on [0, 1]
+// (snapped to X). A learner that must output a threshold of X pays for the size of X
+// (pure ε-DP: about ln|X|/ε samples, Feldman–Xiao); the walk only uses the order of the
+// points and does not.
+
+/// Bits of the domain grid.
+const DOMAIN_BITS: i32 = 48;
+
+fn grid_scale() -> f64 {
+    2f64.powi(DOMAIN_BITS)
+}
+
+/// `x` rounded to the domain grid.
+fn snap(x: f64) -> f64 {
+    (x * grid_scale()).round() / grid_scale()
+}
+
+/// The true threshold, on the grid.
+fn theta() -> f64 {
+    snap(THETA)
+}
+
+/// One point of the data distribution: θ ± 2^(−U·b), snapped, in [0, 1].
+fn draw_point(rng: &mut InsecureSeededRng) -> f64 {
+    let distance = 2f64.powf(-rng.random::<f64>() * f64::from(DOMAIN_BITS));
+    let sign = if rng.random::<bool>() { 1.0 } else { -1.0 };
+    snap((theta() + sign * distance).clamp(0.0, 1.0))
+}
 
 /// The walk's floor for `n` points at ε: `α ≈ 2/(εn)` minimizes `α + m/n` with
 /// `m = (2/ε) ln(1/α)`, kept within [10⁻³, ¼].
@@ -167,79 +214,139 @@ fn walk_alpha(epsilon: f64, n: usize) -> f64 {
     (2.0 / (epsilon * n as f64)).clamp(1e-3, 0.25)
 }
 
-/// `n` uniform points on [0, 1) labelled `x ≥ θ`, each flipped with probability `noise`.
+/// `n` points of the distribution labelled `x ≥ θ`, each flipped with probability `noise`.
 fn line_data(n: usize, noise: f64, seed: u64) -> Result<LineData, dp_predict::PredictError> {
     let mut rng = InsecureSeededRng::new(seed);
-    let points: Vec<f64> = (0..n).map(|_| rng.random::<f64>()).collect();
+    let points: Vec<f64> = (0..n).map(|_| draw_point(&mut rng)).collect();
     let labels = points
         .iter()
-        .map(|&x| (x >= THETA) != (rng.random::<f64>() < noise))
+        .map(|&x| (x >= theta()) != (rng.random::<f64>() < noise))
         .collect();
     LineData::new(points, labels)
 }
 
-/// Expected error against the true labels, x ~ U[0, 1], of answers that are 1 with
-/// probability `p(x)`, piecewise constant with pieces starting at `cuts`: the integral over
-/// the pieces, each split at θ.
-fn expected_error(
-    cuts: &[f64],
-    p: impl Fn(f64) -> Result<f64, dp_predict::PredictError>,
-) -> Result<f64, dp_predict::PredictError> {
-    let mut ends: Vec<f64> = cuts
-        .iter()
-        .copied()
-        .filter(|c| (0.0..1.0).contains(c))
-        .collect();
-    ends.extend([0.0, 1.0, THETA]);
-    ends.sort_by(f64::total_cmp);
-    ends.dedup();
-    let mut error = 0.0;
-    for w in ends.windows(2) {
-        let one = p(w[0])?;
-        let wrong = if w[0] >= THETA { 1.0 - one } else { one };
-        error += (w[1] - w[0]) * wrong;
-    }
-    Ok(error)
-}
-
 const METHOD_WALK: &str = "exponential projected walk (§7.5)";
-const METHOD_LEARNER: &str = "private threshold learner (exp. mechanism)";
+const METHOD_DOMAIN_LEARNER: &str = "private learner over all 2^48 + 1 thresholds";
+const METHOD_GRID_LEARNER: &str = "private learner over a 2^16 + 1 grid (exact)";
 const METHOD_AGGREGATE: &str = "subsample-and-aggregate, soft majority (§7.1)";
 const METHOD_ERM: &str = "non-private ERM threshold";
-const THRESHOLD_METHODS: [&str; 4] = [METHOD_WALK, METHOD_LEARNER, METHOD_AGGREGATE, METHOD_ERM];
+const THRESHOLD_METHODS: [&str; 5] = [
+    METHOD_WALK,
+    METHOD_DOMAIN_LEARNER,
+    METHOD_GRID_LEARNER,
+    METHOD_AGGREGATE,
+    METHOD_ERM,
+];
 
-/// Errors of the four methods on one dataset (same data for all).
+/// Error of a threshold on the test points (against the true labels).
+fn threshold_error(theta_hat: f64, test: &[f64]) -> f64 {
+    let t = theta();
+    test.iter()
+        .filter(|&&x| (x >= theta_hat) != (x >= t))
+        .count() as f64
+        / test.len() as f64
+}
+
+/// Mean probability of a wrong answer on the test points for answers that are 1 with
+/// probability `p(x)`.
+fn answer_error_on_line(
+    test: &[f64],
+    p: impl Fn(f64) -> Result<f64, dp_predict::PredictError>,
+) -> Result<f64, dp_predict::PredictError> {
+    let t = theta();
+    let mut total = 0.0;
+    for &x in test {
+        let one = p(x)?;
+        total += if x >= t { 1.0 - one } else { one };
+    }
+    Ok(total / test.len() as f64)
+}
+
+/// The exponential mechanism (utility −mistakes, sensitivity 1) over **every** threshold
+/// of the domain grid, sampled through the groups of thresholds that agree on the data
+/// (between consecutive points): group j has weight `size_j · exp(−ε·mistakes_j/2)`. An
+/// experiment's simulation of the ideal mechanism in floating point (log-sum-exp), not a
+/// release path: the library's exact learner takes an explicit candidate list.
+fn domain_learner(data: &LineData, epsilon: f64, rng: &mut InsecureSeededRng) -> f64 {
+    let (points, labels) = (data.points(), data.labels());
+    let n = points.len();
+    let scale = grid_scale();
+    // (lowest threshold of the group, number of grid thresholds in it, mistakes).
+    let mut groups: Vec<(f64, f64, usize)> = Vec::with_capacity(n + 1);
+    let mut mistakes = labels.iter().filter(|&&y| !y).count();
+    // t ∈ [0, x_(1)]: every point labelled 1.
+    groups.push((0.0, points[0] * scale + 1.0, mistakes));
+    for k in 1..=n {
+        if labels[k - 1] {
+            mistakes += 1;
+        } else {
+            mistakes -= 1;
+        }
+        let upper = if k == n { 1.0 } else { points[k] };
+        let size = (upper - points[k - 1]) * scale;
+        if size >= 1.0 {
+            groups.push((points[k - 1], size, mistakes));
+        }
+    }
+    let log_weights: Vec<f64> = groups
+        .iter()
+        .map(|&(_, size, m)| size.ln() - epsilon * m as f64 / 2.0)
+        .collect();
+    let top = log_weights
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let weights: Vec<f64> = log_weights.iter().map(|w| (w - top).exp()).collect();
+    let mut target = rng.random::<f64>() * weights.iter().sum::<f64>();
+    let mut chosen = groups.len() - 1;
+    for (j, w) in weights.iter().enumerate() {
+        if target < *w {
+            chosen = j;
+            break;
+        }
+        target -= w;
+    }
+    let (lower, size, _) = groups[chosen];
+    // A uniform threshold of the group: (lower, lower + size/2^b], or [0, x_(1)] for the
+    // first group.
+    let offset = (rng.random::<f64>() * size).floor();
+    if chosen == 0 {
+        offset / scale
+    } else {
+        lower + (offset + 1.0) / scale
+    }
+}
+
+/// Errors of the methods on one dataset (the same data and test points for all).
 fn threshold_trial(
     epsilon: f64,
     noise: f64,
     n: usize,
+    tests: usize,
     seed: u64,
-    learner: &PrivateThresholdLearner,
-) -> Result<[f64; 4], Box<dyn std::error::Error + Send + Sync>> {
+    grid_learner: &PrivateThresholdLearner,
+) -> Result<[f64; 5], Box<dyn std::error::Error + Send + Sync>> {
     let data = line_data(n, noise, seed)?;
     let mut rng = InsecureSeededRng::new(seed ^ 0x9e37_79b9);
+    let test: Vec<f64> = (0..tests).map(|_| draw_point(&mut rng)).collect();
     let walk = WalkParams::new(epsilon, walk_alpha(epsilon, n))?.fit(&data)?;
-    let walk_error = expected_error(data.points(), |x| walk.secret_probability_of_one(x))?;
-    let learned = learner.fit(&data, &mut rng)?.theta();
+    let walk_error = answer_error_on_line(&test, |x| walk.secret_probability_of_one(x))?;
+    let domain = threshold_error(domain_learner(&data, epsilon, &mut rng), &test);
+    let grid = threshold_error(grid_learner.fit(&data, &mut rng)?.theta(), &test);
     let parts = aggregate_parts(epsilon, n)?;
-    let examples = line_examples(&data)?;
-    let ensemble = Ensemble::train(&ThresholdErm, &examples, parts, &mut rng)?;
-    let soft = SoftMajorityEnsemble::new(ensemble, epsilon)?;
-    // The soft majority changes only at the parts' thresholds.
-    let cuts: Vec<f64> = soft
-        .ensemble()
-        .secret_models()
-        .iter()
-        .map(|t| t.theta())
-        .collect();
-    let aggregate_error = expected_error(&cuts, |x| soft.secret_probability_of_positive(&[x]))?;
-    let erm = erm_threshold(&data).theta();
-    Ok([
-        walk_error,
-        (learned - THETA).abs(),
-        aggregate_error,
-        (erm.clamp(0.0, 1.0) - THETA).abs(),
-    ])
+    let ensemble = Ensemble::train(&ThresholdErm, &line_examples(&data)?, parts, &mut rng)?;
+    // The soft majority's answer at x depends on the number of parts' thresholds ≤ x:
+    // its law for every count, then a binary search per test point.
+    let mut thresholds: Vec<f64> = ensemble.secret_models().iter().map(|t| t.theta()).collect();
+    thresholds.sort_by(f64::total_cmp);
+    let vote = SoftMajority::new(epsilon)?;
+    let law: Vec<f64> = (0..=parts)
+        .map(|ones| vote.probability_of_positive(ones, parts - ones))
+        .collect::<Result<_, _>>()?;
+    let aggregate_error =
+        answer_error_on_line(&test, |x| Ok(law[thresholds.partition_point(|&t| t <= x)]))?;
+    let erm = threshold_error(erm_threshold(&data).theta(), &test);
+    Ok([walk_error, domain, grid, aggregate_error, erm])
 }
 
 /// `k = ⌈(4/ε) ln(2/α)⌉` for α = 5%, at most n/4 (at least 1) so every part has data.
@@ -260,6 +367,7 @@ fn line_examples(data: &LineData) -> Result<Examples, dp_erm::ErmError> {
 fn thresholds_experiment(
     ns: &[usize],
     trials: usize,
+    tests: usize,
     seed: u64,
 ) -> Result<Vec<ThresholdCell>, Box<dyn std::error::Error>> {
     let candidates: Vec<f64> = (0..=LEARNER_GRID)
@@ -267,10 +375,10 @@ fn thresholds_experiment(
         .collect();
     let mut cells = Vec::new();
     for &epsilon in &EPSILONS {
-        let learner = PrivateThresholdLearner::new(epsilon, candidates.clone())?;
+        let grid_learner = PrivateThresholdLearner::new(epsilon, candidates.clone())?;
         for &noise in &NOISES {
             for &n in ns {
-                let errors: Vec<[f64; 4]> = (0..trials)
+                let errors: Vec<[f64; 5]> = (0..trials)
                     .into_par_iter()
                     .map(|t| {
                         let cell_seed = seed
@@ -278,7 +386,7 @@ fn thresholds_experiment(
                             ^ (noise.to_bits().rotate_left(31))
                             ^ ((n as u64) << 20)
                             ^ (t as u64);
-                        threshold_trial(epsilon, noise, n, cell_seed, &learner)
+                        threshold_trial(epsilon, noise, n, tests, cell_seed, &grid_learner)
                     })
                     .collect::<Result<_, _>>()
                     .map_err(|e| e.to_string())?;
@@ -328,9 +436,13 @@ fn real_data_experiment(
     options: &Options,
 ) -> Result<Vec<QueryCell>, Box<dyn std::error::Error>> {
     let (totals, query_counts, evaluated): (&[f64], &[usize], usize) = if options.quick {
-        (&[1.0], &[1, 10, 100, 1000], 1000)
+        (&[0.1, 1.0], &[1, 10, 100, 1000], 1000)
     } else {
-        (&[0.1, 1.0], &[1, 3, 10, 30, 100, 300, 1000, 3000, 10_000], 4000)
+        (
+            &[0.1, 1.0],
+            &[1, 3, 10, 30, 100, 300, 1000, 3000, 10_000],
+            4000,
+        )
     };
     let mut cells = Vec::new();
     let adult = load_adult(dir, Scaling::PaperColumnMax)?;
@@ -416,7 +528,7 @@ fn dataset_cells(
     );
     let mut rng = InsecureSeededRng::new(seed ^ 0xda7a);
     // The ensemble does not depend on ε: trained once, aggregated at each per-answer ε.
-    let part_trainer = ErmParams::non_private(Loss::Logistic, 1e-2);
+    let part_trainer = ErmParams::non_private(Loss::Logistic, PART_LAMBDA);
     let ensemble = Ensemble::train(&part_trainer, &train_examples, REAL_PARTS, &mut rng)?;
     let non_private = ErmParams::non_private(Loss::Logistic, 1e-4)
         .fit(&train, &mut rng)?
@@ -444,11 +556,8 @@ fn dataset_cells(
             let soft = SoftMajorityEnsemble::new(ensemble.clone(), per_answer)?;
             let average =
                 LaplaceAverageEnsemble::new(ensemble.clone(), per_answer, VoteKind::Sigmoid)?;
-            let lambda = StableErmParams::balanced_regularization(
-                COMPARATOR_NORM,
-                per_answer,
-                train.len(),
-            )?;
+            let lambda =
+                StableErmParams::balanced_regularization(COMPARATOR_NORM, per_answer, train.len())?;
             let stable = StableErmParams::new(Loss::Logistic, lambda.max(1e-6), per_answer)
                 .fit(&train_examples, &mut rng)?;
             let step = SgdParams::suggested_step(Loss::Logistic, COMPARATOR_NORM, train.len());
@@ -456,7 +565,10 @@ fn dataset_cells(
                 .fit(&train_examples)?;
             let cell_seed = seed ^ (q as u64) << 16 ^ total.to_bits();
             let errors = [
-                (METHOD_SOFT, answer_error(&soft, &queries, labels, |a| *a, cell_seed)?),
+                (
+                    METHOD_SOFT,
+                    answer_error(&soft, &queries, labels, |a| *a, cell_seed)?,
+                ),
                 (
                     METHOD_AVERAGE,
                     answer_error(&average, &queries, labels, |a| a.label, cell_seed + 1)?,
@@ -543,7 +655,13 @@ fn csv(thresholds: &[ThresholdCell], queries: &[QueryCell]) -> String {
     s
 }
 
-fn threshold_error(cells: &[ThresholdCell], method: &str, epsilon: f64, noise: f64, n: usize) -> Option<f64> {
+fn threshold_cell_error(
+    cells: &[ThresholdCell],
+    method: &str,
+    epsilon: f64,
+    noise: f64,
+    n: usize,
+) -> Option<f64> {
     cells
         .iter()
         .find(|c| c.method == method && c.epsilon == epsilon && c.label_noise == noise && c.n == n)
@@ -551,8 +669,8 @@ fn threshold_error(cells: &[ThresholdCell], method: &str, epsilon: f64, noise: f
 }
 
 /// The Markdown summary and whether the sanity checks hold: the walk beats the private
-/// learner at the largest n at ε = 0.1 without noise (the paper's claim), and the
-/// non-private ERM threshold is within 0.01 of θ at the largest n without noise.
+/// learner over the whole domain at the smallest n at ε = 1 without noise (the paper's
+/// claim), and the non-private ERM threshold errs on at most 0.2% at the largest n.
 fn markdown(record: &Record<'_>) -> (String, bool) {
     let cells = record.thresholds;
     let mut s = String::new();
@@ -564,13 +682,21 @@ fn markdown(record: &Record<'_>) -> (String, bool) {
     );
     let _ = writeln!(
         s,
-        "## (a) Thresholds on a line\n\nx uniform on [0, 1], true threshold θ = {THETA}, each \
-         training label flipped with probability η. Error: the expected error of one answer \
-         against the true threshold's labels for x uniform (exact for the walk and the soft \
-         majority, from their answer laws; |θ̂ − θ| for the learners), mean over trials. \
-         Against noisy labels add η(1 − 2·error). The walk's floor is α = clamp(2/(εn), \
-         10⁻³, ¼); subsample-and-aggregate uses k = min(⌈(4/ε) ln(2/0.05)⌉, n/4) parts of ERM \
-         thresholds; the private learner chooses among {} grid thresholds.\n",
+        "## (a) Thresholds on a line\n\nDomain: the grid {{k/2^{DOMAIN_BITS}}} of [0, 1]. \
+         Data at every scale around the true threshold θ = {THETA}: x = θ ± 2^(−U·{DOMAIN_BITS}), \
+         U uniform on [0, 1], each training label flipped with probability η. Error: against \
+         the true threshold's labels on {} fresh test points per trial (for the walk and the \
+         soft majority, the exact probability of a wrong answer at each test point), mean over \
+         trials; against noisy labels add η(1 − 2·error). The walk's floor is α = \
+         clamp(2/(εn), 10⁻³, ¼); subsample-and-aggregate uses k = min(⌈(4/ε) ln(2/0.05)⌉, n/4) \
+         parts of ERM thresholds. The private learners are the exponential mechanism with \
+         utility −mistakes: over all 2^{DOMAIN_BITS} + 1 thresholds of the domain (sampled \
+         through the groups of thresholds that agree on the data, in floating point: a \
+         simulation of the ideal mechanism), and the library's exact `PrivateThresholdLearner` \
+         over a grid of {} thresholds, which cannot resolve the data's finer scales. The \
+         paper's claim: the walk's sample complexity does not depend on the domain, a pure-DP \
+         learner's grows with ln|X|.\n",
+        record.threshold_test_points,
         LEARNER_GRID + 1
     );
     let ns: Vec<usize> = {
@@ -590,7 +716,7 @@ fn markdown(record: &Record<'_>) -> (String, bool) {
             for method in THRESHOLD_METHODS {
                 let _ = write!(s, "| {method} |");
                 for &n in &ns {
-                    let value = threshold_error(cells, method, epsilon, noise, n)
+                    let value = threshold_cell_error(cells, method, epsilon, noise, n)
                         .map_or("—".into(), |e| format!("{e:.4}"));
                     let _ = write!(s, " {value} |");
                 }
@@ -599,32 +725,51 @@ fn markdown(record: &Record<'_>) -> (String, bool) {
             let _ = writeln!(s);
         }
     }
+    for target in [0.15, 0.02] {
+        let _ = writeln!(
+            s,
+            "Samples needed for error ≤ {target} (first n of the grid that reaches it, η = 0):\n\n\
+             | method | ε = 0.1 | ε = 1 |\n|---|---|---|"
+        );
+        for method in THRESHOLD_METHODS {
+            let needed = |epsilon: f64| {
+                ns.iter()
+                    .find(|&&n| {
+                        threshold_cell_error(cells, method, epsilon, 0.0, n)
+                            .is_some_and(|e| e <= target)
+                    })
+                    .map_or(format!("> {}", ns.last().copied().unwrap_or(0)), |n| {
+                        n.to_string()
+                    })
+            };
+            let _ = writeln!(s, "| {method} | {} | {} |", needed(0.1), needed(1.0));
+        }
+        let _ = writeln!(s);
+    }
     let _ = writeln!(
         s,
-        "Samples needed for error ≤ 0.02 (first n in the grid that reaches it, η = 0):\n\n\
-         | method | ε = 0.1 | ε = 1 |\n|---|---|---|"
+        "The walk answers with error ~α + m/n whatever the domain; the learner over the whole \
+         domain needs εn of the order of ln|X| = {DOMAIN_BITS}·ln 2 before its choice \
+         concentrates (and is then exact, as a learned threshold on data without noise can \
+         be); the grid learner is stuck at the mass its grid cannot resolve.\n"
     );
-    for method in THRESHOLD_METHODS {
-        let needed = |epsilon: f64| {
-            ns.iter()
-                .find(|&&n| threshold_error(cells, method, epsilon, 0.0, n).is_some_and(|e| e <= 0.02))
-                .map_or(format!("> {}", ns.last().copied().unwrap_or(0)), |n| n.to_string())
-        };
-        let _ = writeln!(s, "| {method} | {} | {} |", needed(0.1), needed(1.0));
-    }
+    // Sanity: the paper's claim at the smallest n (ε = 1, no noise), and the ERM threshold
+    // at the largest.
     let mut ok = true;
-    if let Some(&largest) = ns.last() {
-        let walk = threshold_error(cells, METHOD_WALK, 0.1, 0.0, largest);
-        let learner = threshold_error(cells, METHOD_LEARNER, 0.1, 0.0, largest);
-        let erm = threshold_error(cells, METHOD_ERM, 1.0, 0.0, largest);
+    if let (Some(&smallest), Some(&largest)) = (ns.first(), ns.last()) {
+        let walk = threshold_cell_error(cells, METHOD_WALK, 1.0, 0.0, smallest);
+        let learner = threshold_cell_error(cells, METHOD_DOMAIN_LEARNER, 1.0, 0.0, smallest);
         if let (Some(w), Some(l)) = (walk, learner)
-            && w > l
+            && w >= l
         {
-            eprintln!("SANITY FAILED: walk error {w} above the private learner's {l} at ε = 0.1, n = {largest}");
+            eprintln!(
+                "SANITY FAILED: walk error {w} not below the domain learner's {l} at ε = 1, n = {smallest}"
+            );
             ok = false;
         }
-        if erm.is_none_or(|e| e > 0.01) {
-            eprintln!("SANITY FAILED: ERM threshold error {erm:?} > 0.01 at n = {largest}");
+        let erm = threshold_cell_error(cells, METHOD_ERM, 1.0, 0.0, largest);
+        if erm.is_none_or(|e| e > 0.002) {
+            eprintln!("SANITY FAILED: ERM threshold error {erm:?} > 0.002 at n = {largest}");
             ok = false;
         }
     }
@@ -754,8 +899,10 @@ fn chart(
         let tick = |x: &f64| format!("{x}");
         if log_y {
             let y_low = if y_min.is_finite() { y_min / 1.5 } else { 1e-4 };
-            let mut chart = builder
-                .build_cartesian_2d(x_range.log_scale(), (y_low..(y_max * 1.5).max(y_low * 10.0)).log_scale())?;
+            let mut chart = builder.build_cartesian_2d(
+                x_range.log_scale(),
+                (y_low..(y_max * 1.5).max(y_low * 10.0)).log_scale(),
+            )?;
             chart
                 .configure_mesh()
                 .x_desc(x_label)
@@ -765,8 +912,8 @@ fn chart(
                 .draw()?;
             draw_series(&mut chart, series)?;
         } else {
-            let mut chart = builder
-                .build_cartesian_2d(x_range.log_scale(), 0.0..(y_max * 1.15).max(0.05))?;
+            let mut chart =
+                builder.build_cartesian_2d(x_range.log_scale(), 0.0..(y_max * 1.15).max(0.05))?;
             chart
                 .configure_mesh()
                 .x_desc(x_label)
@@ -794,7 +941,9 @@ where
         chart
             .draw_series(LineSeries::new(visible.clone(), color.stroke_width(2)))?
             .label(name.to_string())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
         chart.draw_series(visible.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
     chart
@@ -822,7 +971,9 @@ fn figures(
             .map(|&method| {
                 let points = thresholds
                     .iter()
-                    .filter(|c| c.method == method && c.epsilon == epsilon && c.label_noise == noise)
+                    .filter(|c| {
+                        c.method == method && c.epsilon == epsilon && c.label_noise == noise
+                    })
                     .map(|c| (c.n as f64, c.mean_error))
                     .collect();
                 (method, points)
@@ -860,7 +1011,10 @@ fn figures(
         } else {
             format!("{dataset}: not run (data files missing)")
         };
-        out.write(file, chart(&title, "queries answered under the budget", &series, false)?)?;
+        out.write(
+            file,
+            chart(&title, "queries answered under the budget", &series, false)?,
+        )?;
     }
     Ok(())
 }
