@@ -90,20 +90,24 @@ impl<P: PrivatePredictor> PredictionInterface<P> {
         self.predictor.epsilon()
     }
 
-    /// How many more single queries the budget allows.
+    /// How many more single queries the budget allows: exact up to 65,536 (found by
+    /// replaying the charges), a lower bound beyond (each charge's upward rounding is at
+    /// most a relative 2⁻⁵² of the running total, allowed for in bulk).
     pub fn queries_left(&self) -> u64 {
+        const EXACT_UP_TO: u64 = 1 << 16;
         let epsilon = self.predictor.epsilon();
         let mut total = self.budget.spent();
-        let mut count = 0u64;
-        // Replays the charges `answer` would make; a cap keeps this bounded.
-        while count < 1 << 32 {
+        for count in 0..EXACT_UP_TO {
             total = add_rounding_up(total, epsilon);
             if total > self.budget.limit() {
-                break;
+                return count;
             }
-            count += 1;
         }
-        count
+        // At least 2^16 fit. In bulk: k charges land at most 2k ulps of 2·limit above the
+        // exact sum k·ε, so k fit if k·ε + 4k·u·limit ≤ remaining.
+        let k = (self.budget.remaining() / epsilon).min(2f64.powi(52));
+        let room = self.budget.remaining() - 4.0 * k * f64::EPSILON * self.budget.limit();
+        ((room / epsilon).floor().max(0.0) as u64).max(EXACT_UP_TO)
     }
 
     /// The ε that `queries` answers cost: `queries · ε`, summed rounding up.

@@ -782,7 +782,7 @@ fn markdown(record: &Record<'_>) -> (String, bool) {
             "80/20 train/test split. Each prediction interface answers `q` queries under the \
              total budget, each answer at ε = total/q (the largest share that fits); its \
              error is the mean over {} test queries of answers at that ε. §7.1/§7.2 aggregate \
-             {REAL_PARTS} non-private logistic regressions (Λ = 1e-2) on disjoint parts \
+             {REAL_PARTS} non-private logistic regressions (Λ = {PART_LAMBDA:e}) on disjoint parts \
              (§7.2 averages their sigmoid scores); §7.3 uses logistic loss with λ = \
              (2/B)√((1 + 1/ε)/n), B = {COMPARATOR_NORM}; §7.4 one pass with η = B/√n. \
              Objective perturbation (Huber SVM) is trained once at the total ε (best Λ of \

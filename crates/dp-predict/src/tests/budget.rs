@@ -97,3 +97,13 @@ fn budget_limit_is_checked() {
         assert!(PredictionInterface::new(walk(), bad).is_err(), "{bad}");
     }
 }
+
+/// Beyond 2^16 queries the count is a lower bound computed in bulk, close to the truth.
+#[test]
+fn queries_left_is_exact_when_small_and_a_close_lower_bound_when_large() {
+    let small = PredictionInterface::new(walk(), 1000.0).unwrap();
+    assert_eq!(small.queries_left(), 2000);
+    let large = PredictionInterface::new(walk(), 1e6).unwrap();
+    let left = large.queries_left();
+    assert!((1_999_990..=2_000_000).contains(&left), "{left}");
+}
