@@ -57,7 +57,7 @@ impl SgdParams {
         Ok(())
     }
 
-    /// The score's sensitivity `2ηLR²` (L = 1, R = 1 up to [`NORM_SLACK`]) plus a rounding
+    /// The score's sensitivity `2ηLR²` (L = 1, R = 1 up to a slack of 1e-9 on the rows' norms) plus a rounding
     /// allowance.
     pub fn sensitivity(&self, features: usize) -> Result<f64, PredictError> {
         self.check()?;

@@ -136,3 +136,20 @@ fn public_types_are_send_and_sync() {
     check::<crate::PredictError>();
     let _ = ErmParams::non_private(Loss::Logistic, 0.1);
 }
+
+/// Unions of intervals: the same walk, label 1 on [0.2, 0.4) ∪ [0.7, 0.8); away from the
+/// four switches (about 2m points each) the answers follow the labels.
+#[test]
+fn walk_answers_unions_of_intervals() {
+    let mut r = rng(11);
+    let points: Vec<f64> = (0..20_000).map(|_| r.random::<f64>()).collect();
+    let inside = |x: f64| (0.2..0.4).contains(&x) || (0.7..0.8).contains(&x);
+    let labels = points.iter().map(|&x| inside(x)).collect();
+    let data = crate::LineData::new(points, labels).unwrap();
+    let walk = WalkParams::new(1.0, 0.01).unwrap().fit(&data).unwrap();
+    for x in [0.1, 0.25, 0.35, 0.5, 0.65, 0.75, 0.9] {
+        let p = walk.secret_probability_of_one(x).unwrap();
+        let expected = if inside(x) { 0.99 } else { 0.01 };
+        assert!((p - expected).abs() < 1e-6, "{x}: {p}");
+    }
+}
