@@ -100,6 +100,62 @@ impl TrainingSet {
         }
     }
 
+    /// A training set from a dense matrix (one row per example, as faer stores it: column
+    /// by column) and its labels, without copying the matrix. The same checks as
+    /// [`TrainingSet::build`] without transformations: finite values, labels ±1, n ≥ 1, and
+    /// every row's norm ≤ 1 — a row above it is an error naming it, never clipped. For
+    /// feature maps that produce their rows as a matrix (dp-kernel).
+    pub fn from_dense_matrix(x: faer::Mat<f64>, labels: Vec<f64>) -> Result<Self, ErmError> {
+        let (n, features) = (x.nrows(), x.ncols());
+        if n == 0 {
+            return Err(ErmError::EmptyData);
+        }
+        if features == 0 || features > MAX_FEATURES {
+            return Err(ErmError::InvalidParameter {
+                what: "feature count",
+                value: features as f64,
+                requirement: "between 1 and 2^24 = 16777216",
+            });
+        }
+        check_labels(&labels, n)?;
+        let rows = DenseRows::from_mat(x).map_err(|e| match e {
+            dp_optim::OptimError::NonFiniteData { row, col, value } => {
+                ErmError::NonFiniteFeature { row, col, value }
+            }
+            other => ErmError::Optim(other),
+        })?;
+        // Row norms column by column, in the order and with the scaling of `l2_norm`, so
+        // the computed norms are the ones a row-wise check would compute.
+        let x = rows.as_mat();
+        let mut largest = vec![0.0f64; n];
+        for col in 0..features {
+            let column = x.col(col);
+            for (row, m) in largest.iter_mut().enumerate() {
+                *m = m.max(column[row].abs());
+            }
+        }
+        let mut squares = vec![0.0f64; n];
+        for col in 0..features {
+            let column = x.col(col);
+            for (row, sum) in squares.iter_mut().enumerate() {
+                let m = largest[row];
+                if m > 0.0 {
+                    *sum += (column[row] / m) * (column[row] / m);
+                }
+            }
+        }
+        if let Some(row) = (0..n).find(|&row| largest[row] * squares[row].sqrt() > 1.0) {
+            return Err(ErmError::RowNormAboveOne {
+                row,
+                norm: largest[row] * squares[row].sqrt(),
+            });
+        }
+        Ok(TrainingSet {
+            rows: Arc::new(Rows::Dense(rows)),
+            labels,
+        })
+    }
+
     /// Number of examples n.
     pub fn len(&self) -> usize {
         self.labels.len()

@@ -58,7 +58,7 @@ pub use features::{Examples, FeatureRow, Features};
 pub use loss::Loss;
 pub use model::{
     LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,
-    ModelMetadata,
+    ModelMetadata, StoredModel, container,
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
 pub use trainer::{Classifier, Trainer};

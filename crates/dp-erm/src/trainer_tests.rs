@@ -234,3 +234,36 @@ fn debug_shows_the_shape_only() {
         assert!(text.contains("rows: 1"), "{text}");
     }
 }
+
+#[test]
+fn dense_matrix_training_sets_match_built_ones_and_are_checked() {
+    let x = faer::Mat::from_fn(4, 2, |i, j| ROWS[2 * i + j]);
+    let from_matrix = TrainingSet::from_dense_matrix(x, LABELS.to_vec()).unwrap();
+    let params = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0);
+    let a = params
+        .fit(&from_matrix, &mut InsecureSeededRng::new(3))
+        .unwrap();
+    let b = params
+        .fit(&training_set(), &mut InsecureSeededRng::new(3))
+        .unwrap();
+    assert_eq!(a.model(), b.model());
+
+    let outside = faer::Mat::from_fn(3, 2, |i, j| if i == 1 { 0.8 } else { 0.1 * j as f64 });
+    assert!(matches!(
+        TrainingSet::from_dense_matrix(outside, vec![1.0; 3]),
+        Err(ErmError::RowNormAboveOne { row: 1, .. })
+    ));
+    let nan = faer::Mat::from_fn(3, 2, |i, j| if (i, j) >= (1, 1) { f64::NAN } else { 0.1 });
+    assert!(matches!(
+        TrainingSet::from_dense_matrix(nan, vec![1.0; 3]),
+        Err(ErmError::NonFiniteFeature { row: 1, col: 1, .. })
+    ));
+    assert_eq!(
+        TrainingSet::from_dense_matrix(faer::Mat::zeros(0, 2), vec![]).unwrap_err(),
+        ErmError::EmptyData
+    );
+    assert!(matches!(
+        TrainingSet::from_dense_matrix(faer::Mat::zeros(2, 2), vec![1.0, 2.0]),
+        Err(ErmError::InvalidLabel { row: 1, .. })
+    ));
+}

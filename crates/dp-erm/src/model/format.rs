@@ -2,19 +2,41 @@
 //!
 //! `magic (8) | version (4) | payload length (8) | tag (32) | payload`. The tag covers the
 //! first 20 bytes and the payload, so neither the kind (magic), the version nor the length
-//! can change without recomputing it.
+//! can change without recomputing it. The payload is the model type's name (a bincode
+//! string) followed by the model, so one container serves every model type.
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
 use super::key::ModelKey;
-use super::validate::RawLinearModel;
-use super::{LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES};
+use super::{MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES};
 use crate::ErmError;
 
 /// The file format this build writes and reads. Version 1 (a 28-byte header with an
-/// FNV-1a checksum, plain files only) is refused with a message saying so.
-pub const MODEL_FORMAT_VERSION: u32 = 2;
+/// FNV-1a checksum, plain files only) and version 2 (no model type in the payload) are
+/// refused with a message saying so.
+pub const MODEL_FORMAT_VERSION: u32 = 3;
+
+/// A model type that lives in the shared model container (DESIGN.md, "Models on disk").
+///
+/// The loaders decode the payload into [`StoredModel::Unchecked`] and accept the model only
+/// through [`StoredModel::check`]: the bytes are vouched for by a checksum at best.
+pub trait StoredModel: Serialize + Sized {
+    /// The name written before the model, checked on reading: a file of another model type
+    /// is refused with a message naming both. Printable ASCII, at most 64 bytes.
+    const MODEL_TYPE: &'static str;
+    /// The model as a decoder produces it, before any check; its encoding must be the
+    /// model's.
+    type Unchecked: DeserializeOwned;
+    /// Validates a decoded model, naming the first invalid field.
+    fn check(unchecked: Self::Unchecked) -> Result<Self, ErmError>;
+}
+
+/// Longest model-type name read back (longer ones are refused before allocating).
+const MAX_MODEL_TYPE_BYTES: usize = 64;
 
 /// Magic of plain files (SHA-256 checksum). Version 1 files used it too; the version field
 /// tells them apart.
@@ -28,11 +50,12 @@ const TAG_BYTES: usize = 32;
 /// Magic, version, payload length, tag.
 pub(super) const HEADER_BYTES: usize = SEALED_PREFIX + TAG_BYTES;
 
-/// Largest payload read, and the decoder's allocation limit: the weights of the largest
-/// model (8 bytes each in bincode) plus room for the metadata (two strings of at most
-/// `MAX_MODEL_TEXT_BYTES` and a few numbers) — so a length prefix cannot make the decoder
-/// allocate more than a valid model needs.
-pub(super) const MAX_PAYLOAD_BYTES: usize = 8 * MAX_MODEL_FEATURES + 2 * MAX_MODEL_TEXT_BYTES + 512;
+/// Largest payload read, and the decoder's allocation limit: the numbers of the largest
+/// model (`MAX_MODEL_FEATURES` values of 8 bytes in bincode) plus room for the type name and
+/// the metadata (strings of at most `MAX_MODEL_TEXT_BYTES` and a few numbers) — so a length
+/// prefix cannot make the decoder allocate more than a valid model needs. Other model types
+/// (kernel models: map and weights) keep to the same number of values.
+pub const MAX_PAYLOAD_BYTES: usize = 8 * MAX_MODEL_FEATURES + 4 * MAX_MODEL_TEXT_BYTES + 512;
 /// Largest file a loader reads.
 pub(super) const MAX_FILE_BYTES: u64 = (HEADER_BYTES + MAX_PAYLOAD_BYTES) as u64;
 
@@ -108,9 +131,14 @@ fn keyed_mac(key: &ModelKey) -> Result<HmacSha256, ErmError> {
 }
 
 /// The model as a file sealed by `seal`.
-pub(super) fn encode(model: &LinearModel, seal: Seal<'_>) -> Result<Vec<u8>, ErmError> {
-    let payload = bincode::serde::encode_to_vec(model, bincode::config::standard())
+pub(super) fn encode<M: StoredModel>(model: &M, seal: Seal<'_>) -> Result<Vec<u8>, ErmError> {
+    let config = bincode::config::standard();
+    let mut payload = bincode::serde::encode_to_vec(M::MODEL_TYPE, config)
         .map_err(|e| invalid(format!("cannot encode: {e}")))?;
+    payload.extend(
+        bincode::serde::encode_to_vec(model, config)
+            .map_err(|e| invalid(format!("cannot encode: {e}")))?,
+    );
     let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
     bytes.extend_from_slice(seal.magic());
     bytes.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
@@ -123,8 +151,8 @@ pub(super) fn encode(model: &LinearModel, seal: Seal<'_>) -> Result<Vec<u8>, Erm
 
 /// Reads a file sealed by `seal`. Checks run from the cheapest and most telling (kind,
 /// version) to the tag, and only a payload whose tag verifies reaches the decoder, which
-/// validates the model (serde `try_from`).
-pub(super) fn decode(bytes: &[u8], seal: Seal<'_>) -> Result<LinearModel, ErmError> {
+/// checks the model type and validates the model (serde `try_from`).
+pub(super) fn decode<M: StoredModel>(bytes: &[u8], seal: Seal<'_>) -> Result<M, ErmError> {
     // Kind and version first, so that an old or foreign file says what it is even when it
     // is shorter than this version's header.
     if bytes.len() < 12 {
@@ -155,17 +183,28 @@ pub(super) fn decode(bytes: &[u8], seal: Seal<'_>) -> Result<LinearModel, ErmErr
     seal.verify(prefix, payload, tag)?;
     // The limit stops a length prefix inside the payload from claiming more memory than a
     // valid model could need.
-    let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
-    let (raw, used): (RawLinearModel, usize) =
-        bincode::serde::decode_from_slice(payload, config)
-            .map_err(|e| invalid(format!("cannot decode: {e}")))?;
-    if used != payload.len() {
+    let type_config = bincode::config::standard().with_limit::<MAX_MODEL_TYPE_BYTES>();
+    let (model_type, type_bytes): (String, usize) =
+        bincode::serde::decode_from_slice(payload, type_config)
+            .map_err(|e| invalid(format!("cannot decode the model type: {e}")))?;
+    if model_type != M::MODEL_TYPE {
+        // Debug formatting escapes any control characters a forged name might carry.
         return Err(invalid(format!(
-            "{} trailing bytes after the model",
-            payload.len() - used
+            "this file holds a {model_type:?} model, not a {:?} model",
+            M::MODEL_TYPE
         )));
     }
-    LinearModel::try_from(raw)
+    let body = &payload[type_bytes..];
+    let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
+    let (unchecked, used): (M::Unchecked, usize) = bincode::serde::decode_from_slice(body, config)
+        .map_err(|e| invalid(format!("cannot decode: {e}")))?;
+    if used != body.len() {
+        return Err(invalid(format!(
+            "{} trailing bytes after the model",
+            body.len() - used
+        )));
+    }
+    M::check(unchecked)
 }
 
 fn check_kind(magic: &[u8], seal: Seal<'_>) -> Result<(), ErmError> {
@@ -191,6 +230,11 @@ fn check_kind(magic: &[u8], seal: Seal<'_>) -> Result<(), ErmError> {
 fn check_version(version: u32) -> Result<(), ErmError> {
     match version {
         MODEL_FORMAT_VERSION => Ok(()),
+        2 => Err(invalid(format!(
+            "format version 2 is not supported: it is the older layout without a model type \
+             in the payload; this build reads version {MODEL_FORMAT_VERSION} only; re-create \
+             the file by saving the model with this build"
+        ))),
         1 => Err(invalid(format!(
             "format version 1 is not supported: it is the older layout (FNV-1a checksum, \
              no authentication) that this build no longer reads; it reads version \

@@ -24,9 +24,90 @@ use serde::{Deserialize, Serialize};
 use crate::estimator::Mechanism;
 use crate::{ErmError, Loss, TrainingSet};
 
-pub use format::MODEL_FORMAT_VERSION;
 use format::Seal;
+pub use format::{MODEL_FORMAT_VERSION, StoredModel};
 pub use key::ModelKey;
+
+/// The one model container (DESIGN.md, "Models on disk"), for any [`StoredModel`]: the
+/// layout, guarantees and limits documented on [`LinearModel`] ("Files"), with the model
+/// type's name checked on reading. Other crates' models (dp-kernel's) are stored through it.
+pub mod container {
+    use std::path::Path;
+
+    use super::{ModelKey, Seal, StoredModel, file, format};
+    use crate::ErmError;
+
+    pub use super::format::MAX_PAYLOAD_BYTES;
+
+    /// `model` as a plain file (SHA-256 checksum: catches corruption, not tampering).
+    pub fn to_bytes<M: StoredModel>(model: &M) -> Result<Vec<u8>, ErmError> {
+        format::encode(model, Seal::Checksum)
+    }
+
+    /// Reads a plain file holding a model of type `M`.
+    pub fn from_bytes<M: StoredModel>(bytes: &[u8]) -> Result<M, ErmError> {
+        format::decode(bytes, Seal::Checksum)
+    }
+
+    /// `model` as an authenticated file (HMAC-SHA256 under `key`).
+    pub fn to_bytes_authenticated<M: StoredModel>(
+        model: &M,
+        key: &ModelKey,
+    ) -> Result<Vec<u8>, ErmError> {
+        format::encode(model, Seal::Mac(key))
+    }
+
+    /// Reads an authenticated file holding a model of type `M`, refusing it unless its tag
+    /// verifies under `key`.
+    pub fn from_bytes_authenticated<M: StoredModel>(
+        bytes: &[u8],
+        key: &ModelKey,
+    ) -> Result<M, ErmError> {
+        format::decode(bytes, Seal::Mac(key))
+    }
+
+    /// Writes `model` to `path` as a plain file, atomically (a failed save leaves any
+    /// previous file intact).
+    pub fn save<M: StoredModel>(model: &M, path: impl AsRef<Path>) -> Result<(), ErmError> {
+        file::write_atomically(path.as_ref(), &to_bytes(model)?)
+    }
+
+    /// Reads a plain model file, refusing files larger than the largest model before
+    /// reading them; errors name the path.
+    pub fn load<M: StoredModel>(path: impl AsRef<Path>) -> Result<M, ErmError> {
+        let path = path.as_ref();
+        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
+        from_bytes(&bytes).map_err(|e| file::name_path(path, e))
+    }
+
+    /// Writes `model` to `path` as an authenticated file under `key`, atomically.
+    pub fn save_authenticated<M: StoredModel>(
+        model: &M,
+        path: impl AsRef<Path>,
+        key: &ModelKey,
+    ) -> Result<(), ErmError> {
+        file::write_atomically(path.as_ref(), &to_bytes_authenticated(model, key)?)
+    }
+
+    /// Reads an authenticated model file (see [`load`]).
+    pub fn load_authenticated<M: StoredModel>(
+        path: impl AsRef<Path>,
+        key: &ModelKey,
+    ) -> Result<M, ErmError> {
+        let path = path.as_ref();
+        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
+        from_bytes_authenticated(&bytes, key).map_err(|e| file::name_path(path, e))
+    }
+}
+
+impl StoredModel for LinearModel {
+    const MODEL_TYPE: &'static str = "dp-erm/linear";
+    type Unchecked = validate::RawLinearModel;
+
+    fn check(unchecked: Self::Unchecked) -> Result<Self, ErmError> {
+        Self::try_from(unchecked)
+    }
+}
 
 /// The most features (weights) a model may have: 2²⁵, a 256 MiB payload. Files and
 /// deserialized models above it are refused, which bounds what a loader allocates.
@@ -74,7 +155,7 @@ pub struct ModelMetadata {
 /// | 8..12 | format version, u32 ([`MODEL_FORMAT_VERSION`]) |
 /// | 12..20 | payload length n, u64 |
 /// | 20..52 | tag over bytes 0..20 followed by the payload: SHA-256 (plain) or HMAC-SHA256 under a `ModelKey` (authenticated) |
-/// | 52..52+n | payload: the model in bincode (standard configuration) |
+/// | 52..52+n | payload: the model type's name (`"dp-erm/linear"`), then the model, in bincode (standard configuration) |
 ///
 /// The tag covers the magic, so a file's kind cannot be switched without recomputing it;
 /// each loader refuses the other kind with a message that names it.
@@ -195,43 +276,41 @@ impl LinearModel {
     /// The model as a **plain** file (magic `DPERMMDL`, SHA-256 checksum): protected against
     /// accidental corruption, not against tampering. See [`LinearModel`]'s "Files" section.
     pub fn to_bytes(&self) -> Result<Vec<u8>, ErmError> {
-        format::encode(self, Seal::Checksum)
+        container::to_bytes(self)
     }
 
     /// Reads a plain file ([`LinearModel::to_bytes`]); a truncated, corrupted, foreign or
     /// authenticated file, one from another format version, or an invalid model is an error
     /// that says which.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ErmError> {
-        format::decode(bytes, Seal::Checksum)
+        container::from_bytes(bytes)
     }
 
     /// The model as an **authenticated** file (magic `DPERMMAC`, HMAC-SHA256 under `key`):
     /// only holders of `key` can write a file that
     /// [`LinearModel::from_bytes_authenticated`] accepts.
     pub fn to_bytes_authenticated(&self, key: &ModelKey) -> Result<Vec<u8>, ErmError> {
-        format::encode(self, Seal::Mac(key))
+        container::to_bytes_authenticated(self, key)
     }
 
     /// Reads an authenticated file, refusing it unless its tag verifies under `key`
     /// (compared in constant time) — and refusing plain files, whose contents anyone could
     /// have written.
     pub fn from_bytes_authenticated(bytes: &[u8], key: &ModelKey) -> Result<Self, ErmError> {
-        format::decode(bytes, Seal::Mac(key))
+        container::from_bytes_authenticated(bytes, key)
     }
 
     /// Writes the model to `path` as a plain file, atomically: the bytes go to a temporary
     /// file in the same folder, which then replaces `path`, so a failed save leaves any
     /// previous file at `path` intact.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ErmError> {
-        file::write_atomically(path.as_ref(), &self.to_bytes()?)
+        container::save(self, path)
     }
 
     /// Reads a plain model file from `path` (see [`LinearModel::from_bytes`]). A file larger
     /// than the largest model is refused before it is read; errors name the path.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ErmError> {
-        let path = path.as_ref();
-        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
-        Self::from_bytes(&bytes).map_err(|e| file::name_path(path, e))
+        container::load(path)
     }
 
     /// Writes the model to `path` as an authenticated file under `key`, atomically (as
@@ -241,15 +320,13 @@ impl LinearModel {
         path: impl AsRef<Path>,
         key: &ModelKey,
     ) -> Result<(), ErmError> {
-        file::write_atomically(path.as_ref(), &self.to_bytes_authenticated(key)?)
+        container::save_authenticated(self, path, key)
     }
 
     /// Reads an authenticated model file from `path` (see
     /// [`LinearModel::from_bytes_authenticated`]), with [`LinearModel::load`]'s size bound.
     pub fn load_authenticated(path: impl AsRef<Path>, key: &ModelKey) -> Result<Self, ErmError> {
-        let path = path.as_ref();
-        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
-        Self::from_bytes_authenticated(&bytes, key).map_err(|e| file::name_path(path, e))
+        container::load_authenticated(path, key)
     }
 }
 

@@ -94,8 +94,15 @@ fn payload_of(file: &[u8]) -> &[u8] {
     &file[HEADER_BYTES..]
 }
 
+/// The model type's name as the payload starts with it.
+fn type_prefix() -> Vec<u8> {
+    bincode::serde::encode_to_vec("dp-erm/linear", bincode::config::standard()).unwrap()
+}
+
 fn encode_payload(model: &LinearModel) -> Vec<u8> {
-    bincode::serde::encode_to_vec(model, bincode::config::standard()).unwrap()
+    let mut payload = type_prefix();
+    payload.extend(bincode::serde::encode_to_vec(model, bincode::config::standard()).unwrap());
+    payload
 }
 
 /// `model` with other metadata, bypassing every check (as a forger's own code would).
@@ -330,8 +337,10 @@ fn rejects_zero_feature_model_through_file_loader_and_serde() {
         .to_string();
     assert!(err.contains("features = 0"), "{err}");
     let payload = encode_payload(&empty);
-    let direct: Result<(LinearModel, usize), _> =
-        bincode::serde::decode_from_slice(&payload, bincode::config::standard());
+    let direct: Result<(LinearModel, usize), _> = bincode::serde::decode_from_slice(
+        &payload[type_prefix().len()..],
+        bincode::config::standard(),
+    );
     let err = direct.unwrap_err().to_string();
     assert!(err.contains("features = 0"), "{err}");
 }
@@ -472,7 +481,7 @@ fn version_1_file(payload: &[u8]) -> Vec<u8> {
 #[test]
 fn rejects_old_and_future_versions_saying_which() {
     let model = &sample_models()[0];
-    let old = version_1_file(&encode_payload(model));
+    let old = version_1_file(&encode_payload(model)[type_prefix().len()..]);
     let err = error_of(LinearModel::from_bytes(&old));
     assert!(
         err.contains("format version 1 is not supported") && err.contains("older"),
@@ -480,6 +489,10 @@ fn rejects_old_and_future_versions_saying_which() {
     );
     let err = error_of(LinearModel::from_bytes(&old[..16]));
     assert!(err.contains("format version 1"), "{err}");
+    let mut version_2 = model.to_bytes().unwrap();
+    version_2[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let err = error_of(LinearModel::from_bytes(&version_2));
+    assert!(err.contains("format version 2 is not supported"), "{err}");
     let mut future = model.to_bytes().unwrap();
     future[8..12].copy_from_slice(&(MODEL_FORMAT_VERSION + 1).to_le_bytes());
     let err = error_of(LinearModel::from_bytes(&future));
@@ -506,10 +519,23 @@ fn rejects_truncated_padded_and_foreign_files() {
     expect(&plain_file(&payload), "2 trailing bytes");
     // A valid checksum over a payload whose first length prefix claims 2^40 weights: the
     // decoder's limit refuses it instead of allocating.
-    let mut hostile = vec![0xfd];
+    let mut hostile = type_prefix();
+    hostile.push(0xfd);
     hostile.extend_from_slice(&(1u64 << 40).to_le_bytes());
     hostile.extend_from_slice(&[0u8; 16]);
     expect(&plain_file(&hostile), "cannot decode");
+    // The same for the model type's name, and a file of another model type.
+    let mut long_name = vec![0xfd];
+    long_name.extend_from_slice(&(1u64 << 40).to_le_bytes());
+    expect(&plain_file(&long_name), "cannot decode the model type");
+    let mut other =
+        bincode::serde::encode_to_vec("dp-kernel/\u{1b}[2Jrff", bincode::config::standard())
+            .unwrap();
+    other.extend_from_slice(&payload_of(&file)[type_prefix().len()..]);
+    expect(
+        &plain_file(&other),
+        "holds a \"dp-kernel/\\u{1b}[2Jrff\" model, not a \"dp-erm/linear\" model",
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -677,8 +703,10 @@ proptest! {
             assert_sane(&model);
             prop_assert_eq!(&LinearModel::from_bytes(&model.to_bytes().unwrap()).unwrap(), &model);
             // serde's route agrees with the file loader.
-            let direct: Result<(LinearModel, usize), _> =
-                bincode::serde::decode_from_slice(&payload, bincode::config::standard());
+            let direct: Result<(LinearModel, usize), _> = bincode::serde::decode_from_slice(
+                &payload[type_prefix().len()..],
+                bincode::config::standard(),
+            );
             prop_assert_eq!(direct.unwrap().0, model);
         }
     }

@@ -14,7 +14,7 @@ use crate::loss::Loss;
 
 /// [`ModelMetadata`] as it arrives from a deserializer, before any check.
 #[derive(Deserialize)]
-pub(super) struct RawModelMetadata {
+pub struct RawModelMetadata {
     mechanism: Mechanism,
     loss: Loss,
     regularization: f64,
@@ -25,8 +25,11 @@ pub(super) struct RawModelMetadata {
 
 /// [`LinearModel`] as it arrives from a deserializer, before any check. The field names and
 /// order match `LinearModel`'s, so the encoded form is the same.
+///
+/// Public only so that it can be `LinearModel`'s `StoredModel::Unchecked`; its module is
+/// private, so no one outside this crate can name or build it.
 #[derive(Deserialize)]
-pub(super) struct RawLinearModel {
+pub struct RawLinearModel {
     weights: Vec<f64>,
     metadata: RawModelMetadata,
 }

@@ -51,15 +51,25 @@ impl DenseRows {
         if rows == 0 || cols == 0 {
             return Err(OptimError::EmptyData { rows, cols });
         }
-        for row in 0..rows {
-            for col in 0..cols {
-                let value = x[(row, col)];
-                if !value.is_finite() {
-                    return Err(OptimError::NonFiniteData { row, col, value });
-                }
+        // Column by column (faer stores columns contiguously), keeping the first offending
+        // entry in row-major order so the error names the same one as a row-wise scan.
+        let mut first: Option<(usize, usize)> = None;
+        for col in 0..cols {
+            let column = x.col(col);
+            if let Some(row) = (0..rows).find(|&row| !column[row].is_finite())
+                && first.is_none_or(|(r, _)| row < r)
+            {
+                first = Some((row, col));
             }
         }
-        Ok(Self { x })
+        match first {
+            Some((row, col)) => Err(OptimError::NonFiniteData {
+                row,
+                col,
+                value: x[(row, col)],
+            }),
+            None => Ok(Self { x }),
+        }
     }
 
     /// The matrix.
