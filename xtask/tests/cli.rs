@@ -103,6 +103,7 @@ fn rejects_missing_data_dir_without_touching_results() {
     let typo = scratch.join("typo");
     let output = xtask(&[
         "reproduce",
+        "linear",
         "--quick",
         "--data-dir",
         text(&typo),
@@ -118,6 +119,35 @@ fn rejects_missing_data_dir_without_touching_results() {
         "{message}"
     );
     assert_untouched(&results, &out);
+    std::fs::remove_dir_all(&scratch).unwrap();
+}
+
+/// Without data, `reproduce` runs the experiments that need none, keeps the earlier linear
+/// results, and fails naming the experiment that could not run.
+#[test]
+fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear() {
+    let scratch = scratch("all-without-data");
+    let out = scratch.join("results");
+    let results = old_results(&out);
+    let typo = scratch.join("typo");
+    let output = xtask(&[
+        "reproduce",
+        "--quick",
+        "--data-dir",
+        text(&typo),
+        "--out",
+        text(&out),
+    ]);
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(
+        message.contains("could not run: linear") && message.contains("cargo xtask datasets fetch"),
+        "{message}"
+    );
+    for (path, bytes) in &results {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
+    }
+    assert!(out.join("kernel/summary.md").is_file(), "{message}");
     std::fs::remove_dir_all(&scratch).unwrap();
 }
 
@@ -147,6 +177,7 @@ fn rejects_missing_data_files_naming_them_without_touching_results() {
     for extra in [None, Some("--require-data")] {
         let mut args = vec![
             "reproduce",
+            "linear",
             "--quick",
             "--data-dir",
             text(&data),
@@ -183,7 +214,14 @@ fn rejects_corrupt_data_files_before_running() {
     }
     let out = scratch.join("results");
     let results = old_results(&out);
-    let output = xtask(&["reproduce", "--data-dir", text(&data), "--out", text(&out)]);
+    let output = xtask(&[
+        "reproduce",
+        "linear",
+        "--data-dir",
+        text(&data),
+        "--out",
+        text(&out),
+    ]);
     assert!(!output.status.success());
     let message = stderr(&output);
     assert!(message.contains("expected 5b00264637db"), "{message}");
@@ -406,6 +444,14 @@ fn quick_reproduction_replaces_results_completely_and_atomically() {
         summary.contains("Run complete") && summary.contains("kddcup99"),
         "{summary}"
     );
+    // Every experiment ran.
+    for experiment in ["kernel", "predict"] {
+        assert!(
+            out.join(experiment).join("summary.md").is_file(),
+            "{experiment}: {}",
+            stderr(&output)
+        );
+    }
     // No partial folder and no temporaries are left behind.
     assert_eq!(
         tree(&out.join("linear")),

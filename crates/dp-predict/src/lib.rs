@@ -1,10 +1,80 @@
 //! # dp-predict
 //!
-//! Private prediction (Dwork & Feldman, COLT 2018): interfaces that answer each query with
-//! an ε-DP prediction and draw every answer from a privacy budget — subsample-and-aggregate
-//! with a soft majority or Laplace averaging, stable regularized ERM with Laplace noise,
-//! and the exponential projected walk for thresholds on a line.
+//! Private prediction (Dwork & Feldman, "Privacy-preserving Prediction", COLT 2018): when
+//! users can only query a model through an interface, it is enough that each *answer* is
+//! differentially private with respect to the training data — which can need far less data
+//! than training a private model. Answering `q` queries at ε each costs `q·ε` (basic
+//! composition), so every answer is drawn from a budget by a [`PredictionInterface`],
+//! which refuses, before computing anything, a query the budget cannot pay for.
 //!
-//! **Not yet implemented.** Scalar answers will use `dp_noise::Laplace` and accounting
-//! `dp_noise::PrivacyBudget`.
+//! | mechanism (ALGORITHMS.md) | type | answer | per-query ε-DP because |
+//! |---|---|---|---|
+//! | §7.1 subsample-and-aggregate, soft majority | [`SoftMajorityEnsemble`] | ±1 | one part changes: counts move by ≤ 1; exponential mechanism `∝ exp(ε·c/2)` |
+//! | §7.2 subsample-and-aggregate, Laplace averaging | [`LaplaceAverageEnsemble`] | noisy vote fraction, ±1 | the vote sum moves by ≤ 1; snapping Laplace |
+//! | §7.3 stable regularized ERM + Laplace | [`StableErm`] | noisy score, ±1 | the score moves by ≤ `2/(λn) + 2γ/λ` |
+//! | §7.4 one-pass projected SGD + Laplace | [`ProjectedSgd`] | noisy score, ±1 | the score moves by ≤ `2η` |
+//! | §7.5 exponential projected walk (thresholds, unions of intervals on a line) | [`ExponentialWalk`] | 0/1 | the walk is 1-Lipschitz per step: moves by ≤ 2, log-odds by ≤ ε |
+//!
+//! Every guarantee is for neighbouring datasets that differ in one example (replaced).
+//! Released real numbers use dp-noise's snapping Laplace (grid + exact discrete Laplace),
+//! labels drawn from a soft majority or the walk use its exact exponential mechanism; all
+//! randomness comes through `dp_noise::ReleaseRng`. Baselines for the experiments: the
+//! private threshold *learner* [`PrivateThresholdLearner`] (ε spent once, then unlimited
+//! queries) and the non-private [`erm_threshold`].
+//!
+//! **Generalization** (DF §6): for any ε-DP prediction algorithm and a loss in [0, 1],
+//! `e^{−ε} E[L_S] ≤ E[L_D] ≤ e^{ε} E[L_S]` — answers on training points are as good a guide
+//! to the true error as fresh points, up to `e^{±ε}`; the crate's tests check it on
+//! synthetic data.
+//!
+//! ```
+//! use dp_noise::DpRng;
+//! use dp_predict::{LineData, PredictionInterface, WalkParams};
+//!
+//! # fn main() -> Result<(), dp_predict::PredictError> {
+//! // Points on a line, labelled 1 from 0.5 on.
+//! let points: Vec<f64> = (0..1000).map(|i| i as f64 / 1000.0).collect();
+//! let labels = points.iter().map(|&x| x >= 0.5).collect();
+//! let walk = WalkParams::new(1.0, 0.05)?.fit(&LineData::new(points, labels)?)?;
+//!
+//! // Each answer is 1-DP; the interface allows ten of them.
+//! let mut interface = PredictionInterface::new(walk, 10.0)?;
+//! let mut rng = DpRng::from_os_entropy()?;
+//! let _label = interface.answer(&0.8, &mut rng)?;
+//! assert_eq!(interface.queries_left(), 9);
+//! // A batch the budget cannot pay for is refused whole, before any computation.
+//! assert!(interface.answer_batch(&[&0.1; 10], &mut rng).is_err());
+//! assert_eq!(interface.queries_left(), 9);
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod aggregate;
+mod error;
+mod interface;
+mod line;
+mod sgd;
+mod stable;
+mod threshold;
+mod vote;
+mod walk;
+
+pub use aggregate::{Ensemble, LaplaceAverageEnsemble, SoftMajorityEnsemble};
+pub use error::{MAX_EPSILON, MAX_POINTS, PredictError};
+pub use interface::{PredictionInterface, PrivatePredictor};
+pub use line::LineData;
+pub use sgd::{ProjectedSgd, SgdParams};
+pub use stable::{DEFAULT_TOLERANCE, ScoreAnswer, StableErm, StableErmParams};
+pub use threshold::{
+    MAX_CANDIDATES, PrivateThresholdLearner, Threshold, ThresholdErm, erm_threshold,
+};
+pub use vote::{
+    AveragedAnswer, LaplaceAverage, MAX_PARTS, SoftMajority, VoteKind, quantize_vote,
+    suggested_parts,
+};
+pub use walk::{ExponentialWalk, WalkParams};
+
+#[cfg(test)]
+mod tests;

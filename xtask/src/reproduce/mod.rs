@@ -3,6 +3,7 @@
 mod kernel;
 mod linear;
 mod plot;
+mod predict;
 mod preflight;
 mod published;
 mod report;
@@ -20,6 +21,11 @@ use crate::safe_write::{OutDir, PathError};
 use linear::{Cell, Experiment, Method};
 use preflight::{check_data, origin};
 use published::{ADULT_BY_LAMBDA, ADULT_EPSILONS, KDD_BY_LAMBDA, KDD_EPSILONS};
+
+/// Runs the private-prediction experiments (`reproduce predict`): see `predict.rs`.
+pub fn predict(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
+    predict::run(options)
+}
 
 /// Options shared by every experiment.
 pub struct Options {

@@ -1,0 +1,203 @@
+//! One-pass projected SGD with averaged iterates, answered with Laplace noise (Dwork &
+//! Feldman 2018, Thm 4.12 / Cor 4.13 via Hardt–Recht–Singer; ALGORITHMS.md §7.4).
+
+use dp_erm::{ErmError, ErmParams, Examples, Loss, ROUNDING_MARGIN};
+use dp_noise::{Laplace, ReleaseRng};
+use dp_optim::MarginLoss;
+
+use crate::error::{PredictError, check_epsilon, check_positive};
+use crate::interface::PrivatePredictor;
+use crate::stable::{ScoreAnswer, check_row, release_score, score_in_unit_ball};
+
+/// Parameters of projected SGD (§7.4): a smooth 1-Lipschitz loss, step size η, radius B of
+/// the ball the iterates are projected onto, and the per-query ε.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgdParams {
+    loss: Loss,
+    step: f64,
+    radius: f64,
+    epsilon: f64,
+}
+
+impl SgdParams {
+    /// Projected SGD with `loss`, step `step` (η), projection radius `radius` (B) and
+    /// per-query `epsilon`; checked by [`SgdParams::check`].
+    pub fn new(loss: Loss, step: f64, radius: f64, epsilon: f64) -> Self {
+        Self {
+            loss,
+            step,
+            radius,
+            epsilon,
+        }
+    }
+
+    /// The step of DF Cor 4.13 for `examples` rows: `η = B/(L R √n)` (L = R = 1), capped at
+    /// the stability limit `2/(σR²)`.
+    pub fn suggested_step(loss: Loss, radius: f64, examples: usize) -> f64 {
+        let step = radius / (examples.max(1) as f64).sqrt();
+        step.min(2.0 / loss.curvature_bound())
+    }
+
+    /// Checks ε, B, the loss, and `0 < η ≤ 2/(σR²)` (σ the loss's smoothness, R = 1): the
+    /// step limit under which a gradient step is non-expansive, which the privacy proof
+    /// needs.
+    pub fn check(&self) -> Result<(), PredictError> {
+        check_epsilon(self.epsilon)?;
+        check_positive("projection radius", self.radius)?;
+        // dp-erm validates the loss (Huber width in range).
+        ErmParams::non_private(self.loss, 1.0).check()?;
+        let limit = 2.0 / self.loss.curvature_bound();
+        if !(self.step > 0.0 && self.step <= limit) {
+            return Err(PredictError::InvalidParameter {
+                what: "step size",
+                value: self.step,
+                requirement: "in (0, 2/σ] for the loss's smoothness σ (8 for logistic, 4h for Huber)",
+            });
+        }
+        Ok(())
+    }
+
+    /// The score's sensitivity `2ηLR²` (L = 1, R = 1 up to a slack of 1e-9 on the rows' norms) plus a rounding
+    /// allowance.
+    pub fn sensitivity(&self, features: usize) -> Result<f64, PredictError> {
+        self.check()?;
+        let lipschitz = self.loss.lipschitz();
+        // Each iterate is computed in floating point; the allowance covers d-term dot
+        // products with ‖w‖ ≤ B, twice, with the crate-wide safety factor.
+        let rounding = 2.0 * ROUNDING_MARGIN * (features as f64 + 1.0) * f64::EPSILON * self.radius;
+        // R² with R = 1 + NORM_SLACK (rows) and the query scaled into the unit ball: the
+        // score moves by 2ηL·R·1; R is rounded up.
+        let radius_of_rows = 1.0 + 2.0 * NORM_SLACK;
+        Ok((2.0 * self.step * lipschitz * radius_of_rows + rounding).next_up())
+    }
+
+    /// One pass over `data` in its row order, then the Laplace mechanism for queries. Rows
+    /// must satisfy `‖x‖ ≤ 1` (refused otherwise, naming the first row).
+    pub fn fit(&self, data: &Examples) -> Result<ProjectedSgd, PredictError> {
+        let sensitivity = self.sensitivity(data.features())?;
+        let laplace = Laplace::new(self.epsilon, sensitivity)?;
+        check_unit_ball(data)?;
+        let d = data.features();
+        let (mut w, mut sum) = (vec![0.0; d], vec![0.0; d]);
+        let mut row = vec![0.0; d];
+        for (i, &y) in data.labels().iter().enumerate() {
+            data.inputs().row(i).write_dense(&mut row);
+            let margin = y * dot(&w, &row);
+            let coefficient = self.step * self.loss.derivative(margin) * y;
+            for (wj, xj) in w.iter_mut().zip(&row) {
+                *wj -= coefficient * xj;
+            }
+            let norm = dot(&w, &w).sqrt();
+            if norm > self.radius {
+                let shrink = self.radius / norm;
+                w.iter_mut().for_each(|wj| *wj *= shrink);
+            }
+            for (s, wj) in sum.iter_mut().zip(&w) {
+                *s += wj;
+            }
+        }
+        let n = data.len() as f64;
+        let average = sum.into_iter().map(|s| s / n).collect();
+        Ok(ProjectedSgd {
+            weights: average,
+            laplace,
+        })
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Slack on the unit-ball check: a row normalized to norm 1 can compute as `1 + d·u`
+/// depending on the summation order (dp-erm's check sums differently); the sensitivity
+/// covers `R = 1 + NORM_SLACK`.
+const NORM_SLACK: f64 = 1e-9;
+
+/// Every row of `data` in the unit ball (to [`NORM_SLACK`]), else an error naming the first.
+fn check_unit_ball(data: &Examples) -> Result<(), PredictError> {
+    let mut row = vec![0.0; data.features()];
+    for i in 0..data.len() {
+        data.inputs().row(i).write_dense(&mut row);
+        let norm = dot(&row, &row).sqrt();
+        if norm > 1.0 + NORM_SLACK {
+            return Err(ErmError::RowNormAboveOne { row: i, norm }.into());
+        }
+    }
+    Ok(())
+}
+
+/// A trained projected-SGD predictor (§7.4): answers `⟨w̄, x̂⟩ + Lap(2ηLR²/ε)`, `w̄` the
+/// average of the iterates `w_2 … w_{n+1}`, `x̂` the query scaled into the unit ball.
+///
+/// # Privacy
+/// Each answer is **ε-DP** with respect to the training data, for neighbouring datasets
+/// that differ in one example (replaced, at the same position of the pass), rows in the
+/// unit ball, a 1-Lipschitz, σ-smooth loss and `η ≤ 2/σ`: the pass visits the data in
+/// their given order (independent of their values); until the differing example the
+/// iterates agree, its step moves them apart by at most `2ηLR`, and every later gradient
+/// step and the projection are non-expansive, so every iterate — and their average — moves
+/// by at most `2ηLR`, the score by at most `2ηLR²`. It is released by dp-noise's snapping
+/// [`Laplace`] at that sensitivity (plus a rounding allowance for the score). The pass is
+/// analysed in idealized real arithmetic (as the Gamma-norm noise of dp-erm is): its
+/// floating-point rounding is not bounded by a proof. `q` answers cost `q·ε`.
+#[derive(Clone)]
+pub struct ProjectedSgd {
+    weights: Vec<f64>,
+    laplace: Laplace,
+}
+
+impl ProjectedSgd {
+    /// The same predictor with its noise calibrated for `factor·ε` (tests' mutation checks:
+    /// factor 2 halves the noise).
+    #[cfg(test)]
+    pub(crate) fn with_noise_epsilon_factor(&self, factor: f64) -> Self {
+        let laplace = Laplace::new(self.laplace.epsilon() * factor, self.laplace.sensitivity())
+            .expect("valid test parameters");
+        Self {
+            laplace,
+            ..self.clone()
+        }
+    }
+
+    /// The Laplace mechanism each answer uses.
+    pub fn laplace(&self) -> &Laplace {
+        &self.laplace
+    }
+
+    /// **Not private**: the averaged iterate.
+    pub fn secret_weights(&self) -> &[f64] {
+        &self.weights
+    }
+}
+
+impl PrivatePredictor for ProjectedSgd {
+    type Query = [f64];
+    type Answer = ScoreAnswer;
+
+    fn epsilon(&self) -> f64 {
+        self.laplace.epsilon()
+    }
+
+    fn check_query(&self, query: &[f64]) -> Result<(), PredictError> {
+        check_row(query, self.weights.len())
+    }
+
+    fn answer_unchecked<R: ReleaseRng + ?Sized>(
+        &self,
+        query: &[f64],
+        rng: &mut R,
+    ) -> Result<ScoreAnswer, PredictError> {
+        release_score(&self.laplace, score_in_unit_ball(&self.weights, query), rng)
+    }
+}
+
+impl std::fmt::Debug for ProjectedSgd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectedSgd")
+            .field("epsilon", &self.laplace.epsilon())
+            .field("sensitivity", &self.laplace.sensitivity())
+            .field("features", &self.weights.len())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,247 @@
+//! Stable regularized ERM with Laplace noise on the score (Dwork & Feldman 2018, Thm 4.9;
+//! ALGORITHMS.md §7.3), and the released-score answer it shares with projected SGD.
+
+use dp_erm::{ErmParams, Examples, LinearModel, Loss, ROUNDING_MARGIN, tolerance_floor};
+use dp_noise::{Laplace, ReleaseRng};
+
+use crate::error::{PredictError, check_epsilon, check_finite, check_positive};
+use crate::interface::PrivatePredictor;
+
+/// An answer that releases a real score: `score` is the ε-DP noisy `⟨w, x⟩`, `label` its
+/// sign (+1 when `score ≥ 0`), which is post-processing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreAnswer {
+    /// The released score.
+    pub score: f64,
+    /// Its sign.
+    pub label: f64,
+}
+
+/// Default gradient-norm tolerance of the non-private solve (raised to the solver's
+/// rounding floor where that is larger).
+pub const DEFAULT_TOLERANCE: f64 = 1e-10;
+
+/// Parameters of stable ERM with Laplace (§7.3): loss, regularization λ, per-query ε, and
+/// optionally the solver's gradient tolerance. A consuming builder; every value is checked
+/// by [`StableErmParams::fit`] (or [`StableErmParams::sensitivity`]) before any work.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StableErmParams {
+    loss: Loss,
+    regularization: f64,
+    epsilon: f64,
+    tolerance: Option<f64>,
+}
+
+impl StableErmParams {
+    /// Stable ERM with `loss` (logistic or Huber: 1-Lipschitz), λ = `regularization`,
+    /// per-query `epsilon`.
+    pub fn new(loss: Loss, regularization: f64, epsilon: f64) -> Self {
+        Self {
+            loss,
+            regularization,
+            epsilon,
+            tolerance: None,
+        }
+    }
+
+    /// The λ of DF Cor 4.10/4.11 balancing regularization and noise for a comparator of
+    /// norm `comparator_norm` = B: `λ = (2LR/B)·√((1 + 1/ε)/n)`, with L = R = 1 here.
+    pub fn balanced_regularization(
+        comparator_norm: f64,
+        epsilon: f64,
+        examples: usize,
+    ) -> Result<f64, PredictError> {
+        let b = check_positive("comparator norm", comparator_norm)?;
+        let epsilon = check_epsilon(epsilon)?;
+        if examples == 0 {
+            return Err(PredictError::EmptyData);
+        }
+        Ok(2.0 / b * ((1.0 + 1.0 / epsilon) / examples as f64).sqrt())
+    }
+
+    /// The gradient-norm tolerance the solver must certify (default
+    /// [`DEFAULT_TOLERANCE`], or the rounding floor if larger). It enters the sensitivity.
+    pub fn tolerance(mut self, tolerance: f64) -> Self {
+        self.tolerance = Some(tolerance);
+        self
+    }
+
+    /// The per-query ε.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// The solver tolerance a fit on `examples` × `features` certifies (public: sizes and
+    /// parameters only).
+    fn effective_tolerance(&self, examples: usize, features: usize) -> f64 {
+        let floor =
+            tolerance_floor(examples, features, self.loss, self.regularization, None).total();
+        self.tolerance.unwrap_or(DEFAULT_TOLERANCE.max(floor))
+    }
+
+    /// The sensitivity of the score `⟨w, x⟩` for `‖x‖ ≤ 1` over neighbouring datasets of
+    /// `examples` rows and `features` columns:
+    /// `Δ = 2LR²/(λn) + 2γR/λ + rounding`, L = R = 1, γ the solver tolerance. Checks every
+    /// parameter.
+    pub fn sensitivity(&self, examples: usize, features: usize) -> Result<f64, PredictError> {
+        check_epsilon(self.epsilon)?;
+        // dp-erm checks loss, λ and the tolerance against its floor.
+        let erm = self.erm_params(examples, features);
+        erm.check()?;
+        erm.noise_calibration(examples, features)?;
+        if examples == 0 {
+            return Err(PredictError::EmptyData);
+        }
+        let lambda = self.regularization;
+        let lipschitz = self.loss.lipschitz();
+        let stability = 2.0 * lipschitz / (lambda * examples as f64);
+        let inexact = 2.0 * self.effective_tolerance(examples, features) / lambda;
+        // The score is a floating-point dot product of d terms with ‖w‖ ≤ L/λ, ‖x‖ ≤ 1: each
+        // evaluation errs by at most about d·u·L/λ; two evaluations (one per dataset),
+        // with the crate-wide safety factor.
+        let rounding =
+            2.0 * ROUNDING_MARGIN * (features as f64 + 1.0) * f64::EPSILON * lipschitz / lambda;
+        Ok(((stability + inexact) + rounding).next_up())
+    }
+
+    fn erm_params(&self, examples: usize, features: usize) -> ErmParams {
+        ErmParams::non_private(self.loss, self.regularization)
+            .tolerance(self.effective_tolerance(examples, features))
+    }
+
+    /// Trains non-privately (to the certified tolerance) and prepares the per-query
+    /// Laplace mechanism. The rows must satisfy `‖x‖ ≤ 1` ([`Examples::to_training_set`]
+    /// refuses a row that does not, naming it). `rng` is unused by the deterministic solver
+    /// and taken for uniformity with [`dp_erm::Trainer`].
+    pub fn fit(
+        &self,
+        data: &Examples,
+        rng: &mut dyn ReleaseRng,
+    ) -> Result<StableErm, PredictError> {
+        let sensitivity = self.sensitivity(data.len(), data.features())?;
+        let laplace = Laplace::new(self.epsilon, sensitivity)?;
+        let training = data.to_training_set()?;
+        let fit = self
+            .erm_params(data.len(), data.features())
+            .fit(&training, rng)?;
+        Ok(StableErm {
+            model: fit.into_model(),
+            laplace,
+        })
+    }
+}
+
+/// A trained stable-ERM predictor (§7.3): answers `⟨w, x̂⟩ + Lap(Δ/ε)` with `x̂` the query
+/// scaled into the unit ball.
+///
+/// # Privacy
+/// Each answer is **ε-DP** with respect to the training data, for neighbouring datasets
+/// that differ in one example (replaced), rows in the unit ball and a 1-Lipschitz loss: the
+/// regularized minimizer is `λ`-strongly convex, so replacing one example moves it by at
+/// most `2L R/(λn)`, and the certified solver tolerance γ adds at most `γ/λ` per dataset;
+/// with `‖x̂‖ ≤ 1` the score moves by at most `Δ = 2LR²/(λn) + 2γR/λ` (plus a rounding
+/// allowance). The score is released by dp-noise's snapping [`Laplace`] at sensitivity Δ;
+/// the label is its sign (post-processing). The query is scaled by `1/max(1, ‖x‖)`
+/// (public, data-independent), which does not change the sign of `⟨w, x⟩`. `q` answers
+/// cost `q·ε` ([`crate::PredictionInterface`]).
+#[derive(Clone)]
+pub struct StableErm {
+    model: LinearModel,
+    laplace: Laplace,
+}
+
+impl StableErm {
+    /// The same predictor with its noise calibrated for `factor·ε` (tests' mutation checks:
+    /// factor 2 halves the noise).
+    #[cfg(test)]
+    pub(crate) fn with_noise_epsilon_factor(&self, factor: f64) -> Self {
+        let laplace = Laplace::new(self.laplace.epsilon() * factor, self.laplace.sensitivity())
+            .expect("valid test parameters");
+        Self {
+            laplace,
+            ..self.clone()
+        }
+    }
+
+    /// The Laplace mechanism each answer uses (ε, Δ, grid, scale).
+    pub fn laplace(&self) -> &Laplace {
+        &self.laplace
+    }
+
+    /// **Not private**: the trained weights.
+    pub fn secret_model(&self) -> &LinearModel {
+        &self.model
+    }
+
+    /// **Not private**: the noiseless score at the (scaled) query.
+    pub fn secret_score(&self, x: &[f64]) -> Result<f64, PredictError> {
+        check_row(x, self.model.weights().len())?;
+        Ok(score_in_unit_ball(self.model.weights(), x))
+    }
+}
+
+impl PrivatePredictor for StableErm {
+    type Query = [f64];
+    type Answer = ScoreAnswer;
+
+    fn epsilon(&self) -> f64 {
+        self.laplace.epsilon()
+    }
+
+    fn check_query(&self, query: &[f64]) -> Result<(), PredictError> {
+        check_row(query, self.model.weights().len())
+    }
+
+    fn answer_unchecked<R: ReleaseRng + ?Sized>(
+        &self,
+        query: &[f64],
+        rng: &mut R,
+    ) -> Result<ScoreAnswer, PredictError> {
+        release_score(
+            &self.laplace,
+            score_in_unit_ball(self.model.weights(), query),
+            rng,
+        )
+    }
+}
+
+impl std::fmt::Debug for StableErm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StableErm")
+            .field("epsilon", &self.laplace.epsilon())
+            .field("sensitivity", &self.laplace.sensitivity())
+            .field("features", &self.model.weights().len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A query row of the right length with finite values.
+pub(crate) fn check_row(x: &[f64], features: usize) -> Result<(), PredictError> {
+    if x.len() != features {
+        return Err(PredictError::QueryDimension {
+            expected: features,
+            found: x.len(),
+        });
+    }
+    check_finite("query feature", x)
+}
+
+/// `⟨w, x⟩ / max(1, ‖x‖)`: the score of the query scaled into the unit ball.
+pub(crate) fn score_in_unit_ball(w: &[f64], x: &[f64]) -> f64 {
+    let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let dot: f64 = w.iter().zip(x).map(|(a, b)| a * b).sum();
+    if norm > 1.0 { dot / norm } else { dot }
+}
+
+/// Releases `score` with `laplace`; the label is the released score's sign.
+pub(crate) fn release_score<R: ReleaseRng + ?Sized>(
+    laplace: &Laplace,
+    score: f64,
+    rng: &mut R,
+) -> Result<ScoreAnswer, PredictError> {
+    let score = laplace.release(score, rng)?;
+    Ok(ScoreAnswer {
+        score,
+        label: if score >= 0.0 { 1.0 } else { -1.0 },
+    })
+}

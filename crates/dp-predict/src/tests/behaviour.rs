@@ -1,0 +1,155 @@
+//! What the mechanisms are for: accurate answers where the data speak clearly, no data in
+//! `Debug`, thread safety.
+
+use dp_erm::{ErmParams, Loss};
+use rand::RngExt;
+
+use super::{examples, line_examples, rng, threshold_data};
+use crate::{
+    Ensemble, LaplaceAverageEnsemble, PredictionInterface, PrivateThresholdLearner, SgdParams,
+    SoftMajorityEnsemble, StableErmParams, ThresholdErm, VoteKind, WalkParams, erm_threshold,
+};
+
+#[test]
+fn walk_answers_match_a_clean_threshold_away_from_it() {
+    let data = threshold_data(2000, 0.4, 0.0, 1);
+    let params = WalkParams::new(1.0, 0.01).unwrap();
+    let walk = params.fit(&data).unwrap();
+    // m = 2 ln 99 ≈ 9.2: the walk needs ~2m ≈ 19 points (≈ 0.01 of the line) to climb.
+    assert!((params.clamp_bound() - 2.0 * 99f64.ln()).abs() < 1e-12);
+    for x in [0.0, 0.1, 0.3, 0.39] {
+        let p = walk.secret_probability_of_one(x).unwrap();
+        assert!((p - 0.01).abs() < 1e-6, "{x}: {p}");
+    }
+    for x in [0.42, 0.6, 0.99] {
+        let p = walk.secret_probability_of_one(x).unwrap();
+        assert!((p - 0.99).abs() < 1e-6, "{x}: {p}");
+    }
+    // Sampled answers follow it.
+    let mut r = rng(2);
+    let ones = (0..2000)
+        .filter(|_| walk.answer(0.8, &mut r).unwrap())
+        .count();
+    assert!(ones > 1900, "{ones}");
+}
+
+#[test]
+fn threshold_baselines_find_the_threshold() {
+    let data = threshold_data(5000, 0.3, 0.0, 3);
+    assert!((erm_threshold(&data).theta() - 0.3).abs() < 0.002);
+    let candidates: Vec<f64> = (0..=1000).map(|k| k as f64 / 1000.0).collect();
+    let learner = PrivateThresholdLearner::new(1.0, candidates).unwrap();
+    let theta = learner.fit(&data, &mut rng(4)).unwrap().theta();
+    assert!((theta - 0.3).abs() < 0.01, "{theta}");
+}
+
+#[test]
+fn subsample_and_aggregate_answers_well_on_separable_data() {
+    let data = line_examples(&threshold_data(3000, 0.5, 0.0, 5));
+    let ensemble = Ensemble::train(&ThresholdErm, &data, 30, &mut rng(6)).unwrap();
+    let soft = SoftMajorityEnsemble::new(ensemble.clone(), 1.0).unwrap();
+    // All 30 votes agree far from θ: P[wrong] = 1/(1 + e^{15}).
+    let p = soft.secret_probability_of_positive(&[0.9]).unwrap();
+    assert!((p - 1.0 / (1.0 + (-15f64).exp())).abs() < 1e-6, "{p}");
+    let mut average = PredictionInterface::new(
+        LaplaceAverageEnsemble::new(ensemble, 1.0, VoteKind::Hard).unwrap(),
+        100.0,
+    )
+    .unwrap();
+    let mut r = rng(7);
+    let right = (0..100)
+        .filter(|_| average.answer(&[0.9], &mut r).unwrap().label == 1.0)
+        .count();
+    assert!(right >= 90, "{right}");
+}
+
+/// Noisy linear data in the unit ball: stable ERM and projected SGD answer most queries
+/// right at ε = 1.
+#[test]
+fn score_mechanisms_answer_well_on_linear_data() {
+    let mut r = rng(8);
+    let n = 20_000;
+    let mut rows = Vec::new();
+    let mut labels = Vec::new();
+    for _ in 0..n {
+        let x = [r.random_range(-0.7..0.7), r.random_range(-0.7..0.7)];
+        labels.push(if x[0] + 0.5 * x[1] > 0.0 { 1.0 } else { -1.0 });
+        rows.push(x.to_vec());
+    }
+    let data = examples(2, &rows, &labels);
+    let lambda = StableErmParams::balanced_regularization(10.0, 1.0, n).unwrap();
+    let stable = StableErmParams::new(Loss::Logistic, lambda, 1.0)
+        .fit(&data, &mut rng(9))
+        .unwrap();
+    let step = SgdParams::suggested_step(Loss::Logistic, 10.0, n);
+    let sgd = SgdParams::new(Loss::Logistic, step, 10.0, 1.0)
+        .fit(&data)
+        .unwrap();
+    let mut stable = PredictionInterface::new(stable, 1000.0).unwrap();
+    let mut sgd = PredictionInterface::new(sgd, 1000.0).unwrap();
+    let (mut right_stable, mut right_sgd) = (0, 0);
+    for (x, &y) in rows.iter().zip(&labels).take(1000) {
+        right_stable += usize::from(stable.answer(x, &mut r).unwrap().label == y);
+        right_sgd += usize::from(sgd.answer(x, &mut r).unwrap().label == y);
+    }
+    assert!(right_stable > 800, "{right_stable}");
+    assert!(right_sgd > 800, "{right_sgd}");
+}
+
+#[test]
+fn debug_output_shows_no_data() {
+    let data = threshold_data(50, 0.5, 0.0, 10);
+    let secret = data.points()[7];
+    let walk = WalkParams::new(1.0, 0.1).unwrap().fit(&data).unwrap();
+    let ensemble = Ensemble::train(&ThresholdErm, &line_examples(&data), 5, &mut rng(1)).unwrap();
+    let soft = SoftMajorityEnsemble::new(ensemble, 1.0).unwrap();
+    let unit = examples(1, &[vec![secret], vec![-0.5]], &[1.0, -1.0]);
+    let stable = StableErmParams::new(Loss::Logistic, 0.1, 1.0)
+        .fit(&unit, &mut rng(1))
+        .unwrap();
+    let sgd = SgdParams::new(Loss::Logistic, 0.1, 1.0, 1.0)
+        .fit(&unit)
+        .unwrap();
+    let weight = stable.secret_model().weights()[0];
+    let shown = format!(
+        "{data:?} {walk:?} {soft:?} {stable:?} {sgd:?} {:?}",
+        PredictionInterface::new(walk.clone(), 1.0).unwrap()
+    );
+    for value in [secret, weight, sgd.secret_weights()[0]] {
+        assert!(!shown.contains(&format!("{value}")), "{value} in {shown}");
+    }
+    assert!(
+        shown.contains("ExponentialWalk") && shown.contains("len: 50"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn public_types_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<crate::ExponentialWalk>();
+    check::<crate::StableErm>();
+    check::<crate::ProjectedSgd>();
+    check::<SoftMajorityEnsemble<dp_erm::LinearModel>>();
+    check::<LaplaceAverageEnsemble<dp_erm::LinearModel>>();
+    check::<PredictionInterface<crate::ExponentialWalk>>();
+    check::<crate::PredictError>();
+    let _ = ErmParams::non_private(Loss::Logistic, 0.1);
+}
+
+/// Unions of intervals: the same walk, label 1 on [0.2, 0.4) ∪ [0.7, 0.8); away from the
+/// four switches (about 2m points each) the answers follow the labels.
+#[test]
+fn walk_answers_unions_of_intervals() {
+    let mut r = rng(11);
+    let points: Vec<f64> = (0..20_000).map(|_| r.random::<f64>()).collect();
+    let inside = |x: f64| (0.2..0.4).contains(&x) || (0.7..0.8).contains(&x);
+    let labels = points.iter().map(|&x| inside(x)).collect();
+    let data = crate::LineData::new(points, labels).unwrap();
+    let walk = WalkParams::new(1.0, 0.01).unwrap().fit(&data).unwrap();
+    for x in [0.1, 0.25, 0.35, 0.5, 0.65, 0.75, 0.9] {
+        let p = walk.secret_probability_of_one(x).unwrap();
+        let expected = if inside(x) { 0.99 } else { 0.01 };
+        assert!((p - expected).abs() < 1e-6, "{x}: {p}");
+    }
+}
