@@ -1,0 +1,138 @@
+//! The one error type of this crate.
+
+use std::fmt;
+
+use dp_erm::ErmError;
+use dp_noise::NoiseError;
+
+/// Everything that can go wrong in `dp-tune`, with the offending values. Parameter and
+/// size refusals come before any data is read or any model trained.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TuneError {
+    /// The candidate list is empty.
+    NoCandidates,
+    /// A candidate's trainer reports no privacy guarantee (`Trainer::epsilon` is `None`).
+    CandidateNotPrivate {
+        /// The candidate's position in the list.
+        candidate: usize,
+    },
+    /// A candidate's trainer reports an ε that is not finite and > 0.
+    InvalidCandidateEpsilon {
+        /// The candidate's position in the list.
+        candidate: usize,
+        /// The ε it reports.
+        value: f64,
+    },
+    /// A tuning parameter is out of range.
+    InvalidParameter {
+        /// Which parameter.
+        what: &'static str,
+        /// Its value.
+        value: f64,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+    /// The data cannot be split into parts of the documented minimum size.
+    TooFewRows {
+        /// Rows given.
+        rows: usize,
+        /// Parts the method splits them into.
+        parts: usize,
+        /// Rows the smallest part must have.
+        min_per_part: usize,
+    },
+    /// A candidate's trainer failed; its own error is the source.
+    Training {
+        /// The candidate's position in the list.
+        candidate: usize,
+        /// What the trainer returned.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A trained model could not count its mistakes on the held-out rows.
+    Scoring {
+        /// The candidate's position in the list.
+        candidate: usize,
+        /// What the model returned.
+        source: ErmError,
+    },
+    /// The budget cannot pay for the selection; nothing was charged or trained.
+    Budget(NoiseError),
+    /// Selecting rows of the data failed.
+    Data(ErmError),
+    /// A sampler refused its parameters.
+    Noise(NoiseError),
+}
+
+impl fmt::Display for TuneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoCandidates => write!(f, "the candidate list is empty: give at least one trainer"),
+            Self::CandidateNotPrivate { candidate } => write!(
+                f,
+                "candidate {candidate} reports no privacy guarantee (epsilon is None): every \
+                 candidate of a private selection must be an epsilon-DP trainer"
+            ),
+            Self::InvalidCandidateEpsilon { candidate, value } => write!(
+                f,
+                "candidate {candidate} reports epsilon {value:?}, which must be finite and > 0"
+            ),
+            Self::InvalidParameter {
+                what,
+                value,
+                requirement,
+            } => write!(f, "{what} is {value:?} but must be {requirement}"),
+            Self::TooFewRows {
+                rows,
+                parts,
+                min_per_part,
+            } => write!(
+                f,
+                "{rows} rows cannot be split into {parts} parts of at least {min_per_part} rows \
+                 each (need at least {})",
+                parts.saturating_mul(*min_per_part)
+            ),
+            Self::Training { candidate, source } => {
+                write!(f, "candidate {candidate} failed to train: {source}")
+            }
+            Self::Scoring { candidate, source } => write!(
+                f,
+                "the model of candidate {candidate} could not be scored on the held-out rows: \
+                 {source}"
+            ),
+            Self::Budget(e) => write!(f, "the privacy budget cannot pay for this selection: {e}"),
+            Self::Data(e) => write!(f, "{e}"),
+            Self::Noise(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for TuneError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Training { source, .. } => Some(source.as_ref()),
+            Self::Scoring { source, .. } | Self::Data(source) => Some(source),
+            Self::Budget(e) | Self::Noise(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<NoiseError> for TuneError {
+    fn from(e: NoiseError) -> Self {
+        Self::Noise(e)
+    }
+}
+
+/// Checks a user's ε: finite and in (0, [`dp_erm::MAX_EPSILON`]].
+pub(crate) fn check_epsilon(what: &'static str, value: f64) -> Result<f64, TuneError> {
+    if value.is_finite() && value > 0.0 && value <= dp_erm::MAX_EPSILON {
+        Ok(value)
+    } else {
+        Err(TuneError::InvalidParameter {
+            what,
+            value,
+            requirement: "finite, > 0 and at most 1000",
+        })
+    }
+}

@@ -1,0 +1,422 @@
+//! Selection without splitting the data per candidate: random stopping (Liu & Talwar,
+//! STOC 2019; Papernot & Steinke, ICLR 2022). Every model trains on the same large
+//! training part; a geometric number of private runs, and the best one is released.
+
+use std::fmt;
+
+use dp_erm::{Classifier, Examples, Trainer};
+use dp_noise::{DiscreteLaplace, PrivacyBudget, ReleaseRng, add_rounding_up};
+use rand::RngExt;
+
+use crate::candidates::training_epsilon;
+use crate::error::check_epsilon;
+use crate::partition::shuffled;
+use crate::split::MIN_ROWS_PER_PART;
+use crate::TuneError;
+
+/// Share of the rows held out for scoring unless set with
+/// [`RandomStopping::with_holdout_fraction`].
+pub const DEFAULT_HOLDOUT_FRACTION: f64 = 0.1;
+
+/// Smallest stopping probability γ accepted (expected runs `1/γ` ≤ 10⁴).
+pub const MIN_STOP_PROBABILITY: f64 = 1e-4;
+
+/// The default cap on runs is the smallest `T` with `(1 − γ)^T` at most this: the chance
+/// that the cap ever changes the outcome.
+pub const DEFAULT_CAP_TAIL: f64 = 1e-9;
+
+/// Most runs a cap may allow.
+pub const MAX_RUNS: usize = 10_000_000;
+
+/// Private selection among candidate trainers by random stopping: hold out a fixed share
+/// of the rows (shuffled with fresh randomness), then repeat
+///
+/// 1. draw a candidate `i` uniformly at random (fresh randomness);
+/// 2. train it on the training part (all rows but the held-out ones);
+/// 3. score it privately: its mistakes on the held-out part plus discrete Laplace noise of
+///    scale `1/ε_S` (`dp-noise`'s exact sampler);
+///
+/// keeping the run with the fewest noisy mistakes (the first on ties), and after each run
+/// stop with probability γ — so the number of runs K is geometric, `P(K = k) =
+/// γ(1−γ)^{k−1}`, mean `1/γ` — or when the cap of [`RandomStopping::max_runs`] runs is
+/// reached. Release the best run's candidate, model and noisy score.
+///
+/// Each model sees `(1 − h)·n` rows (h the held-out share, 0.1 by default) where
+/// [`crate::SplitAndSelect`] gives it `n/(m+1)`; the price is a factor 3 in ε and about
+/// `1/γ` trainings instead of `m`.
+///
+/// **Why discrete Laplace for the score.** The stopping rule needs a released number per
+/// run, not a choice among a list, so the exponential mechanism does not fit; the mistake
+/// count is an integer of sensitivity 1, and the exact discrete Laplace makes the score
+/// ε_S-DP with no floating-point caveat (Mironov 2012; ALGORITHMS.md §9). Its scale is
+/// rounded up, so never less noise than `1/ε_S`.
+///
+/// # Privacy
+///
+/// Let `ε_T = max_i ε_i` (the candidates' reported ε), `ε_S` the score ε, and
+/// `ε_B = max(ε_T, ε_S)`. Neighbouring datasets have the same n and differ in one row.
+///
+/// **One run is `ε_B`-DP.** The shuffle and the cut depend on n and fresh randomness only;
+/// condition on them. If the changed row is in the training part, only the model changes
+/// in distribution (by `e^{ε_i} ≤ e^{ε_B}`: the trainer's promise), and its noisy score is
+/// post-processing of the model and the unchanged held-out part. If it is in the held-out
+/// part, the model does not change and the count moves by at most 1, which the discrete
+/// Laplace makes `ε_S`-DP. A uniform choice of candidate is a mixture of such runs.
+///
+/// **The theorem relied on** (Liu & Talwar 2019, random stopping with an unknown
+/// threshold; Papernot & Steinke 2022, Theorem 2 with the truncated negative binomial at
+/// η = 1, which is this geometric law, giving `(2 + η)ε`): if each run is `ε_B`-DP,
+/// releasing the best of K independent runs, with K geometric as above and independent of
+/// the data, is **`3ε_B`-DP**. We checked it as follows. Order the outcomes by score (ties:
+/// the earlier run). For an outcome set A of score s, let `a = P(score < s)`,
+/// `b = P(score = s)`, `c = P(outcome ∈ A)` for one run; then
+/// `P(release ∈ A) = c·∫₀¹ G'(a + t·b) dt` with `G(z) = E[z^K] = γz/(1 − (1−γ)z)`,
+/// `G'(z) = γ/(1 − (1−γ)z)²`. On the neighbour, `c' ≤ e^{ε}c`, `a' + tb' ≤ e^{ε}(a + tb)`,
+/// and `1 − (a' + tb') ≥ e^{−ε}(1 − a − tb)` (each is a mixture of probabilities of
+/// events), so `1 − (1−γ)(a' + tb') = γ + (1−γ)(1 − a' − tb') ≥ e^{−ε}(1 − (1−γ)(a + tb))`
+/// and `G'` grows by at most `e^{2ε}`: in all `e^{3ε}`. The tests compute this output law
+/// exactly for a pair of datasets and audit the implementation against it.
+///
+/// **The cap.** Runs stop after [`RandomStopping::max_runs`] `= T` whatever the coin says.
+/// That changes the output only when K > T, which has probability `(1−γ)^T`; so the capped
+/// selection is `(3ε_B, δ)`-DP with `δ = (1 + e^{3ε_B})·(1−γ)^T`
+/// ([`RandomStopping::delta`]; at most `(1 + e^{3ε_B})·10⁻⁹` with the default cap). Papernot &
+/// Steinke discuss such truncation; it is why a pure-ε claim is not made for the capped
+/// algorithm. The per-run stop coin is `rand`'s Bernoulli, exact to 2⁻⁶⁴; `delta` uses
+/// a γ lowered by 2⁻⁶⁰ to cover it. The 3ε bound holds for any γ.
+///
+/// Only the best run is released: the number of runs, the other runs, and the time taken
+/// are not covered (K conditioned on is no longer geometric, and the best of k runs is
+/// only `kε`-DP). [`Stopped::secret_runs`] is for diagnostics; never release it or the
+/// running time. The errors of trainers are relied on as in [`crate::SplitAndSelect`].
+pub struct RandomStopping<T> {
+    candidates: Vec<T>,
+    training_epsilon: f64,
+    noise: DiscreteLaplace,
+    score_epsilon: f64,
+    stop_probability: f64,
+    holdout_fraction: f64,
+    max_runs: usize,
+}
+
+impl<T: Trainer> RandomStopping<T> {
+    /// Random stopping over `candidates`, scores at `score_epsilon`, stopping probability
+    /// `stop_probability` = γ in `[1e-4, 1]` after each run. Refuses an empty list, a
+    /// candidate without a finite ε > 0, a score ε that is not finite, > 0 and ≤ 1000, and
+    /// a γ out of range — before any data is seen. The cap is the smallest T with
+    /// `(1−γ)^T ≤ 1e-9`; the held-out share 0.1.
+    pub fn new(
+        candidates: Vec<T>,
+        score_epsilon: f64,
+        stop_probability: f64,
+    ) -> Result<Self, TuneError> {
+        let training_epsilon = training_epsilon(&candidates)?;
+        let score_epsilon = check_epsilon("score epsilon", score_epsilon)?;
+        if !(MIN_STOP_PROBABILITY..=1.0).contains(&stop_probability) {
+            return Err(TuneError::InvalidParameter {
+                what: "stop probability",
+                value: stop_probability,
+                requirement: "between 1e-4 and 1",
+            });
+        }
+        Ok(Self {
+            candidates,
+            training_epsilon,
+            noise: DiscreteLaplace::with_scale_at_least(1.0 / score_epsilon)?,
+            score_epsilon,
+            stop_probability,
+            holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
+            max_runs: default_cap(stop_probability),
+        })
+    }
+
+    /// Holds out `fraction` of the rows (in (0, 1); rounded up to whole rows) for scoring.
+    pub fn with_holdout_fraction(mut self, fraction: f64) -> Result<Self, TuneError> {
+        if !(fraction > 0.0 && fraction < 1.0) {
+            return Err(TuneError::InvalidParameter {
+                what: "holdout fraction",
+                value: fraction,
+                requirement: "strictly between 0 and 1",
+            });
+        }
+        self.holdout_fraction = fraction;
+        Ok(self)
+    }
+
+    /// Stops after at most `runs` runs (1 ..= 10⁷); see `# Privacy` for what the cap costs.
+    pub fn with_max_runs(mut self, runs: usize) -> Result<Self, TuneError> {
+        if !(1..=MAX_RUNS).contains(&runs) {
+            return Err(TuneError::InvalidParameter {
+                what: "max runs",
+                value: runs as f64,
+                requirement: "between 1 and 10^7",
+            });
+        }
+        self.max_runs = runs;
+        Ok(self)
+    }
+
+    /// The candidates, in the order given.
+    pub fn candidates(&self) -> &[T] {
+        &self.candidates
+    }
+
+    /// `ε_T`: the largest ε a candidate spends.
+    pub fn training_epsilon(&self) -> f64 {
+        self.training_epsilon
+    }
+
+    /// `ε_S`: the ε of each noisy score.
+    pub fn score_epsilon(&self) -> f64 {
+        self.score_epsilon
+    }
+
+    /// `ε_B = max(ε_T, ε_S)`: the ε of one run.
+    pub fn base_epsilon(&self) -> f64 {
+        self.training_epsilon.max(self.score_epsilon)
+    }
+
+    /// The end-to-end ε: `3·ε_B`, rounded up.
+    pub fn epsilon(&self) -> f64 {
+        let base = self.base_epsilon();
+        add_rounding_up(add_rounding_up(base, base), base)
+    }
+
+    /// The δ the cap adds: `(1 + e^{3ε_B})·(1−γ)^T`, rounded up.
+    pub fn delta(&self) -> f64 {
+        // γ lowered to cover the stop coin's 2^-64 granularity; 1e-12 relative slack covers
+        // the rounding of powi, exp and the products.
+        let gamma = (self.stop_probability - 2f64.powi(-60)).max(0.0);
+        let tail = (1.0 - gamma).powi(self.max_runs.min(i32::MAX as usize) as i32);
+        ((1.0 + self.epsilon().exp()) * tail * (1.0 + 1e-12)).min(1.0)
+    }
+
+    /// γ: the probability of stopping after each run.
+    pub fn stop_probability(&self) -> f64 {
+        self.stop_probability
+    }
+
+    /// `1/γ`: the expected number of runs (trainings) without the cap.
+    pub fn expected_runs(&self) -> f64 {
+        1.0 / self.stop_probability
+    }
+
+    /// The cap T on runs.
+    pub fn max_runs(&self) -> usize {
+        self.max_runs
+    }
+
+    /// The held-out share h.
+    pub fn holdout_fraction(&self) -> f64 {
+        self.holdout_fraction
+    }
+
+    /// Rows held out for scoring out of `rows`: `⌈h·rows⌉` (public: a function of n).
+    pub fn held_out_rows(&self, rows: usize) -> usize {
+        ((rows as f64 * self.holdout_fraction).ceil() as usize).min(rows)
+    }
+
+    /// Runs the selection on `data`. Refuses, before training anything, data whose
+    /// training or held-out part would have fewer than [`MIN_ROWS_PER_PART`] rows; an
+    /// error from a trainer names the candidate.
+    pub fn select(
+        &self,
+        data: &Examples,
+        rng: &mut dyn ReleaseRng,
+    ) -> Result<Stopped<T::Model>, TuneError> {
+        let held_out = self.check_rows(data.len())?;
+        let order = shuffled(data.len(), rng);
+        let scoring = data.select(&order[..held_out]).map_err(TuneError::Data)?;
+        let training = data.select(&order[held_out..]).map_err(TuneError::Data)?;
+        let stopping = Stopping {
+            probability: self.stop_probability,
+            max_runs: self.max_runs,
+        };
+        run_on_split(
+            &self.candidates,
+            &stopping,
+            &training,
+            &scoring,
+            &self.noise,
+            rng,
+        )
+        .map(|best| Stopped {
+            epsilon: self.epsilon(),
+            delta: self.delta(),
+            held_out_rows: held_out,
+            ..best
+        })
+    }
+
+    /// As [`RandomStopping::select`], first charging [`RandomStopping::epsilon`] to
+    /// `budget` (a pure-ε budget: the cap's δ is not tracked there; see
+    /// [`RandomStopping::delta`]). Size refusals come first, then the charge.
+    pub fn select_charging(
+        &self,
+        data: &Examples,
+        budget: &mut PrivacyBudget,
+        rng: &mut dyn ReleaseRng,
+    ) -> Result<Stopped<T::Model>, TuneError> {
+        self.check_rows(data.len())?;
+        budget
+            .spend("random stopping", self.epsilon())
+            .map_err(TuneError::Budget)?;
+        self.select(data, rng)
+    }
+
+    /// The held-out row count, or a refusal naming the sizes.
+    fn check_rows(&self, rows: usize) -> Result<usize, TuneError> {
+        let held_out = self.held_out_rows(rows);
+        if held_out < MIN_ROWS_PER_PART || rows - held_out < MIN_ROWS_PER_PART {
+            return Err(TuneError::TooFewRows {
+                rows,
+                parts: 2,
+                min_per_part: MIN_ROWS_PER_PART,
+            });
+        }
+        Ok(held_out)
+    }
+}
+
+/// The smallest T ≥ 1 with (1 − γ)^T ≤ [`DEFAULT_CAP_TAIL`].
+fn default_cap(gamma: f64) -> usize {
+    if gamma >= 1.0 {
+        return 1;
+    }
+    let runs = (DEFAULT_CAP_TAIL.ln() / (1.0 - gamma).ln()).ceil();
+    // One more than the floating-point estimate, so rounding cannot leave the tail above.
+    (runs as usize).saturating_add(1).clamp(1, MAX_RUNS)
+}
+
+/// The stopping rule of one selection.
+pub(crate) struct Stopping {
+    pub(crate) probability: f64,
+    pub(crate) max_runs: usize,
+}
+
+/// The runs themselves, given the split: tests audit this with neighbouring held-out
+/// parts and a deliberately under-noised score.
+pub(crate) fn run_on_split<T: Trainer>(
+    candidates: &[T],
+    stopping: &Stopping,
+    training: &Examples,
+    scoring: &Examples,
+    noise: &DiscreteLaplace,
+    rng: &mut dyn ReleaseRng,
+) -> Result<Stopped<T::Model>, TuneError> {
+    let mut best: Option<(usize, T::Model, i128)> = None;
+    let mut runs = 0;
+    loop {
+        runs += 1;
+        let candidate = rng.random_range(0..candidates.len());
+        let model = candidates[candidate]
+            .train(training, rng)
+            .map_err(|e| TuneError::Training {
+                candidate,
+                source: Box::new(e),
+            })?;
+        let mistakes = model
+            .mistakes(scoring)
+            .map_err(|source| TuneError::Scoring { candidate, source })?;
+        let noisy = mistakes as i128 + noise.sample(rng);
+        // Strictly fewer: ties keep the earlier run (the order the proof uses).
+        if best.as_ref().is_none_or(|b| noisy < b.2) {
+            best = Some((candidate, model, noisy));
+        }
+        if runs >= stopping.max_runs || rng.random_bool(stopping.probability) {
+            break;
+        }
+    }
+    let (index, model, noisy) = best.expect("at least one run");
+    Ok(Stopped {
+        index,
+        model,
+        noisy_mistakes: noisy,
+        epsilon: f64::NAN,
+        delta: f64::NAN,
+        held_out_rows: scoring.len(),
+        secret_runs: runs,
+    })
+}
+
+impl<T> fmt::Debug for RandomStopping<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RandomStopping")
+            .field("candidates", &self.candidates.len())
+            .field("training_epsilon", &self.training_epsilon)
+            .field("score_epsilon", &self.score_epsilon)
+            .field("stop_probability", &self.stop_probability)
+            .field("holdout_fraction", &self.holdout_fraction)
+            .field("max_runs", &self.max_runs)
+            .finish()
+    }
+}
+
+/// What random stopping releases: the best run's candidate, model and noisy held-out
+/// mistake count, with the end-to-end (ε, δ). The number of runs is kept for diagnostics
+/// behind a `secret_` accessor: it is **not** covered by the guarantee.
+///
+/// `Debug` shows the released index and noisy score and the guarantee; never the run
+/// count or the model.
+pub struct Stopped<M> {
+    index: usize,
+    model: M,
+    noisy_mistakes: i128,
+    epsilon: f64,
+    delta: f64,
+    held_out_rows: usize,
+    secret_runs: usize,
+}
+
+impl<M> Stopped<M> {
+    /// The position of the released candidate in the list.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The released model (trained on the training part).
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// The released model, by value.
+    pub fn into_model(self) -> M {
+        self.model
+    }
+
+    /// The released score: held-out mistakes plus discrete Laplace noise (may be negative).
+    pub fn noisy_mistakes(&self) -> i128 {
+        self.noisy_mistakes
+    }
+
+    /// Rows of the held-out part (public).
+    pub fn held_out_rows(&self) -> usize {
+        self.held_out_rows
+    }
+
+    /// The end-to-end ε, `3·ε_B`.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// The δ the cap on runs adds.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
+    /// **Not private.** How many runs were made. Releasing it voids the guarantee.
+    pub fn secret_runs(&self) -> usize {
+        self.secret_runs
+    }
+}
+
+impl<M> fmt::Debug for Stopped<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stopped")
+            .field("index", &self.index)
+            .field("noisy_mistakes", &self.noisy_mistakes)
+            .field("epsilon", &self.epsilon)
+            .field("delta", &self.delta)
+            .finish_non_exhaustive()
+    }
+}
