@@ -1,1 +1,156 @@
+//! Every refusal, with the numbers in the message, before any training.
 
+use std::sync::{Arc, Mutex};
+
+use dp_noise::{InsecureSeededRng, NoiseError, PrivacyBudget};
+
+use crate::test_trainers::{FixedTrainer, rows_with_ids};
+use crate::{RandomStopping, SplitAndSelect, TuneError};
+
+fn ok() -> FixedTrainer {
+    FixedTrainer::new(0.0, 1.0)
+}
+
+#[test]
+fn rejects_an_empty_candidate_list() {
+    let e = SplitAndSelect::<FixedTrainer>::new(vec![], 1.0).unwrap_err();
+    assert!(matches!(e, TuneError::NoCandidates), "{e}");
+    assert!(e.to_string().contains("empty"));
+    let e = RandomStopping::<FixedTrainer>::new(vec![], 1.0, 0.1).unwrap_err();
+    assert!(matches!(e, TuneError::NoCandidates));
+}
+
+#[test]
+fn rejects_selection_epsilon_that_is_not_positive_or_finite() {
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e4] {
+        let e = SplitAndSelect::new(vec![ok()], bad).unwrap_err();
+        assert!(
+            matches!(e, TuneError::InvalidParameter { what: "selection epsilon", .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
+        let e = RandomStopping::new(vec![ok()], bad, 0.1).unwrap_err();
+        assert!(matches!(e, TuneError::InvalidParameter { what: "score epsilon", .. }));
+    }
+}
+
+#[test]
+fn rejects_candidates_whose_epsilon_is_missing_non_positive_or_not_finite() {
+    let bad = |epsilon| FixedTrainer { epsilon, ..ok() };
+    let e = SplitAndSelect::new(vec![ok(), bad(None)], 1.0).unwrap_err();
+    assert!(matches!(e, TuneError::CandidateNotPrivate { candidate: 1 }), "{e}");
+    assert!(e.to_string().contains("candidate 1"));
+    for value in [0.0, -0.5, f64::NAN, f64::INFINITY] {
+        let e = SplitAndSelect::new(vec![ok(), ok(), bad(Some(value))], 1.0).unwrap_err();
+        assert!(
+            matches!(e, TuneError::InvalidCandidateEpsilon { candidate: 2, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains(&format!("{value:?}")), "{e}");
+        let e = RandomStopping::new(vec![bad(Some(value))], 1.0, 0.1).unwrap_err();
+        assert!(matches!(e, TuneError::InvalidCandidateEpsilon { candidate: 0, .. }));
+    }
+}
+
+/// Too few rows for m + 1 parts: refused with the numbers, before any candidate trains.
+#[test]
+fn rejects_too_few_rows_for_the_parts() {
+    let trained = Arc::new(Mutex::new(Vec::new()));
+    let candidates = vec![
+        FixedTrainer {
+            trained: Some(trained.clone()),
+            ..ok()
+        };
+        7
+    ];
+    let tuning = SplitAndSelect::new(candidates.clone(), 1.0).unwrap();
+    assert_eq!(tuning.min_rows(), 160);
+    let e = tuning
+        .select(&rows_with_ids(vec![1.0; 159]), &mut InsecureSeededRng::new(1))
+        .unwrap_err();
+    assert!(
+        matches!(e, TuneError::TooFewRows { rows: 159, parts: 8, min_per_part: 20 }),
+        "{e}"
+    );
+    let message = e.to_string();
+    assert!(message.contains("159") && message.contains("8 parts") && message.contains("160"));
+    let stopping = RandomStopping::new(candidates, 1.0, 0.1).unwrap();
+    // 199 rows hold out 20 but 190 rows hold out 19.
+    assert!(matches!(
+        stopping
+            .select(&rows_with_ids(vec![1.0; 190]), &mut InsecureSeededRng::new(1))
+            .unwrap_err(),
+        TuneError::TooFewRows { rows: 190, .. }
+    ));
+    assert!(trained.lock().unwrap().is_empty(), "nothing trained");
+}
+
+/// A failing trainer's error surfaces with the candidate named and as the source.
+#[test]
+fn rejects_a_failing_trainer_naming_the_candidate() {
+    let candidates = vec![ok(), ok(), FixedTrainer { fail: true, ..ok() }, ok()];
+    let data = rows_with_ids(vec![1.0; 200]);
+    let e = SplitAndSelect::new(candidates.clone(), 1.0)
+        .unwrap()
+        .select(&data, &mut InsecureSeededRng::new(2))
+        .unwrap_err();
+    assert!(matches!(e, TuneError::Training { candidate: 2, .. }), "{e}");
+    assert!(e.to_string().contains("candidate 2") && e.to_string().contains("broken on purpose"));
+    assert!(std::error::Error::source(&e).is_some());
+    let all_fail = vec![FixedTrainer { fail: true, ..ok() }; 2];
+    let e = RandomStopping::new(all_fail, 1.0, 0.1)
+        .unwrap()
+        .select(&data, &mut InsecureSeededRng::new(2))
+        .unwrap_err();
+    assert!(matches!(e, TuneError::Training { .. }), "{e}");
+}
+
+/// A budget that cannot pay is refused before any training, and nothing is charged.
+#[test]
+fn rejects_a_spent_budget() {
+    let trained = Arc::new(Mutex::new(Vec::new()));
+    let candidates = vec![
+        FixedTrainer {
+            trained: Some(trained.clone()),
+            ..ok()
+        };
+        3
+    ];
+    let data = rows_with_ids(vec![1.0; 400]);
+    let mut budget = PrivacyBudget::new(1.5).unwrap();
+    let tuning = SplitAndSelect::new(candidates.clone(), 1.0).unwrap();
+    let mut rng = InsecureSeededRng::new(4);
+    tuning.select_charging(&data, &mut budget, &mut rng).unwrap();
+    assert_eq!(budget.spent(), 1.0);
+    let before = trained.lock().unwrap().len();
+    let e = tuning.select_charging(&data, &mut budget, &mut rng).unwrap_err();
+    assert!(
+        matches!(e, TuneError::Budget(NoiseError::BudgetExceeded { .. })),
+        "{e}"
+    );
+    assert!(e.to_string().contains("budget"));
+    assert_eq!(budget.spent(), 1.0);
+    let stopping = RandomStopping::new(candidates, 0.2, 0.5).unwrap();
+    let e = stopping.select_charging(&data, &mut budget, &mut rng).unwrap_err();
+    assert!(matches!(e, TuneError::Budget(_)), "3 × 1.0 > 0.5 left: {e}");
+    assert_eq!(trained.lock().unwrap().len(), before, "nothing trained");
+}
+
+#[test]
+fn rejects_bad_stopping_parameters() {
+    for gamma in [0.0, -0.1, 1e-5, 1.5, f64::NAN] {
+        let e = RandomStopping::new(vec![ok()], 1.0, gamma).unwrap_err();
+        assert!(
+            matches!(e, TuneError::InvalidParameter { what: "stop probability", .. }),
+            "{e}"
+        );
+    }
+    let tuning = || RandomStopping::new(vec![ok()], 1.0, 0.1).unwrap();
+    for fraction in [0.0, 1.0, -0.2, f64::NAN] {
+        assert!(tuning().with_holdout_fraction(fraction).is_err());
+    }
+    for runs in [0, crate::MAX_RUNS + 1] {
+        let e = tuning().with_max_runs(runs).unwrap_err();
+        assert!(e.to_string().contains("max runs"), "{e}");
+    }
+}
