@@ -67,7 +67,9 @@ pub enum TuneError {
 impl fmt::Display for TuneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::NoCandidates => write!(f, "the candidate list is empty: give at least one trainer"),
+            Self::NoCandidates => {
+                write!(f, "the candidate list is empty: give at least one trainer")
+            }
             Self::CandidateNotPrivate { candidate } => write!(
                 f,
                 "candidate {candidate} reports no privacy guarantee (epsilon is None): every \

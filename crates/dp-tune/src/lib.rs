@@ -75,15 +75,15 @@ pub use stopping::{
 };
 
 #[cfg(test)]
-mod test_trainers;
+mod audit;
+#[cfg(test)]
+mod refusal_tests;
 #[cfg(test)]
 mod split_tests;
 #[cfg(test)]
 mod stopping_tests;
 #[cfg(test)]
-mod audit;
-#[cfg(test)]
-mod refusal_tests;
+mod test_trainers;
 
 #[cfg(test)]
 mod send_sync {

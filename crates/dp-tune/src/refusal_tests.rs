@@ -25,12 +25,24 @@ fn rejects_selection_epsilon_that_is_not_positive_or_finite() {
     for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e4] {
         let e = SplitAndSelect::new(vec![ok()], bad).unwrap_err();
         assert!(
-            matches!(e, TuneError::InvalidParameter { what: "selection epsilon", .. }),
+            matches!(
+                e,
+                TuneError::InvalidParameter {
+                    what: "selection epsilon",
+                    ..
+                }
+            ),
             "{e}"
         );
         assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
         let e = RandomStopping::new(vec![ok()], bad, 0.1).unwrap_err();
-        assert!(matches!(e, TuneError::InvalidParameter { what: "score epsilon", .. }));
+        assert!(matches!(
+            e,
+            TuneError::InvalidParameter {
+                what: "score epsilon",
+                ..
+            }
+        ));
     }
 }
 
@@ -38,7 +50,10 @@ fn rejects_selection_epsilon_that_is_not_positive_or_finite() {
 fn rejects_candidates_whose_epsilon_is_missing_non_positive_or_not_finite() {
     let bad = |epsilon| FixedTrainer { epsilon, ..ok() };
     let e = SplitAndSelect::new(vec![ok(), bad(None)], 1.0).unwrap_err();
-    assert!(matches!(e, TuneError::CandidateNotPrivate { candidate: 1 }), "{e}");
+    assert!(
+        matches!(e, TuneError::CandidateNotPrivate { candidate: 1 }),
+        "{e}"
+    );
     assert!(e.to_string().contains("candidate 1"));
     for value in [0.0, -0.5, f64::NAN, f64::INFINITY] {
         let e = SplitAndSelect::new(vec![ok(), ok(), bad(Some(value))], 1.0).unwrap_err();
@@ -48,7 +63,10 @@ fn rejects_candidates_whose_epsilon_is_missing_non_positive_or_not_finite() {
         );
         assert!(e.to_string().contains(&format!("{value:?}")), "{e}");
         let e = RandomStopping::new(vec![bad(Some(value))], 1.0, 0.1).unwrap_err();
-        assert!(matches!(e, TuneError::InvalidCandidateEpsilon { candidate: 0, .. }));
+        assert!(matches!(
+            e,
+            TuneError::InvalidCandidateEpsilon { candidate: 0, .. }
+        ));
     }
 }
 
@@ -66,10 +84,20 @@ fn rejects_too_few_rows_for_the_parts() {
     let tuning = SplitAndSelect::new(candidates.clone(), 1.0).unwrap();
     assert_eq!(tuning.min_rows(), 160);
     let e = tuning
-        .select(&rows_with_ids(vec![1.0; 159]), &mut InsecureSeededRng::new(1))
+        .select(
+            &rows_with_ids(vec![1.0; 159]),
+            &mut InsecureSeededRng::new(1),
+        )
         .unwrap_err();
     assert!(
-        matches!(e, TuneError::TooFewRows { rows: 159, parts: 8, min_per_part: 20 }),
+        matches!(
+            e,
+            TuneError::TooFewRows {
+                rows: 159,
+                parts: 8,
+                min_per_part: 20
+            }
+        ),
         "{e}"
     );
     let message = e.to_string();
@@ -78,7 +106,10 @@ fn rejects_too_few_rows_for_the_parts() {
     // 199 rows hold out 20 but 190 rows hold out 19.
     assert!(matches!(
         stopping
-            .select(&rows_with_ids(vec![1.0; 190]), &mut InsecureSeededRng::new(1))
+            .select(
+                &rows_with_ids(vec![1.0; 190]),
+                &mut InsecureSeededRng::new(1)
+            )
             .unwrap_err(),
         TuneError::TooFewRows { rows: 190, .. }
     ));
@@ -120,10 +151,14 @@ fn rejects_a_spent_budget() {
     let mut budget = PrivacyBudget::new(1.5).unwrap();
     let tuning = SplitAndSelect::new(candidates.clone(), 1.0).unwrap();
     let mut rng = InsecureSeededRng::new(4);
-    tuning.select_charging(&data, &mut budget, &mut rng).unwrap();
+    tuning
+        .select_charging(&data, &mut budget, &mut rng)
+        .unwrap();
     assert_eq!(budget.spent(), 1.0);
     let before = trained.lock().unwrap().len();
-    let e = tuning.select_charging(&data, &mut budget, &mut rng).unwrap_err();
+    let e = tuning
+        .select_charging(&data, &mut budget, &mut rng)
+        .unwrap_err();
     assert!(
         matches!(e, TuneError::Budget(NoiseError::BudgetExceeded { .. })),
         "{e}"
@@ -131,7 +166,9 @@ fn rejects_a_spent_budget() {
     assert!(e.to_string().contains("budget"));
     assert_eq!(budget.spent(), 1.0);
     let stopping = RandomStopping::new(candidates, 0.2, 0.5).unwrap();
-    let e = stopping.select_charging(&data, &mut budget, &mut rng).unwrap_err();
+    let e = stopping
+        .select_charging(&data, &mut budget, &mut rng)
+        .unwrap_err();
     assert!(matches!(e, TuneError::Budget(_)), "3 × 1.0 > 0.5 left: {e}");
     assert_eq!(trained.lock().unwrap().len(), before, "nothing trained");
 }
@@ -141,7 +178,13 @@ fn rejects_bad_stopping_parameters() {
     for gamma in [0.0, -0.1, 1e-5, 1.5, f64::NAN] {
         let e = RandomStopping::new(vec![ok()], 1.0, gamma).unwrap_err();
         assert!(
-            matches!(e, TuneError::InvalidParameter { what: "stop probability", .. }),
+            matches!(
+                e,
+                TuneError::InvalidParameter {
+                    what: "stop probability",
+                    ..
+                }
+            ),
             "{e}"
         );
     }

@@ -7,10 +7,10 @@ use std::fmt;
 use dp_erm::{Classifier, Examples, Trainer};
 use dp_noise::{ExponentialMechanism, PrivacyBudget, ReleaseRng};
 
+use crate::TuneError;
 use crate::candidates::training_epsilon;
 use crate::error::check_epsilon;
 use crate::partition::{part_ranges, shuffled};
-use crate::TuneError;
 
 /// Fewest rows a part may have: each candidate trains on one part and the held-out part
 /// counts mistakes. Below this a model is noise and a mistake count says nothing; a
@@ -125,13 +125,13 @@ impl<T: Trainer> SplitAndSelect<T> {
             .map_err(TuneError::Data)?;
         let mut models = Vec::with_capacity(self.candidates.len());
         for (candidate, (trainer, range)) in self.candidates.iter().zip(training).enumerate() {
-            let part = data.select(&order[range.clone()]).map_err(TuneError::Data)?;
-            let model = trainer
-                .train(&part, rng)
-                .map_err(|e| TuneError::Training {
-                    candidate,
-                    source: Box::new(e),
-                })?;
+            let part = data
+                .select(&order[range.clone()])
+                .map_err(TuneError::Data)?;
+            let model = trainer.train(&part, rng).map_err(|e| TuneError::Training {
+                candidate,
+                source: Box::new(e),
+            })?;
             models.push(model);
         }
         let (index, model, mistakes) = select_among(models, &validation, &self.mechanism, rng)?;

@@ -1,18 +1,15 @@
 //! Split-and-select: the partition, the selection law, the utility bound, end to end.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use dp_erm::{Classifier, ErmParams, Examples, Features, Loss};
 use dp_noise::stats::{FALSE_ALARM_RATE, chi_square_test, clopper_pearson};
 use dp_noise::{ExponentialMechanism, InsecureSeededRng};
 
 use crate::split::select_among;
-use crate::test_trainers::{FixedTrainer, Stump, rows_with_ids};
+use crate::test_trainers::{FixedTrainer, ScoreLog, Stump, TrainLog, rows_with_ids};
 use crate::{MIN_ROWS_PER_PART, SplitAndSelect};
-
-type TrainLog = Arc<Mutex<Vec<(usize, Vec<f64>)>>>;
-type ScoreLog = Arc<Mutex<Vec<Vec<f64>>>>;
 
 fn recording(m: usize) -> (Vec<FixedTrainer>, TrainLog, ScoreLog) {
     let trained: TrainLog = Arc::default();
@@ -101,7 +98,10 @@ fn selection_follows_the_exponential_mechanism() {
         let models = mistakes.iter().map(|&z| Stump::new(z as f64)).collect();
         let (index, model, seen) = select_among(models, &validation, &mechanism, &mut rng).unwrap();
         assert_eq!(seen, mistakes, "stump z makes z mistakes on rows 0..40");
-        assert_eq!(model.cut, mistakes[index] as f64, "the chosen model is released");
+        assert_eq!(
+            model.cut, mistakes[index] as f64,
+            "the chosen model is released"
+        );
         counts[index] += 1;
     }
     let expected: Vec<f64> = weights.iter().map(|w| w / total * runs as f64).collect();
@@ -166,7 +166,10 @@ fn tunes_dp_erm_estimators() {
     let error = Classifier::mistakes(chosen.model(), &test).unwrap() as f64 / 1000.0;
     assert!(error < 0.3, "test error {error}");
     let shown = format!("{chosen:?} {tuning:?}");
-    assert!(!shown.contains("mistakes") && !shown.contains("weights"), "{shown}");
+    assert!(
+        !shown.contains("mistakes") && !shown.contains("weights"),
+        "{shown}"
+    );
 }
 
 /// The end-to-end ε is max(ε_T, ε_S) (parallel composition), from the spec.

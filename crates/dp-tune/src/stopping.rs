@@ -8,11 +8,11 @@ use dp_erm::{Classifier, Examples, Trainer};
 use dp_noise::{DiscreteLaplace, PrivacyBudget, ReleaseRng, add_rounding_up};
 use rand::RngExt;
 
+use crate::TuneError;
 use crate::candidates::training_epsilon;
 use crate::error::check_epsilon;
 use crate::partition::shuffled;
 use crate::split::MIN_ROWS_PER_PART;
-use crate::TuneError;
 
 /// Share of the rows held out for scoring unless set with
 /// [`RandomStopping::with_holdout_fraction`].
@@ -309,12 +309,13 @@ pub(crate) fn run_on_split<T: Trainer>(
     loop {
         runs += 1;
         let candidate = rng.random_range(0..candidates.len());
-        let model = candidates[candidate]
-            .train(training, rng)
-            .map_err(|e| TuneError::Training {
-                candidate,
-                source: Box::new(e),
-            })?;
+        let model =
+            candidates[candidate]
+                .train(training, rng)
+                .map_err(|e| TuneError::Training {
+                    candidate,
+                    source: Box::new(e),
+                })?;
         let mistakes = model
             .mistakes(scoring)
             .map_err(|source| TuneError::Scoring { candidate, source })?;

@@ -33,22 +33,38 @@ fn generating(law: &[f64], u: f64) -> f64 {
 
 /// The exact law of the released noisy score when one candidate makes `z` held-out
 /// mistakes: the minimum of K draws of `z + L`, L discrete Laplace of scale `t`
-/// (`P(L = k) ∝ e^{−|k|/t}`), K capped geometric. Values `z − span ..= z + span`, as
+/// (`P(L = k) ∝ e^{−|k|/t}`), K capped geometric, over the integers `from ..= to`, as
 /// `(value, probability)`. From the definitions only (ALGORITHMS.md §9, Liu–Talwar).
-pub fn released_score_law(z: i64, t: f64, gamma: f64, cap: usize, span: i64) -> Vec<(i64, f64)> {
+pub fn released_score_law(
+    z: i64,
+    t: f64,
+    gamma: f64,
+    cap: usize,
+    range: (i64, i64),
+) -> Vec<(i64, f64)> {
+    best_of_law(z, t, &capped_geometric(gamma, cap), range)
+}
+
+/// As [`released_score_law`] for any law of the number of runs (`runs[k − 1] = P(K = k)`).
+pub fn best_of_law(z: i64, t: f64, runs: &[f64], (from, to): (i64, i64)) -> Vec<(i64, f64)> {
     let q = (-1.0 / t).exp();
     let pmf = |k: i64| (1.0 - q) / (1.0 + q) * q.powi(k.unsigned_abs() as i32);
-    // P(z + L ≥ y) for y in range, by summing the pmf from the top (tail beyond is < q^span).
-    let values: Vec<i64> = (z - span..=z + span).collect();
+    // P(z + L ≥ y) for y in range, by summing the pmf from the top (the tail beyond `to`
+    // is left out: callers take ranges where it is negligible).
+    let values: Vec<i64> = (from..=to).collect();
     let mut at_least = vec![0.0; values.len() + 1];
     for (i, &y) in values.iter().enumerate().rev() {
         at_least[i] = at_least[i + 1] + pmf(y - z);
     }
-    let law = capped_geometric(gamma, cap);
     values
         .iter()
         .enumerate()
-        .map(|(i, &y)| (y, generating(&law, at_least[i]) - generating(&law, at_least[i + 1])))
+        .map(|(i, &y)| {
+            (
+                y,
+                generating(runs, at_least[i]) - generating(runs, at_least[i + 1]),
+            )
+        })
         .collect()
 }
 
@@ -71,14 +87,21 @@ fn output_and_runs_follow_the_spec() {
     let mut lengths = vec![0u64; cap];
     let mut rng = InsecureSeededRng::new(31);
     for _ in 0..runs {
-        let out = run_on_split(&candidates, &stopping, &training, &scoring, &noise, &mut rng)
-            .unwrap();
+        let out = run_on_split(
+            &candidates,
+            &stopping,
+            &training,
+            &scoring,
+            &noise,
+            &mut rng,
+        )
+        .unwrap();
         let k = (out.noisy_mistakes() - 8 + span as i128) as usize;
         let last = scores.len() - 1;
         scores[k.min(last)] += 1;
         lengths[out.secret_runs() - 1] += 1;
     }
-    let law = released_score_law(8, t, gamma, cap, span);
+    let law = released_score_law(8, t, gamma, cap, (8 - span, 8 + span));
     let expected: Vec<f64> = law.iter().map(|(_, p)| p * runs as f64).collect();
     let test = chi_square_test(&scores, &expected, FALSE_ALARM_RATE);
     assert!(test.passes(), "{test:?}");
@@ -118,8 +141,15 @@ fn releases_the_best_run_and_draws_candidates_uniformly() {
     let trials = 3000;
     for _ in 0..trials {
         let before = trained.lock().unwrap().len();
-        let out = run_on_split(&candidates, &stopping, &training, &scoring, &noise, &mut rng)
-            .unwrap();
+        let out = run_on_split(
+            &candidates,
+            &stopping,
+            &training,
+            &scoring,
+            &noise,
+            &mut rng,
+        )
+        .unwrap();
         let drawn: BTreeSet<usize> = trained.lock().unwrap()[before..]
             .iter()
             .map(|t| t.0)
@@ -157,7 +187,10 @@ fn held_out_and_training_parts_partition_the_rows() {
         .unwrap();
     let n = 203;
     let out = tuning
-        .select(&rows_with_ids(vec![1.0; n]), &mut InsecureSeededRng::new(41))
+        .select(
+            &rows_with_ids(vec![1.0; n]),
+            &mut InsecureSeededRng::new(41),
+        )
         .unwrap();
     assert_eq!(out.held_out_rows(), 51);
     let trained = trained.lock().unwrap();
@@ -165,7 +198,12 @@ fn held_out_and_training_parts_partition_the_rows() {
     assert_eq!(trained.len(), out.secret_runs());
     assert!(trained.windows(2).all(|w| w[0].1 == w[1].1));
     assert!(scored.windows(2).all(|w| w[0] == w[1]));
-    let mut rows: Vec<usize> = trained[0].1.iter().chain(&scored[0]).map(|&x| x as usize).collect();
+    let mut rows: Vec<usize> = trained[0]
+        .1
+        .iter()
+        .chain(&scored[0])
+        .map(|&x| x as usize)
+        .collect();
     rows.sort_unstable();
     assert_eq!(rows, (0..n).collect::<Vec<_>>());
     assert_eq!(scored[0].len(), 51);
@@ -180,7 +218,10 @@ fn reports_epsilon_delta_and_cap() {
     assert_eq!(tuning.base_epsilon(), 0.4);
     assert!((tuning.epsilon() - 1.2).abs() < 1e-12 && tuning.epsilon() >= 3.0 * 0.4);
     let cap = tuning.max_runs();
-    assert!(0.9f64.powi(cap as i32) <= 1e-9 && 0.9f64.powi(cap as i32 - 2) > 1e-9, "{cap}");
+    assert!(
+        0.9f64.powi(cap as i32) <= 1e-9 && 0.9f64.powi(cap as i32 - 2) > 1e-9,
+        "{cap}"
+    );
     let delta = (1.0 + 1.2f64.exp()) * 0.9f64.powi(cap as i32);
     assert!(tuning.delta() >= delta && tuning.delta() < delta * 1.001);
     assert_eq!(tuning.expected_runs(), 10.0);

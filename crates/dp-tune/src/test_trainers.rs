@@ -12,7 +12,7 @@ use dp_noise::ReleaseRng;
 pub struct Stump {
     pub cut: f64,
     /// Where to record the ids of the rows it is scored on, if anywhere.
-    pub scored: Option<Arc<Mutex<Vec<Vec<f64>>>>>,
+    pub scored: Option<ScoreLog>,
 }
 
 impl Stump {
@@ -38,13 +38,23 @@ impl Classifier for Stump {
     }
 
     fn decision_values(&self, rows: &Features) -> Result<Vec<f64>, ErmError> {
-        let ids: Vec<f64> = (0..rows.len()).map(|i| first_feature(rows.row(i))).collect();
+        let ids: Vec<f64> = (0..rows.len())
+            .map(|i| first_feature(rows.row(i)))
+            .collect();
         if let Some(log) = &self.scored {
             log.lock().unwrap().push(ids.clone());
         }
-        Ok(ids.iter().map(|&x| if x >= self.cut { 1.0 } else { -1.0 }).collect())
+        Ok(ids
+            .iter()
+            .map(|&x| if x >= self.cut { 1.0 } else { -1.0 })
+            .collect())
     }
 }
+
+/// (candidate id, first feature of every training row), one entry per training.
+pub type TrainLog = Arc<Mutex<Vec<(usize, Vec<f64>)>>>;
+/// The first feature of every scored row, one entry per scoring.
+pub type ScoreLog = Arc<Mutex<Vec<Vec<f64>>>>;
 
 /// A trainer whose model does not depend on the data (so any ε it claims is true), that
 /// can record the rows it was given, or fail.
@@ -53,9 +63,8 @@ pub struct FixedTrainer {
     pub cut: f64,
     pub epsilon: Option<f64>,
     pub fail: bool,
-    /// (candidate id, first feature of every training row), per training.
-    pub trained: Option<Arc<Mutex<Vec<(usize, Vec<f64>)>>>>,
-    pub scored: Option<Arc<Mutex<Vec<Vec<f64>>>>>,
+    pub trained: Option<TrainLog>,
+    pub scored: Option<ScoreLog>,
     pub id: usize,
 }
 
