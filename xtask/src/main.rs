@@ -1,6 +1,6 @@
 //! `cargo xtask`: the workspace's experiment runner.
 //!
-//! - `reproduce [linear|all] [--quick]` — the papers' experiments beside the published
+//! - `reproduce [linear|tuning|all] [--quick]` — the papers' experiments beside the published
 //!   numbers (JSON, CSV, Markdown, SVG under `results/`).
 //! - `datasets fetch [--from DIR]` — put the data files in the data directory, verified.
 //! - `audit-noise [--quick]` — every dp-noise sampler against its exact law.
@@ -117,6 +117,9 @@ enum Experiment {
     /// Private prediction (Dwork-Feldman): thresholds on a line (synthetic) and prediction
     /// versus training on Adult and KDDCup99 (skipped without the data files).
     Predict,
+    /// Λ chosen privately (dp-tune): KDDCup99 learning curves (Figures 1(d), 1(e)) and the
+    /// cost of private tuning on Adult.
+    Tuning,
     /// Every experiment (the default).
     All,
 }
@@ -157,10 +160,11 @@ enum DatasetsAction {
 /// earlier one failed; the run fails if any did, naming them.
 fn run_every_experiment(options: &reproduce::Options) -> Result<bool, Box<dyn std::error::Error>> {
     type Experiment = fn(&reproduce::Options) -> Result<bool, Box<dyn std::error::Error>>;
-    let experiments: [(&str, Experiment); 3] = [
+    let experiments: [(&str, Experiment); 4] = [
         ("kernel", reproduce::kernel),
         ("predict", reproduce::predict),
         ("linear", reproduce::linear),
+        ("tuning", reproduce::tuning),
     ];
     let mut all_sane = true;
     let mut failed = Vec::new();
@@ -197,6 +201,7 @@ fn main() -> ExitCode {
                 Some(Experiment::Linear) => reproduce::linear(&options),
                 Some(Experiment::Kernel) => reproduce::kernel(&options),
                 Some(Experiment::Predict) => reproduce::predict(&options),
+                Some(Experiment::Tuning) => reproduce::tuning(&options),
                 None | Some(Experiment::All) => run_every_experiment(&options),
             }
         }

@@ -7,6 +7,7 @@ mod predict;
 mod preflight;
 mod published;
 mod report;
+mod tuning;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -77,6 +78,9 @@ const LINEAR_FILES: [&str; 7] = [
 /// Where the results of a run in progress go until every experiment has finished, so that
 /// an interrupted run keeps what it finished without replacing a complete earlier run.
 const PARTIAL_FOLDER: &str = "partial";
+
+/// `cargo xtask reproduce tuning` (Figure 1(d), 1(e); the cost of private tuning on Adult).
+pub use tuning::run as tuning;
 
 pub(crate) type Loader = fn(&DataDir, u64) -> Result<Dataset, dp_datasets::DatasetError>;
 
