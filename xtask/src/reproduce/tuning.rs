@@ -142,12 +142,19 @@ fn test_error<M: Classifier>(model: &M, test: &Examples) -> Result<f64, ErmError
 
 /// Runs `job` on `train`, tests on `test`. A selection the library refuses because a
 /// candidate's solver could not certify its tolerance is counted, not fatal.
-fn run_job(job: Job, train: &Examples, test: &Examples) -> Result<Outcome, Box<dyn std::error::Error + Send + Sync>> {
+fn run_job(
+    job: Job,
+    train: &Examples,
+    test: &Examples,
+) -> Result<Outcome, Box<dyn std::error::Error + Send + Sync>> {
     let started = Instant::now();
     let mut rng = InsecureSeededRng::new(job.seed);
     let epsilon = job.epsilon.unwrap_or(1.0);
     let candidates = |epsilon: f64| -> Vec<ErmParams> {
-        LAMBDAS.iter().map(|&l| job.method.params(l, epsilon)).collect()
+        LAMBDAS
+            .iter()
+            .map(|&l| job.method.params(l, epsilon))
+            .collect()
     };
     let refused = |e: &TuneError| {
         matches!(e, TuneError::Training { source, .. }
@@ -156,7 +163,11 @@ fn run_job(job: Job, train: &Examples, test: &Examples) -> Result<Outcome, Box<d
     let (errors, chosen, trainings) = match job.tuning {
         Tuning::SplitAndSelect => {
             match SplitAndSelect::new(candidates(epsilon), epsilon)?.select(train, &mut rng) {
-                Ok(s) => (vec![Some(test_error(s.model(), test)?)], Some(s.index()), LAMBDAS.len()),
+                Ok(s) => (
+                    vec![Some(test_error(s.model(), test)?)],
+                    Some(s.index()),
+                    LAMBDAS.len(),
+                ),
                 Err(e) if refused(&e) => (vec![None], None, LAMBDAS.len()),
                 Err(e) => return Err(e.into()),
             }
@@ -265,7 +276,12 @@ struct Tally {
 
 type Key = (Method, Tuning, Option<u64>, usize);
 
-fn record(tallies: &mut std::collections::BTreeMap<Key, Tally>, job: &Job, rows: usize, outcome: Outcome) {
+fn record(
+    tallies: &mut std::collections::BTreeMap<Key, Tally>,
+    job: &Job,
+    rows: usize,
+    outcome: Outcome,
+) {
     let tally = tallies
         .entry((job.method, job.tuning, job.epsilon.map(f64::to_bits), rows))
         .or_default();
@@ -367,7 +383,10 @@ fn kdd_learning_curves(
     let (sizes, repetitions): (Vec<usize>, usize) = if quick {
         (vec![20_000, 100_000], 1)
     } else {
-        (vec![5_000, 10_000, 20_000, 50_000, 100_000, 200_000, pool.len()], 3)
+        (
+            vec![5_000, 10_000, 20_000, 50_000, 100_000, 200_000, pool.len()],
+            3,
+        )
     };
     let mut tallies = std::collections::BTreeMap::new();
     for repetition in 0..repetitions {
@@ -405,11 +424,16 @@ fn adult_tuning_cost(
     for fold in 0..folds {
         let (start, end) = (fold * order.len() / folds, (fold + 1) * order.len() / folds);
         let test = examples(data, &order[start..end])?;
-        let train_rows: Vec<usize> = order[..start].iter().chain(&order[end..]).copied().collect();
+        let train_rows: Vec<usize> = order[..start]
+            .iter()
+            .chain(&order[end..])
+            .copied()
+            .collect();
         let train = examples(data, &train_rows)?;
         let started = Instant::now();
         for draw in 0..draws {
-            let draw_seed = seed ^ ((fold * draws + draw) as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407);
+            let draw_seed =
+                seed ^ ((fold * draws + draw) as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407);
             let mut jobs = jobs(&ADULT_EPSILONS, true, draw_seed);
             if draw > 0 {
                 // The non-private fits have no noise: one draw says all.
@@ -460,8 +484,7 @@ fn merge_sizes(
 /// estimator; once it implements `dp_erm::Trainer` it is a candidate list like the linear
 /// ones here (one candidate per Λ), run through [`kdd_learning_curves`]'s loop on
 /// `dp_datasets::nested_balls`.
-pub const FIGURE_1F_STATUS: &str =
-    "not run: needs the private kernel estimator of dp-kernel (another issue); the hook is \
+pub const FIGURE_1F_STATUS: &str = "not run: needs the private kernel estimator of dp-kernel (another issue); the hook is \
      `FIGURE_1F_STATUS` in xtask/src/reproduce/tuning.rs";
 
 /// The files this experiment writes, in `<out>/tuning`.
@@ -534,13 +557,13 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     check_files(&dir, options)?;
     let mut records = Vec::new();
     let mut all = Vec::new();
-    let loaders: [(&str, fn(&DataDir) -> Result<Dataset, dp_datasets::DatasetError>); 2] = [
-        ("adult", |dir| load_adult(dir, Scaling::PaperColumnMax)),
-        ("kddcup99", load_kddcup99),
-    ];
-    for (name, load) in loaders {
+    for name in ["adult", "kddcup99"] {
         let started = Instant::now();
-        let data = load(&dir)?;
+        let data = if name == "adult" {
+            load_adult(&dir, Scaling::PaperColumnMax)?
+        } else {
+            load_kddcup99(&dir)?
+        };
         eprintln!("{name}: {} rows, {} features", data.len(), data.features());
         all.extend(if name == "adult" {
             adult_tuning_cost(&data, options.quick, options.seed)?
@@ -591,7 +614,10 @@ fn write_all(out: &OutDir, record: &RunRecord<'_>) -> Result<(), Box<dyn std::er
         record.random_stopping_holdout
     );
     for d in record.datasets {
-        header += &format!("- {}: {} rows, {} features, {:.1} s; ", d.name, d.rows, d.features, d.seconds);
+        header += &format!(
+            "- {}: {} rows, {} features, {:.1} s; ",
+            d.name, d.rows, d.features, d.seconds
+        );
         header += &d
             .checksums
             .iter()
