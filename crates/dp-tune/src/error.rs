@@ -42,6 +42,19 @@ pub enum TuneError {
         /// Rows the smallest part must have.
         min_per_part: usize,
     },
+    /// Random stopping's held-out or training part would be below the minimum size.
+    TooFewRowsToHoldOut {
+        /// Rows given.
+        rows: usize,
+        /// Rows the held-out share would take from them.
+        held_out: usize,
+        /// The held-out share.
+        fraction: f64,
+        /// Rows each part must have.
+        min_per_part: usize,
+        /// Fewest rows accepted at this share.
+        min_rows: usize,
+    },
     /// A candidate's trainer failed; its own error is the source.
     Training {
         /// The candidate's position in the list.
@@ -93,6 +106,19 @@ impl fmt::Display for TuneError {
                 "{rows} rows cannot be split into {parts} parts of at least {min_per_part} rows \
                  each (need at least {})",
                 parts.saturating_mul(*min_per_part)
+            ),
+            Self::TooFewRowsToHoldOut {
+                rows,
+                held_out,
+                fraction,
+                min_per_part,
+                min_rows,
+            } => write!(
+                f,
+                "{rows} rows with held-out share {fraction} give a held-out part of {held_out} \
+                 and a training part of {} rows; both need at least {min_per_part} (at least \
+                 {min_rows} rows at this share)",
+                rows - held_out
             ),
             Self::Training { candidate, source } => {
                 write!(f, "candidate {candidate} failed to train: {source}")

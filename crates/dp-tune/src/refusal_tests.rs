@@ -102,18 +102,47 @@ fn rejects_too_few_rows_for_the_parts() {
     );
     let message = e.to_string();
     assert!(message.contains("159") && message.contains("8 parts") && message.contains("160"));
-    let stopping = RandomStopping::new(candidates, 1.0, 0.1).unwrap();
-    // 199 rows hold out 20 but 190 rows hold out 19.
-    assert!(matches!(
-        stopping
-            .select(
-                &rows_with_ids(vec![1.0; 190]),
-                &mut InsecureSeededRng::new(1)
-            )
-            .unwrap_err(),
-        TuneError::TooFewRows { rows: 190, .. }
-    ));
+    let stopping = RandomStopping::new(candidates.clone(), 1.0, 0.1).unwrap();
+    // ⌈0.1·191⌉ = 20 rows held out, ⌈0.1·190⌉ = 19.
+    assert_eq!(stopping.min_rows(), 191);
+    let e = stopping
+        .select(
+            &rows_with_ids(vec![1.0; 190]),
+            &mut InsecureSeededRng::new(1),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            TuneError::TooFewRowsToHoldOut {
+                rows: 190,
+                held_out: 19,
+                min_rows: 191,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let message = e.to_string();
+    assert!(message.contains("190") && message.contains("19 ") && message.contains("191"));
+    // A large share leaves too few training rows: 0.9 of 199 holds out 180.
+    let large = RandomStopping::new(candidates, 1.0, 0.1)
+        .unwrap()
+        .with_holdout_fraction(0.9)
+        .unwrap();
+    assert_eq!(large.min_rows(), 200);
+    let mut rng = InsecureSeededRng::new(1);
+    assert!(
+        large
+            .select(&rows_with_ids(vec![1.0; 199]), &mut rng)
+            .is_err()
+    );
     assert!(trained.lock().unwrap().is_empty(), "nothing trained");
+    assert!(
+        large
+            .select(&rows_with_ids(vec![1.0; 200]), &mut rng)
+            .is_ok()
+    );
 }
 
 /// A failing trainer's error surfaces with the candidate named and as the source.

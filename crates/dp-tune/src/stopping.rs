@@ -216,6 +216,27 @@ impl<T: Trainer> RandomStopping<T> {
         ((rows as f64 * self.holdout_fraction).ceil() as usize).min(rows)
     }
 
+    /// Fewest rows a selection accepts: both the held-out part (`⌈h·n⌉` rows) and the
+    /// training part need [`MIN_ROWS_PER_PART`].
+    pub fn min_rows(&self) -> usize {
+        let h = self.holdout_fraction;
+        let part = MIN_ROWS_PER_PART as f64;
+        // Both part sizes are non-decreasing in n (⌈h·n⌉ grows by at most one row per row),
+        // so the answer is the first n that fits, counting up from a lower bound:
+        // ⌈h·n⌉ ≥ p needs h·n > p − 1, and n − ⌈h·n⌉ ≥ p needs (1 − h)·n ≥ p.
+        let bound = ((part - 1.0) / h).max(part / (1.0 - h)).max(2.0 * part);
+        let mut rows = (bound.floor() as usize).saturating_sub(1);
+        while !self.fits(rows) {
+            rows += 1;
+        }
+        rows
+    }
+
+    fn fits(&self, rows: usize) -> bool {
+        let held_out = self.held_out_rows(rows);
+        held_out >= MIN_ROWS_PER_PART && rows - held_out >= MIN_ROWS_PER_PART
+    }
+
     /// Runs the selection on `data`. Refuses, before training anything, data whose
     /// training or held-out part would have fewer than [`MIN_ROWS_PER_PART`] rows; an
     /// error from a trainer names the candidate.
@@ -267,11 +288,13 @@ impl<T: Trainer> RandomStopping<T> {
     /// The held-out row count, or a refusal naming the sizes.
     fn check_rows(&self, rows: usize) -> Result<usize, TuneError> {
         let held_out = self.held_out_rows(rows);
-        if held_out < MIN_ROWS_PER_PART || rows - held_out < MIN_ROWS_PER_PART {
-            return Err(TuneError::TooFewRows {
+        if !self.fits(rows) {
+            return Err(TuneError::TooFewRowsToHoldOut {
                 rows,
-                parts: 2,
+                held_out,
+                fraction: self.holdout_fraction,
                 min_per_part: MIN_ROWS_PER_PART,
+                min_rows: self.min_rows(),
             });
         }
         Ok(held_out)
