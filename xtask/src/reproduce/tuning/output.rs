@@ -384,7 +384,14 @@ fn chart(
             .configure_mesh()
             .x_desc(axis)
             .y_desc("test error")
-            .x_label_formatter(&|x| format!("{x:.3}"))
+            .x_label_formatter(&|x| {
+                // Row counts are whole numbers; ε spans 0.05 to 1.
+                if axis == "ε" {
+                    format!("{x:.3}")
+                } else {
+                    format!("{x:.0}")
+                }
+            })
             .draw()?;
         for curve in curves {
             let color = COLORS[curve.color % COLORS.len()];
