@@ -549,16 +549,17 @@ fn check_files(dir: &DataDir, options: &Options) -> Result<(), Box<dyn std::erro
 }
 
 /// Runs the tuning experiment; `Ok(false)` when a sanity bound is broken. Every path is
-/// checked before any work (the data files and their checksums before the output folder is
-/// touched); results replace earlier ones only when complete.
+/// checked before any work (the output folder, then the data files and their checksums,
+/// then the experiment's own folder); results replace earlier ones only when complete.
 pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let start = Instant::now();
     let dir = DataDir::resolve(options.data_dir.as_deref());
     dir.check_folder()
         .map_err(|e| format!("{e} (data directory taken from {})", origin(options)))?;
-    // The data first: a run that cannot start must not even create its results folder.
-    check_files(&dir, options)?;
+    // `--out` itself first, so that an error names the folder the user gave; then the
+    // data, so that a run that cannot start does not even create its results folder.
     OutDir::prepare(&options.out, &[])?;
+    check_files(&dir, options)?;
     let out = OutDir::prepare(&options.out.join("tuning"), &FILES)?;
     let mut records = Vec::new();
     let mut all = Vec::new();
