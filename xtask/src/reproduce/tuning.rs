@@ -480,15 +480,12 @@ fn merge_sizes(
     merged
 }
 
-/// Figure 1(f) (nested balls, private kernel SVM at ε = 0.1) is drawn by `reproduce kernel`
-/// with the best Λ in hindsight. Tuning it privately needs nothing new: dp-kernel's
-/// `KernelParams` implements `dp_erm::Trainer`, so one `KernelParams` per Λ is a candidate
-/// list for [`SplitAndSelect`] / [`RandomStopping`], run in [`kdd_learning_curves`]'s loop
-/// on `dp_datasets::nested_balls`. Left out of this experiment (another engineer's figure).
-pub const FIGURE_1F_STATUS: &str = "not run here: `cargo xtask reproduce kernel` draws Figure \
-     1(f) with the best Λ in hindsight; to tune it privately, pass one dp-kernel `KernelParams` \
-     per Λ (a `dp_erm::Trainer`) as the candidates (hook: `FIGURE_1F_STATUS` in \
-     xtask/src/reproduce/tuning.rs)";
+/// Figure 1(f) (nested balls, private kernel SVM at ε = 0.1) is drawn by `reproduce kernel`:
+/// dp-kernel's `KernelParams` implements `dp_erm::Trainer`, so one `KernelParams` per Λ is
+/// the candidate list of a [`SplitAndSelect`] there, beside the best Λ in hindsight.
+pub const FIGURE_1F_STATUS: &str = "drawn by `cargo xtask reproduce kernel` \
+     (results/kernel/summary.md): split-and-select over one dp-kernel `KernelParams` per Λ, \
+     end-to-end ε = 0.1, beside the best Λ in hindsight";
 
 /// The files this experiment writes, in `<out>/tuning`.
 pub const FILES: [&str; 6] = [
