@@ -103,23 +103,37 @@ impl<M: Classifier> Ensemble<M> {
             .collect()
     }
 
-    /// **Not private**: the votes `(for +1, for −1)` at `x`.
+    /// **Not private**: the votes `(for +1, for −1)` at `x`. A model whose score at `x`
+    /// cannot be computed votes −1 (see [`score_or_fixed_vote`]).
     pub fn secret_votes(&self, x: &[f64]) -> Result<(usize, usize), PredictError> {
-        let mut positive = 0;
-        for model in &self.models {
-            if model.decision_function(x)? >= 0.0 {
-                positive += 1;
-            }
-        }
+        self.check_query(x)?;
+        let positive = self
+            .models
+            .iter()
+            .filter(|m| score_or_fixed_vote(*m, x).is_some_and(|s| s >= 0.0))
+            .count();
         Ok((positive, self.models.len() - positive))
     }
 
     fn vote_sum(&self, x: &[f64], kind: VoteKind) -> Result<f64, PredictError> {
+        self.check_query(x)?;
         // Quantized votes: the sum is exact (see `quantize_vote`).
-        self.models
+        Ok(self
+            .models
             .iter()
-            .try_fold(0.0, |sum, m| Ok(sum + kind.vote(m.decision_function(x)?)))
+            .map(|m| score_or_fixed_vote(m, x).map_or(0.0, |s| kind.vote(s)))
+            .sum())
     }
+}
+
+/// A model's score at a checked query (right length, finite values), or `None` when it
+/// cannot be computed — a linear score that overflows at a huge query. Which queries
+/// overflow depends on the model, that is on the data: passing the failure on as an error
+/// would be a data-dependent output outside the ε the answer pays for (one query per bit
+/// could read a weight). `None` counts as a vote for −1 (0 in Laplace averaging): a fixed
+/// vote, so changing one example still changes one model's vote by at most 1.
+fn score_or_fixed_vote<M: Classifier>(model: &M, x: &[f64]) -> Option<f64> {
+    model.decision_function(x).ok().filter(|s| s.is_finite())
 }
 
 impl<M> std::fmt::Debug for Ensemble<M> {

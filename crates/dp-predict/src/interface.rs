@@ -1,6 +1,6 @@
 //! The prediction interface: a trained mechanism behind a privacy budget.
 
-use dp_erm::{FeatureRow, Features};
+use dp_erm::Features;
 use dp_noise::{PrivacyBudget, ReleaseRng, add_rounding_up};
 
 use crate::error::PredictError;
@@ -56,8 +56,12 @@ impl<M> sealed::Sealed for crate::LaplaceAverageEnsemble<M> {}
 /// fit. A refused call computes nothing and charges nothing; the refusal (an error naming
 /// the requested and remaining ε) depends on the number of queries and the budget only.
 /// Queries are checked (dimension, finite values) before the charge: that check does not
-/// look at the training data. Once charged, an answer that then fails (e.g. a model score
-/// overflows) keeps its charge.
+/// look at the training data. Once charged, an answer does not fail on data-dependent
+/// grounds: scores are computed so that no finite query overflows, and an ensemble
+/// model whose score cannot be computed casts a fixed vote.
+///
+/// The interface is the boundary for whoever holds it: it does not give out the mechanism
+/// (whose uncharged answers and `secret_*` accessors are for the curator who built it).
 ///
 /// The same training data behind two interfaces has two budgets that add up: give each
 /// dataset one interface.
@@ -75,8 +79,10 @@ impl<P: PrivatePredictor> PredictionInterface<P> {
         })
     }
 
-    /// The mechanism.
-    pub fn predictor(&self) -> &P {
+    /// The mechanism (crate tests only). Not public: whoever holds an interface must not
+    /// reach the mechanism's uncharged answers or its secret model.
+    #[cfg(test)]
+    pub(crate) fn predictor(&self) -> &P {
         &self.predictor
     }
 
@@ -181,22 +187,24 @@ impl<P: PrivatePredictor<Query = [f64]>> PredictionInterface<P> {
         rows: &Features,
         rng: &mut R,
     ) -> Result<Vec<P::Answer>, PredictError> {
-        // Refused before the rows are copied.
         if let Some(refusal) = self.unaffordable(rows.len()) {
             return Err(refusal);
         }
-        let dense: Vec<Vec<f64>> = (0..rows.len())
-            .map(|i| match rows.row(i) {
-                FeatureRow::Dense(x) => x.to_vec(),
-                row @ FeatureRow::Sparse(..) => {
-                    let mut x = vec![0.0; rows.features()];
-                    row.write_dense(&mut x);
-                    x
-                }
+        // One row is made dense at a time (a batch of sparse rows with many features would
+        // not fit in memory densely): every shape first — that check does not look at the
+        // training data — then the charge, then the answers.
+        let mut x = vec![0.0; rows.features()];
+        for i in 0..rows.len() {
+            rows.row(i).write_dense(&mut x);
+            self.predictor.check_query(&x)?;
+        }
+        self.charge(rows.len())?;
+        (0..rows.len())
+            .map(|i| {
+                rows.row(i).write_dense(&mut x);
+                self.predictor.answer_unchecked(&x, rng)
             })
-            .collect();
-        let queries: Vec<&[f64]> = dense.iter().map(Vec::as_slice).collect();
-        self.answer_batch(&queries, rng)
+            .collect()
     }
 }
 

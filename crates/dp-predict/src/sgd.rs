@@ -73,6 +73,10 @@ impl SgdParams {
 
     /// One pass over `data` in its row order, then the Laplace mechanism for queries. Rows
     /// must satisfy `‖x‖ ≤ 1` (refused otherwise, naming the first row).
+    ///
+    /// **The row order must not depend on the data** (shuffle with fresh randomness first,
+    /// as [`crate::Ensemble::train`] does): in data sorted by value or label, replacing one
+    /// example shifts many positions, and the guarantee below does not hold.
     pub fn fit(&self, data: &Examples) -> Result<ProjectedSgd, PredictError> {
         let sensitivity = self.sensitivity(data.features())?;
         let laplace = Laplace::new(self.epsilon, sensitivity)?;
@@ -140,7 +144,8 @@ fn check_unit_ball(data: &Examples) -> Result<(), PredictError> {
 /// by at most `2ηLR`, the score by at most `2ηLR²`. It is released by dp-noise's snapping
 /// [`Laplace`] at that sensitivity (plus a rounding allowance for the score). The pass is
 /// analysed in idealized real arithmetic (as the Gamma-norm noise of dp-erm is): its
-/// floating-point rounding is not bounded by a proof. `q` answers cost `q·ε`.
+/// floating-point rounding is not bounded by a proof. `q` answers cost `q·ε`. The caller
+/// supplies the order: it must not depend on the data (see [`SgdParams::fit`]).
 #[derive(Clone)]
 pub struct ProjectedSgd {
     weights: Vec<f64>,

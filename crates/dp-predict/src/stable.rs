@@ -226,11 +226,32 @@ pub(crate) fn check_row(x: &[f64], features: usize) -> Result<(), PredictError> 
     check_finite("query feature", x)
 }
 
-/// `⟨w, x⟩ / max(1, ‖x‖)`: the score of the query scaled into the unit ball.
+/// `⟨w, x⟩ / max(1, ‖x‖)`: the score of the query scaled into the unit ball, finite for
+/// every finite query. The query is divided by its largest magnitude before any square or
+/// product is formed: `‖x‖²` or `⟨w, x⟩` of a huge query would overflow (∞/∞ = NaN, or a
+/// score of 0), and whether `⟨w, x⟩` overflows depends on w, that is on the data — an
+/// error or a changed answer there would leak outside ε.
 pub(crate) fn score_in_unit_ball(w: &[f64], x: &[f64]) -> f64 {
-    let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let dot: f64 = w.iter().zip(x).map(|(a, b)| a * b).sum();
-    if norm > 1.0 { dot / norm } else { dot }
+    let largest = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if largest == 0.0 {
+        return 0.0;
+    }
+    // x/largest has entries in [−1, 1] and norm in [1, √d]: nothing overflows.
+    let relative_norm = x
+        .iter()
+        .map(|v| (v / largest) * (v / largest))
+        .sum::<f64>()
+        .sqrt();
+    let norm = largest * relative_norm;
+    if norm <= 1.0 {
+        // ‖x‖ ≤ 1: |⟨w, x⟩| ≤ ‖w‖, finite.
+        w.iter().zip(x).map(|(a, b)| a * b).sum()
+    } else {
+        w.iter()
+            .zip(x)
+            .map(|(a, b)| a * ((b / largest) / relative_norm))
+            .sum()
+    }
 }
 
 /// Releases `score` with `laplace`; the label is the released score's sign.

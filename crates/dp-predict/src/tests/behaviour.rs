@@ -153,3 +153,74 @@ fn walk_answers_unions_of_intervals() {
         assert!((p - expected).abs() < 1e-6, "{x}: {p}");
     }
 }
+
+/// Huge finite queries: whether `⟨w, x⟩` overflows depends on w, that is on the data, so
+/// an error (or a changed score) there would be a data-dependent output outside ε. Every
+/// mechanism must answer them on both datasets of a neighbouring pair, and scaling must
+/// keep the direction (found by review: `[1e200, 0]` scored 0, `f64::MAX`-sized queries
+/// failed on one dataset and answered on the other).
+#[test]
+fn huge_queries_answer_on_neighbouring_datasets_alike() {
+    let rows: Vec<Vec<f64>> = (0..40)
+        .map(|i| {
+            vec![
+                0.9 * ((i as f64) * 0.37).cos(),
+                0.9 * ((i as f64) * 0.37).sin(),
+            ]
+        })
+        .collect();
+    let labels: Vec<f64> = rows
+        .iter()
+        .map(|r| if r[0] > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let mut neighbour_labels = labels.clone();
+    neighbour_labels[0] = -neighbour_labels[0];
+    let huge = [
+        vec![f64::MAX, f64::MAX],
+        vec![f64::MAX / 3.0, -1e300],
+        vec![1e200, 0.0],
+        vec![-5e-324, 1e308],
+    ];
+    for labels in [&labels, &neighbour_labels] {
+        let data = examples(2, &rows, labels);
+        let stable = StableErmParams::new(Loss::Logistic, 1e-3, 1.0)
+            .fit(&data, &mut rng(3))
+            .unwrap();
+        let sgd = SgdParams::new(Loss::Logistic, 0.5, 10.0, 1.0)
+            .fit(&data)
+            .unwrap();
+        // Scaling into the unit ball keeps the direction: [1e200, 0] scores as [1, 0].
+        let unit = stable.secret_score(&[1.0, 0.0]).unwrap();
+        let far = stable.secret_score(&[1e200, 0.0]).unwrap();
+        assert!(
+            (far - unit).abs() <= 1e-12 * unit.abs().max(1.0),
+            "{far} vs {unit}"
+        );
+        let ensemble = Ensemble::train(
+            &ErmParams::non_private(Loss::Logistic, 1e-6),
+            &data,
+            4,
+            &mut rng(4),
+        )
+        .unwrap();
+        let mut soft = PredictionInterface::new(
+            SoftMajorityEnsemble::new(ensemble.clone(), 1.0).unwrap(),
+            100.0,
+        )
+        .unwrap();
+        let mut average = PredictionInterface::new(
+            LaplaceAverageEnsemble::new(ensemble, 1.0, VoteKind::Sigmoid).unwrap(),
+            100.0,
+        )
+        .unwrap();
+        let mut stable = PredictionInterface::new(stable, 100.0).unwrap();
+        let mut sgd = PredictionInterface::new(sgd, 100.0).unwrap();
+        let mut r = rng(5);
+        for x in &huge {
+            stable.answer(x, &mut r).unwrap();
+            sgd.answer(x, &mut r).unwrap();
+            soft.answer(x, &mut r).unwrap();
+            average.answer(x, &mut r).unwrap();
+        }
+    }
+}
