@@ -32,6 +32,11 @@ pub struct Ensemble<M> {
 impl<M: Classifier> Ensemble<M> {
     /// Trains `parts` models with `trainer`. Refuses, before training anything, zero parts,
     /// more than [`crate::MAX_PARTS`], and fewer rows than parts.
+    ///
+    /// A trainer that fails on its part fails the whole call with an error naming the part
+    /// and the trainer's message — an outcome that can depend on the data (e.g. a row
+    /// outside the unit ball for dp-erm's trainers) and is not covered by any ε: check the
+    /// data's contract before training on it.
     pub fn train<T>(
         trainer: &T,
         data: &Examples,
