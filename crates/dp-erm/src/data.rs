@@ -156,6 +156,66 @@ impl TrainingSet {
         })
     }
 
+    /// From raw examples whose values, indices and labels are already checked (as
+    /// [`crate::Examples`] guarantees): only the unit-ball contract is checked here, and
+    /// the rows go straight into the solver's storage (dense or CSR, by the builder's
+    /// rule) without the builder's intermediate copies.
+    pub(crate) fn from_checked_examples(
+        inputs: &crate::Features,
+        labels: &[f64],
+    ) -> Result<Self, ErmError> {
+        use crate::FeatureRow;
+        let (n, d) = (inputs.len(), inputs.features());
+        let entries = |i: usize| -> &[f64] {
+            match inputs.row(i) {
+                FeatureRow::Dense(x) => x,
+                FeatureRow::Sparse(_, values) => values,
+            }
+        };
+        for row in 0..n {
+            let norm = l2_norm(entries(row).iter().copied());
+            if norm > 1.0 {
+                return Err(ErmError::RowNormAboveOne { row, norm });
+            }
+        }
+        let stored: usize = (0..n)
+            .map(|i| entries(i).iter().filter(|&&v| v != 0.0).count())
+            .sum();
+        let rows = if stored * 2 > n * d {
+            let mut dense = vec![0.0; n * d];
+            for (i, out) in dense.chunks_mut(d).enumerate() {
+                inputs.row(i).write_dense(out);
+            }
+            Rows::Dense(DenseRows::from_row_major(n, d, &dense)?)
+        } else {
+            let mut indptr = Vec::with_capacity(n + 1);
+            let (mut indices, mut values) =
+                (Vec::with_capacity(stored), Vec::with_capacity(stored));
+            indptr.push(0);
+            for i in 0..n {
+                let mut push = |c: usize, v: f64| {
+                    if v != 0.0 {
+                        // d ≤ 2²⁴ (checked when the features were built): fits in u32.
+                        indices.push(c as u32);
+                        values.push(v);
+                    }
+                };
+                match inputs.row(i) {
+                    FeatureRow::Dense(x) => x.iter().enumerate().for_each(|(c, &v)| push(c, v)),
+                    FeatureRow::Sparse(idx, val) => {
+                        idx.iter().zip(val).for_each(|(&c, &v)| push(c, v))
+                    }
+                }
+                indptr.push(indices.len());
+            }
+            Rows::Sparse(CsrRows::new(d, indptr, indices, values)?)
+        };
+        Ok(TrainingSet {
+            rows: Arc::new(rows),
+            labels: labels.to_vec(),
+        })
+    }
+
     /// Number of examples n.
     pub fn len(&self) -> usize {
         self.labels.len()

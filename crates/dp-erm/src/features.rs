@@ -269,24 +269,6 @@ impl Features {
             })
         }
     }
-
-    /// The rows as `(feature, value)` lists with zeros dropped (the form
-    /// [`TrainingSet::builder`] takes).
-    fn to_sparse_rows(&self) -> Vec<Vec<(usize, f64)>> {
-        (0..self.len())
-            .map(|i| match self.row(i) {
-                FeatureRow::Dense(x) => x
-                    .iter()
-                    .copied()
-                    .enumerate()
-                    .filter(|&(_, v)| v != 0.0)
-                    .collect(),
-                FeatureRow::Sparse(idx, val) => {
-                    idx.iter().copied().zip(val.iter().copied()).collect()
-                }
-            })
-            .collect()
-    }
 }
 
 /// Checks one row given as a slice: `features` values, all finite (an error naming the
@@ -384,12 +366,7 @@ impl Examples {
     /// The same examples as a [`TrainingSet`], refusing (with the first offending row) any
     /// row of norm above 1. Nothing is clipped or rescaled.
     pub fn to_training_set(&self) -> Result<TrainingSet, ErmError> {
-        let builder = TrainingSet::builder(self.features()).labels(self.labels.clone());
-        match self.inputs.dense_values() {
-            Some(values) => builder.dense_rows(values.to_vec()),
-            None => builder.sparse_rows(self.inputs.to_sparse_rows()),
-        }
-        .build()
+        TrainingSet::from_checked_examples(&self.inputs, &self.labels)
     }
 }
 

@@ -267,3 +267,36 @@ fn dense_matrix_training_sets_match_built_ones_and_are_checked() {
         Err(ErmError::InvalidLabel { row: 1, .. })
     ));
 }
+
+#[test]
+fn raw_examples_train_as_built_training_sets_do_dense_or_sparse() {
+    // Mostly-zero rows (stored sparse) and full rows (stored dense).
+    let sparse_rows: Vec<Vec<(usize, f64)>> = (0..60)
+        .map(|i| vec![(i % 7, 0.5 * ((i as f64) * 0.3).cos()), (7 + i % 5, 0.4)])
+        .collect();
+    let labels: Vec<f64> = (0..60)
+        .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let params = ErmParams::objective_perturbation(Loss::Logistic, 0.05, 1.0);
+    let built = TrainingSet::builder(12)
+        .sparse_rows(sparse_rows.clone())
+        .labels(labels.clone())
+        .build()
+        .unwrap();
+    let raw = Examples::new(Features::sparse(12, sparse_rows).unwrap(), labels.clone()).unwrap();
+    let a = params
+        .fit(&built, &mut InsecureSeededRng::new(4))
+        .unwrap()
+        .into_model();
+    let b = params.train(&raw, &mut InsecureSeededRng::new(4)).unwrap();
+    assert_eq!(a, b);
+    let outside = Examples::new(
+        Features::sparse(2, vec![vec![(0, 0.5)], vec![(1, 0.9), (0, 0.9)]]).unwrap(),
+        vec![1.0, -1.0],
+    )
+    .unwrap();
+    assert!(matches!(
+        outside.to_training_set(),
+        Err(ErmError::RowNormAboveOne { row: 1, .. })
+    ));
+}
