@@ -27,7 +27,17 @@ impl WalkParams {
                 requirement: "in (0, 1/2)",
             });
         }
-        Ok(Self { epsilon, alpha })
+        let params = Self { epsilon, alpha };
+        // The walk's arithmetic (±m plus integer offsets) is exact only while m < 2⁵²;
+        // beyond it (ε ≲ 1e-15) a step could round away and the privacy proof fail.
+        if params.clamp_bound() >= 2f64.powi(52) {
+            return Err(PredictError::InvalidParameter {
+                what: "epsilon",
+                value: epsilon,
+                requirement: "large enough that the walk's clamp (2/ε)·ln((1−α)/α) stays below 2^52",
+            });
+        }
+        Ok(params)
     }
 
     /// The ε of each answer.

@@ -258,3 +258,11 @@ fn rejects_bad_regularization_and_tolerance() {
     let loose = StableErmParams::new(Loss::Logistic, 0.1, 1.0).tolerance(1.0);
     assert!(loose.fit(&data, &mut rng(1)).is_err());
 }
+
+#[test]
+fn rejects_a_walk_whose_clamp_is_beyond_exact_arithmetic() {
+    // m = (2/ε)·ln(9) ≈ 4.4e16 ≥ 2^52 at ε = 1e-16: refused; at 1e-12 accepted.
+    let err = crate::WalkParams::new(1e-16, 0.1).unwrap_err();
+    assert!(err.to_string().contains("2^52"), "{err}");
+    assert!(crate::WalkParams::new(1e-12, 0.1).is_ok());
+}
