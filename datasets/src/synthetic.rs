@@ -136,3 +136,85 @@ pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Result<Datas
         scaling: Scaling::None,
     })
 }
+
+/// A synthetic tabular problem shaped like census or network-log data (public, for fitting
+/// rules that must not see the real data): `attributes` categorical columns, each one-hot
+/// over `categories` levels, and `numeric` columns uniform in [0, 1]; every row scaled to
+/// unit norm. Each level and each numeric column carries a hidden N(0, 1) weight; the label
+/// is +1 with probability `σ(sharpness · (s − 0.5·m))` where `s` is the row's summed weight
+/// over its levels and numeric values and `m = √attributes` — a logistic model whose
+/// classes are unbalanced (fewer positives), as in most tabular tasks.
+///
+/// Every size must be at least 1 except `numeric` (may be 0), with `rows × (attributes +
+/// numeric)` at most [`MAX_GENERATED_VALUES`] and `sharpness` finite and > 0.
+pub fn tabular(
+    rows: usize,
+    attributes: usize,
+    categories: usize,
+    numeric: usize,
+    sharpness: f64,
+    seed: u64,
+) -> Result<Dataset, DatasetError> {
+    if categories == 0 {
+        return Err(DatasetError::parameter(
+            "categories",
+            categories,
+            "at least 1",
+        ));
+    }
+    if attributes == 0 {
+        return Err(DatasetError::parameter(
+            "attributes",
+            attributes,
+            "at least 1",
+        ));
+    }
+    if !(sharpness.is_finite() && sharpness > 0.0) {
+        return Err(DatasetError::parameter(
+            "sharpness",
+            sharpness,
+            "finite and > 0",
+        ));
+    }
+    let stored = attributes.checked_add(numeric);
+    check_shape(rows, stored.unwrap_or(usize::MAX))?;
+    let d = attributes
+        .checked_mul(categories)
+        .and_then(|one_hot| one_hot.checked_add(numeric))
+        .filter(|&d| d <= MAX_GENERATED_VALUES)
+        .ok_or_else(|| {
+            DatasetError::parameter(
+                "attributes × categories",
+                format!("{attributes} × {categories}"),
+                "at most MAX_GENERATED_VALUES columns",
+            )
+        })?;
+    let mut rng = InsecureSeededRng::new(seed);
+    let weights: Vec<f64> = (0..d).map(|_| StandardNormal.sample(&mut rng)).collect();
+    let offset = 0.5 * (attributes as f64).sqrt();
+    let (mut data, mut labels) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+    for _ in 0..rows {
+        let mut row: Vec<(usize, f64)> = (0..attributes)
+            .map(|a| (a * categories + rng.random_range(0..categories), 1.0))
+            .collect();
+        row.extend((0..numeric).map(|k| (attributes * categories + k, rng.random_range(0.0..1.0))));
+        let score: f64 = row.iter().map(|&(c, v)| v * weights[c]).sum();
+        let positive = 1.0 / (1.0 + (-sharpness * (score - offset)).exp());
+        labels.push(if rng.random_range(0.0..1.0) < positive {
+            1.0
+        } else {
+            -1.0
+        });
+        let norm = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+        row.iter_mut().for_each(|(_, v)| *v /= norm);
+        data.push(row);
+    }
+    Ok(Dataset {
+        name: "tabular".into(),
+        feature_names: (0..d).map(|c| format!("x{c}")).collect(),
+        rows: data,
+        labels,
+        checksums: Vec::new(),
+        scaling: Scaling::None,
+    })
+}

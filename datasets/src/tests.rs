@@ -104,6 +104,38 @@ fn noisy_linear_flips_the_requested_fraction() {
     assert!((data.positive_rate() - 0.5).abs() < 0.03);
 }
 
+#[test]
+fn tabular_rows_are_one_hot_blocks_of_unit_norm() {
+    let data = tabular(5_000, 6, 4, 2, 2.0, 3).unwrap();
+    assert_eq!(data.features(), 6 * 4 + 2);
+    for row in &data.rows {
+        let norm = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-12, "norm {norm}");
+        for block in 0..6 {
+            let levels = row.iter().filter(|(c, _)| c / 4 == block).count();
+            assert_eq!(levels, 1, "attribute {block} of {row:?}");
+        }
+    }
+    // Unbalanced but not degenerate classes.
+    let rate = data.positive_rate();
+    assert!((0.05..0.5).contains(&rate), "positive rate {rate}");
+    assert_eq!(data, tabular(5_000, 6, 4, 2, 2.0, 3).unwrap());
+}
+
+#[test]
+fn rejects_bad_tabular_shapes() {
+    for (attributes, categories, sharpness, name) in [
+        (0, 4, 1.0, "attributes"),
+        (3, 0, 1.0, "categories"),
+        (3, 4, f64::NAN, "sharpness"),
+        (3, 4, 0.0, "sharpness"),
+        (usize::MAX, 2, 1.0, "rows × dimension"),
+    ] {
+        let err = tabular(10, attributes, categories, 1, sharpness, 1).unwrap_err();
+        assert!(err.to_string().contains(name), "{err}");
+    }
+}
+
 /// A fresh, empty folder under the system temp dir for one test.
 fn scratch(test: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("dp-datasets-{test}-{}", std::process::id()));

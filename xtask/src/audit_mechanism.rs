@@ -38,12 +38,14 @@ const BRANCHES: [f64; 2] = [0.1, 1e-3];
 fn params(name: &str, lambda: f64) -> Option<ErmParams> {
     let huber = Loss::huber(0.5).ok()?;
     Some(match name {
-        "objective-logistic" => ErmParams::objective_perturbation(Loss::Logistic, lambda, EPSILON),
+        "objective-logistic" => ErmParams::objective_perturbation(Loss::Logistic, lambda, EPSILON)
+            .objective_calibration(ObjectiveCalibration::Cms11),
         "objective-logistic-cliff-free" => {
             ErmParams::objective_perturbation(Loss::Logistic, lambda, EPSILON)
                 .objective_calibration(ObjectiveCalibration::CliffFree)
         }
-        "objective-huber" => ErmParams::objective_perturbation(huber, lambda, EPSILON),
+        "objective-huber" => ErmParams::objective_perturbation(huber, lambda, EPSILON)
+            .objective_calibration(ObjectiveCalibration::Cms11),
         "objective-huber-cliff-free" => ErmParams::objective_perturbation(huber, lambda, EPSILON)
             .objective_calibration(ObjectiveCalibration::CliffFree),
         "output-logistic" => ErmParams::output_perturbation(Loss::Logistic, lambda, EPSILON),

@@ -120,6 +120,10 @@ enum Experiment {
     /// Λ chosen privately (dp-tune): KDDCup99 learning curves (Figures 1(d), 1(e)) and the
     /// cost of private tuning on Adult.
     Tuning,
+    /// The utility study: an ablation on Adult and KDDCup99 (calibration rule, loss and
+    /// Huber width, a fine Λ grid, encodings), the data-independent Λ rule fitted on
+    /// synthetic data, and the three ways to choose Λ end to end.
+    Utility,
     /// Every experiment (the default).
     All,
 }
@@ -160,11 +164,12 @@ enum DatasetsAction {
 /// earlier one failed; the run fails if any did, naming them.
 fn run_every_experiment(options: &reproduce::Options) -> Result<bool, Box<dyn std::error::Error>> {
     type Experiment = fn(&reproduce::Options) -> Result<bool, Box<dyn std::error::Error>>;
-    let experiments: [(&str, Experiment); 4] = [
+    let experiments: [(&str, Experiment); 5] = [
         ("kernel", reproduce::kernel),
         ("predict", reproduce::predict),
         ("linear", reproduce::linear),
         ("tuning", reproduce::tuning),
+        ("utility", reproduce::utility),
     ];
     let mut all_sane = true;
     let mut failed = Vec::new();
@@ -202,6 +207,7 @@ fn main() -> ExitCode {
                 Some(Experiment::Kernel) => reproduce::kernel(&options),
                 Some(Experiment::Predict) => reproduce::predict(&options),
                 Some(Experiment::Tuning) => reproduce::tuning(&options),
+                Some(Experiment::Utility) => reproduce::utility(&options),
                 None | Some(Experiment::All) => run_every_experiment(&options),
             }
         }

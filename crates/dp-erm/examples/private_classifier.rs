@@ -51,13 +51,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ErmParams::output_perturbation(huber, lambda, 0.5),
         ),
         (
-            "objective perturbation, ε = 0.5",
-            ErmParams::objective_perturbation(huber, lambda, 0.5),
+            "objective perturbation (papers' rule), ε = 0.5",
+            ErmParams::objective_perturbation(huber, lambda, 0.5)
+                .objective_calibration(ObjectiveCalibration::Cms11),
         ),
         (
             "objective perturbation (cliff-free), ε = 0.5",
-            ErmParams::objective_perturbation(huber, lambda, 0.5)
-                .objective_calibration(ObjectiveCalibration::CliffFree),
+            ErmParams::objective_perturbation(huber, lambda, 0.5),
         ),
     ] {
         let fit = params.fit(&train, &mut rng)?;

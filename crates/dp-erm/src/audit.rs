@@ -155,6 +155,7 @@ const BRANCHES: [f64; 2] = [0.1, 1e-3];
 
 fn logistic(lambda: f64) -> ErmParams {
     ErmParams::objective_perturbation(Loss::Logistic, lambda, 2.0)
+        .objective_calibration(ObjectiveCalibration::Cms11)
 }
 
 /// The bound the best distinguisher of this pair reaches (logistic loss; module docs).
@@ -218,6 +219,7 @@ fn logistic_audit_catches_halved_noise() {
 
 fn huber(lambda: f64) -> ErmParams {
     ErmParams::objective_perturbation(Loss::huber(0.5).unwrap(), lambda, 2.0)
+        .objective_calibration(ObjectiveCalibration::Cms11)
 }
 
 #[test]

@@ -9,12 +9,14 @@ use crate::ErmError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum ObjectiveCalibration {
     /// CMS11 Algorithm 2 as published: `ε' = ε − ln(1 + 2c/(nΛ) + c²/(n²Λ²))`; if that is
-    /// not positive, add `Δ = c/(n(e^{ε/4} − 1)) − Λ` and use `ε' = ε/2`. The default, for
-    /// reproduction. It has a cliff: when ε' comes out positive but tiny, the noise explodes.
-    #[default]
+    /// not positive, add `Δ = c/(n(e^{ε/4} − 1)) − Λ` and use `ε' = ε/2`. Kept for
+    /// reproducing the papers (`reproduce linear` uses it). It has a cliff: when ε' comes out
+    /// positive but tiny, the noise explodes, so a larger ε can give a worse model.
     Cms11,
     /// `Δ = max(0, c/(n(e^{ε/4} − 1)) − Λ)`, `ε' = ε − 2 ln(1 + c/(n(Λ+Δ)))`: never below
-    /// ε/2, no cliff. Equally ε-DP (any Δ ≥ 0 with ε' > 0 is, by the same proof).
+    /// ε/2, no cliff. Equally ε-DP (any Δ ≥ 0 with ε' > 0 is, by the same proof). The
+    /// default.
+    #[default]
     CliffFree,
 }
 

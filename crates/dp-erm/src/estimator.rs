@@ -149,15 +149,16 @@ impl ErmParams {
         )
     }
 
-    /// ε-DP objective perturbation with the paper's calibration (see
-    /// [`ErmParams::objective_calibration`] for the cliff-free one).
+    /// ε-DP objective perturbation with the cliff-free calibration
+    /// ([`ObjectiveCalibration::CliffFree`], the default: a larger ε never gives more noise);
+    /// [`ErmParams::objective_calibration`] chooses the papers' rule instead.
     pub fn objective_perturbation(loss: Loss, regularization: f64, epsilon: f64) -> Self {
         Self::with_mechanism(
             loss,
             regularization,
             Mechanism::ObjectivePerturbation {
                 epsilon,
-                calibration: ObjectiveCalibration::Cms11,
+                calibration: ObjectiveCalibration::default(),
             },
         )
     }

@@ -44,6 +44,7 @@ mod features;
 mod loss;
 mod model;
 mod multiclass;
+mod rule;
 mod trainer;
 
 pub use calibration::{
@@ -61,6 +62,7 @@ pub use model::{
     ModelMetadata, StoredModel, container,
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
+pub use rule::RegularizationRule;
 pub use trainer::{Classifier, Trainer};
 
 #[cfg(test)]

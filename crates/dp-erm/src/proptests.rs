@@ -189,7 +189,8 @@ proptest! {
         let mut params = match mechanism {
             0 => ErmParams::non_private(loss, lambda),
             1 => ErmParams::output_perturbation(loss, lambda, epsilon),
-            2 => ErmParams::objective_perturbation(loss, lambda, epsilon),
+            2 => ErmParams::objective_perturbation(loss, lambda, epsilon)
+                .objective_calibration(ObjectiveCalibration::Cms11),
             _ => ErmParams::objective_perturbation(loss, lambda, epsilon)
                 .objective_calibration(ObjectiveCalibration::CliffFree),
         };
@@ -210,6 +211,88 @@ proptest! {
                 }
             }
             Err(err) => assert_names_its_values(&err),
+        }
+    }
+}
+
+/// Sizes and ε across their accepted ranges, log-uniformly, with the edges.
+fn accepted_sizes() -> impl Strategy<Value = (usize, usize, f64)> {
+    let rows = prop_oneof![1 => Just(1usize), 1 => Just(LARGEST_RULE_ROWS), 6 => (0.0..40.0f64).prop_map(|e| e.exp2() as usize)];
+    let features = prop_oneof![1 => Just(1usize), 1 => Just(MAX_FEATURES), 6 => (0.0..24.0f64).prop_map(|e| e.exp2() as usize)];
+    let epsilon = prop_oneof![
+        1 => Just(crate::MAX_EPSILON),
+        1 => Just(SMALLEST_RULE_EPSILON),
+        6 => (-6.0..3.0f64).prop_map(|e| 10f64.powf(e)),
+    ];
+    (
+        rows.prop_map(|n| n.max(1)),
+        features.prop_map(|d| d.max(1)),
+        epsilon,
+    )
+}
+
+/// Below some tiny ε (at n = 1, d = 1 about 1e-300) every fit is refused for its noise
+/// (beyond double precision) whatever Λ; the rule is required to succeed from here up.
+const SMALLEST_RULE_EPSILON: f64 = 1e-6;
+/// Objective perturbation's noise bound on the gradient is about 4(d + 9√d + 40)/(nε);
+/// where its rounding (64·2⁻⁵²·√d times that) exceeds the largest tolerance 1e-6, no Λ
+/// is accepted: nε < 1.1e-7·√d·(d + 9√d + 40). The rule is required to succeed with a
+/// factor 9 margin.
+fn noise_carried(n: usize, d: usize, epsilon: f64) -> bool {
+    let d = d as f64;
+    n as f64 * epsilon >= 1e-6 * d.sqrt() * (d + 9.0 * d.sqrt() + 40.0)
+}
+/// Beyond about 10¹⁵ rows the solver's rounding alone exceeds every accepted tolerance;
+/// the rule is required to succeed up to 2⁴⁰ (a trillion rows).
+const LARGEST_RULE_ROWS: usize = 1 << 40;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The Λ rule gives parameters that a fit accepts for every n in [1, 2⁴⁰], every d in
+    /// [1, 2^24] and every ε in [1e-6, 1000] whose noise double precision can carry
+    /// ([`noise_carried`]): checked, within the Λ range, and calibrated for (n, d) before
+    /// any data.
+    #[test]
+    fn recommended_params_are_accepted_for_every_public_size((n, d, epsilon) in accepted_sizes()) {
+        prop_assume!(noise_carried(n, d, epsilon));
+        let params = ErmParams::recommended(n, d, epsilon);
+        prop_assert!(params.is_ok(), "n = {n}, d = {d}, ε = {epsilon}: {params:?}");
+        let params = params.unwrap();
+        prop_assert!(params.check().is_ok());
+        let calibration = params.noise_calibration(n, d).unwrap().unwrap();
+        prop_assert_eq!(calibration.epsilon, epsilon);
+        let lambda = crate::RegularizationRule::DEFAULT.regularization(n, d, epsilon).unwrap();
+        prop_assert!((crate::MIN_REGULARIZATION..=crate::MAX_REGULARIZATION).contains(&lambda));
+    }
+
+    /// Anything else is an error naming the value, never a panic.
+    #[test]
+    fn recommended_params_refuse_what_no_fit_accepts(
+        n in hostile_count(),
+        d in hostile_count(),
+        epsilon in hostile_f64(),
+    ) {
+        let sizes_valid = n >= 1 && (1..=MAX_FEATURES).contains(&d);
+        let possible = sizes_valid && epsilon > 0.0 && epsilon <= crate::MAX_EPSILON;
+        let required = sizes_valid
+            && n <= LARGEST_RULE_ROWS
+            && (SMALLEST_RULE_EPSILON..=crate::MAX_EPSILON).contains(&epsilon)
+            && noise_carried(n, d, epsilon);
+        match ErmParams::recommended(n, d, epsilon) {
+            Ok(_) => prop_assert!(possible, "n = {n}, d = {d}, ε = {epsilon} accepted"),
+            Err(e) => {
+                prop_assert!(!required, "n = {n}, d = {d}, ε = {epsilon}: {e}");
+                let message = e.to_string();
+                prop_assert!(
+                    matches!(e, ErmError::EmptyData | ErmError::IllConditioned { .. })
+                        || message.contains("epsilon")
+                        || message.contains("regularization")
+                        || message.contains("rows")
+                        || message.contains("features"),
+                    "{message}"
+                );
+            }
         }
     }
 }

@@ -244,7 +244,8 @@ fn the_floor_leaves_the_papers_grids_near_the_default_tolerance() {
                 for params in [
                     ErmParams::non_private(loss, lambda),
                     ErmParams::output_perturbation(loss, lambda, epsilon),
-                    ErmParams::objective_perturbation(loss, lambda, epsilon),
+                    ErmParams::objective_perturbation(loss, lambda, epsilon)
+                        .objective_calibration(ObjectiveCalibration::Cms11),
                     ErmParams::objective_perturbation(loss, lambda, epsilon)
                         .objective_calibration(ObjectiveCalibration::CliffFree),
                 ] {

@@ -545,7 +545,8 @@ fn noise_calibration_is_known_before_training() {
     // The two rules agree away from the cliff and differ inside it (c = 1, n = 300, ε = 1:
     // Λ ∈ (c/(n(e^{ε/2} − 1)), c/(n(e^{ε/4} − 1))) = (0.0051, 0.0117)).
     let rules = |lambda: f64| {
-        let paper = ErmParams::objective_perturbation(huber, lambda, 1.0);
+        let paper = ErmParams::objective_perturbation(huber, lambda, 1.0)
+            .objective_calibration(ObjectiveCalibration::Cms11);
         let cliff_free = paper
             .clone()
             .objective_calibration(ObjectiveCalibration::CliffFree);

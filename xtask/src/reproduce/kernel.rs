@@ -14,7 +14,9 @@
 use std::time::Instant;
 
 use dp_datasets::nested_balls;
-use dp_erm::{Classifier, ErmParams, Examples, LinearModel, Loss, TrainingSet};
+use dp_erm::{
+    Classifier, ErmParams, Examples, LinearModel, Loss, ObjectiveCalibration, TrainingSet,
+};
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
 use dp_noise::InsecureSeededRng;
 use dp_tune::SplitAndSelect;
@@ -161,6 +163,7 @@ fn private_errors(
             .map(|k| {
                 let mut rng = InsecureSeededRng::new(seed ^ ((l * 1000 + k + 1) as u64));
                 let fit = ErmParams::objective_perturbation(huber, lambda, epsilon)
+                    .objective_calibration(ObjectiveCalibration::Cms11)
                     .warm_start(warm[l].weights())
                     .fit(&mapped.train, &mut rng)?;
                 fit.model().error_rate(&mapped.test)
@@ -191,7 +194,11 @@ fn tuned_errors(
     let candidates: Vec<KernelParams> = plan
         .lambdas
         .iter()
-        .map(|&lambda| KernelParams::objective_perturbation(map.clone(), huber, lambda, EPSILON))
+        .map(|&lambda| {
+            let erm = ErmParams::objective_perturbation(huber, lambda, EPSILON)
+                .objective_calibration(ObjectiveCalibration::Cms11);
+            KernelParams::new(map.clone(), erm)
+        })
         .collect();
     let tuning = SplitAndSelect::new(candidates, EPSILON)?;
     let errors = (0..plan.draws as u64)

@@ -41,9 +41,10 @@ impl Method {
         match self {
             Self::NonPrivateSvm => Some(ErmParams::non_private(loss, lambda)),
             Self::OutputSvm => Some(ErmParams::output_perturbation(loss, lambda, epsilon)),
-            Self::ObjectiveLogistic | Self::ObjectiveSvm => {
-                Some(ErmParams::objective_perturbation(loss, lambda, epsilon))
-            }
+            Self::ObjectiveLogistic | Self::ObjectiveSvm => Some(
+                ErmParams::objective_perturbation(loss, lambda, epsilon)
+                    .objective_calibration(ObjectiveCalibration::Cms11),
+            ),
             Self::ObjectiveLogisticCliffFree | Self::ObjectiveSvmCliffFree => Some(
                 ErmParams::objective_perturbation(loss, lambda, epsilon)
                     .objective_calibration(cliff_free),
@@ -540,7 +541,7 @@ pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
 }
 
 /// (training indices, test indices) of fold `fold` of `folds` contiguous parts of `order`.
-fn split(order: &[usize], fold: usize, folds: usize) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn split(order: &[usize], fold: usize, folds: usize) -> (Vec<usize>, Vec<usize>) {
     let (start, end) = (fold * order.len() / folds, (fold + 1) * order.len() / folds);
     let test = order[start..end].to_vec();
     let train = order[..start]

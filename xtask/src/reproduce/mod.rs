@@ -8,6 +8,7 @@ mod preflight;
 mod published;
 mod report;
 mod tuning;
+mod utility;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -81,6 +82,9 @@ const PARTIAL_FOLDER: &str = "partial";
 
 /// `cargo xtask reproduce tuning` (Figure 1(d), 1(e); the cost of private tuning on Adult).
 pub use tuning::run as tuning;
+
+/// `cargo xtask reproduce utility` (the utility study: ablation, Λ rule, end to end).
+pub use utility::run as utility;
 
 pub(crate) type Loader = fn(&DataDir, u64) -> Result<Dataset, dp_datasets::DatasetError>;
 

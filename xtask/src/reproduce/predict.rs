@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use dp_datasets::{ADULT_FILES, DataDir, Dataset, KDD_FILES, Scaling, load_adult, load_kddcup99};
-use dp_erm::{ErmParams, Examples, Loss, TrainingSet};
+use dp_erm::{ErmParams, Examples, Loss, ObjectiveCalibration, TrainingSet};
 use dp_noise::{InsecureSeededRng, PrivacyBudget};
 use dp_predict::{
     Ensemble, LaplaceAverageEnsemble, LineData, PrivatePredictor, PrivateThresholdLearner,
@@ -543,6 +543,7 @@ fn dataset_cells(
             let mut errors = Vec::new();
             for draw in 0..3u64 {
                 let model = ErmParams::objective_perturbation(Loss::huber(0.5)?, lambda, total)
+                    .objective_calibration(ObjectiveCalibration::Cms11)
                     .fit(&train, &mut InsecureSeededRng::new(seed ^ draw << 8))?
                     .into_model();
                 errors.push(model.mistakes(&test)? as f64 / test.len() as f64);

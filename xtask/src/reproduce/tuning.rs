@@ -10,7 +10,7 @@ use std::time::Instant;
 use dp_datasets::{
     ADULT_FILES, DataDir, DataFile, Dataset, KDD_FILES, Scaling, load_adult, load_kddcup99,
 };
-use dp_erm::{Classifier, ErmError, ErmParams, Examples, Loss};
+use dp_erm::{Classifier, ErmError, ErmParams, Examples, Loss, ObjectiveCalibration};
 use dp_noise::InsecureSeededRng;
 use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
 use rayon::prelude::*;
@@ -55,15 +55,18 @@ impl Method {
         }
     }
 
+    /// The papers' calibration rule throughout, as in `reproduce linear`.
     fn params(self, lambda: f64, epsilon: f64) -> ErmParams {
         let huber = Loss::huber(0.5).expect("0.5 is a valid Huber width");
+        let paper_rule = |loss| {
+            ErmParams::objective_perturbation(loss, lambda, epsilon)
+                .objective_calibration(ObjectiveCalibration::Cms11)
+        };
         match self {
             Self::NonPrivateSvm => ErmParams::non_private(huber, lambda),
             Self::OutputSvm => ErmParams::output_perturbation(huber, lambda, epsilon),
-            Self::ObjectiveLogistic => {
-                ErmParams::objective_perturbation(Loss::Logistic, lambda, epsilon)
-            }
-            Self::ObjectiveSvm => ErmParams::objective_perturbation(huber, lambda, epsilon),
+            Self::ObjectiveLogistic => paper_rule(Loss::Logistic),
+            Self::ObjectiveSvm => paper_rule(huber),
         }
     }
 }
@@ -521,7 +524,13 @@ struct RunRecord<'a> {
     cells: &'a [Cell],
 }
 
-fn check_files(dir: &DataDir, options: &Options) -> Result<(), Box<dyn std::error::Error>> {
+/// Fails unless Adult's and KDD's files are in `dir` with their published checksums (the
+/// error names `experiment`, the missing files and how to get them).
+pub(super) fn check_files(
+    dir: &DataDir,
+    options: &Options,
+    experiment: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
     let needed: Vec<&DataFile> = ADULT_FILES.iter().chain(&KDD_FILES).collect();
     let missing: Vec<String> = needed
         .iter()
@@ -530,8 +539,8 @@ fn check_files(dir: &DataDir, options: &Options) -> Result<(), Box<dyn std::erro
         .collect();
     if !missing.is_empty() {
         return Err(format!(
-            "cannot run the tuning experiment: missing {} in {} (data directory taken from {}); \
-             nothing was run and earlier results are untouched; {}",
+            "cannot run the {experiment} experiment: missing {} in {} (data directory taken \
+             from {}); nothing was run and earlier results are untouched; {}",
             missing.join(", "),
             dir.path().display(),
             origin(options),
@@ -556,7 +565,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     // `--out` itself first, so that an error names the folder the user gave; then the
     // data, so that a run that cannot start does not even create its results folder.
     OutDir::prepare(&options.out, &[])?;
-    check_files(&dir, options)?;
+    check_files(&dir, options, "tuning")?;
     let out = OutDir::prepare(&options.out.join("tuning"), &FILES)?;
     let mut records = Vec::new();
     let mut all = Vec::new();

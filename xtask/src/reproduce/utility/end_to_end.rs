@@ -1,0 +1,191 @@
+//! The three ways to choose Λ with nothing chosen on test data, at the same total ε: the
+//! data-independent rule (no privacy spent on the choice), dp-tune's split-and-select and
+//! random stopping over the fine grid.
+
+use dp_datasets::Dataset;
+use dp_erm::{Classifier, ErmError, ErmParams, Examples, RegularizationRule};
+use dp_noise::InsecureSeededRng;
+use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::super::linear::{shuffled, split};
+use super::grid::{mean_and_std_error, progress_bar};
+
+/// How Λ is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Choice {
+    /// `ErmParams::recommended(n, d, ε)`: the whole ε on one fit with every training row.
+    Rule,
+    /// Split-and-select over the fine grid: candidates at ε on disjoint parts, selection at
+    /// ε on a held-out part (ε end to end, parallel composition).
+    SplitAndSelect,
+    /// Random stopping over the fine grid, each run and score at ε/3 (3·ε/3 = ε end to end,
+    /// plus δ ≤ 1e-9 from the cap on runs).
+    RandomStopping,
+}
+
+impl Choice {
+    pub const ALL: [Choice; 3] = [Self::Rule, Self::SplitAndSelect, Self::RandomStopping];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Rule => "rule Λ = κ·(d/(nε))^p (no tuning)",
+            Self::SplitAndSelect => "split-and-select over the fine grid",
+            Self::RandomStopping => "random stopping over the fine grid (ε/3 each)",
+        }
+    }
+}
+
+/// One (choice, ε) cell of a dataset, over folds × runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndToEndCell {
+    pub dataset: String,
+    pub choice: Choice,
+    pub label: &'static str,
+    pub epsilon: f64,
+    pub mean_error: f64,
+    pub std_error: f64,
+    pub runs: usize,
+    pub refusals: usize,
+    /// The Λ the rule gave (on the first fold's training size), for the rule's rows.
+    pub rule_lambda: Option<f64>,
+    /// Mean Λ chosen (geometric), for the tuned rows.
+    pub mean_chosen_lambda: Option<f64>,
+}
+
+/// Random stopping's γ: expected runs twice the number of candidates, as in `reproduce tuning`.
+fn stop_probability(candidates: usize) -> f64 {
+    1.0 / (2.0 * candidates as f64)
+}
+
+pub fn run(
+    data: &Dataset,
+    lambdas: &[f64],
+    epsilons: &[f64],
+    folds: usize,
+    runs: usize,
+    seed: u64,
+) -> Result<Vec<EndToEndCell>, Box<dyn std::error::Error>> {
+    let order = shuffled(data.len(), seed ^ 0xe2e);
+    let rule = RegularizationRule::DEFAULT;
+    let jobs: Vec<(Choice, usize, usize)> = Choice::ALL
+        .iter()
+        .flat_map(|&c| (0..epsilons.len()).flat_map(move |e| (0..runs).map(move |r| (c, e, r))))
+        .collect();
+    let progress = progress_bar(&data.name, jobs.len() * folds);
+    // Per (choice, ε): errors and chosen Λ over folds × runs.
+    let mut results: Vec<Vec<(Option<f64>, Option<f64>)>> = vec![Vec::new(); jobs.len()];
+    let mut rule_lambda = vec![None; epsilons.len()];
+    for fold in 0..folds {
+        let (train_rows, test_rows) = split(&order, fold, folds);
+        let train = data.training_set(&train_rows)?.to_examples();
+        let test = data.training_set(&test_rows)?.to_examples();
+        for (e, &epsilon) in epsilons.iter().enumerate() {
+            rule_lambda[e].get_or_insert(rule.regularization(
+                train.len(),
+                train.features(),
+                epsilon,
+            )?);
+        }
+        let outcomes: Vec<(Option<f64>, Option<f64>)> = jobs
+            .par_iter()
+            .map(|&(choice, e, r)| {
+                let run_seed = seed ^ (fold as u64) << 40 ^ (r as u64) << 20 ^ e as u64;
+                let mut rng = InsecureSeededRng::new(run_seed);
+                let outcome =
+                    choose_and_test(choice, rule, lambdas, epsilons[e], &train, &test, &mut rng);
+                progress.inc(1);
+                outcome
+            })
+            .collect::<Result<_, Box<dyn std::error::Error + Send + Sync>>>()
+            .map_err(|e| e as Box<dyn std::error::Error>)?;
+        for (slot, outcome) in results.iter_mut().zip(outcomes) {
+            slot.push(outcome);
+        }
+    }
+    progress.finish_and_clear();
+    let mut cells = Vec::new();
+    for &choice in &Choice::ALL {
+        for (e, &epsilon) in epsilons.iter().enumerate() {
+            let outcomes: Vec<(Option<f64>, Option<f64>)> = jobs
+                .iter()
+                .zip(&results)
+                .filter(|((c, k, _), _)| *c == choice && *k == e)
+                .flat_map(|(_, o)| o.iter().copied())
+                .collect();
+            let errors = outcomes.iter().filter_map(|o| o.0);
+            let (mean_error, std_error) = mean_and_std_error(errors);
+            let chosen: Vec<f64> = outcomes.iter().filter_map(|o| o.1).collect();
+            let geometric = (!chosen.is_empty())
+                .then(|| (chosen.iter().map(|l| l.ln()).sum::<f64>() / chosen.len() as f64).exp());
+            cells.push(EndToEndCell {
+                dataset: data.name.clone(),
+                choice,
+                label: choice.label(),
+                epsilon,
+                mean_error,
+                std_error,
+                runs: outcomes.len(),
+                refusals: outcomes.iter().filter(|o| o.0.is_none()).count(),
+                rule_lambda: (choice == Choice::Rule).then_some(rule_lambda[e]).flatten(),
+                mean_chosen_lambda: (choice != Choice::Rule).then_some(geometric).flatten(),
+            });
+        }
+    }
+    Ok(cells)
+}
+
+/// (test error, chosen Λ); an error of `None` when the library refused an uncertified fit.
+fn choose_and_test(
+    choice: Choice,
+    rule: RegularizationRule,
+    lambdas: &[f64],
+    epsilon: f64,
+    train: &Examples,
+    test: &Examples,
+    rng: &mut InsecureSeededRng,
+) -> Result<(Option<f64>, Option<f64>), Box<dyn std::error::Error + Send + Sync>> {
+    let error = |model: &dp_erm::LinearModel| -> Result<f64, ErmError> {
+        Ok(Classifier::mistakes(model, test)? as f64 / test.len() as f64)
+    };
+    let candidates = |epsilon: f64| -> Result<Vec<ErmParams>, ErmError> {
+        let loss = dp_erm::Loss::huber(rule.huber_width)?;
+        Ok(lambdas
+            .iter()
+            .map(|&l| ErmParams::objective_perturbation(loss, l, epsilon))
+            .collect())
+    };
+    let refused = |e: &TuneError| {
+        matches!(e, TuneError::Training { source, .. }
+            if matches!(source.downcast_ref::<ErmError>(), Some(ErmError::NotConverged)))
+    };
+    match choice {
+        Choice::Rule => {
+            let params = rule.params(train.len(), train.features(), epsilon)?;
+            let lambda = rule.regularization(train.len(), train.features(), epsilon)?;
+            match dp_erm::Trainer::train(&params, train, rng) {
+                Ok(model) => Ok((Some(error(&model)?), Some(lambda))),
+                Err(ErmError::NotConverged) => Ok((None, Some(lambda))),
+                Err(e) => Err(e.into()),
+            }
+        }
+        Choice::SplitAndSelect => {
+            match SplitAndSelect::new(candidates(epsilon)?, epsilon)?.select(train, rng) {
+                Ok(s) => Ok((Some(error(s.model())?), Some(lambdas[s.index()]))),
+                Err(e) if refused(&e) => Ok((None, None)),
+                Err(e) => Err(e.into()),
+            }
+        }
+        Choice::RandomStopping => {
+            let third = epsilon / 3.0;
+            let tuning =
+                RandomStopping::new(candidates(third)?, third, stop_probability(lambdas.len()))?;
+            match tuning.select(train, rng) {
+                Ok(s) => Ok((Some(error(s.model())?), Some(lambdas[s.index()]))),
+                Err(e) if refused(&e) => Ok((None, None)),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
