@@ -145,11 +145,11 @@ pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Result<Datas
 /// in [−2, 2]) minus 0.6 plus uniform noise of width 0.6, about 30% positive. For
 /// benchmarks of how costs grow with n and d.
 ///
-/// `rows` must be at least 1, `d` at least 2, and `rows × entries per row` at most
-/// [`MAX_GENERATED_VALUES`].
+/// `rows` must be at least 1, `d` at least 10 (below, the rule labels almost every row
+/// alike), and `rows × entries per row` at most [`MAX_GENERATED_VALUES`].
 pub fn adult_like(rows: usize, d: usize, seed: u64) -> Result<Dataset, DatasetError> {
-    if d < 2 {
-        return Err(DatasetError::parameter("dimension", d, "at least 2"));
+    if d < 10 {
+        return Err(DatasetError::parameter("dimension", d, "at least 10"));
     }
     let numeric = 6.min(d / 2);
     let attributes = 8.min(d - numeric);
