@@ -1,11 +1,13 @@
-//! dp-optim: one logistic-loss solve to ‖∇F‖ ≤ 1e-10 from a cold start.
-//! Target (issue #3): ≤ 20 ms on Adult-shaped data (45,000 × 104, 14 non-zeros per row).
+//! dp-optim: one logistic-loss solve to ‖∇F‖ ≤ 1e-10 from a cold start: Newton at every
+//! size of `ROW_COUNTS` (μ = 1e-3), both solvers at 45,000 rows (μ = 1e-3, 1e-5), dense
+//! random features with both. Target (issue #3): ≤ 20 ms on Adult-shaped data (45,000 ×
+//! 104, 14 non-zeros per row).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use dp_benches::{adult_shaped, criterion_config, random_features};
+use dp_benches::{ROW_COUNTS, adult_shaped, configure_for_rows, criterion_config, random_features};
 use dp_erm::Loss::Logistic;
 use dp_optim::{GlmObjective, Lbfgs, Newton};
 
@@ -30,6 +32,23 @@ fn adult_shaped_solve(c: &mut Criterion) {
                     .unwrap();
                 assert!(solution.is_converged());
                 solution
+            })
+        });
+    }
+    group.finish();
+}
+
+fn newton_by_size(c: &mut Criterion) {
+    let mut group = c.benchmark_group("adult_shaped_newton_mu1e-3");
+    for rows in ROW_COUNTS {
+        let (x, labels) = adult_shaped(rows, 1);
+        let objective = GlmObjective::new(&x, &labels, Logistic, 1e-3).unwrap();
+        configure_for_rows(&mut group, rows);
+        group.bench_function(BenchmarkId::from_parameter(rows), |b| {
+            b.iter(|| {
+                Newton::default()
+                    .minimize(black_box(&objective), None)
+                    .unwrap()
             })
         });
     }
@@ -64,6 +83,6 @@ fn random_feature_solve(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = criterion_config();
-    targets = adult_shaped_solve, random_feature_solve
+    targets = adult_shaped_solve, newton_by_size, random_feature_solve
 }
 criterion_main!(benches);

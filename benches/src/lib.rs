@@ -2,12 +2,17 @@
 //! (in `benches/`).
 //!
 //! Run them all with `cargo bench -p dp-benches`, or one group with e.g.
-//! `cargo bench -p dp-benches --bench optim -- adult_shaped`. Conventions: fixed seeds,
-//! problem sizes in the benchmark id, inputs built outside the timed closure.
+//! `cargo bench -p dp-benches --bench optim -- adult_shaped`. Conventions (linfa's): fixed
+//! seeds, problem sizes in the benchmark id, inputs built outside the timed closure, one
+//! configuration ([`criterion_config`], and [`configure_for_rows`] for groups whose size
+//! varies), the sizes of [`ROW_COUNTS`].
 
 use std::time::Duration;
 
-use criterion::Criterion;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion};
+use dp_datasets::{ADULT_FILES, ADULT_TRAIN_ROWS, DataDir, Scaling, load_adult};
+use dp_erm::TrainingSet;
 use dp_noise::InsecureSeededRng;
 use dp_optim::{CsrRows, DenseRows};
 use rand::RngExt;
@@ -20,6 +25,59 @@ pub fn criterion_config() -> Criterion {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(50)
+}
+
+/// The row counts size-dependent benchmarks run at: 1k and 10k, Adult's 45,222 rows (as
+/// 45,000) and the nested-balls experiment's 240,000.
+pub const ROW_COUNTS: [usize; 4] = [1_000, 10_000, 45_000, 240_000];
+
+/// Sample count and measurement time for a group at `rows` rows, so the whole suite stays
+/// within minutes: 50 samples over 3 s up to 10k rows, 20 over 5 s at Adult's size, 10 over
+/// 10 s beyond.
+pub fn configure_for_rows(group: &mut BenchmarkGroup<'_, WallTime>, rows: usize) {
+    let (samples, seconds) = match rows {
+        0..=10_000 => (50, 3),
+        10_001..=50_000 => (20, 5),
+        _ => (10, 10),
+    };
+    group
+        .sample_size(samples)
+        .measurement_time(Duration::from_secs(seconds));
+}
+
+/// [`adult_shaped_rows`] as a checked training set (rows clipped: normalizing can leave a
+/// row a hair above norm 1).
+pub fn adult_shaped_training_set(rows: usize, seed: u64) -> TrainingSet {
+    let (sparse, labels, dim) = adult_shaped_rows(rows, seed);
+    TrainingSet::builder(dim)
+        .sparse_rows(sparse)
+        .labels(labels)
+        .clip_rows_to_unit_ball()
+        .build()
+        .expect("generated rows are valid")
+}
+
+/// The real Adult training and test rows (paper preprocessing, rows `0..30,162` and the
+/// rest), from `$DP_ML_DATA_DIR` or `data/`; `None`, with a message saying how to get the
+/// files, when they are missing.
+pub fn real_adult() -> Option<(TrainingSet, TrainingSet)> {
+    let dir = DataDir::resolve(None);
+    if !dir.has_all(&ADULT_FILES) {
+        eprintln!(
+            "real-Adult benchmarks skipped: Adult's files are not in {} (set DP_ML_DATA_DIR; \
+             `cargo xtask datasets fetch` gets them)",
+            dir.path().display()
+        );
+        return None;
+    }
+    let adult = load_adult(&dir, Scaling::PaperColumnMax).expect("verified Adult files load");
+    let train = adult
+        .training_set(&(0..ADULT_TRAIN_ROWS).collect::<Vec<_>>())
+        .expect("Adult's rows are valid");
+    let test = adult
+        .training_set(&(ADULT_TRAIN_ROWS..adult.len()).collect::<Vec<_>>())
+        .expect("Adult's rows are valid");
+    Some((train, test))
 }
 
 /// Adult's shape after one-hot encoding: 6 numeric columns and 8 categorical ones with

@@ -20,6 +20,11 @@ pub const ADULT_NUMERIC_BOUNDS: [(&str, f64); 6] = [
     ("hours-per-week", 100.0),
 ];
 
+/// How many of [`load_adult`]'s rows come from `adult.data` (the training file; the rest,
+/// 15,060, are `adult.test`'s): rows `0..ADULT_TRAIN_ROWS` are the standard training split.
+/// A fixed number because both files are verified by SHA-256 before they are read.
+pub const ADULT_TRAIN_ROWS: usize = 30_162;
+
 /// One attribute of the schema in `adult.names`.
 enum Attribute {
     Numeric(String),

@@ -211,6 +211,48 @@ pub fn tabular(
     }
     Ok(Dataset {
         name: "tabular".into(),
+
+/// Rows shaped like Adult after one-hot encoding, at any size: `min(6, d/2)` numeric
+/// columns (uniform in [0, 1)) and `min(8, d − numeric)` categorical attributes sharing
+/// the other columns as evenly as possible, one category each per row (uniform), so a row
+/// stores `numeric + attributes` entries — 14 from d = 14 on, as Adult does. Each row is
+/// scaled to norm 1; the label is the sign of a fixed random linear score (weights uniform
+/// in [−2, 2]) minus 0.6 plus uniform noise of width 0.6, about 30% positive. For
+/// benchmarks of how costs grow with n and d.
+///
+/// `rows` must be at least 1, `d` at least 10 (below, the rule labels almost every row
+/// alike), and `rows × entries per row` at most [`MAX_GENERATED_VALUES`].
+pub fn adult_like(rows: usize, d: usize, seed: u64) -> Result<Dataset, DatasetError> {
+    if d < 10 {
+        return Err(DatasetError::parameter("dimension", d, "at least 10"));
+    }
+    let numeric = 6.min(d / 2);
+    let attributes = 8.min(d - numeric);
+    check_shape(rows, numeric + attributes)?;
+    // Attribute a owns columns starts[a]..starts[a + 1].
+    let categorical = d - numeric;
+    let starts: Vec<usize> = (0..=attributes)
+        .map(|a| numeric + a * categorical / attributes)
+        .collect();
+    let mut rng = InsecureSeededRng::new(seed);
+    let truth: Vec<f64> = (0..d).map(|_| rng.random_range(-2.0..2.0)).collect();
+    let (mut data, mut labels) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+    for _ in 0..rows {
+        let mut row: Vec<(usize, f64)> = (0..numeric)
+            .map(|c| (c, rng.random_range(0.0..1.0)))
+            .collect();
+        for a in 0..attributes {
+            row.push((rng.random_range(starts[a]..starts[a + 1]), 1.0));
+        }
+        let length = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+        row.iter_mut().for_each(|(_, v)| *v /= length);
+        let score: f64 = row.iter().map(|&(c, v)| v * truth[c]).sum();
+        let noisy = score - 0.6 + rng.random_range(-0.3..0.3);
+        labels.push(if noisy > 0.0 { 1.0 } else { -1.0 });
+        data.push(row);
+    }
+    Ok(Dataset {
+        name: "adult-like".into(),
         feature_names: (0..d).map(|c| format!("x{c}")).collect(),
         rows: data,
         labels,

@@ -45,6 +45,23 @@ fn adult_matches_the_published_description() {
 }
 
 #[test]
+fn adult_training_split_is_the_complete_rows_of_adult_data() {
+    let Some(dir) = real_data(&ADULT_FILES) else {
+        return;
+    };
+    // Counted from the file itself: records with all 15 fields and no missing value.
+    let text = std::fs::read_to_string(dir.verified(&ADULT_FILES[0]).unwrap()).unwrap();
+    let complete = text
+        .lines()
+        .map(|line| line.split(',').map(str::trim).collect::<Vec<_>>())
+        .filter(|fields| fields.len() == 15 && !fields.contains(&"?"))
+        .count();
+    assert_eq!(complete, ADULT_TRAIN_ROWS);
+    let adult = load_adult(&dir, Scaling::PaperColumnMax).unwrap();
+    assert_eq!(adult.len() - ADULT_TRAIN_ROWS, 15_060);
+}
+
+#[test]
 fn kdd_matches_the_published_description() {
     let Some(dir) = real_data(&KDD_FILES) else {
         return;
@@ -300,4 +317,23 @@ fn examples_keep_raw_rows_dense_or_sparse_and_refuse_bad_indices() {
         balls.examples(&[0, 20]),
         Err(DatasetError::IndexOutOfRange { index: 20, len: 20 })
     ));
+}
+
+#[test]
+fn adult_like_rows_have_adults_shape_at_any_dimension() {
+    for (d, entries) in [(105, 14), (1000, 14), (10, 10)] {
+        let data = adult_like(500, d, 3).unwrap();
+        assert_eq!(data.features(), d);
+        assert!(data.rows.iter().all(|row| row.len() == entries), "d = {d}");
+        assert!(data.rows.iter().flatten().all(|&(c, _)| c < d));
+        let norms_ok = data
+            .rows
+            .iter()
+            .all(|row| (row.iter().map(|(_, v)| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!(norms_ok);
+        let positive = data.positive_rate();
+        assert!((0.05..0.95).contains(&positive), "d = {d}: {positive}");
+    }
+    assert!(adult_like(10, 9, 1).is_err());
+    assert!(adult_like(0, 105, 1).is_err());
 }

@@ -4,10 +4,12 @@
 //!   numbers (JSON, CSV, Markdown, SVG under `results/`).
 //! - `datasets fetch [--from DIR]` — put the data files in the data directory, verified.
 //! - `audit-noise [--quick]` — every dp-noise sampler against its exact law.
+//! - `bench peers [--setup]`, `bench scale [--quick]` — speed beside the peers, and scaling.
 
 mod audit_mechanism;
 mod audit_mia;
 mod audit_noise;
+mod bench;
 mod datasets_cmd;
 mod reproduce;
 mod safe_write;
@@ -46,6 +48,12 @@ enum Command {
     Audit {
         #[command(subcommand)]
         what: AuditWhat,
+    },
+    /// Speed, accuracy and memory beside scikit-learn and diffprivlib (`peers`), and how a
+    /// private fit's cost grows with n and d (`scale`); reports under results/bench/.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
     },
     /// Test every dp-noise sampler against its exact distribution and write a report.
     AuditNoise {
@@ -103,6 +111,39 @@ enum AuditWhat {
         seed: u64,
         /// Folder for mia_<dataset>.{json,md} and ROC curves.
         #[arg(long, default_value = "results/audit")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// Logistic regression on Adult's training rows, Λ ∈ {1e-3, 1e-4, 1e-5}, ε ∈ {0.1, 0.2}:
+    /// dp-ml against scikit-learn (liblinear, lbfgs) and diffprivlib, runs interleaved.
+    Peers {
+        /// First create target/bench-venv with `--python` and pip-install the pinned peers.
+        #[arg(long)]
+        setup: bool,
+        /// The interpreter that creates the environment.
+        #[arg(long, default_value = "python3")]
+        python: String,
+        /// Rounds (each runs every tool once per problem); the report shows medians.
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        /// Folder with the data files (default: $DP_ML_DATA_DIR, else data/ in the workspace).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Results go to OUT/bench/.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+    },
+    /// A private fit's time and memory for n from 10^4 to 10^6 and d from 10 to 10^4
+    /// (synthetic Adult-like rows).
+    Scale {
+        /// n up to 10^5 and d up to 10^3 only.
+        #[arg(long)]
+        quick: bool,
+        /// Results go to OUT/bench/.
+        #[arg(long, default_value = "results")]
         out: PathBuf,
     },
 }
@@ -215,6 +256,25 @@ fn main() -> ExitCode {
             action: DatasetsAction::Fetch { from, data_dir },
         } => datasets_cmd::fetch(data_dir, from).map(|()| true),
         Command::AuditNoise { quick, seed, out } => audit_noise::run(quick, seed, &out),
+        Command::Bench {
+            what:
+                BenchWhat::Peers {
+                    setup,
+                    python,
+                    repeats,
+                    data_dir,
+                    out,
+                },
+        } => bench::peers::run(&bench::peers::Options {
+            setup,
+            python,
+            repeats,
+            data_dir,
+            out,
+        }),
+        Command::Bench {
+            what: BenchWhat::Scale { quick, out },
+        } => bench::scale::run(&bench::scale::Options { quick, out }),
         Command::Audit {
             what:
                 AuditWhat::Mechanism {

@@ -1,0 +1,153 @@
+"""Fits the peers of `cargo xtask bench peers` on the data file xtask wrote.
+
+Usage: peers.py DATA_FILE TOOL JOBS_JSON
+
+TOOL is sklearn-liblinear, sklearn-lbfgs or diffprivlib. JOBS_JSON is a list of
+{"lambda": L, "epsilon": E or null, "tol": T, "seed": S}. For each job the script fits
+one model on the training rows and prints one JSON line: the weights (xtask computes the
+objective and the test error from them, in Rust, on the same data), the fit's wall time
+and the resident memory before and at the peak of the fit. A tool that cannot be imported
+prints {"skipped": why} and exits 0: a missing peer is a message, not a failure.
+
+The objective of every tool is J(w) = (1/n) sum log(1 + exp(-y w.x)) + (L/2) |w|^2 with
+no intercept: scikit-learn's C is 1/(n L) (liblinear minimizes C sum loss + |w|^2/2 = J/L;
+lbfgs and diffprivlib minimize the mean loss + |w|^2/(2 C n) = J).
+"""
+
+import json
+import struct
+import sys
+import time
+
+
+def read_split(buffer, offset, np, sparse, d):
+    n, nnz = struct.unpack_from("<QQ", buffer, offset)
+    offset += 16
+    indptr = np.frombuffer(buffer, dtype="<u8", count=n + 1, offset=offset)
+    offset += 8 * (n + 1)
+    indices = np.frombuffer(buffer, dtype="<u4", count=nnz, offset=offset)
+    offset += 4 * nnz
+    values = np.frombuffer(buffer, dtype="<f8", count=nnz, offset=offset)
+    offset += 8 * nnz
+    labels = np.frombuffer(buffer, dtype="<f8", count=n, offset=offset)
+    offset += 8 * n
+    x = sparse.csr_matrix(
+        (values, indices.astype(np.int32), indptr.astype(np.int64)), shape=(n, d)
+    )
+    return x, labels.copy(), offset
+
+
+def load(path, np, sparse):
+    with open(path, "rb") as f:
+        buffer = f.read()
+    if buffer[:8] != b"DPMLCSR1":
+        raise SystemExit(f"{path}: not a dp-ml exchange file")
+    (d,) = struct.unpack_from("<Q", buffer, 8)
+    x, y, _ = read_split(buffer, 16, np, sparse, d)
+    return x, y
+
+
+def status_kib(field):
+    """A VmRSS/VmHWM line of /proc/self/status in KiB, or None off Linux."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak():
+    """Resets VmHWM to the current RSS (Linux: write 5 to clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def make_model(tool, job, n):
+    c = 1.0 / (n * job["lambda"])
+    if tool == "sklearn-liblinear":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(
+            C=c, fit_intercept=False, solver="liblinear", tol=job["tol"], max_iter=100000
+        )
+    if tool == "sklearn-lbfgs":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(
+            C=c, fit_intercept=False, solver="lbfgs", tol=job["tol"], max_iter=100000
+        )
+    if tool == "diffprivlib":
+        from diffprivlib.models import LogisticRegression
+
+        return LogisticRegression(
+            epsilon=job["epsilon"],
+            data_norm=1.0,
+            fit_intercept=False,
+            C=c,
+            tol=job["tol"],
+            max_iter=100000,
+            random_state=job["seed"],
+        )
+    raise SystemExit(f"unknown tool {tool!r}")
+
+
+def main():
+    if len(sys.argv) != 4:
+        raise SystemExit(__doc__)
+    path, tool, jobs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    try:
+        import numpy as np
+        from scipy import sparse
+
+        if tool == "diffprivlib":
+            import diffprivlib  # noqa: F401
+        import sklearn
+        import warnings
+
+        warnings.simplefilter("ignore")
+    except ImportError as e:
+        print(json.dumps({"skipped": f"{tool}: cannot import ({e})"}))
+        return
+    x, y = load(path, np, sparse)
+    versions = {"numpy": np.__version__, "sklearn": sklearn.__version__}
+    if tool == "diffprivlib":
+        versions["diffprivlib"] = diffprivlib.__version__
+    if tool == "diffprivlib":
+        # diffprivlib 0.6.6 refuses sparse input; the conversion is not timed.
+        x = x.toarray()
+    for job in jobs:
+        model = make_model(tool, job, x.shape[0])
+        reset_peak()
+        before = status_kib("VmRSS")
+        start = time.perf_counter()
+        model.fit(x, y)
+        seconds = time.perf_counter() - start
+        peak = status_kib("VmHWM")
+        weights = model.coef_.ravel()
+        # scikit-learn orders classes as (-1, +1): coef_ scores the +1 class.
+        print(
+            json.dumps(
+                {
+                    "tool": tool,
+                    "lambda": job["lambda"],
+                    "epsilon": job["epsilon"],
+                    "seconds": seconds,
+                    "iterations": int(max(model.n_iter_.ravel())),
+                    "rss_before_kib": before,
+                    "rss_peak_kib": peak,
+                    "weights": [float(w) for w in weights],
+                    "versions": versions,
+                }
+            ),
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,445 @@
+//! `cargo xtask bench peers`: this workspace's logistic regression beside scikit-learn
+//! (liblinear and lbfgs, non-private) and diffprivlib (objective perturbation) on Adult's
+//! training rows, the same rows and objective for every tool, runs interleaved.
+
+use std::path::PathBuf;
+
+use dp_datasets::{ADULT_FILES, ADULT_TRAIN_ROWS, DataDir, load_adult};
+use dp_erm::{ErmParams, Loss, TrainingSet};
+use dp_noise::InsecureSeededRng;
+use dp_optim::{DEFAULT_TOLERANCE, GlmObjective};
+use serde::Serialize;
+
+use super::memory::{Memory, measure};
+use super::python::{self, Job, Outcome, TOOLS};
+use super::report::{self, Machine};
+use super::{exchange, test_error};
+use crate::safe_write::{OutDir, Temporary, temporary_name};
+
+/// The problems of the issue: Λ × ε on Adult (paper preprocessing).
+const LAMBDAS: [f64; 3] = [1e-3, 1e-4, 1e-5];
+const EPSILONS: [f64; 2] = [0.1, 0.2];
+/// How much higher (relative) our non-private objective may end than a peer's.
+const OBJECTIVE_SLACK: f64 = 1e-9;
+
+/// What `bench peers` was asked to do.
+pub struct Options {
+    pub setup: bool,
+    pub python: String,
+    pub repeats: usize,
+    pub data_dir: Option<PathBuf>,
+    pub out: PathBuf,
+}
+
+/// One fit by one tool.
+#[derive(Debug, Clone, Serialize)]
+struct Run {
+    tool: String,
+    lambda: f64,
+    epsilon: Option<f64>,
+    round: usize,
+    seconds: f64,
+    iterations: u64,
+    memory: Memory,
+    /// J(w) of the returned weights on the training rows (non-private fits only: a private
+    /// fit minimizes a perturbed objective).
+    objective: Option<f64>,
+    gradient_norm: Option<f64>,
+    test_error: f64,
+}
+
+/// Medians over the rounds of one (tool, Λ, ε).
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    tool: String,
+    lambda: f64,
+    epsilon: Option<f64>,
+    runs: usize,
+    median_ms: f64,
+    /// The tool's median time over ours on the same problem (private against private).
+    ratio_to_ours: f64,
+    objective: Option<f64>,
+    /// `(J_tool − J_ours)/J_ours`: positive when ours is lower.
+    objective_gap_to_ours: Option<f64>,
+    gradient_norm: Option<f64>,
+    median_test_error: f64,
+    max_memory_growth_mib: Option<f64>,
+    max_peak_mib: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    machine: Machine,
+    rows_train: usize,
+    rows_test: usize,
+    features: usize,
+    entries_train: usize,
+    repeats: usize,
+    tolerances: Tolerances,
+    skipped: Vec<String>,
+    peer_versions: serde_json::Value,
+    rows: Vec<Row>,
+    runs: Vec<Run>,
+}
+
+/// The tolerance each tool was given for `‖∇J‖ ≤ γ` (see [`tolerances`]).
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Tolerances {
+    gamma: f64,
+    liblinear: f64,
+    lbfgs: f64,
+}
+
+pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
+    if options.repeats == 0 || options.repeats > 1000 {
+        return Err(format!(
+            "--repeats must be between 1 and 1000, not {}",
+            options.repeats
+        )
+        .into());
+    }
+    let out = OutDir::prepare(&options.out.join("bench"), &["peers.md", "peers.json"])?;
+    let dir = DataDir::resolve(options.data_dir.as_deref());
+    dir.check_folder()?;
+    let missing: Vec<&str> = dir.missing(&ADULT_FILES).iter().map(|f| f.name).collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "bench peers needs Adult ({} missing in {}): {}",
+            missing.join(", "),
+            dir.path().display(),
+            dp_datasets::HOW_TO_GET
+        )
+        .into());
+    }
+    if options.setup {
+        python::setup(&options.python)?;
+    }
+    let machine_before = Machine::now();
+    let adult = load_adult(&dir, dp_datasets::Scaling::PaperColumnMax)?;
+    let train = adult.training_set(&(0..ADULT_TRAIN_ROWS).collect::<Vec<_>>())?;
+    let test = adult.training_set(&(ADULT_TRAIN_ROWS..adult.len()).collect::<Vec<_>>())?;
+    let tolerances = tolerances(&train)?;
+    let data_file = Temporary::new(temporary_name(
+        &std::env::temp_dir().join("dp-ml-bench-adult.bin"),
+    ));
+    exchange::write(data_file.path(), &train, &test)?;
+
+    let mut skipped = Vec::new();
+    let interpreter = python::interpreter();
+    if interpreter.is_none() {
+        skipped.push(format!(
+            "every Python peer: no environment at {} (run `cargo xtask bench peers --setup`)",
+            python::venv().display()
+        ));
+    }
+    let mut runs = Vec::new();
+    let mut versions = serde_json::Value::Null;
+    let mut dead_tools: Vec<&str> = Vec::new();
+    for round in 0..options.repeats {
+        eprintln!(
+            "xtask: bench peers, round {} of {}",
+            round + 1,
+            options.repeats
+        );
+        runs.extend(our_round(&train, &test, round)?);
+        let Some(python) = &interpreter else { continue };
+        for tool in TOOLS {
+            if dead_tools.contains(&tool) {
+                continue;
+            }
+            let jobs = jobs_for(tool, tolerances, round);
+            match python::run_tool(python, data_file.path(), tool, &jobs) {
+                Outcome::Fits(fits) => {
+                    for fit in fits {
+                        versions = fit.versions.clone();
+                        runs.push(evaluate_peer(tool, &fit, &train, &test, round)?);
+                    }
+                }
+                Outcome::Skipped(why) => {
+                    eprintln!("xtask: skipped {why}");
+                    skipped.push(why);
+                    dead_tools.push(tool);
+                }
+            }
+        }
+    }
+    let rows = summarize(&runs);
+    let objectives_ok = rows.iter().all(|r| {
+        r.objective_gap_to_ours
+            .is_none_or(|gap| gap >= -OBJECTIVE_SLACK)
+    });
+    let report = Report {
+        machine: machine_before.until_now(),
+        rows_train: train.len(),
+        rows_test: test.len(),
+        features: train.features(),
+        entries_train: train.design().stored_entries(),
+        repeats: options.repeats,
+        tolerances,
+        skipped,
+        peer_versions: versions,
+        rows,
+        runs,
+    };
+    out.write("peers.json", serde_json::to_string_pretty(&report)?)?;
+    out.write("peers.md", markdown(&report))?;
+    println!("{}", markdown(&report));
+    println!("wrote {}", out.path().join("peers.md").display());
+    if !objectives_ok {
+        eprintln!("xtask: a peer reached a lower non-private objective than ours (see the table)");
+    }
+    Ok(objectives_ok)
+}
+
+/// γ = 10⁻¹⁰ on `‖∇J‖₂`, in each tool's terms. liblinear (TRON) stops at
+/// `‖∇f‖ ≤ tol·max(min(#pos, #neg), 1)/n · ‖∇f(0)‖` with `f = J/Λ`, so
+/// `tol = γ·n / (max(min(#pos, #neg), 1)·‖∇J(0)‖)`; lbfgs (and diffprivlib) stop at
+/// `max_i |∂J/∂w_i| ≤ tol`, so `tol = γ/√d` (or at a relative decrease of 64 ulps, which
+/// the APIs do not expose).
+fn tolerances(train: &TrainingSet) -> Result<Tolerances, Box<dyn std::error::Error>> {
+    let gamma = DEFAULT_TOLERANCE;
+    let objective = GlmObjective::new(train.design(), train.labels(), Loss::Logistic, 1.0)?;
+    let start_gradient = norm(&objective.gradient(&vec![0.0; train.features()])?);
+    let positives = train.labels().iter().filter(|&&y| y > 0.0).count();
+    let smaller_class = positives.min(train.len() - positives).max(1) as f64;
+    Ok(Tolerances {
+        gamma,
+        liblinear: gamma * train.len() as f64 / (smaller_class * start_gradient),
+        lbfgs: gamma / (train.features() as f64).sqrt(),
+    })
+}
+
+fn jobs_for(tool: &str, tolerances: Tolerances, round: usize) -> Vec<Job> {
+    let private = tool == "diffprivlib";
+    let tol = if tool == "sklearn-liblinear" {
+        tolerances.liblinear
+    } else {
+        tolerances.lbfgs
+    };
+    let epsilons: Vec<Option<f64>> = if private {
+        EPSILONS.iter().copied().map(Some).collect()
+    } else {
+        vec![None]
+    };
+    LAMBDAS
+        .iter()
+        .flat_map(|&lambda| {
+            epsilons.iter().map(move |&epsilon| Job {
+                lambda,
+                epsilon,
+                tol,
+                seed: 1000 + round as u64,
+            })
+        })
+        .collect()
+}
+
+/// Our fits of one round: non-private per Λ, objective perturbation per Λ and ε.
+fn our_round(
+    train: &TrainingSet,
+    test: &TrainingSet,
+    round: usize,
+) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
+    let mut rng = InsecureSeededRng::new(2016 + round as u64);
+    let mut runs = Vec::new();
+    for lambda in LAMBDAS {
+        let problems = std::iter::once((None, ErmParams::non_private(Loss::Logistic, lambda)))
+            .chain(EPSILONS.iter().map(|&e| {
+                (
+                    Some(e),
+                    ErmParams::objective_perturbation(Loss::Logistic, lambda, e),
+                )
+            }));
+        for (epsilon, params) in problems {
+            let (fit, seconds, memory) = measure(|| params.fit(train, &mut rng));
+            let fit = fit?;
+            let weights = fit.model().weights();
+            let (objective, gradient_norm) = match epsilon {
+                None => objective_at(train, lambda, weights)?,
+                Some(_) => (None, None),
+            };
+            runs.push(Run {
+                tool: "dp-ml".into(),
+                lambda,
+                epsilon,
+                round,
+                seconds,
+                iterations: fit.solver_iterations() as u64,
+                memory,
+                objective,
+                gradient_norm,
+                test_error: test_error(test, weights),
+            });
+        }
+    }
+    Ok(runs)
+}
+
+fn evaluate_peer(
+    tool: &str,
+    fit: &python::PeerFit,
+    train: &TrainingSet,
+    test: &TrainingSet,
+    round: usize,
+) -> Result<Run, Box<dyn std::error::Error>> {
+    if fit.weights.len() != train.features() || fit.weights.iter().any(|w| !w.is_finite()) {
+        return Err(format!(
+            "{tool} returned {} weights (expected {} finite ones)",
+            fit.weights.len(),
+            train.features()
+        )
+        .into());
+    }
+    let (objective, gradient_norm) = match fit.epsilon {
+        None => objective_at(train, fit.lambda, &fit.weights)?,
+        Some(_) => (None, None),
+    };
+    Ok(Run {
+        tool: tool.into(),
+        lambda: fit.lambda,
+        epsilon: fit.epsilon,
+        round,
+        seconds: fit.seconds,
+        iterations: fit.iterations,
+        memory: fit.memory(),
+        objective,
+        gradient_norm,
+        test_error: test_error(test, &fit.weights),
+    })
+}
+
+/// `J(w)` and `‖∇J(w)‖` on the training rows, computed here for every tool alike.
+fn objective_at(
+    train: &TrainingSet,
+    lambda: f64,
+    weights: &[f64],
+) -> Result<(Option<f64>, Option<f64>), Box<dyn std::error::Error>> {
+    let objective = GlmObjective::new(train.design(), train.labels(), Loss::Logistic, lambda)?;
+    Ok((
+        Some(objective.value(weights)?),
+        Some(norm(&objective.gradient(weights)?)),
+    ))
+}
+
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn summarize(runs: &[Run]) -> Vec<Row> {
+    let mut keys: Vec<(String, f64, Option<f64>)> = Vec::new();
+    for run in runs {
+        let key = (run.tool.clone(), run.lambda, run.epsilon);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let select = |tool: &str, lambda: f64, epsilon: Option<f64>| -> Vec<&Run> {
+        runs.iter()
+            .filter(|r| r.tool == tool && r.lambda == lambda && r.epsilon == epsilon)
+            .collect()
+    };
+    let median_ms = |group: &[&Run]| report::median(group.iter().map(|r| r.seconds * 1e3));
+    let mut rows: Vec<Row> = keys
+        .iter()
+        .map(|(tool, lambda, epsilon)| {
+            let group = select(tool, *lambda, *epsilon);
+            let ours = select("dp-ml", *lambda, *epsilon);
+            let objective = group.iter().find_map(|r| r.objective);
+            let our_objective = ours.iter().find_map(|r| r.objective);
+            Row {
+                tool: tool.clone(),
+                lambda: *lambda,
+                epsilon: *epsilon,
+                runs: group.len(),
+                median_ms: median_ms(&group),
+                ratio_to_ours: median_ms(&group) / median_ms(&ours),
+                objective,
+                objective_gap_to_ours: objective
+                    .zip(our_objective)
+                    .map(|(theirs, ours)| (theirs - ours) / ours),
+                gradient_norm: group.iter().find_map(|r| r.gradient_norm),
+                median_test_error: report::median(group.iter().map(|r| r.test_error)),
+                max_memory_growth_mib: group
+                    .iter()
+                    .filter_map(|r| r.memory.growth_mib())
+                    .reduce(f64::max),
+                max_peak_mib: group
+                    .iter()
+                    .filter_map(|r| r.memory.peak_mib())
+                    .reduce(f64::max),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.lambda
+            .total_cmp(&a.lambda)
+            .then(
+                a.epsilon
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.epsilon.unwrap_or(0.0)),
+            )
+            .then_with(|| tool_order(&a.tool).cmp(&tool_order(&b.tool)))
+    });
+    rows
+}
+
+fn tool_order(tool: &str) -> usize {
+    std::iter::once("dp-ml")
+        .chain(TOOLS)
+        .position(|t| t == tool)
+        .unwrap_or(usize::MAX)
+}
+
+fn markdown(report: &Report) -> String {
+    let mut md = String::from("# Logistic regression on Adult: dp-ml beside its peers\n\n");
+    md += &format!(
+        "Training rows {} (adult.data, paper preprocessing: columns scaled by their maximum, \
+         rows clipped to the unit ball), test rows {}, d = {}, {} stored entries. Objective \
+         J(w) = (1/n) Σ log(1 + exp(−y wᵀx)) + (Λ/2)‖w‖², no intercept, for every tool \
+         (scikit-learn C = 1/(nΛ)); J, ‖∇J‖ and the test errors are computed here, in Rust, \
+         from the weights each tool returned. Tolerance ‖∇J‖ ≤ {:e}: liblinear tol = {:.3e}, \
+         lbfgs and diffprivlib tol = {:.3e} (see the README). Medians over {} rounds, runs \
+         interleaved (dp-ml, liblinear, lbfgs, diffprivlib per round). Ratio: the tool's \
+         median time over dp-ml's on the same problem (private against private); above 1, \
+         dp-ml is faster. Memory: peak resident set during the fit minus the resident set \
+         before it (the whole process's peak in brackets).\n\n",
+        report.rows_train,
+        report.rows_test,
+        report.features,
+        report.entries_train,
+        report.tolerances.gamma,
+        report.tolerances.liblinear,
+        report.tolerances.lbfgs,
+        report.repeats,
+    );
+    md += &report.machine.describe();
+    md += "\n\n";
+    if report.peer_versions != serde_json::Value::Null {
+        md += &format!("Peer versions: {}\n\n", report.peer_versions);
+    }
+    for why in &report.skipped {
+        md += &format!("- skipped: {why}\n");
+    }
+    md += "\n| Λ | ε | tool | median time | ratio | J(w) | (J − J_dp-ml)/J_dp-ml | ‖∇J‖ | test error | memory MiB |\n";
+    md += "|---|---|---|---|---|---|---|---|---|---|\n";
+    for row in &report.rows {
+        md += &format!(
+            "| {:.0e} | {} | {} | {:.1} ms | {:.2}× | {} | {} | {} | {:.4} | {} |\n",
+            row.lambda,
+            row.epsilon.map_or("—".into(), |e| e.to_string()),
+            row.tool,
+            row.median_ms,
+            row.ratio_to_ours,
+            row.objective.map_or("—".into(), |j| format!("{j:.12}")),
+            row.objective_gap_to_ours
+                .map_or("—".into(), |g| format!("{g:+.1e}")),
+            row.gradient_norm.map_or("—".into(), |g| format!("{g:.1e}")),
+            row.median_test_error,
+            match (row.max_memory_growth_mib, row.max_peak_mib) {
+                (Some(growth), Some(peak)) => format!("{growth:.1} ({peak:.0})"),
+                _ => "n/a".into(),
+            },
+        );
+    }
+    md
+}
