@@ -4,6 +4,13 @@
 //! Run them all with `cargo bench -p dp-benches`, or one group with e.g.
 //! `cargo bench -p dp-benches --bench optim -- adult_shaped`. Conventions: fixed seeds,
 //! problem sizes in the benchmark id, inputs built outside the timed closure.
+//!
+//! ```
+//! // 1,000 rows shaped like Adult after one-hot encoding, as the optimizer benchmarks use.
+//! let (rows, labels, dim) = dp_benches::adult_shaped_rows(1_000, 1);
+//! assert_eq!((rows.len(), labels.len(), dim), (1_000, 1_000, 104));
+//! assert!(labels.iter().all(|&y| y == 1.0 || y == -1.0));
+//! ```
 
 use std::time::Duration;
 

@@ -23,6 +23,7 @@ fn xtask(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(args)
         .env_remove("DP_ML_DATA_DIR")
+        .env_remove("DP_ML_DATA_URL")
         .output()
         .unwrap()
 }
@@ -133,6 +134,7 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
     let output = xtask(&[
         "reproduce",
         "--quick",
+        "--offline",
         "--data-dir",
         text(&typo),
         "--out",
@@ -141,9 +143,10 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
     assert!(!output.status.success());
     let message = stderr(&output);
     assert!(
-        message.contains("could not run: linear") && message.contains("cargo xtask datasets fetch"),
+        message.contains("could not run: linear, tuning"),
         "{message}"
     );
+    assert!(message.contains("cargo xtask datasets fetch"), "{message}");
     for (path, bytes) in &results {
         assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
     }
@@ -179,6 +182,7 @@ fn rejects_missing_data_files_naming_them_without_touching_results() {
             "reproduce",
             "linear",
             "--quick",
+            "--offline",
             "--data-dir",
             text(&data),
             "--out",
@@ -462,8 +466,20 @@ fn quick_reproduction_replaces_results_completely_and_atomically() {
             "fig1b_kdd_error_vs_epsilon.svg",
             "fig3a_adult_error_vs_lambda.svg",
             "fig3b_kdd_error_vs_lambda.svg",
+            "run.json",
             "summary.md",
         ]
     );
+    // The index lists every experiment with its headline numbers beside the paper's.
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    for experiment in ["kernel", "predict", "linear", "tuning"] {
+        assert!(
+            index.contains(&format!(
+                "[{experiment}/summary.md]({experiment}/summary.md)"
+            )),
+            "{index}"
+        );
+    }
+    assert!(index.contains("| 0.1536 |"), "{index}");
     std::fs::remove_dir_all(&scratch).unwrap();
 }
