@@ -116,9 +116,10 @@ fn logistic_probability_is_the_sigmoid_without_overflow() {
     for s in [0.3, 2.0, 10.0, 30.0] {
         let exact = 1.0 / (1.0 + (-s as f64).exp());
         assert!((logistic_probability(s) - exact).abs() < 1e-15, "{s}");
-        // σ(−s) = 1 − σ(s), computed on the side that keeps its relative precision.
+        // σ(−s) = e^{−s}/(1 + e^{−s}) keeps its relative precision where 1 − σ(s) would not.
         let low = logistic_probability(-s);
-        assert!(((low - (1.0 - exact)) / low).abs() < 1e-12, "{s}");
+        let low_exact = (-s as f64).exp() / (1.0 + (-s as f64).exp());
+        assert!(((low - low_exact) / low_exact).abs() < 1e-15, "{s}");
     }
     assert_eq!(logistic_probability(-800.0), f64::MIN_POSITIVE);
     assert_eq!(logistic_probability(f64::MAX), 1.0 - f64::EPSILON / 2.0);
