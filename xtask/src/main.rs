@@ -80,7 +80,7 @@ enum AuditWhat {
         /// Seed of the (insecure, reproducible) generators of the audit.
         #[arg(long, default_value_t = 2024)]
         seed: u64,
-        /// Folder for audit_<name>.json and audit_<name>.md.
+        /// Folder for audit_NAME.json and audit_NAME.md.
         #[arg(long, default_value = "results/audit")]
         out: PathBuf,
     },
@@ -103,7 +103,7 @@ enum AuditWhat {
         /// Seed of the (insecure, reproducible) randomness.
         #[arg(long, default_value_t = 2018)]
         seed: u64,
-        /// Folder for mia_<dataset>.{json,md} and ROC curves.
+        /// Folder for mia_DATASET.json, mia_DATASET.md and ROC curves.
         #[arg(long, default_value = "results/audit")]
         out: PathBuf,
     },

@@ -113,12 +113,12 @@ fn probabilities_lie_in_the_open_interval_and_agree_with_labels() {
 #[test]
 fn logistic_probability_is_the_sigmoid_without_overflow() {
     assert_eq!(logistic_probability(0.0), 0.5);
-    for s in [0.3, 2.0, 10.0, 30.0] {
-        let exact = 1.0 / (1.0 + (-s as f64).exp());
+    for s in [0.3_f64, 2.0, 10.0, 30.0] {
+        let exact = 1.0 / (1.0 + (-s).exp());
         assert!((logistic_probability(s) - exact).abs() < 1e-15, "{s}");
         // σ(−s) = e^{−s}/(1 + e^{−s}) keeps its relative precision where 1 − σ(s) would not.
         let low = logistic_probability(-s);
-        let low_exact = (-s as f64).exp() / (1.0 + (-s as f64).exp());
+        let low_exact = (-s).exp() / (1.0 + (-s).exp());
         assert!(((low - low_exact) / low_exact).abs() < 1e-15, "{s}");
     }
     assert_eq!(logistic_probability(-800.0), f64::MIN_POSITIVE);
