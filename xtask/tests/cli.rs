@@ -4,20 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const DATA_FILES: [&str; 4] = [
-    "adult.data",
-    "adult.test",
-    "adult.names",
-    "kddcup.data_10_percent.gz",
-];
+mod common;
 
-/// A fresh, empty folder for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("xtask-cli-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{DATA_FILES, scratch, stderr, text};
 
 fn xtask(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
@@ -26,14 +15,6 @@ fn xtask(args: &[&str]) -> Output {
         .env_remove("DP_ML_DATA_URL")
         .output()
         .unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 /// Sorted names of every file and folder under `dir`, relative to it.

@@ -5,19 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const DATA_FILES: [&str; 4] = [
-    "adult.data",
-    "adult.test",
-    "adult.names",
-    "kddcup.data_10_percent.gz",
-];
+mod common;
 
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("xtask-first-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{DATA_FILES, scratch, stderr, text};
 
 fn xtask(args: &[&str], data_url: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
@@ -29,14 +19,6 @@ fn xtask(args: &[&str], data_url: Option<&str>) -> Output {
         command.env("DP_ML_DATA_URL", url);
     }
     command.output().unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 /// An earlier run's linear results and a file of the user's, to check they survive.

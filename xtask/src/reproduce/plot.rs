@@ -71,10 +71,7 @@ fn render(
             },
         })
         .collect();
-    let root = SVGBackend::with_string(svg, (WIDTH, CHART_HEIGHT + legend_height(legend.len())))
-        .into_drawing_area();
-    root.fill(&WHITE)?;
-    let (plot_area, legend_area) = root.split_vertically(CHART_HEIGHT);
+    let plot_area = canvas(svg, &legend)?;
     let y_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
@@ -111,15 +108,14 @@ fn render(
             )?;
         }
     }
-    draw_legend(&legend_area, &legend)?;
-    root.present()?;
+    plot_area.present()?;
     Ok(())
 }
 
 /// Width of every figure, in pixels.
-pub(super) const WIDTH: u32 = 900;
+const WIDTH: u32 = 900;
 /// Height of the plotting part of every figure (the legend goes below it).
-pub(super) const CHART_HEIGHT: u32 = 500;
+const CHART_HEIGHT: u32 = 500;
 const LEGEND_ROW: u32 = 20;
 
 /// How a legend entry is drawn: a line (measured), a hollow circle (published) or a line
@@ -138,14 +134,28 @@ pub(super) struct LegendEntry {
     pub mark: Mark,
 }
 
+/// A white figure with `legend` drawn in its own band below; returns the plotting area
+/// (present it when done: that writes the whole figure).
+pub(super) fn canvas<'a>(
+    svg: &'a mut String,
+    legend: &[LegendEntry],
+) -> Result<DrawingArea<SVGBackend<'a>, plotters::coord::Shift>, Box<dyn std::error::Error>> {
+    let height = CHART_HEIGHT + legend_height(legend.len());
+    let root = SVGBackend::with_string(svg, (WIDTH, height)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (plot_area, legend_area) = root.split_vertically(CHART_HEIGHT);
+    draw_legend(&legend_area, legend)?;
+    Ok(plot_area)
+}
+
 /// Height of the legend band below a chart with `entries` entries in two columns.
-pub(super) fn legend_height(entries: usize) -> u32 {
+fn legend_height(entries: usize) -> u32 {
     entries.div_ceil(2) as u32 * LEGEND_ROW + 16
 }
 
 /// Draws the legend in its own band below the plotting area, in two columns, so that it
 /// never covers the data.
-pub(super) fn draw_legend(
+fn draw_legend(
     area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
     entries: &[LegendEntry],
 ) -> Result<(), Box<dyn std::error::Error>> {

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::Options;
 use super::linear::shuffled;
-use super::plot::{CHART_HEIGHT, LegendEntry, Mark, WIDTH, draw_legend, legend_height};
+use super::plot::{LegendEntry, Mark, canvas};
 use crate::safe_write::OutDir;
 
 /// The true threshold of the synthetic data.
@@ -945,11 +945,7 @@ fn chart(
                 mark: Mark::LineWithDots,
             })
             .collect();
-        let height = CHART_HEIGHT + legend_height(legend.len());
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (plot_area, legend_area) = root.split_vertically(CHART_HEIGHT);
-        draw_legend(&legend_area, &legend)?;
+        let plot_area = canvas(&mut svg, &legend)?;
         let points = series.iter().flat_map(|s| s.1.iter());
         let (mut x_min, mut x_max, mut y_min, mut y_max) =
             (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0f64);
@@ -997,7 +993,7 @@ fn chart(
                 .draw()?;
             draw_series(&mut chart, series)?;
         }
-        root.present()?;
+        plot_area.present()?;
     }
     Ok(svg)
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
-use super::super::plot::{CHART_HEIGHT, LegendEntry, Mark, WIDTH, draw_legend, legend_height};
+use super::super::plot::{LegendEntry, Mark, canvas};
 use super::{ADULT_EPSILONS, Cell, FIGURE_1F_STATUS, KDD_EPSILONS, LAMBDAS, Method, Tuning};
 use crate::safe_write::OutDir;
 
@@ -452,11 +452,7 @@ fn chart(
                 },
             })
             .collect();
-        let height = CHART_HEIGHT + legend_height(legend.len());
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (plot_area, legend_area) = root.split_vertically(CHART_HEIGHT);
-        draw_legend(&legend_area, &legend)?;
+        let plot_area = canvas(&mut svg, &legend)?;
         let mut chart = ChartBuilder::on(&plot_area)
             .caption(title, ("sans-serif", 19))
             .margin(15)
@@ -498,7 +494,7 @@ fn chart(
                 )?;
             }
         }
-        root.present()?;
+        plot_area.present()?;
     }
     out.write(name, svg)?;
     Ok(())
