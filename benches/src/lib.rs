@@ -6,6 +6,13 @@
 //! seeds, problem sizes in the benchmark id, inputs built outside the timed closure, one
 //! configuration ([`criterion_config`], and [`configure_for_rows`] for groups whose size
 //! varies), the sizes of [`ROW_COUNTS`].
+//!
+//! ```
+//! // 1,000 rows shaped like Adult after one-hot encoding, as the optimizer benchmarks use.
+//! let (rows, labels, dim) = dp_benches::adult_shaped_rows(1_000, 1);
+//! assert_eq!((rows.len(), labels.len(), dim), (1_000, 1_000, 104));
+//! assert!(labels.iter().all(|&y| y == 1.0 || y == -1.0));
+//! ```
 
 use std::time::Duration;
 

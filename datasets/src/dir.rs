@@ -16,6 +16,8 @@ pub struct DataFile {
     pub sha256: &'static str,
     /// Download address.
     pub url: &'static str,
+    /// Size of the published file in bytes (for progress reports; the checksum decides).
+    pub bytes: u64,
 }
 
 /// UCI Adult (Becker & Kohavi 1996), CC BY 4.0.
@@ -24,16 +26,19 @@ pub const ADULT_FILES: [DataFile; 3] = [
         name: "adult.data",
         sha256: "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
         url: "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.data",
+        bytes: 3_974_305,
     },
     DataFile {
         name: "adult.test",
         sha256: "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
         url: "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.test",
+        bytes: 2_003_153,
     },
     DataFile {
         name: "adult.names",
         sha256: "c248284c0b5de30c9e1958d6cdd168a34a654758b620e68f46aefa83fc0a576a",
         url: "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.names",
+        bytes: 5_229,
     },
 ];
 
@@ -42,6 +47,7 @@ pub const KDD_FILES: [DataFile; 1] = [DataFile {
     name: "kddcup.data_10_percent.gz",
     sha256: "8045aca0d84e70e622d1148d7df782496f6333bf6eb979a1b0837c42a9fd9561",
     url: "https://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz",
+    bytes: 2_144_903,
 }];
 
 /// The environment variable naming the data directory.

@@ -12,6 +12,24 @@
 //! ([`Scaling::PaperColumnMax`]), which reads the data and is not private; the reproduction
 //! keeps it to match them. [`Scaling::PublicBounds`] (Adult) divides by bounds declared in
 //! advance instead. Rows are clipped into the unit ball per row, which is private.
+//!
+//! ```
+//! use dp_datasets::{DataDir, Scaling, load_adult, nested_balls};
+//!
+//! # fn main() -> Result<(), dp_datasets::DatasetError> {
+//! // Synthetic data needs no files: the SVM paper's nested balls in ℝ⁵.
+//! let data = nested_balls(1_000, 7)?;
+//! assert_eq!((data.len(), data.features()), (1_000, 5));
+//! // A checked training set (rows in the unit ball, labels ±1) of the first 800 rows.
+//! let train = data.training_set(&(0..800).collect::<Vec<_>>())?;
+//! assert_eq!(train.len(), 800);
+//! // The UCI files are read from a data directory and verified; without them, an error
+//! // that says how to get them.
+//! let missing = load_adult(&DataDir::at("no-such-folder"), Scaling::PaperColumnMax);
+//! assert!(missing.unwrap_err().to_string().contains("cargo xtask datasets fetch"));
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -2,20 +2,27 @@
 //!
 //! Nothing unverified ever carries a data file's name: each file arrives under a temporary
 //! name in the data directory, is checked against its published SHA-256, and only then is
-//! renamed into place. A mismatch deletes the temporary.
+//! renamed into place. A mismatch deletes the temporary. `reproduce` fetches the files it
+//! lacks through the same path ([`fetch_files`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use dp_datasets::{ADULT_FILES, DataDir, DataFile, KDD_FILES, sha256_hex};
+use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::safe_write::{PathError, Temporary, temporary_name};
 
+/// Replaces the UCI addresses by `<base>/<file name>`: any address curl reads, a local
+/// `file:///srv/mirror` included (a mirror, or a test without network).
+pub const DATA_URL_VARIABLE: &str = "DP_ML_DATA_URL";
+
 /// Where the files come from.
-enum Source<'a> {
+pub enum Source<'a> {
     /// A local folder holding the files under their published names.
     Mirror(&'a Path),
-    /// The UCI repository, with `curl`.
+    /// The UCI repository (or `$DP_ML_DATA_URL`), with `curl`.
     Download,
 }
 
@@ -47,24 +54,20 @@ pub fn fetch(
     }
     std::fs::create_dir_all(dir.path())
         .map_err(PathError::on("create data directory", dir.path()))?;
-    let mut failures = Vec::new();
+    let mut wanted = Vec::new();
     for file in ADULT_FILES.iter().chain(&KDD_FILES) {
         if dir.verified(file).is_ok() {
             println!("{}: present, checksum ok", file.name);
-            continue;
-        }
-        match install(file, &source, dir.path()) {
-            Ok(()) => println!("{}: fetched, checksum ok", file.name),
-            Err(e) => {
-                eprintln!("{}: {e}", file.name);
-                failures.push(file.name);
-            }
+        } else {
+            wanted.push(file);
         }
     }
+    let failures = fetch_files(dir.path(), &wanted, &source);
     if !failures.is_empty() {
+        let names: Vec<&str> = failures.iter().map(|f| f.0).collect();
         return Err(format!(
             "could not fetch {} into {} (see above); files already there were left as they were",
-            failures.join(", "),
+            names.join(", "),
             dir.path().display()
         )
         .into());
@@ -73,8 +76,46 @@ pub fn fetch(
     Ok(())
 }
 
+/// Fetches and installs each of `files` into the existing folder `dir`, with a progress bar
+/// over their published sizes; returns the files that failed, each with why (also printed).
+pub fn fetch_files(
+    dir: &Path,
+    files: &[&DataFile],
+    source: &Source<'_>,
+) -> Vec<(&'static str, String)> {
+    let total: u64 = files.iter().map(|f| f.bytes).sum();
+    let progress = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template(
+            "{msg:>26} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta})",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let mut failures = Vec::new();
+    for file in files {
+        progress.set_message(file.name);
+        let before = progress.position();
+        let outcome = install(file, source, dir, &progress);
+        progress.set_position(before + file.bytes);
+        progress.suspend(|| match &outcome {
+            Ok(()) => println!("{}: fetched, checksum ok", file.name),
+            Err(e) => eprintln!("{}: {e}", file.name),
+        });
+        if let Err(e) = outcome {
+            failures.push((file.name, e));
+        }
+    }
+    progress.finish_and_clear();
+    failures
+}
+
 /// Fetches `file` to a temporary name in `dir`, verifies it, and renames it into place.
-fn install(file: &DataFile, source: &Source<'_>, dir: &Path) -> Result<(), String> {
+fn install(
+    file: &DataFile,
+    source: &Source<'_>,
+    dir: &Path,
+    progress: &ProgressBar,
+) -> Result<(), String> {
     let target = dir.join(file.name);
     let temporary = Temporary::new(temporary_name(&target));
     let origin = match source {
@@ -86,8 +127,9 @@ fn install(file: &DataFile, source: &Source<'_>, dir: &Path) -> Result<(), Strin
             from.display().to_string()
         }
         Source::Download => {
-            download(file.url, temporary.path())?;
-            file.url.to_owned()
+            let url = address(file);
+            download(&url, temporary.path(), progress)?;
+            url
         }
     };
     let found = sha256_hex(temporary.path()).map_err(|e| e.to_string())?;
@@ -101,14 +143,35 @@ fn install(file: &DataFile, source: &Source<'_>, dir: &Path) -> Result<(), Strin
     temporary.keep_as(&target).map_err(|e| e.to_string())
 }
 
-/// Downloads `url` to `path` with curl (which fails on HTTP errors with `-f`).
-fn download(url: &str, path: &Path) -> Result<(), String> {
-    let status = Command::new("curl")
-        .args(["-fsSL", "-o"])
+/// The file's published address, or `$DP_ML_DATA_URL/<name>` when that is set.
+fn address(file: &DataFile) -> String {
+    match std::env::var(DATA_URL_VARIABLE) {
+        Ok(base) if !base.is_empty() => format!("{}/{}", base.trim_end_matches('/'), file.name),
+        _ => file.url.to_owned(),
+    }
+}
+
+/// Downloads `url` to `path` with curl (which fails on HTTP errors with `-f`), moving
+/// `progress` with the bytes received.
+fn download(url: &str, path: &Path, progress: &ProgressBar) -> Result<(), String> {
+    let mut child = Command::new("curl")
+        .args(["-fsSL", "--connect-timeout", "20", "-o"])
         .arg(path)
         .arg(url)
-        .status()
-        .map_err(|e| format!("cannot run curl to download {url}: {e}"))?;
+        .spawn()
+        .map_err(|e| format!("cannot run curl to download {url}: {e} (is curl installed?)"))?;
+    let start = progress.position();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {
+                let received = std::fs::metadata(path).map_or(0, |m| m.len());
+                progress.set_position(start + received);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => return Err(format!("cannot wait for curl downloading {url}: {e}")),
+        }
+    };
     if status.success() {
         Ok(())
     } else {

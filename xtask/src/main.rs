@@ -1,7 +1,9 @@
 //! `cargo xtask`: the workspace's experiment runner.
 //!
-//! - `reproduce [linear|tuning|all] [--quick]` — the papers' experiments beside the published
-//!   numbers (JSON, CSV, Markdown, SVG under `results/`).
+//! - `reproduce [kernel|predict|linear|tuning|all] [--quick] [--offline]` — the papers'
+//!   experiments beside the published numbers (JSON, CSV, Markdown, SVG under `results/`,
+//!   and `results/index.md` over all of them); missing data files are fetched first unless
+//!   `--offline`.
 //! - `datasets fetch [--from DIR]` — put the data files in the data directory, verified.
 //! - `audit-noise [--quick]` — every dp-noise sampler against its exact law.
 //! - `bench peers [--setup]`, `bench scale [--quick]` — speed beside the peers, and scaling.
@@ -86,7 +88,7 @@ enum AuditWhat {
         /// Seed of the (insecure, reproducible) generators of the audit.
         #[arg(long, default_value_t = 2024)]
         seed: u64,
-        /// Folder for audit_<name>.json and audit_<name>.md.
+        /// Folder for audit_NAME.json and audit_NAME.md.
         #[arg(long, default_value = "results/audit")]
         out: PathBuf,
     },
@@ -109,7 +111,7 @@ enum AuditWhat {
         /// Seed of the (insecure, reproducible) randomness.
         #[arg(long, default_value_t = 2018)]
         seed: u64,
-        /// Folder for mia_<dataset>.{json,md} and ROC curves.
+        /// Folder for mia_DATASET.json, mia_DATASET.md and ROC curves.
         #[arg(long, default_value = "results/audit")]
         out: PathBuf,
     },
@@ -180,6 +182,10 @@ struct ReproduceArgs {
     /// Kept for compatibility: missing data for a requested experiment is always an error.
     #[arg(long, global = true)]
     require_data: bool,
+    /// Do not fetch missing data files (by default they are downloaded, verified, into the
+    /// data directory before anything runs).
+    #[arg(long, global = true)]
+    offline: bool,
     /// Folder for the results.
     #[arg(long, global = true, default_value = "results")]
     out: PathBuf,
@@ -201,33 +207,77 @@ enum DatasetsAction {
     },
 }
 
-/// Every experiment, synthetic ones first (they need no data files). Each runs even if an
-/// earlier one failed; the run fails if any did, naming them.
-fn run_every_experiment(options: &reproduce::Options) -> Result<bool, Box<dyn std::error::Error>> {
-    type Experiment = fn(&reproduce::Options) -> Result<bool, Box<dyn std::error::Error>>;
-    let experiments: [(&str, Experiment); 5] = [
-        ("kernel", reproduce::kernel),
-        ("predict", reproduce::predict),
-        ("linear", reproduce::linear),
-        ("tuning", reproduce::tuning),
-        ("utility", reproduce::utility),
-    ];
+/// Every experiment, synthetic ones first (they need no data files), with whether it reads
+/// the data files.
+type ExperimentFn = fn(&reproduce::Options) -> Result<bool, Box<dyn std::error::Error>>;
+const EXPERIMENTS: [(&str, ExperimentFn, bool); 5] = [
+    ("kernel", reproduce::kernel, false),
+    ("predict", reproduce::predict, true),
+    ("linear", reproduce::linear, true),
+    ("tuning", reproduce::tuning, true),
+    ("utility", reproduce::utility, true),
+];
+
+/// Runs the named experiments (all when `only` is None): fetches missing data files first
+/// unless `offline`, runs each even if an earlier one failed, regenerates `<out>/index.md`,
+/// prints where each report is, and fails naming the experiments that could not run.
+fn reproduce_experiments(
+    only: Option<&str>,
+    options: &reproduce::Options,
+    offline: bool,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let chosen: Vec<(&str, ExperimentFn, bool)> = EXPERIMENTS
+        .into_iter()
+        .filter(|(name, ..)| only.is_none_or(|o| o == *name))
+        .collect();
+    // The output folder first: a bad --out fails before anything is fetched or run.
+    safe_write::OutDir::prepare(&options.out, &[])?;
+    let shortfall = if chosen.iter().any(|(.., needs_data)| *needs_data) {
+        reproduce::ensure_data(options, offline).err()
+    } else {
+        None
+    };
     let mut all_sane = true;
+    let mut reports = Vec::new();
     let mut failed = Vec::new();
-    for (name, run) in experiments {
+    for (name, run, _) in &chosen {
         match run(options) {
-            Ok(sane) => all_sane &= sane,
+            Ok(sane) => {
+                all_sane &= sane;
+                reports.push(format!(
+                    "  {name}: {}",
+                    options.out.join(name).join("summary.md").display()
+                ));
+            }
             Err(e) => {
                 eprintln!("xtask: reproduce {name} failed: {e}");
-                failed.push(name);
+                reports.push(format!(
+                    "  {name}: not run (earlier results, if any, untouched)"
+                ));
+                failed.push(*name);
             }
         }
     }
-    if failed.is_empty() {
-        Ok(all_sane)
-    } else {
-        Err(format!("these experiments could not run: {}", failed.join(", ")).into())
+    // A run that wrote nothing leaves the index (and everything else) as it was.
+    if failed.len() < chosen.len() {
+        match reproduce::regenerate_index(&options.out) {
+            Ok(index) => reports.push(format!("  index of every result: {}", index.display())),
+            Err(e) => eprintln!("xtask: could not write {}: {e}", reproduce::INDEX_FILE),
+        }
     }
+    eprintln!("reports:\n{}", reports.join("\n"));
+    if failed.is_empty() {
+        return Ok(all_sane);
+    }
+    let mut message = format!("these experiments could not run: {}", failed.join(", "));
+    if let Some(shortfall) = shortfall {
+        message += &format!(
+            "\nthe data files are missing: {}\n{}",
+            shortfall.why,
+            reproduce::WHAT_TO_DO
+        );
+    }
+    Err(message.into())
 }
 
 fn main() -> ExitCode {
@@ -237,20 +287,22 @@ fn main() -> ExitCode {
             options,
         } => {
             let _always_required = options.require_data;
-            let options = reproduce::Options {
+            let offline = options.offline;
+            let reproduce_options = reproduce::Options {
                 quick: options.quick,
                 data_dir: options.data_dir,
                 out: options.out,
                 seed: options.seed,
             };
-            match experiment {
-                Some(Experiment::Linear) => reproduce::linear(&options),
-                Some(Experiment::Kernel) => reproduce::kernel(&options),
-                Some(Experiment::Predict) => reproduce::predict(&options),
-                Some(Experiment::Tuning) => reproduce::tuning(&options),
-                Some(Experiment::Utility) => reproduce::utility(&options),
-                None | Some(Experiment::All) => run_every_experiment(&options),
-            }
+            let only = match experiment {
+                Some(Experiment::Linear) => Some("linear"),
+                Some(Experiment::Kernel) => Some("kernel"),
+                Some(Experiment::Predict) => Some("predict"),
+                Some(Experiment::Tuning) => Some("tuning"),
+                Some(Experiment::Utility) => Some("utility"),
+                None | Some(Experiment::All) => None,
+            };
+            reproduce_experiments(only, &reproduce_options, offline)
         }
         Command::Datasets {
             action: DatasetsAction::Fetch { from, data_dir },

@@ -4,35 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const DATA_FILES: [&str; 4] = [
-    "adult.data",
-    "adult.test",
-    "adult.names",
-    "kddcup.data_10_percent.gz",
-];
+mod common;
 
-/// A fresh, empty folder for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("xtask-cli-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{DATA_FILES, scratch, stderr, text};
 
 fn xtask(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(args)
         .env_remove("DP_ML_DATA_DIR")
+        .env_remove("DP_ML_DATA_URL")
         .output()
         .unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 /// Sorted names of every file and folder under `dir`, relative to it.
@@ -133,6 +115,7 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
     let output = xtask(&[
         "reproduce",
         "--quick",
+        "--offline",
         "--data-dir",
         text(&typo),
         "--out",
@@ -141,9 +124,10 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
     assert!(!output.status.success());
     let message = stderr(&output);
     assert!(
-        message.contains("could not run: linear") && message.contains("cargo xtask datasets fetch"),
+        message.contains("could not run: linear, tuning"),
         "{message}"
     );
+    assert!(message.contains("cargo xtask datasets fetch"), "{message}");
     for (path, bytes) in &results {
         assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
     }
@@ -179,6 +163,7 @@ fn rejects_missing_data_files_naming_them_without_touching_results() {
             "reproduce",
             "linear",
             "--quick",
+            "--offline",
             "--data-dir",
             text(&data),
             "--out",
@@ -462,8 +447,20 @@ fn quick_reproduction_replaces_results_completely_and_atomically() {
             "fig1b_kdd_error_vs_epsilon.svg",
             "fig3a_adult_error_vs_lambda.svg",
             "fig3b_kdd_error_vs_lambda.svg",
+            "run.json",
             "summary.md",
         ]
     );
+    // The index lists every experiment with its headline numbers beside the paper's.
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    for experiment in ["kernel", "predict", "linear", "tuning"] {
+        assert!(
+            index.contains(&format!(
+                "[{experiment}/summary.md]({experiment}/summary.md)"
+            )),
+            "{index}"
+        );
+    }
+    assert!(index.contains("| 0.1536 |"), "{index}");
     std::fs::remove_dir_all(&scratch).unwrap();
 }

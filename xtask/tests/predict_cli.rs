@@ -31,6 +31,7 @@ fn reproduce_predict_quick_runs_without_data_files() {
             "cells.json",
             "queries_adult.svg",
             "queries_kddcup99.svg",
+            "run.json",
             "summary.md",
             "thresholds_eps0.1_noise0.1.svg",
             "thresholds_eps0.1_noise0.svg",

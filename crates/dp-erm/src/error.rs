@@ -137,6 +137,12 @@ pub enum ErmError {
         /// The row.
         row: usize,
     },
+    /// Class probabilities were asked of a model whose loss gives its scores no
+    /// probabilistic reading (only the logistic loss does).
+    NoProbabilities {
+        /// The model's loss, by name.
+        loss: String,
+    },
     /// A model file could not be read.
     InvalidModelFile(String),
     /// From the noise samplers.
@@ -193,6 +199,11 @@ impl fmt::Display for ErmError {
             } => {
                 write!(f, "{what} = {value:?} is invalid: it must be {requirement}")
             }
+            Self::NoProbabilities { loss } => write!(
+                f,
+                "a model trained with the {loss} loss has no class probabilities (only logistic \
+                 regression's scores are log-odds); use its decision values or labels"
+            ),
             Self::NotConverged => write!(
                 f,
                 "no model released: the solver could not certify the gradient tolerance"

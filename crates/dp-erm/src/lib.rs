@@ -33,6 +33,30 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Prediction on plain rows (no labels, no unit-ball contract): [`Features`] holds a checked
+//! batch, dense or sparse; [`Classifier`] scores it and [`Probabilities`] turns logistic
+//! regression's scores into `P(y = +1 | x)` (a Huber SVM refuses with an error).
+//!
+//! ```
+//! use dp_erm::{Classifier, ErmParams, Features, Loss, Probabilities, TrainingSet};
+//! use dp_noise::DpRng;
+//!
+//! # fn main() -> Result<(), dp_erm::ErmError> {
+//! # let data = TrainingSet::builder(2)
+//! #     .dense_rows(vec![0.6, 0.8, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
+//! #     .labels(vec![1.0, -1.0, -1.0, -1.0])
+//! #     .build()?;
+//! let model = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0)
+//!     .fit(&data, &mut DpRng::from_os_entropy()?)?
+//!     .into_model();
+//! let rows = Features::dense(2, vec![3.0, 4.0, -0.5, 0.2, 0.0, 0.0])?; // any finite values
+//! let labels = model.predictions(&rows)?; // ±1 per row
+//! let p = model.probabilities(&rows)?; // P(y = +1 | x) per row, in (0, 1)
+//! assert!(p.iter().zip(&labels).all(|(&p, &y)| p == 0.5 || (p > 0.5) == (y > 0.0)));
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -44,6 +68,7 @@ mod features;
 mod loss;
 mod model;
 mod multiclass;
+mod proba;
 mod rule;
 mod trainer;
 
@@ -62,6 +87,7 @@ pub use model::{
     ModelMetadata, StoredModel, container,
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
+pub use proba::{Probabilities, logistic_probability};
 pub use rule::RegularizationRule;
 pub use trainer::{Classifier, Trainer};
 
@@ -69,6 +95,8 @@ pub use trainer::{Classifier, Trainer};
 mod audit;
 #[cfg(test)]
 mod bad_input_tests;
+#[cfg(test)]
+mod proba_tests;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use dp_erm::{Classifier, ErmError, Features, LinearModel, ModelKey, StoredModel, container};
+use dp_erm::{
+    Classifier, ErmError, Features, LinearModel, ModelKey, Probabilities, StoredModel, container,
+};
 use faer::Mat;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -129,6 +131,14 @@ impl Classifier for KernelModel {
 
     fn decision_values(&self, rows: &Features) -> Result<Vec<f64>, ErmError> {
         KernelModel::decision_values(self, rows)
+    }
+}
+
+/// `P(y = +1 | x)` for kernel logistic regression (the sigmoid of the score); a kernel
+/// Huber SVM answers [`ErmError::NoProbabilities`].
+impl Probabilities for KernelModel {
+    fn trained_loss(&self) -> dp_erm::Loss {
+        self.linear.metadata().loss
     }
 }
 

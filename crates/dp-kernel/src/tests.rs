@@ -2,7 +2,8 @@
 //! an empirical privacy audit with mutation checks.
 
 use dp_erm::{
-    Classifier, ErmError, ErmParams, Examples, Features, LinearModel, Loss, Trainer, TrainingSet,
+    Classifier, ErmError, ErmParams, Examples, Features, LinearModel, Loss, Probabilities, Trainer,
+    TrainingSet,
 };
 use dp_noise::InsecureSeededRng;
 use rand::{RngExt, SeedableRng};
@@ -382,6 +383,44 @@ fn fit_reports_epsilon_and_the_model_predicts_rows_and_batches_alike() {
             );
         }
     }
+}
+
+#[test]
+fn kernel_logistic_gives_probabilities_and_kernel_svm_an_error() {
+    let data = nested_balls(300, 9);
+    let map = FeatureMap::draw_seeded(gaussian(50.0), Sampling::Standard, 5, 50, 9).unwrap();
+    let logistic = KernelParams::objective_perturbation(map.clone(), Loss::Logistic, 1e-2, 1.0)
+        .fit(&data, &mut InsecureSeededRng::new(9))
+        .unwrap()
+        .into_model();
+    let probabilities = logistic.probabilities(data.inputs()).unwrap();
+    let labels = logistic.predictions(data.inputs()).unwrap();
+    for (i, (&p, &label)) in probabilities.iter().zip(&labels).enumerate() {
+        assert!(p > 0.0 && p < 1.0, "row {i}: {p}");
+        assert!(p != 0.5 || label == 1.0, "row {i}");
+        assert_eq!(p > 0.5, label == 1.0, "row {i}: p = {p}");
+        let FeatureRowOwned(row) = row_of(&data, i);
+        assert!(
+            (logistic.predict_proba(&row).unwrap() - p).abs() < 1e-12,
+            "row {i}"
+        );
+    }
+    assert_eq!(
+        logistic.predict_proba(&[0.0; 4]),
+        Err(ErmError::DimensionMismatch {
+            what: "row",
+            expected: 5,
+            found: 4
+        })
+    );
+    let svm = KernelParams::objective_perturbation(map, Loss::huber(0.5).unwrap(), 1e-2, 1.0)
+        .fit(&data, &mut InsecureSeededRng::new(9))
+        .unwrap()
+        .into_model();
+    assert!(matches!(
+        svm.probabilities(data.inputs()),
+        Err(ErmError::NoProbabilities { .. })
+    ));
 }
 
 struct FeatureRowOwned(Vec<f64>);

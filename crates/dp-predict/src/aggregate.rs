@@ -109,7 +109,7 @@ impl<M: Classifier> Ensemble<M> {
     }
 
     /// **Not private**: the votes `(for +1, for −1)` at `x`. A model whose score at `x`
-    /// cannot be computed votes −1 (see [`score_or_fixed_vote`]).
+    /// cannot be computed votes −1 (see `score_or_fixed_vote`).
     pub fn secret_votes(&self, x: &[f64]) -> Result<(usize, usize), PredictError> {
         self.check_query(x)?;
         let positive = self

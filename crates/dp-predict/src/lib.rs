@@ -22,6 +22,12 @@
 //! private threshold *learner* [`PrivateThresholdLearner`] (ε spent once, then unlimited
 //! queries) and the non-private [`erm_threshold`].
 //!
+//! **Batches of plain rows.** For mechanisms whose query is a row (`[f64]`),
+//! [`PredictionInterface::answer_rows`] answers every row of a `dp_erm::Features` batch —
+//! the private counterpart of `dp_erm::Classifier::predictions` — charging `q·ε` at once
+//! and refusing the whole batch (shapes first, then the budget) before any answer. There
+//! is no `predict_proba` here: an answer is a label or a noisy score, each one a release.
+//!
 //! **Generalization** (DF §6): for any ε-DP prediction algorithm and a loss in [0, 1],
 //! `e^{−ε} E[L_S] ≤ E[L_D] ≤ e^{ε} E[L_S]` — answers on training points are as good a guide
 //! to the true error as fresh points, up to `e^{±ε}`; the crate's tests check it on

@@ -22,6 +22,7 @@ use dp_noise::InsecureSeededRng;
 use dp_tune::SplitAndSelect;
 use serde::Serialize;
 
+use super::RunEntry;
 use super::linear::shuffled;
 use super::plot::{Series, draw};
 use crate::safe_write::OutDir;
@@ -687,6 +688,37 @@ pub fn csv(cells: &[KernelCell]) -> String {
         );
     }
     s
+}
+
+/// The index entry: Figure 2(b) beside the paper.
+pub fn entry(cells: &[KernelCell], quick: bool, start: std::time::Instant) -> RunEntry {
+    let error = |method: &str| {
+        cells
+            .iter()
+            .find(|c| c.part == "fig2b" && c.method == method)
+            .map_or(f64::NAN, |c| c.error)
+    };
+    RunEntry::new(
+        "kernel",
+        "private kernel SVM on nested balls (SVM paper, Figures 1c, 1f, 2b)",
+        quick,
+        start,
+    )
+    .headline(
+        "exact Gaussian-kernel SVM (published: an upper bound)",
+        error("exact-svm"),
+        Some(PUBLISHED_EXACT),
+    )
+    .headline(
+        "linear SVM on random features, non-private",
+        error("random-features"),
+        Some(PUBLISHED_RANDOM_FEATURES),
+    )
+    .headline(
+        "private kernel SVM, ε = 0.1 (best Λ in hindsight)",
+        error("private"),
+        Some(PUBLISHED_PRIVATE),
+    )
 }
 
 /// The three figures, with the published point drawn as a marker where there is one.

@@ -3,6 +3,7 @@
 use plotters::prelude::*;
 
 use super::linear::{Cell, Method};
+use super::published::BEST_ERRORS;
 use super::report::{best_over_lambda, cell};
 use crate::safe_write::OutDir;
 
@@ -53,17 +54,30 @@ fn render(
         } else if axis.starts_with('n') || axis.starts_with('D') {
             format!("{x:.0}")
         } else {
-            format!("{x:.2}")
+            // At most three decimals, without trailing zeros: 0.01, 0.2, 1.
+            let text = format!("{x:.3}");
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
         }
     };
-    let root = SVGBackend::with_string(svg, (800, 520)).into_drawing_area();
-    root.fill(&WHITE)?;
+    let legend: Vec<LegendEntry> = series
+        .iter()
+        .map(|s| LegendEntry {
+            name: s.name.clone(),
+            color: COLORS[s.color % COLORS.len()],
+            mark: if s.published {
+                Mark::Circle
+            } else {
+                Mark::Line
+            },
+        })
+        .collect();
+    let plot_area = canvas(svg, &legend)?;
     let y_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.1f64, f64::max)
         * 1.1;
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(45)
@@ -78,31 +92,93 @@ fn render(
     for curve in series {
         let color = COLORS[curve.color % COLORS.len()];
         if curve.published {
-            chart
-                .draw_series(
-                    curve
-                        .points
-                        .iter()
-                        .map(|&(x, y)| Circle::new((x, y), 4, color.stroke_width(1))),
-                )?
-                .label(curve.name.clone())
-                .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.stroke_width(1)));
+            chart.draw_series(
+                curve
+                    .points
+                    .iter()
+                    .map(|&(x, y)| Circle::new((x, y), 5, color.stroke_width(2))),
+            )?;
         } else {
-            chart
-                .draw_series(LineSeries::new(curve.points.clone(), color.stroke_width(2)))?
-                .label(curve.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+            chart.draw_series(LineSeries::new(curve.points.clone(), color.stroke_width(2)))?;
+            chart.draw_series(
+                curve
+                    .points
+                    .iter()
+                    .map(|&(x, y)| Circle::new((x, y), 2, color.filled())),
+            )?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()?;
+    plot_area.present()?;
+    Ok(())
+}
+
+/// Width of every figure, in pixels.
+const WIDTH: u32 = 900;
+/// Height of the plotting part of every figure (the legend goes below it).
+const CHART_HEIGHT: u32 = 500;
+const LEGEND_ROW: u32 = 20;
+
+/// How a legend entry is drawn: a line (measured), a hollow circle (published) or a line
+/// with dots.
+#[derive(Clone, Copy)]
+pub(super) enum Mark {
+    Line,
+    Circle,
+    LineWithDots,
+}
+
+/// One entry of a legend.
+pub(super) struct LegendEntry {
+    pub name: String,
+    pub color: RGBColor,
+    pub mark: Mark,
+}
+
+/// A white figure with `legend` drawn in its own band below; returns the plotting area
+/// (present it when done: that writes the whole figure).
+pub(super) fn canvas<'a>(
+    svg: &'a mut String,
+    legend: &[LegendEntry],
+) -> Result<DrawingArea<SVGBackend<'a>, plotters::coord::Shift>, Box<dyn std::error::Error>> {
+    let height = CHART_HEIGHT + legend_height(legend.len());
+    let root = SVGBackend::with_string(svg, (WIDTH, height)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (plot_area, legend_area) = root.split_vertically(CHART_HEIGHT);
+    draw_legend(&legend_area, legend)?;
+    Ok(plot_area)
+}
+
+/// Height of the legend band below a chart with `entries` entries in two columns.
+fn legend_height(entries: usize) -> u32 {
+    entries.div_ceil(2) as u32 * LEGEND_ROW + 16
+}
+
+/// Draws the legend in its own band below the plotting area, in two columns, so that it
+/// never covers the data.
+fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    entries: &[LegendEntry],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (width, _) = area.dim_in_pixel();
+    let column = (width as i32 - 40) / 2;
+    for (k, entry) in entries.iter().enumerate() {
+        let x = 30 + (k as i32 % 2) * column;
+        let y = 8 + (k as i32 / 2) * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+        let line = PathElement::new(vec![(x, y), (x + 26, y)], entry.color.stroke_width(2));
+        match entry.mark {
+            Mark::Line => area.draw(&line)?,
+            Mark::Circle => area.draw(&Circle::new((x + 13, y), 5, entry.color.stroke_width(2)))?,
+            Mark::LineWithDots => {
+                area.draw(&line)?;
+                area.draw(&Circle::new((x + 13, y), 3, entry.color.filled()))?;
+            }
+        }
+        area.draw(&Text::new(
+            entry.name.clone(),
+            (x + 34, y - 7),
+            ("sans-serif", 13).into_font(),
+        ))?;
+    }
     Ok(())
 }
 
@@ -155,13 +231,13 @@ pub fn error_versus_lambda(
     )
 }
 
-/// Figure 1: best error over Λ versus ε, one line per method.
+/// Figure 1: best error over Λ versus ε, one line per method, with the published best
+/// errors (Figure 2a) as circles of the method's colour, on the paper's ε range 0.01 to 1.
 pub fn error_versus_epsilon(
     out: &OutDir,
     name: &str,
     cells: &[Cell],
     dataset: &str,
-    epsilons: &[f64],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let methods = [
         Method::OutputSvm,
@@ -170,38 +246,67 @@ pub fn error_versus_epsilon(
         Method::ObjectiveSvmCliffFree,
         Method::Scm09SvmNotPrivate,
     ];
-    let mut series: Vec<Series> = methods
+    let mut epsilons: Vec<f64> = cells
         .iter()
-        .enumerate()
-        .map(|(k, &method)| Series {
+        .filter(|c| c.dataset == dataset)
+        .filter_map(|c| c.epsilon)
+        .collect();
+    epsilons.sort_by(f64::total_cmp);
+    epsilons.dedup();
+    let mut series = Vec::new();
+    for (k, &method) in methods.iter().enumerate() {
+        let points: Vec<(f64, f64)> = epsilons
+            .iter()
+            .filter_map(|&e| best_over_lambda(cells, dataset, method, Some(e)).map(|b| (e, b.0)))
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        series.push(Series {
             name: method.label().to_owned(),
-            points: epsilons
-                .iter()
-                .filter_map(|&e| {
-                    best_over_lambda(cells, dataset, method, Some(e)).map(|b| (e, b.0))
-                })
-                .collect(),
+            points,
             published: false,
             color: k + 1,
-        })
-        .filter(|s| !s.points.is_empty())
-        .collect();
+        });
+        let published: Vec<(f64, f64)> = BEST_ERRORS
+            .iter()
+            .filter(|p| p.0 == method.label() && p.1 == dataset)
+            .filter_map(|p| p.2.map(|e| (e, p.3)))
+            .collect();
+        if !published.is_empty() {
+            series.push(Series {
+                name: format!("published, {}", method.label()),
+                points: published,
+                published: true,
+                color: k + 1,
+            });
+        }
+    }
     if let Some((error, _)) = best_over_lambda(cells, dataset, Method::NonPrivateSvm, None) {
         series.push(Series {
             name: "non-private SVM".into(),
-            points: epsilons.iter().map(|&e| (e, error)).collect(),
+            points: vec![(0.01, error), (1.0, error)],
             published: false,
             color: 0,
         });
+        if let Some(p) = BEST_ERRORS
+            .iter()
+            .find(|p| p.0 == Method::NonPrivateSvm.label() && p.1 == dataset)
+        {
+            series.push(Series {
+                name: "published, non-private SVM (no ε; drawn at ε = 1)".into(),
+                points: vec![(1.0, p.3)],
+                published: true,
+                color: 0,
+            });
+        }
     }
-    let low = epsilons.iter().cloned().fold(f64::INFINITY, f64::min) * 0.8;
-    let high = epsilons.iter().cloned().fold(0.0, f64::max) * 1.25;
     draw(
         out,
         name,
         &format!("{dataset}: best error over Λ versus ε"),
         "ε",
-        (low, high),
+        (0.008, 1.25),
         &series,
     )
 }

@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use super::Options;
 use super::linear::shuffled;
+use super::plot::{LegendEntry, Mark, canvas};
 use crate::safe_write::OutDir;
 
 /// The true threshold of the synthetic data.
@@ -167,12 +168,74 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let (summary, ok) = markdown(&record);
     out.write("summary.md", summary)?;
     figures(&out, &thresholds, &queries)?;
+    entry(&thresholds, &queries, options.quick, start).write(&out)?;
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
         out.path().display(),
         start.elapsed().as_secs_f64()
     );
     Ok(ok)
+}
+
+/// The index entry (the paper has no tables to compare with): the walk against the private
+/// learner at ε = 1 on the smallest n, and one query on Adult at the smallest total ε.
+fn entry(
+    thresholds: &[ThresholdCell],
+    queries: &[QueryCell],
+    quick: bool,
+    start: Instant,
+) -> super::RunEntry {
+    let smallest_n = thresholds.iter().map(|c| c.n).min().unwrap_or(0);
+    let threshold = |method: &str| {
+        thresholds
+            .iter()
+            .find(|c| {
+                c.method == method && c.epsilon == 1.0 && c.label_noise == 0.0 && c.n == smallest_n
+            })
+            .map_or(f64::NAN, |c| c.mean_error)
+    };
+    let total = queries
+        .iter()
+        .filter(|c| c.dataset == "adult")
+        .map(|c| c.total_epsilon)
+        .fold(f64::INFINITY, f64::min);
+    let one_query = |method: &str| {
+        queries
+            .iter()
+            .find(|c| {
+                c.dataset == "adult"
+                    && c.method == method
+                    && c.queries == 1
+                    && c.total_epsilon == total
+            })
+            .map_or(f64::NAN, |c| c.mean_error)
+    };
+    super::RunEntry::new(
+        "predict",
+        "private prediction (Dwork–Feldman 2018): thresholds, prediction versus training",
+        quick,
+        start,
+    )
+    .headline(
+        &format!("thresholds, ε = 1, n = {smallest_n}: {METHOD_WALK}"),
+        threshold(METHOD_WALK),
+        None,
+    )
+    .headline(
+        &format!("thresholds, ε = 1, n = {smallest_n}: {METHOD_DOMAIN_LEARNER}"),
+        threshold(METHOD_DOMAIN_LEARNER),
+        None,
+    )
+    .headline(
+        &format!("Adult, one query, total ε = {total}: {METHOD_SOFT}"),
+        one_query(METHOD_SOFT),
+        None,
+    )
+    .headline(
+        &format!("Adult, one query, total ε = {total}: {METHOD_OBJECTIVE}"),
+        one_query(METHOD_OBJECTIVE),
+        None,
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -874,8 +937,16 @@ fn chart(
 ) -> Result<String, Box<dyn std::error::Error>> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (820, 520)).into_drawing_area();
-        root.fill(&WHITE)?;
+        let legend: Vec<LegendEntry> = series
+            .iter()
+            .enumerate()
+            .map(|(k, (name, _))| LegendEntry {
+                name: name.to_string(),
+                color: COLORS[k % COLORS.len()],
+                mark: Mark::LineWithDots,
+            })
+            .collect();
+        let plot_area = canvas(&mut svg, &legend)?;
         let points = series.iter().flat_map(|s| s.1.iter());
         let (mut x_min, mut x_max, mut y_min, mut y_max) =
             (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0f64);
@@ -891,7 +962,7 @@ fn chart(
             (x_min, x_max) = (1.0, 10.0);
         }
         let x_range = (x_min / 1.2)..(x_max * 1.2);
-        let mut builder = ChartBuilder::on(&root);
+        let mut builder = ChartBuilder::on(&plot_area);
         builder
             .caption(title, ("sans-serif", 18))
             .margin(15)
@@ -923,7 +994,7 @@ fn chart(
                 .draw()?;
             draw_series(&mut chart, series)?;
         }
-        root.present()?;
+        plot_area.present()?;
     }
     Ok(svg)
 }
@@ -936,23 +1007,12 @@ where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    for (k, (name, points)) in series.iter().enumerate() {
+    for (k, (_, points)) in series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let visible: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.1 > 0.0).collect();
-        chart
-            .draw_series(LineSeries::new(visible.clone(), color.stroke_width(2)))?
-            .label(name.to_string())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        chart.draw_series(LineSeries::new(visible.clone(), color.stroke_width(2)))?;
         chart.draw_series(visible.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
     Ok(())
 }
 

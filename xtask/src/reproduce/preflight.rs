@@ -6,12 +6,15 @@ use dp_datasets::{DATA_DIR_VARIABLE, DataDir, DataFile, HOW_TO_GET};
 use super::linear::Experiment;
 use super::{Loader, Options};
 
+/// What [`origin`] says of the default data directory.
+pub const DEFAULT_ORIGIN: &str = "the default, data/ in the workspace";
+
 /// Where the data directory came from, for error messages.
 pub fn origin(options: &Options) -> &'static str {
     match (&options.data_dir, std::env::var_os(DATA_DIR_VARIABLE)) {
         (Some(_), _) => "--data-dir",
         (None, Some(v)) if !v.is_empty() => "$DP_ML_DATA_DIR",
-        _ => "the default, data/ in the workspace",
+        _ => DEFAULT_ORIGIN,
     }
 }
 

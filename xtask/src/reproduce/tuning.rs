@@ -604,6 +604,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         cells: &all,
     };
     write_all(&out, &record)?;
+    output::entry(&all, options.quick, start).write(&out)?;
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
         out.path().display(),

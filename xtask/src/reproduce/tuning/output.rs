@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
+use super::super::plot::{LegendEntry, Mark, canvas};
 use super::{ADULT_EPSILONS, Cell, FIGURE_1F_STATUS, KDD_EPSILONS, LAMBDAS, Method, Tuning};
 use crate::safe_write::OutDir;
 
@@ -24,6 +25,9 @@ const PUBLISHED: [(&str, Method, Option<f64>, f64); 12] = [
     ("kddcup99", Method::ObjectiveSvm, Some(0.05), 0.0181),
     ("kddcup99", Method::ObjectiveSvm, Some(0.1), 0.0179),
 ];
+
+/// Training rows behind the published KDD numbers (a 60,000-row subset).
+const KDD_PUBLISHED_ROWS: f64 = 60_000.0;
 
 fn published(dataset: &str, method: Method, epsilon: Option<f64>) -> Option<f64> {
     PUBLISHED
@@ -47,6 +51,37 @@ fn find<'a>(
             && c.epsilon == epsilon
             && rows.is_none_or(|r| c.training_rows == r)
     })
+}
+
+/// The index entry: on Adult at ε = 0.1, objective-perturbation SVM with Λ best in
+/// hindsight (the paper's protocol, beside its number) and tuned privately by both rules.
+pub fn entry(cells: &[Cell], quick: bool, start: std::time::Instant) -> super::super::RunEntry {
+    let method = Method::ObjectiveSvm;
+    let error = |tuning| {
+        find(cells, "adult", method, tuning, Some(0.1), None).map_or(f64::NAN, |c| c.mean_error)
+    };
+    let published = published("adult", method, Some(0.1));
+    super::super::RunEntry::new(
+        "tuning",
+        "Λ chosen privately (dp-tune): SVM paper Figures 1d, 1e and the cost of tuning on Adult",
+        quick,
+        start,
+    )
+    .headline(
+        "Adult, objective pert. SVM, ε = 0.1, best Λ in hindsight (not private)",
+        error(Tuning::BestInHindsight),
+        published,
+    )
+    .headline(
+        "Adult, the same tuned by split-and-select (ε = 0.1 end to end)",
+        error(Tuning::SplitAndSelect),
+        published,
+    )
+    .headline(
+        "Adult, the same tuned by random stopping (ε = 0.1 end to end)",
+        error(Tuning::RandomStopping),
+        published,
+    )
 }
 
 pub fn csv(cells: &[Cell]) -> String {
@@ -349,6 +384,37 @@ struct Curve {
     points: Vec<(f64, f64)>,
     dashed: bool,
     color: usize,
+    /// The paper's numbers: hollow circles, no line.
+    published: bool,
+}
+
+/// The published best-Λ-in-hindsight errors of `dataset` for each private method, as
+/// markers at `x(ε)` in the method's colour (the colour of its first curve).
+fn published_markers(
+    dataset: &str,
+    x: impl Fn(f64) -> Option<f64>,
+    epsilon: Option<f64>,
+) -> Vec<Curve> {
+    Method::PRIVATE
+        .into_iter()
+        .enumerate()
+        .filter_map(|(m, method)| {
+            let points: Vec<(f64, f64)> = PUBLISHED
+                .iter()
+                .filter(|p| {
+                    p.0 == dataset && p.1 == method && epsilon.is_none_or(|e| p.2 == Some(e))
+                })
+                .filter_map(|p| Some((x(p.2?)?, p.3)))
+                .collect();
+            (!points.is_empty()).then(|| Curve {
+                name: format!("published, {} (best Λ in hindsight)", method.label()),
+                points,
+                dashed: false,
+                color: 2 * m,
+                published: true,
+            })
+        })
+        .collect()
 }
 
 /// Renders an error-versus-x chart (log x) in memory and writes it atomically.
@@ -372,9 +438,22 @@ fn chart(
         * 1.1;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (820, 540)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
+        let legend: Vec<LegendEntry> = curves
+            .iter()
+            .map(|c| LegendEntry {
+                name: c.name.clone(),
+                color: COLORS[c.color % COLORS.len()],
+                mark: if c.published {
+                    Mark::Circle
+                } else if c.dashed {
+                    Mark::LineWithDots
+                } else {
+                    Mark::Line
+                },
+            })
+            .collect();
+        let plot_area = canvas(&mut svg, &legend)?;
+        let mut chart = ChartBuilder::on(&plot_area)
             .caption(title, ("sans-serif", 19))
             .margin(15)
             .x_label_area_size(45)
@@ -395,11 +474,17 @@ fn chart(
             .draw()?;
         for curve in curves {
             let color = COLORS[curve.color % COLORS.len()];
+            if curve.published {
+                chart.draw_series(
+                    curve
+                        .points
+                        .iter()
+                        .map(|&(x, y)| Circle::new((x, y), 5, color.stroke_width(2))),
+                )?;
+                continue;
+            }
             let style = color.stroke_width(if curve.dashed { 1 } else { 2 });
-            let series = chart.draw_series(LineSeries::new(curve.points.clone(), style))?;
-            series
-                .label(curve.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            chart.draw_series(LineSeries::new(curve.points.clone(), style))?;
             if curve.dashed {
                 chart.draw_series(
                     curve
@@ -409,13 +494,7 @@ fn chart(
                 )?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
-        root.present()?;
+        plot_area.present()?;
     }
     out.write(name, svg)?;
     Ok(())
@@ -467,6 +546,7 @@ pub fn figures(
             ),
             dashed: false,
             color: 6,
+            published: false,
         }];
         for (m, method) in Method::PRIVATE.into_iter().enumerate() {
             for (t, tuning) in [Tuning::SplitAndSelect, Tuning::RandomStopping]
@@ -478,9 +558,16 @@ pub fn figures(
                     points: points("kddcup99", method, tuning, Some(epsilon), false),
                     dashed: t == 1,
                     color: 2 * m + t,
+                    published: false,
                 });
             }
         }
+        // The paper's KDD numbers are on a 60,000-row subset.
+        curves.extend(published_markers(
+            "kddcup99",
+            |_| Some(KDD_PUBLISHED_ROWS),
+            Some(epsilon),
+        ));
         chart(
             out,
             names[k],
@@ -507,9 +594,11 @@ pub fn figures(
                 points: points("adult", method, tuning, None, true),
                 dashed: t == 0,
                 color: 2 * m + t.min(1),
+                published: false,
             });
         }
     }
+    curves.extend(published_markers("adult", Some, None));
     chart(
         out,
         names[2],

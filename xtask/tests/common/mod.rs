@@ -1,0 +1,28 @@
+//! Helpers shared by the command-line tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The data files, under their published names.
+pub const DATA_FILES: [&str; 4] = [
+    "adult.data",
+    "adult.test",
+    "adult.names",
+    "kddcup.data_10_percent.gz",
+];
+
+/// A fresh, empty folder for one test (`test` must be unique across the test files).
+pub fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("xtask-cli-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+pub fn text(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
