@@ -211,6 +211,13 @@ pub fn tabular(
     }
     Ok(Dataset {
         name: "tabular".into(),
+        feature_names: (0..d).map(|c| format!("x{c}")).collect(),
+        rows: data,
+        labels,
+        checksums: Vec::new(),
+        scaling: Scaling::None,
+    })
+}
 
 /// Rows shaped like Adult after one-hot encoding, at any size: `min(6, d/2)` numeric
 /// columns (uniform in [0, 1)) and `min(8, d − numeric)` categorical attributes sharing
