@@ -25,7 +25,8 @@ pub use grid::GridCell;
 pub use rule_fit::RuleFit;
 
 /// The files this experiment writes in `<out>/utility`.
-pub const FILES: [&str; 6] = [
+pub const FILES: [&str; 7] = [
+    "run.json",
     "summary.md",
     "cells.json",
     "cells.csv",
@@ -178,6 +179,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         end_to_end,
     };
     output::write(&out, &record)?;
+    output::entry(&record, options.quick, start).write(&out)?;
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, end_to_end.csv, figures) in {:.1} s",
         out.path().display(),

@@ -147,6 +147,9 @@ pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>
     Ok(fit(&all, &epsilons))
 }
 
+/// One (problem, n, ε): `d/(nε)`, the error at each Λ of the grid, the best error.
+type Curve = (f64, Vec<(f64, f64)>, f64);
+
 /// Best Λ per (problem, n, loss, ε) and the fitted rule per loss.
 fn fit(all: &[(usize, usize, Vec<GridCell>, &'static str)], epsilons: &[f64]) -> RuleFit {
     let mut best = Vec::new();
@@ -154,7 +157,7 @@ fn fit(all: &[(usize, usize, Vec<GridCell>, &'static str)], epsilons: &[f64]) ->
     let library = RegularizationRule::DEFAULT;
     for &width in &WIDTHS {
         let mut points: Vec<(f64, f64)> = Vec::new(); // (ln(d/(nε)), ln Λ*)
-        let mut curves: Vec<(f64, Vec<(f64, f64)>, f64)> = Vec::new(); // (d/(nε), curve, best)
+        let mut curves: Vec<Curve> = Vec::new();
         for (rows, d, cells, problem) in all {
             for &epsilon in epsilons {
                 let mut curve: Vec<(f64, f64)> = cells
