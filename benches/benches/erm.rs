@@ -25,8 +25,9 @@ fn mechanisms(loss: Loss) -> [(&'static str, ErmParams); 4] {
             ErmParams::output_perturbation(loss, LAMBDA, EPSILON),
         ),
         (
-            "objective",
-            ErmParams::objective_perturbation(loss, LAMBDA, EPSILON),
+            "objective_cms11",
+            ErmParams::objective_perturbation(loss, LAMBDA, EPSILON)
+                .objective_calibration(ObjectiveCalibration::Cms11),
         ),
         (
             "objective_cliff_free",
