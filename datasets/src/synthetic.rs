@@ -142,8 +142,9 @@ pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Result<Datas
 /// over `categories` levels, and `numeric` columns uniform in [0, 1]; every row scaled to
 /// unit norm. Each level and each numeric column carries a hidden N(0, 1) weight; the label
 /// is +1 with probability `σ(sharpness · (s − 0.5·m))` where `s` is the row's summed weight
-/// over its levels and numeric values and `m = √attributes` — a logistic model whose
-/// classes are unbalanced (fewer positives), as in most tabular tasks.
+/// over its levels and numeric values and `m = √attributes` — a logistic model; the offset
+/// usually leaves fewer positives, as in most tabular tasks, but the balance depends on the
+/// hidden weights (the seed).
 ///
 /// Every size must be at least 1 except `numeric` (may be 0), with `rows × (attributes +
 /// numeric)` at most [`MAX_GENERATED_VALUES`] and `sharpness` finite and > 0.
