@@ -524,9 +524,27 @@ struct RunRecord<'a> {
     cells: &'a [Cell],
 }
 
+/// The data directory and the experiment's output folder `<out>/<experiment>`, every path
+/// checked before any work: the data directory, `--out` itself (so that an error names the
+/// folder the user gave), then Adult's and KDD's files, so that a run that cannot start
+/// does not even create its results folder.
+pub(super) fn prepare_real_data_run(
+    options: &Options,
+    experiment: &str,
+    files: &[&str],
+) -> Result<(DataDir, OutDir), Box<dyn std::error::Error>> {
+    let dir = DataDir::resolve(options.data_dir.as_deref());
+    dir.check_folder()
+        .map_err(|e| format!("{e} (data directory taken from {})", origin(options)))?;
+    OutDir::prepare(&options.out, &[])?;
+    check_files(&dir, options, experiment)?;
+    let out = OutDir::prepare(&options.out.join(experiment), files)?;
+    Ok((dir, out))
+}
+
 /// Fails unless Adult's and KDD's files are in `dir` with their published checksums (the
 /// error names `experiment`, the missing files and how to get them).
-pub(super) fn check_files(
+fn check_files(
     dir: &DataDir,
     options: &Options,
     experiment: &str,
@@ -559,14 +577,7 @@ pub(super) fn check_files(
 /// then the experiment's own folder); results replace earlier ones only when complete.
 pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let start = Instant::now();
-    let dir = DataDir::resolve(options.data_dir.as_deref());
-    dir.check_folder()
-        .map_err(|e| format!("{e} (data directory taken from {})", origin(options)))?;
-    // `--out` itself first, so that an error names the folder the user gave; then the
-    // data, so that a run that cannot start does not even create its results folder.
-    OutDir::prepare(&options.out, &[])?;
-    check_files(&dir, options, "tuning")?;
-    let out = OutDir::prepare(&options.out.join("tuning"), &FILES)?;
+    let (dir, out) = prepare_real_data_run(options, "tuning", &FILES)?;
     let mut records = Vec::new();
     let mut all = Vec::new();
     for name in ["adult", "kddcup99"] {

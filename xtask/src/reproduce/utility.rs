@@ -15,10 +15,8 @@ use dp_datasets::{DataDir, Dataset, Scaling, load_adult, load_kddcup99};
 use serde::Serialize;
 
 use super::linear::shuffled;
-use super::preflight::origin;
-use super::tuning::check_files;
+use super::tuning::prepare_real_data_run;
 use super::{KDD_SUBSET, Options};
-use crate::safe_write::OutDir;
 
 pub use end_to_end::EndToEndCell;
 pub use grid::GridCell;
@@ -102,12 +100,7 @@ pub struct UtilityRecord {
 /// data files are checked before any work; results are written only at the end.
 pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let start = Instant::now();
-    let dir = DataDir::resolve(options.data_dir.as_deref());
-    dir.check_folder()
-        .map_err(|e| format!("{e} (data directory taken from {})", origin(options)))?;
-    OutDir::prepare(&options.out, &[])?;
-    check_files(&dir, options, "utility")?;
-    let out = OutDir::prepare(&options.out.join("utility"), &FILES)?;
+    let (dir, out) = prepare_real_data_run(options, "utility", &FILES)?;
     let plan = Plan::new(options.quick);
     eprintln!("utility: fitting the Λ rule on synthetic data");
     let rule_fit = rule_fit::run(options.quick, options.seed)?;
