@@ -36,23 +36,14 @@ fn tree(dir: &Path) -> Vec<String> {
 
 /// An earlier run's results, to check that a failing run leaves them byte for byte.
 fn old_results(out: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let linear = out.join("linear");
-    std::fs::create_dir_all(&linear).unwrap();
-    ["cells.json", "cells.csv", "summary.md"]
-        .iter()
-        .map(|name| {
-            let path = linear.join(name);
-            let bytes = format!("earlier results in {name}\n").into_bytes();
-            std::fs::write(&path, &bytes).unwrap();
-            (path, bytes)
-        })
-        .collect()
+    common::sentinels(
+        out,
+        &["linear/cells.json", "linear/cells.csv", "linear/summary.md"],
+    )
 }
 
 fn assert_untouched(results: &[(PathBuf, Vec<u8>)], out: &Path) {
-    for (path, bytes) in results {
-        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
-    }
+    common::assert_sentinels_intact(results);
     assert_eq!(
         tree(out),
         [

@@ -23,22 +23,14 @@ fn xtask(args: &[&str], data_url: Option<&str>) -> Output {
 
 /// An earlier run's linear results and a file of the user's, to check they survive.
 fn earlier_results(out: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    std::fs::create_dir_all(out.join("linear")).unwrap();
-    ["linear/summary.md", "linear/cells.json", "notes.txt"]
-        .iter()
-        .map(|name| {
-            let path = out.join(name);
-            let bytes = format!("sentinel: earlier content of {name}\n").into_bytes();
-            std::fs::write(&path, &bytes).unwrap();
-            (path, bytes)
-        })
-        .collect()
+    common::sentinels(
+        out,
+        &["linear/summary.md", "linear/cells.json", "notes.txt"],
+    )
 }
 
 fn assert_untouched(results: &[(PathBuf, Vec<u8>)], out: &Path) {
-    for (path, bytes) in results {
-        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
-    }
+    common::assert_sentinels_intact(results);
     let mut names: Vec<String> = std::fs::read_dir(out.join("linear"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -26,3 +26,25 @@ pub fn stderr(output: &Output) -> String {
 pub fn text(path: &Path) -> &str {
     path.to_str().unwrap()
 }
+
+/// Writes a sentinel into each of `names` (paths under `out`), as results of an earlier
+/// run or a user's own files; returns each path with its bytes.
+pub fn sentinels(out: &Path, names: &[&str]) -> Vec<(PathBuf, Vec<u8>)> {
+    names
+        .iter()
+        .map(|name| {
+            let path = out.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let bytes = format!("sentinel: earlier content of {name}\n").into_bytes();
+            std::fs::write(&path, &bytes).unwrap();
+            (path, bytes)
+        })
+        .collect()
+}
+
+/// Every sentinel still holds its bytes.
+pub fn assert_sentinels_intact(sentinels: &[(PathBuf, Vec<u8>)]) {
+    for (path, bytes) in sentinels {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
+    }
+}

@@ -82,11 +82,11 @@ pub fn run(
         let train = data.training_set(&train_rows)?.to_examples();
         let test = data.training_set(&test_rows)?.to_examples();
         for (e, &epsilon) in epsilons.iter().enumerate() {
-            rule_lambda[e].get_or_insert(rule.regularization(
-                train.len(),
-                train.features(),
-                epsilon,
-            )?);
+            // The Λ the fit uses (the rule's, raised only where double precision needs it).
+            let lambda = rule
+                .params(train.len(), train.features(), epsilon)?
+                .regularization();
+            rule_lambda[e].get_or_insert(lambda);
         }
         let outcomes: Vec<(Option<f64>, Option<f64>)> = jobs
             .par_iter()
@@ -163,7 +163,7 @@ fn choose_and_test(
     match choice {
         Choice::Rule => {
             let params = rule.params(train.len(), train.features(), epsilon)?;
-            let lambda = rule.regularization(train.len(), train.features(), epsilon)?;
+            let lambda = params.regularization();
             match dp_erm::Trainer::train(&params, train, rng) {
                 Ok(model) => Ok((Some(error(&model)?), Some(lambda))),
                 Err(ErmError::NotConverged) => Ok((None, Some(lambda))),

@@ -3,13 +3,13 @@
 
 use std::fmt::Write as _;
 
-use dp_erm::RegularizationRule;
+use dp_erm::{ObjectiveCalibration, RegularizationRule};
 
 use super::super::RunEntry;
 use super::super::plot::{self, Series};
 use super::end_to_end::Choice;
 use super::grid::{GridCell, on_decade_grid};
-use super::variant::{Calibration, Lever, Variant};
+use super::variant::{Lever, Variant};
 use super::{EPSILONS, UtilityRecord};
 use crate::safe_write::OutDir;
 
@@ -38,14 +38,14 @@ pub fn write(out: &OutDir, record: &UtilityRecord) -> Result<(), Box<dyn std::er
 fn rule_variant() -> Variant {
     Variant::new(
         Some(RegularizationRule::DEFAULT.huber_width),
-        Calibration::CliffFree,
+        ObjectiveCalibration::CliffFree,
         Lever::Paper,
     )
 }
 
 /// The papers' setting: Huber h = 0.5 under the CMS11 rule.
 fn paper_variant() -> Variant {
-    Variant::new(Some(0.5), Calibration::Cms11, Lever::Paper)
+    Variant::new(Some(0.5), ObjectiveCalibration::Cms11, Lever::Paper)
 }
 
 /// The cell of lowest mean error among those `keep` accepts (best Λ in hindsight).
@@ -204,7 +204,7 @@ fn headline(s: &mut String, record: &UtilityRecord, dataset: &str) {
 /// Each lever's effect at each ε: the best-in-hindsight error of the variant with the lever
 /// minus that of the same configuration without it, paired over folds × draws.
 fn levers(s: &mut String, record: &UtilityRecord, dataset: &str) {
-    use Calibration::{CliffFree, Cms11};
+    use ObjectiveCalibration::{CliffFree, Cms11};
     let _ = writeln!(
         s,
         "### {dataset}: each lever's effect (error with − without, each at its best Λ in \
@@ -490,8 +490,8 @@ pub fn sanity(record: &UtilityRecord) -> bool {
     for dataset in ["adult", "kddcup99"] {
         for h in [None, Some(0.5)] {
             for &epsilon in &EPSILONS {
-                let free = Variant::new(h, Calibration::CliffFree, Lever::Paper);
-                let paper = Variant::new(h, Calibration::Cms11, Lever::Paper);
+                let free = Variant::new(h, ObjectiveCalibration::CliffFree, Lever::Paper);
+                let paper = Variant::new(h, ObjectiveCalibration::Cms11, Lever::Paper);
                 let (Some(a), Some(b)) = (
                     best_of(&record.cells, dataset, epsilon, free, false),
                     best_of(&record.cells, dataset, epsilon, paper, false),

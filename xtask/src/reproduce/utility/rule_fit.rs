@@ -4,66 +4,59 @@
 //! loss whose rule loses least.
 
 use dp_datasets::{Dataset, noisy_linear, tabular};
-use dp_erm::RegularizationRule;
+use dp_erm::{ObjectiveCalibration, RegularizationRule};
 use serde::Serialize;
 
 use super::grid::{self, GridCell, Protocol};
-use super::variant::{Calibration, Lever, Variant};
+use super::variant::{Lever, Variant};
 
 /// Test rows drawn beside each synthetic training set (one split, no folds: the data are
 /// fresh draws).
 const TEST_ROWS: usize = 10_000;
 
-/// A synthetic problem: a name and its generator at a number of rows.
-struct Problem {
-    name: &'static str,
-    generate: fn(usize, u64) -> Result<Dataset, dp_datasets::DatasetError>,
+/// A synthetic problem.
+#[derive(Clone, Copy)]
+enum Problem {
+    /// [`tabular`]: attributes × categories one-hot, numeric columns, label sharpness.
+    Tabular(usize, usize, usize, f64),
+    /// [`noisy_linear`]: dimension, share of flipped labels.
+    NoisyLinear(usize, f64),
+}
+
+impl Problem {
+    fn name(self) -> String {
+        match self {
+            Self::Tabular(a, c, k, s) => {
+                format!(
+                    "tabular {a}×{c} + {k} numeric (d = {}), sharpness {s}",
+                    a * c + k
+                )
+            }
+            Self::NoisyLinear(d, flip) => format!("noisy linear d = {d}, {}% flips", flip * 100.0),
+        }
+    }
+
+    fn generate(self, rows: usize, seed: u64) -> Result<Dataset, dp_datasets::DatasetError> {
+        match self {
+            Self::Tabular(a, c, k, s) => tabular(rows, a, c, k, s, seed),
+            Self::NoisyLinear(d, flip) => noisy_linear(rows, d, flip, seed),
+        }
+    }
 }
 
 /// Problems from hard (labels barely predictable, small comparator norm) to nearly
 /// separable (large norm): the best Λ depends on the comparator's norm, which a rule that
-/// reads no data cannot know, so the sweep spans the range.
-fn problems(quick: bool) -> Vec<Problem> {
-    let mut all = vec![
-        Problem {
-            name: "tabular 8×8 + 4 numeric (d = 68), sharpness 1.5",
-            generate: |n, seed| tabular(n, 8, 8, 4, 1.5, seed),
-        },
-        Problem {
-            name: "tabular 8×8 + 4 numeric (d = 68), sharpness 5",
-            generate: |n, seed| tabular(n, 8, 8, 4, 5.0, seed),
-        },
-        Problem {
-            name: "noisy linear d = 10, 10% flips",
-            generate: |n, seed| noisy_linear(n, 10, 0.1, seed),
-        },
-    ];
-    if !quick {
-        all.extend([
-            Problem {
-                name: "tabular 4×5 + 2 numeric (d = 22), sharpness 1.5",
-                generate: |n, seed| tabular(n, 4, 5, 2, 1.5, seed),
-            },
-            Problem {
-                name: "tabular 4×5 + 2 numeric (d = 22), sharpness 5",
-                generate: |n, seed| tabular(n, 4, 5, 2, 5.0, seed),
-            },
-            Problem {
-                name: "tabular 12×16 + 4 numeric (d = 196), sharpness 1.5",
-                generate: |n, seed| tabular(n, 12, 16, 4, 1.5, seed),
-            },
-            Problem {
-                name: "noisy linear d = 50, 10% flips",
-                generate: |n, seed| noisy_linear(n, 50, 0.1, seed),
-            },
-            Problem {
-                name: "noisy linear d = 10, 2% flips",
-                generate: |n, seed| noisy_linear(n, 10, 0.02, seed),
-            },
-        ]);
-    }
-    all
-}
+/// reads no data cannot know, so the sweep spans the range. Quick mode runs the first three.
+const PROBLEMS: [Problem; 8] = [
+    Problem::Tabular(8, 8, 4, 1.5),
+    Problem::Tabular(8, 8, 4, 5.0),
+    Problem::NoisyLinear(10, 0.1),
+    Problem::Tabular(4, 5, 2, 1.5),
+    Problem::Tabular(4, 5, 2, 5.0),
+    Problem::Tabular(12, 16, 4, 1.5),
+    Problem::NoisyLinear(50, 0.1),
+    Problem::NoisyLinear(10, 0.02),
+];
 
 /// The losses the rule may use, each under the cliff-free calibration.
 pub const WIDTHS: [Option<f64>; 4] = [None, Some(0.5), Some(1.0), Some(2.0)];
@@ -71,7 +64,7 @@ pub const WIDTHS: [Option<f64>; 4] = [None, Some(0.5), Some(1.0), Some(2.0)];
 /// Best Λ of one (problem, n, loss, ε).
 #[derive(Debug, Clone, Serialize)]
 pub struct BestLambda {
-    pub problem: &'static str,
+    pub problem: String,
     pub rows: usize,
     pub features: usize,
     pub loss: String,
@@ -123,13 +116,14 @@ pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>
     let lambdas = grid::log_grid(0, 6, 2);
     let variants: Vec<Variant> = WIDTHS
         .iter()
-        .map(|&h| Variant::new(h, Calibration::CliffFree, Lever::Paper))
+        .map(|&h| Variant::new(h, ObjectiveCalibration::CliffFree, Lever::Paper))
         .collect();
-    let mut all: Vec<(usize, usize, Vec<GridCell>, &'static str)> = Vec::new();
-    for (p, problem) in problems(quick).iter().enumerate() {
+    let mut all: Vec<(usize, usize, Vec<GridCell>, String)> = Vec::new();
+    let problems = if quick { &PROBLEMS[..3] } else { &PROBLEMS[..] };
+    for (p, problem) in problems.iter().enumerate() {
         for (s, &rows) in sizes.iter().enumerate() {
             let data_seed = seed ^ ((p * 16 + s) as u64 + 1) << 20;
-            let data = (problem.generate)(rows + TEST_ROWS, data_seed)?;
+            let data = problem.generate(rows + TEST_ROWS, data_seed)?;
             let d = data.features();
             // One split: the first `rows` rows train, the rest test (fresh i.i.d. draws).
             let protocol = Protocol {
@@ -141,7 +135,7 @@ pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>
                 seed: data_seed,
             };
             let cells = grid::run_split(&data, rows, &protocol)?;
-            all.push((rows, d, cells, problem.name));
+            all.push((rows, d, cells, problem.name()));
         }
     }
     Ok(fit(&all, &epsilons))
@@ -151,7 +145,7 @@ pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>
 type Curve = (f64, Vec<(f64, f64)>, f64);
 
 /// Best Λ per (problem, n, loss, ε) and the fitted rule per loss.
-fn fit(all: &[(usize, usize, Vec<GridCell>, &'static str)], epsilons: &[f64]) -> RuleFit {
+fn fit(all: &[(usize, usize, Vec<GridCell>, String)], epsilons: &[f64]) -> RuleFit {
     let mut best = Vec::new();
     let mut losses = Vec::new();
     let library = RegularizationRule::DEFAULT;
@@ -173,10 +167,11 @@ fn fit(all: &[(usize, usize, Vec<GridCell>, &'static str)], epsilons: &[f64]) ->
                 points.push((ratio.ln(), lambda.ln()));
                 curves.push((ratio, curve, error));
                 best.push(BestLambda {
-                    problem,
+                    problem: problem.clone(),
                     rows: *rows,
                     features: *d,
-                    loss: Variant::new(width, Calibration::CliffFree, Lever::Paper).loss_label(),
+                    loss: Variant::new(width, ObjectiveCalibration::CliffFree, Lever::Paper)
+                        .loss_label(),
                     huber_width: width,
                     epsilon,
                     lambda,
@@ -209,7 +204,7 @@ fn fit(all: &[(usize, usize, Vec<GridCell>, &'static str)], epsilons: &[f64]) ->
             .expect("five exponents");
         let (linear_scale, linear_regret) = fit_scale(1.0);
         losses.push(LossFit {
-            loss: Variant::new(width, Calibration::CliffFree, Lever::Paper).loss_label(),
+            loss: Variant::new(width, ObjectiveCalibration::CliffFree, Lever::Paper).loss_label(),
             huber_width: width,
             scale,
             exponent,

@@ -53,19 +53,16 @@ const INTERCEPT: f64 = 0.5;
 pub struct Variant {
     /// `None`: logistic; `Some(h)`: Huber of width h.
     pub huber_width: Option<f64>,
-    pub calibration: Calibration,
+    pub calibration: ObjectiveCalibration,
     pub lever: Lever,
 }
 
-/// Serializable mirror of [`ObjectiveCalibration`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Calibration {
-    Cms11,
-    CliffFree,
-}
-
 impl Variant {
-    pub const fn new(huber_width: Option<f64>, calibration: Calibration, lever: Lever) -> Self {
+    pub const fn new(
+        huber_width: Option<f64>,
+        calibration: ObjectiveCalibration,
+        lever: Lever,
+    ) -> Self {
         Self {
             huber_width,
             calibration,
@@ -89,8 +86,8 @@ impl Variant {
 
     pub fn label(&self) -> String {
         let rule = match self.calibration {
-            Calibration::Cms11 => "CMS11 rule",
-            Calibration::CliffFree => "cliff-free",
+            ObjectiveCalibration::Cms11 => "CMS11 rule",
+            ObjectiveCalibration::CliffFree => "cliff-free",
         };
         match self.lever {
             Lever::Paper => format!("{}, {rule}", self.loss_label()),
@@ -99,18 +96,15 @@ impl Variant {
     }
 
     pub fn params(&self, lambda: f64, epsilon: f64) -> ErmParams {
-        let rule = match self.calibration {
-            Calibration::Cms11 => ObjectiveCalibration::Cms11,
-            Calibration::CliffFree => ObjectiveCalibration::CliffFree,
-        };
-        ErmParams::objective_perturbation(self.loss(), lambda, epsilon).objective_calibration(rule)
+        ErmParams::objective_perturbation(self.loss(), lambda, epsilon)
+            .objective_calibration(self.calibration)
     }
 }
 
 /// The ablation's configurations: the papers' two losses under both rules, the Huber widths
 /// under the cliff-free rule, and each encoding lever on logistic and Huber h = 0.5.
 pub fn ablation_variants() -> Vec<Variant> {
-    use Calibration::{CliffFree, Cms11};
+    use ObjectiveCalibration::{CliffFree, Cms11};
     let mut variants = vec![
         Variant::new(None, Cms11, Lever::Paper),
         Variant::new(None, CliffFree, Lever::Paper),
