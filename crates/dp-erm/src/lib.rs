@@ -65,6 +65,7 @@ mod data;
 mod error;
 mod estimator;
 mod features;
+mod logistic_math;
 mod loss;
 mod model;
 mod multiclass;

@@ -17,6 +17,21 @@ pub trait MarginLoss: Sync {
     fn evaluate(&self, z: f64) -> (f64, f64, f64) {
         (self.value(z), self.derivative(z), self.second_derivative(z))
     }
+    /// [`MarginLoss::evaluate`] at many margins at once, the solvers' hot loop: on entry
+    /// `slopes` holds the margins `z_i`, on exit `ℓ'(z_i)`; `curvatures[i]` receives
+    /// `ℓ''(z_i)` (same length). Returns `Σ_i ℓ(z_i)`. The default calls `evaluate` per
+    /// margin and sums in order; override with code the compiler can vectorize. The sum's
+    /// order must be fixed, so that results do not depend on the thread count.
+    fn evaluate_in_place(&self, slopes: &mut [f64], curvatures: &mut [f64]) -> f64 {
+        let mut total = 0.0;
+        for (slope, curvature) in slopes.iter_mut().zip(curvatures) {
+            let (value, first, second) = self.evaluate(*slope);
+            total += value;
+            *slope = first;
+            *curvature = second;
+        }
+        total
+    }
 }
 
 impl<L: MarginLoss + ?Sized> MarginLoss for &L {
@@ -31,5 +46,8 @@ impl<L: MarginLoss + ?Sized> MarginLoss for &L {
     }
     fn evaluate(&self, z: f64) -> (f64, f64, f64) {
         (**self).evaluate(z)
+    }
+    fn evaluate_in_place(&self, slopes: &mut [f64], curvatures: &mut [f64]) -> f64 {
+        (**self).evaluate_in_place(slopes, curvatures)
     }
 }

@@ -161,15 +161,19 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
             .enumerate()
             .map(|(chunk, (slope_chunk, curvature_chunk))| {
                 let start = chunk * LOSS_CHUNK_ROWS;
-                let mut loss_sum = 0.0;
-                for (k, (slope, curvature)) in
-                    slope_chunk.iter_mut().zip(curvature_chunk).enumerate()
+                let labels = &self.labels[start..start + slope_chunk.len()];
+                let margins = &xw[start..start + slope_chunk.len()];
+                for ((slope, &y), &margin) in slope_chunk.iter_mut().zip(labels).zip(margins) {
+                    *slope = y * margin;
+                }
+                let loss_sum = self.loss.evaluate_in_place(slope_chunk, curvature_chunk);
+                for ((slope, curvature), &y) in slope_chunk
+                    .iter_mut()
+                    .zip(curvature_chunk.iter_mut())
+                    .zip(labels)
                 {
-                    let y = self.labels[start + k];
-                    let (value, first, second) = self.loss.evaluate(y * xw[start + k]);
-                    loss_sum += value;
-                    *slope = first * y * inverse_n;
-                    *curvature = second * y * y * inverse_n;
+                    *slope *= y * inverse_n;
+                    *curvature *= y * y * inverse_n;
                 }
                 loss_sum
             })
