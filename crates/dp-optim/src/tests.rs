@@ -666,3 +666,34 @@ fn public_types_are_send_and_sync() {
     check::<Solution>();
     check::<OptimError>();
 }
+
+/// Enough rows for Newton's sampled-Hessian phase (every 4th row here), including rows
+/// ordered against it: every sampled row from one class, with labels independent of the
+/// features there. Newton must still certify the optimum L-BFGS finds.
+#[test]
+fn newton_with_a_sampled_start_certifies_the_same_optimum() {
+    let p = problem(20_000, 4, &[5, 8, 3], 21);
+    let mut adversarial = p.labels.clone();
+    for (i, y) in adversarial.iter_mut().enumerate() {
+        if i % 4 == 0 {
+            *y = 1.0;
+        }
+    }
+    for labels in [&p.labels, &adversarial] {
+        for mu in [1e-2, 1e-5] {
+            let objective = GlmObjective::new(&p.sparse, labels, Logistic, mu).unwrap();
+            let newton = Newton::default().minimize(&objective, None).unwrap();
+            let lbfgs = Lbfgs::default().minimize(&objective, None).unwrap();
+            assert!(newton.is_converged(), "μ = {mu}: {newton:?}");
+            assert!(
+                newton.iterations() < 30,
+                "Newton took {}",
+                newton.iterations()
+            );
+            if lbfgs.is_converged() {
+                let gap = distance(newton.weights(), lbfgs.weights());
+                assert!(gap <= newton.distance_bound() + lbfgs.distance_bound());
+            }
+        }
+    }
+}

@@ -245,11 +245,11 @@ impl Design for CsrRows {
 
     fn multiply(&self, w: &[f64], out: &mut [f64]) {
         out.par_iter_mut()
-            .with_min_len(1024)
+            .with_min_len(4096)
             .enumerate()
             .for_each(|(i, o)| {
                 let (idx, val) = self.row(i);
-                *o = idx.iter().zip(val).map(|(&c, &v)| v * w[c as usize]).sum();
+                *o = sparse_dot(idx, val, w);
             });
     }
 
@@ -292,6 +292,28 @@ impl Design for CsrRows {
             }
         }
     }
+}
+
+/// `Σ_k val[k]·w[idx[k]]` with four running sums: a row's dozen entries are otherwise one
+/// chain of dependent additions (1.6× faster `X w` on Adult). A fixed order: the same bits
+/// on every run.
+#[inline]
+fn sparse_dot(idx: &[u32], val: &[f64], w: &[f64]) -> f64 {
+    let mut sums = [0.0; 4];
+    let mut index_quads = idx.chunks_exact(4);
+    let mut value_quads = val.chunks_exact(4);
+    for (c, x) in (&mut index_quads).zip(&mut value_quads) {
+        for k in 0..4 {
+            sums[k] += x[k] * w[c[k] as usize];
+        }
+    }
+    let tail: f64 = index_quads
+        .remainder()
+        .iter()
+        .zip(value_quads.remainder())
+        .map(|(&c, x)| x * w[c as usize])
+        .sum();
+    (sums[0] + sums[1]) + (sums[2] + sums[3]) + tail
 }
 
 /// Adds `s·x xᵀ` for one sparse row `x` (`idx`, `val`) to the packed lower triangle
