@@ -25,6 +25,8 @@ pub enum NoiseError {
     },
     /// The vector noise needs dimension d ≥ 1.
     ZeroDimension,
+    /// A partition of coordinates into groups that is not one (a group number skipped).
+    InvalidGroups(String),
     /// A dimension beyond what a vector may allocate.
     DimensionTooLarge {
         /// The dimension requested.
@@ -85,6 +87,7 @@ impl fmt::Display for NoiseError {
                 "scale ratio {numerator}/{denominator} needs numerator and denominator >= 1"
             ),
             Self::ZeroDimension => write!(f, "dimension must be at least 1, got 0"),
+            Self::InvalidGroups(why) => write!(f, "invalid feature groups: {why}"),
             Self::DimensionTooLarge { dim, max } => {
                 write!(f, "dimension {dim} exceeds the largest accepted, {max}")
             }

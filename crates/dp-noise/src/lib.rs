@@ -50,6 +50,7 @@ mod error;
 mod exact;
 mod exponential;
 mod grid;
+mod group_norm;
 mod laplace;
 #[cfg(test)]
 mod proptests;
@@ -64,6 +65,7 @@ pub use budget::{
 pub use discrete_laplace::DiscreteLaplace;
 pub use error::NoiseError;
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
+pub use group_norm::{FeatureGroups, GroupNormVector};
 pub use laplace::Laplace;
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
 pub use vector::{GammaNormVector, MAX_DIMENSION};
@@ -77,6 +79,7 @@ mod send_sync {
     #[test]
     fn public_types_are_send_and_sync() {
         assert_send_sync::<GammaNormVector>();
+        assert_send_sync::<GroupNormVector>();
         assert_send_sync::<Laplace>();
         assert_send_sync::<DiscreteLaplace>();
         assert_send_sync::<ExponentialMechanism>();

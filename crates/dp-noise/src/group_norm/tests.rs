@@ -1,0 +1,226 @@
+//! Statistical tests of the group-norm noise (PRIVACY_TESTING.md §1), each with a mutation
+//! check that runs the same test on a deliberately broken sampler and asserts that it fails.
+
+use statrs::distribution::{Beta as BetaLaw, ContinuousCDF, Gamma as GammaLaw};
+
+use super::*;
+use crate::InsecureSeededRng;
+use crate::stats::{self, FALSE_ALARM_RATE, KsTest};
+
+/// Not 1, so that a scale/rate swap changes the law.
+const BETA: f64 = 2.5;
+const DRAWS: usize = 20_000;
+
+#[derive(Debug, Clone, Copy)]
+enum Sampler {
+    Production,
+    /// Gamma(d − 1, 1/β): the polar-coordinates off-by-one.
+    ShapeMinusOne,
+    /// β doubled: half the noise.
+    HalvedNoise,
+    /// Every group's share from χ(1): ignores the group sizes in step 2.
+    SharesIgnoreSizes,
+    /// The Euclidean Gamma-norm noise at the same β: the wrong norm altogether.
+    Euclidean,
+}
+
+fn groups(group_of: &[usize]) -> FeatureGroups {
+    FeatureGroups::new(group_of).unwrap()
+}
+
+fn draws(sampler: Sampler, groups: &FeatureGroups, seed: u64) -> Vec<Vec<f64>> {
+    let mut rng = InsecureSeededRng::new(seed);
+    let d = groups.dim() as f64;
+    (0..DRAWS)
+        .map(|_| {
+            let mut out = vec![0.0; groups.dim()];
+            match sampler {
+                Sampler::Production => {
+                    out = GroupNormVector::new(groups.clone(), BETA)
+                        .unwrap()
+                        .sample(&mut rng);
+                }
+                Sampler::ShapeMinusOne => {
+                    fill_group_noise(&mut out, groups, d - 1.0, 1.0 / BETA, |s| s, &mut rng)
+                }
+                Sampler::HalvedNoise => {
+                    fill_group_noise(&mut out, groups, d, 0.5 / BETA, |s| s, &mut rng)
+                }
+                Sampler::SharesIgnoreSizes => {
+                    fill_group_noise(&mut out, groups, d, 1.0 / BETA, |_| 1, &mut rng)
+                }
+                Sampler::Euclidean => {
+                    out = crate::GammaNormVector::new(groups.dim(), BETA)
+                        .unwrap()
+                        .sample(&mut rng);
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// KS of ‖b‖_G against Gamma(d, scale 1/β) (statrs takes the rate).
+fn norm_test(sampler: Sampler, groups: &FeatureGroups, seed: u64) -> KsTest {
+    let law = GammaLaw::new(groups.dim() as f64, BETA).unwrap();
+    let norms: Vec<f64> = draws(sampler, groups, seed)
+        .iter()
+        .map(|b| groups.norm(b).unwrap())
+        .collect();
+    stats::ks_test(&norms, |r| law.cdf(r), FALSE_ALARM_RATE)
+}
+
+/// One group of four: the density is Π exp(−β|b_j|), so every coordinate is Laplace with
+/// scale 1/β. Tests steps 1 and 3 together, on the first and last coordinates.
+fn laplace_coordinate_test(sampler: Sampler, seed: u64) -> [KsTest; 2] {
+    let one_group = groups(&[0, 0, 0, 0]);
+    let samples = draws(sampler, &one_group, seed);
+    let laplace_cdf = |t: f64| {
+        let tail = 0.5 * (-BETA * t.abs()).exp();
+        if t >= 0.0 { 1.0 - tail } else { tail }
+    };
+    [0, 3].map(|j| {
+        let coordinate: Vec<f64> = samples.iter().map(|b| b[j]).collect();
+        stats::ks_test(&coordinate, laplace_cdf, FALSE_ALARM_RATE)
+    })
+}
+
+/// Groups of sizes 2 and 1: the first group's share of the norm, `(a₁/‖b‖_G)²`, is
+/// `ξ₁²/(ξ₁² + ξ₂²)` with ξ² chi-square of 2 and 1 degrees: Beta(1, ½). Tests step 2.
+fn share_test(sampler: Sampler, seed: u64) -> KsTest {
+    let mixed = groups(&[0, 0, 1]);
+    let law = BetaLaw::new(1.0, 0.5).unwrap();
+    let shares: Vec<f64> = draws(sampler, &mixed, seed)
+        .iter()
+        .map(|b| {
+            let first = b[0].abs() + b[1].abs();
+            (first / mixed.norm(b).unwrap()).powi(2)
+        })
+        .collect();
+    stats::ks_test(&shares, |x| law.cdf(x), FALSE_ALARM_RATE)
+}
+
+/// Adult's attribute structure after one-hot encoding (105 columns, 14 groups).
+fn adult_groups() -> FeatureGroups {
+    let sizes = [1, 8, 1, 16, 1, 7, 14, 6, 5, 2, 1, 1, 1, 41];
+    let group_of: Vec<usize> = sizes
+        .iter()
+        .enumerate()
+        .flat_map(|(g, &s)| std::iter::repeat_n(g, s))
+        .collect();
+    groups(&group_of)
+}
+
+#[test]
+fn the_group_norm_is_gamma_d_scale_inverse_beta() {
+    let cases = [
+        groups(&[0]),
+        groups(&[0, 0, 1]),
+        groups(&[0, 1, 2]),
+        groups(&[0, 0, 0, 0]),
+        adult_groups(),
+    ];
+    for (i, g) in cases.iter().enumerate() {
+        let test = norm_test(Sampler::Production, g, 10 + i as u64);
+        assert!(
+            test.passes(),
+            "{} groups of d = {}: {test:?}",
+            g.count(),
+            g.dim()
+        );
+    }
+}
+
+#[test]
+fn the_norm_test_catches_a_shape_off_by_one_and_halved_noise() {
+    let small = groups(&[0, 0, 1]);
+    assert!(!norm_test(Sampler::ShapeMinusOne, &small, 20).passes());
+    assert!(!norm_test(Sampler::HalvedNoise, &small, 21).passes());
+    assert!(!norm_test(Sampler::HalvedNoise, &adult_groups(), 22).passes());
+}
+
+#[test]
+fn one_group_gives_independent_laplace_coordinates() {
+    for test in laplace_coordinate_test(Sampler::Production, 30) {
+        assert!(test.passes(), "{test:?}");
+    }
+}
+
+#[test]
+fn the_laplace_test_catches_euclidean_noise_and_halved_noise() {
+    for sampler in [Sampler::Euclidean, Sampler::HalvedNoise] {
+        let [first, last] = laplace_coordinate_test(sampler, 31);
+        assert!(!first.passes() || !last.passes(), "{sampler:?} passed");
+    }
+}
+
+#[test]
+fn group_shares_follow_the_group_sizes() {
+    let test = share_test(Sampler::Production, 40);
+    assert!(test.passes(), "{test:?}");
+}
+
+#[test]
+fn the_share_test_catches_shares_that_ignore_group_sizes() {
+    assert!(!share_test(Sampler::SharesIgnoreSizes, 41).passes());
+}
+
+/// With singleton groups the law is the Euclidean Gamma-norm noise: at d = 3 its marginal
+/// along (1,1,1)/√3 has the CDF 1 − ¼(2 + βt)e^{−βt} (t ≥ 0) of PRIVACY_TESTING.md §1.
+#[test]
+fn singleton_groups_give_the_euclidean_law() {
+    let singletons = FeatureGroups::singletons(3).unwrap();
+    let marginal_cdf = |t: f64| {
+        let upper = 0.25 * (2.0 + BETA * t.abs()) * (-BETA * t.abs()).exp();
+        if t >= 0.0 { 1.0 - upper } else { upper }
+    };
+    let projections: Vec<f64> = draws(Sampler::Production, &singletons, 50)
+        .iter()
+        .map(|b| b.iter().sum::<f64>() / 3f64.sqrt())
+        .collect();
+    let test = stats::ks_test(&projections, marginal_cdf, FALSE_ALARM_RATE);
+    assert!(test.passes(), "{test:?}");
+}
+
+#[test]
+fn the_norm_is_the_l2_norm_of_the_groups_l1_norms() {
+    let g = groups(&[0, 1, 0, 1, 2]);
+    let v = [3.0, -1.0, -1.0, 2.0, 4.0];
+    // Groups {0, 2}: 4; {1, 3}: 3; {4}: 4.
+    assert_eq!(g.norm(&v).unwrap(), (16.0f64 + 9.0 + 16.0).sqrt());
+    assert!(matches!(
+        g.norm(&[1.0]),
+        Err(NoiseError::DimensionMismatch {
+            expected: 5,
+            found: 1
+        })
+    ));
+    // One non-zero per group: the Euclidean norm.
+    let one_hot = [0.6, 0.0, 0.0, 0.0, 0.8];
+    assert!((g.norm(&one_hot).unwrap() - 1.0).abs() < 1e-15);
+}
+
+#[test]
+fn invalid_partitions_and_rates_are_refused() {
+    assert!(matches!(
+        FeatureGroups::new(&[]),
+        Err(NoiseError::ZeroDimension)
+    ));
+    assert!(matches!(
+        FeatureGroups::new(&[0, 2, 2]),
+        Err(NoiseError::InvalidGroups(_))
+    ));
+    assert!(matches!(
+        FeatureGroups::new(&[0, 5]),
+        Err(NoiseError::InvalidGroups(_))
+    ));
+    for beta in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-320] {
+        assert!(matches!(
+            GroupNormVector::new(groups(&[0, 0]), beta),
+            Err(NoiseError::InvalidBeta(_))
+        ));
+    }
+    let noise = GroupNormVector::from_epsilon(groups(&[0, 0]), 1.0, 2.0).unwrap();
+    assert!(noise.beta() < 0.5 && noise.beta() == 0.5f64.next_down());
+    assert!(GroupNormVector::from_epsilon(groups(&[0]), 0.0, 2.0).is_err());
+}
