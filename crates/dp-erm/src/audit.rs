@@ -343,3 +343,65 @@ fn logistic_audit_catches_the_missing_one_over_n() {
     );
     assert!(bound.epsilon > pair_epsilon(&spec), "{bound:?}");
 }
+
+/// Group-shaped noise (`ErmParams::group_noise`) in two dimensions forming one group: the
+/// noise density is `∝ exp(−β(|b₁| + |b₂|))`, so the canary coordinate's noise is Laplace
+/// and flipping the canary's label shifts it by exactly `‖x*‖_G = 1`: the best distinguisher
+/// reaches the same `ε_pair = ε'/2 + ε₂` as the Euclidean audit. The shared rows alternate
+/// between the two columns (one non-zero each, group norm ≤ 1).
+fn grouped_audit(lambda: f64, rate_factor: f64, seed: u64) -> Audit {
+    let (base, _) = neighbours(seed);
+    let build = |canary_label: f64| {
+        let mut rows: Vec<Vec<(usize, f64)>> = Vec::with_capacity(ROWS);
+        let mut labels = base.labels().to_vec();
+        for i in 0..ROWS - 1 {
+            let entries = base.row_entries(i);
+            rows.push(entries.iter().map(|&(_, v)| (i % 2, v)).collect());
+        }
+        rows.push(vec![(0, 1.0)]);
+        *labels.last_mut().unwrap() = canary_label;
+        TrainingSet::builder(2)
+            .sparse_rows(rows)
+            .labels(labels)
+            .build()
+            .unwrap()
+    };
+    let groups = dp_noise::FeatureGroups::new(&[0, 0]).unwrap();
+    let params = logistic(lambda).group_noise(groups);
+    let first = canary_scores(&params, &build(1.0), 10 * seed + 1, rate_factor);
+    let second = canary_scores(&params, &build(-1.0), 10 * seed + 2, rate_factor);
+    let spec = spec_calibration(2.0, ROWS as f64, lambda, 0.25, ObjectiveCalibration::Cms11);
+    let bound = dp_audit::epsilon_lower_bound(&first, &second, ALPHA).unwrap();
+    eprintln!(
+        "grouped audit Λ = {lambda:e}, noise rate ×{rate_factor}: ε_LB = {:.3}, ε'/2 = {:.3}",
+        bound.epsilon, spec.beta
+    );
+    Audit {
+        bound,
+        spec,
+        epsilon: 2.0,
+    }
+}
+
+#[test]
+fn group_noise_audit_reaches_but_never_exceeds_the_pair_bound() {
+    for (i, lambda) in BRANCHES.into_iter().enumerate() {
+        let result = grouped_audit(lambda, 1.0, 600 + i as u64);
+        let (lb, pair) = (result.bound.epsilon, pair_epsilon(&result.spec));
+        assert!(lb <= pair && pair <= result.epsilon, "Λ = {lambda}: {lb} vs {pair}");
+        assert!(lb >= 0.8 * result.spec.beta, "Λ = {lambda}: lacks power, {lb}");
+    }
+}
+
+/// Mutation check: group-shaped noise at half the scale exceeds the pair bound.
+#[test]
+fn group_noise_audit_catches_halved_noise() {
+    for (i, lambda) in BRANCHES.into_iter().enumerate() {
+        let result = grouped_audit(lambda, 2.0, 700 + i as u64);
+        assert!(
+            result.bound.epsilon > pair_epsilon(&result.spec),
+            "Λ = {lambda}: {}",
+            result.bound.epsilon
+        );
+    }
+}

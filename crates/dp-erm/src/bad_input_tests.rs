@@ -253,3 +253,55 @@ fn rejects_unattainable_fits_naming_the_cause_not_the_tolerance() {
         Err(ErmError::IllConditioned { .. })
     ));
 }
+
+#[test]
+fn rejects_group_noise_on_rows_groups_or_mechanisms_it_does_not_cover() {
+    use dp_noise::FeatureGroups;
+    let mut rng = InsecureSeededRng::new(3);
+    let one_group = FeatureGroups::new(&[0, 0]).unwrap();
+    let grouped = |params: ErmParams| params.group_noise(one_group.clone());
+    // small_set's rows have two non-zeros in the one group: group norm up to 1.4 > 1.
+    let err = grouped(ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0))
+        .fit(&small_set(), &mut rng)
+        .unwrap_err();
+    assert!(
+        matches!(err, ErmError::RowGroupNormAboveOne { row: 0, norm } if (norm - 1.4).abs() < 1e-12),
+        "{err:?}"
+    );
+    // Separate groups: the same rows are fine (group norm = Euclidean norm ≤ 1).
+    let separate = FeatureGroups::singletons(2).unwrap();
+    assert!(
+        ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0)
+            .group_noise(separate)
+            .fit(&small_set(), &mut rng)
+            .is_ok()
+    );
+    let wrong_dimension = FeatureGroups::new(&[0, 0, 1]).unwrap();
+    let err = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0)
+        .group_noise(wrong_dimension)
+        .fit(&small_set(), &mut rng)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ErmError::DimensionMismatch {
+                what: "feature groups",
+                expected: 2,
+                found: 3
+            }
+        ),
+        "{err:?}"
+    );
+    for params in [
+        ErmParams::output_perturbation(Loss::Logistic, 0.1, 1.0),
+        ErmParams::non_private(Loss::Logistic, 0.1),
+    ] {
+        assert!(matches!(
+            grouped(params).check(),
+            Err(ErmError::MisplacedOption {
+                option: "group-shaped noise",
+                ..
+            })
+        ));
+    }
+}

@@ -36,6 +36,14 @@ pub enum ErmError {
         /// Its norm.
         norm: f64,
     },
+    /// With group-shaped noise ([`crate::ErmParams::group_noise`]), a row's group norm
+    /// `(Σ_g ‖x_g‖₁²)^{1/2}` exceeds 1 (a group holds more than one non-zero).
+    RowGroupNormAboveOne {
+        /// The first offending row.
+        row: usize,
+        /// Its group norm.
+        norm: f64,
+    },
     /// A label is not −1 or +1.
     InvalidLabel {
         /// The row.
@@ -169,6 +177,12 @@ impl fmt::Display for ErmError {
                 f,
                 "row {row} has norm {norm:?} > 1; the privacy guarantees need every row in the \
                  unit ball (scale by public bounds or clip rows explicitly)"
+            ),
+            Self::RowGroupNormAboveOne { row, norm } => write!(
+                f,
+                "row {row} has group norm {norm:?} > 1; group-shaped noise needs every row's \
+                 group norm at most 1 (one-hot groups with one non-zero each, rows in the unit \
+                 ball)"
             ),
             Self::InvalidLabel { row, label } => {
                 write!(

@@ -1,7 +1,7 @@
 //! The estimators: non-private ERM, output perturbation and objective perturbation, with
 //! checked parameters (linfa style).
 
-use dp_noise::{GammaNormVector, ReleaseRng};
+use dp_noise::{FeatureGroups, GammaNormVector, GroupNormVector, ReleaseRng};
 use dp_optim::{GlmObjective, Lbfgs, MAX_HESSIAN_DIMENSION, Newton, Solution, Solver};
 use serde::{Deserialize, Serialize};
 
@@ -130,6 +130,8 @@ pub struct ErmParams {
     solver: SolverChoice,
     feature_map: Option<String>,
     warm_start: Option<Vec<f64>>,
+    /// Objective perturbation's noise shaped to these feature groups (`None`: Euclidean).
+    noise_groups: Option<FeatureGroups>,
     /// Set when a calibration rule was chosen for a mechanism that has none.
     misplaced_calibration: bool,
 }
@@ -172,6 +174,7 @@ impl ErmParams {
             solver: SolverChoice::Auto,
             feature_map: None,
             warm_start: None,
+            noise_groups: None,
             misplaced_calibration: false,
         }
     }
@@ -183,6 +186,31 @@ impl ErmParams {
         } else {
             self.misplaced_calibration = true;
         }
+        self
+    }
+
+    /// Shapes objective perturbation's noise to one-hot feature groups: density
+    /// `∝ exp(−β‖b‖_G)` with `‖b‖_G = (Σ_g ‖b_g‖₁²)^{1/2}` ([`dp_noise::GroupNormVector`])
+    /// instead of `∝ exp(−β‖b‖₂)`, same β, same ε. Every row must then have group norm
+    /// `‖x‖_G ≤ 1`, which one-hot rows (at most one non-zero per group) in the unit ball
+    /// have; a fit checks it and refuses other rows. The groups are public (the schema),
+    /// `groups.dim()` must equal the data's features, and the option is an error for the
+    /// other mechanisms (output perturbation's sensitivity is Euclidean).
+    ///
+    /// # Privacy
+    /// CMS11's proof of objective perturbation bounds the ratio of the noise densities that
+    /// map neighbouring datasets to the same minimizer `f*`: the two noise vectors differ by
+    /// `u − u'` with `u = ℓ'(y fᵀx) y x` for the replaced row and `u'` for its replacement,
+    /// so `‖u − u'‖_G ≤ |ℓ'|‖x‖_G + |ℓ'|‖x'‖_G ≤ 2` (|ℓ'| ≤ 1, ‖x‖_G ≤ 1), and by the triangle
+    /// inequality of the norm the densities differ by at most `e^{2β} = e^{ε'}` — the same
+    /// bound as with `‖·‖₂`. The Jacobian factor needs only `ℓ'' ≤ c` and `‖x‖₂ ≤ 1`, which
+    /// follows from `‖x‖₂ ≤ ‖x‖_G` (each group's ℓ2 norm is at most its ℓ1 norm); the
+    /// minimizer noise covers a Euclidean distance and stays Euclidean. So the release is
+    /// ε-DP with the same ε, for the same replace-one relation. The gain is in the shape: a
+    /// group of s levels gets about 1/s of its noise per coordinate instead of 1/√s
+    /// (Adult, ε = 0.1: 2–3 points of test error, README "Utility at a fixed guarantee").
+    pub fn group_noise(mut self, groups: FeatureGroups) -> Self {
+        self.noise_groups = Some(groups);
         self
     }
 
@@ -262,6 +290,14 @@ impl ErmParams {
         if self.misplaced_calibration {
             return Err(ErmError::MisplacedOption {
                 option: "objective calibration",
+                applies_to: "objective perturbation",
+            });
+        }
+        if self.noise_groups.is_some()
+            && !matches!(self.mechanism, Mechanism::ObjectivePerturbation { .. })
+        {
+            return Err(ErmError::MisplacedOption {
+                option: "group-shaped noise",
                 applies_to: "objective perturbation",
             });
         }
@@ -472,7 +508,14 @@ impl ErmParams {
                 (weights, solution, Some(noise))
             }
             Plan::Objective(calibration, minimizer) => {
-                let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
+                let beta = calibration.beta * rate_factor;
+                let noise = match &self.noise_groups {
+                    Some(groups) => {
+                        check_group_norms(data, groups)?;
+                        GroupNormVector::new(groups.clone(), beta)?.sample(rng)
+                    }
+                    None => GammaNormVector::new(d, beta)?.sample(rng),
+                };
                 // The mutant sums the losses instead of averaging them: divided by n, its
                 // objective has regularization (Λ+Δ)/n and linear term b/n².
                 let scale = match mutation {
@@ -562,6 +605,27 @@ impl ErmParams {
     }
 }
 
+/// Refuses groups of the wrong dimension and rows of group norm above 1 (before any
+/// noise is drawn or solver step taken).
+fn check_group_norms(data: &TrainingSet, groups: &FeatureGroups) -> Result<(), ErmError> {
+    if groups.dim() != data.features() {
+        return Err(ErmError::DimensionMismatch {
+            what: "feature groups",
+            expected: data.features(),
+            found: groups.dim(),
+        });
+    }
+    for i in 0..data.len() {
+        let norm = groups
+            .sparse_norm(&data.row_entries(i))
+            .expect("columns are below the checked dimension");
+        if norm > 1.0 {
+            return Err(ErmError::RowGroupNormAboveOne { row: i, norm });
+        }
+    }
+    Ok(())
+}
+
 /// Shows the parameters, not the warm start's values (often a non-private minimizer).
 impl std::fmt::Debug for ErmParams {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -572,6 +636,7 @@ impl std::fmt::Debug for ErmParams {
             .field("tolerance", &self.tolerance)
             .field("solver", &self.solver)
             .field("feature_map", &self.feature_map)
+            .field("group_noise", &self.noise_groups.as_ref().map(FeatureGroups::count))
             .field(
                 "warm_start",
                 &self

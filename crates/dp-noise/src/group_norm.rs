@@ -21,6 +21,8 @@ use crate::{NoiseError, ReleaseRng};
 pub struct FeatureGroups {
     /// The coordinates of each group, increasing.
     members: Vec<Vec<usize>>,
+    /// The group of each coordinate.
+    group_of: Vec<usize>,
     dim: usize,
 }
 
@@ -55,7 +57,11 @@ impl FeatureGroups {
                 "group {empty} has no coordinate: groups must be numbered 0..m with none empty"
             )));
         }
-        Ok(Self { members, dim })
+        Ok(Self {
+            members,
+            group_of: group_of.to_vec(),
+            dim,
+        })
     }
 
     /// Every coordinate its own group: the group norm is then the Euclidean norm.
@@ -76,6 +82,39 @@ impl FeatureGroups {
     /// The coordinates of each group.
     pub fn members(&self) -> &[Vec<usize>] {
         &self.members
+    }
+
+    /// The group of coordinate `j < d`.
+    pub fn group(&self, j: usize) -> usize {
+        self.group_of[j]
+    }
+
+    /// The group norm of a sparse vector given as `(coordinate, value)` pairs (coordinates
+    /// `< d`, each at most once), in time linear in its entries.
+    pub fn sparse_norm(&self, entries: &[(usize, f64)]) -> Result<f64, NoiseError> {
+        if let Some(&(j, _)) = entries.iter().find(|&&(j, _)| j >= self.dim) {
+            return Err(NoiseError::DimensionMismatch {
+                expected: self.dim,
+                found: j + 1,
+            });
+        }
+        let mut by_group: Vec<(usize, f64)> = entries
+            .iter()
+            .map(|&(j, v)| (self.group_of[j], v.abs()))
+            .collect();
+        by_group.sort_by_key(|&(g, _)| g);
+        let mut squares = 0.0;
+        let mut k = 0;
+        while k < by_group.len() {
+            let group = by_group[k].0;
+            let mut l1 = 0.0;
+            while k < by_group.len() && by_group[k].0 == group {
+                l1 += by_group[k].1;
+                k += 1;
+            }
+            squares += l1 * l1;
+        }
+        Ok(squares.sqrt())
     }
 
     /// `‖v‖_G = (Σ_g (Σ_{j∈g} |v_j|)²)^{1/2}`, for `v` of length d. At least `‖v‖₂`, equal

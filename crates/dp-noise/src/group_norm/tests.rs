@@ -195,6 +195,10 @@ fn the_norm_is_the_l2_norm_of_the_groups_l1_norms() {
             found: 1
         })
     ));
+    let sparse = [(3, 2.0), (0, 3.0), (4, 4.0), (2, -1.0), (1, -1.0)];
+    assert_eq!(g.sparse_norm(&sparse).unwrap(), g.norm(&v).unwrap());
+    assert!(g.sparse_norm(&[(5, 1.0)]).is_err());
+    assert_eq!(g.sparse_norm(&[]).unwrap(), 0.0);
     // One non-zero per group: the Euclidean norm.
     let one_hot = [0.6, 0.0, 0.0, 0.0, 0.8];
     assert!((g.norm(&one_hot).unwrap() - 1.0).abs() < 1e-15);
