@@ -212,7 +212,11 @@ pub fn tabular(
     }
     Ok(Dataset {
         name: "tabular".into(),
-        feature_names: (0..d).map(|c| format!("x{c}")).collect(),
+        // One-hot levels named `attribute=level`, as the real datasets name them.
+        feature_names: (0..attributes)
+            .flat_map(|a| (0..categories).map(move |c| format!("a{a}=c{c}")))
+            .chain((0..numeric).map(|k| format!("numeric{k}")))
+            .collect(),
         rows: data,
         labels,
         checksums: Vec::new(),

@@ -388,8 +388,14 @@ fn group_noise_audit_reaches_but_never_exceeds_the_pair_bound() {
     for (i, lambda) in BRANCHES.into_iter().enumerate() {
         let result = grouped_audit(lambda, 1.0, 600 + i as u64);
         let (lb, pair) = (result.bound.epsilon, pair_epsilon(&result.spec));
-        assert!(lb <= pair && pair <= result.epsilon, "Λ = {lambda}: {lb} vs {pair}");
-        assert!(lb >= 0.8 * result.spec.beta, "Λ = {lambda}: lacks power, {lb}");
+        assert!(
+            lb <= pair && pair <= result.epsilon,
+            "Λ = {lambda}: {lb} vs {pair}"
+        );
+        assert!(
+            lb >= 0.8 * result.spec.beta,
+            "Λ = {lambda}: lacks power, {lb}"
+        );
     }
 }
 

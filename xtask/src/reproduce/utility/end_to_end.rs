@@ -4,13 +4,14 @@
 
 use dp_datasets::Dataset;
 use dp_erm::{Classifier, ErmError, ErmParams, Examples, RegularizationRule};
-use dp_noise::InsecureSeededRng;
+use dp_noise::{FeatureGroups, InsecureSeededRng};
 use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::super::linear::{shuffled, split};
 use super::grid::{mean_and_std_error, progress_bar};
+use super::variant::feature_groups;
 
 /// How Λ is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -23,16 +24,25 @@ pub enum Choice {
     /// Random stopping over the fine grid, each run and score at ε/3 (3·ε/3 = ε end to end,
     /// plus δ ≤ 1e-9 from the cap on runs).
     RandomStopping,
+    /// The rule re-fitted (on the synthetic sweep of this run) for objective perturbation
+    /// with the noise shaped to the one-hot groups, and that mechanism.
+    GroupedRule,
 }
 
 impl Choice {
-    pub const ALL: [Choice; 3] = [Self::Rule, Self::SplitAndSelect, Self::RandomStopping];
+    pub const ALL: [Choice; 4] = [
+        Self::Rule,
+        Self::SplitAndSelect,
+        Self::RandomStopping,
+        Self::GroupedRule,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
             Self::Rule => "rule Λ = κ·(d/(nε))^p (no tuning)",
             Self::SplitAndSelect => "split-and-select over the fine grid",
             Self::RandomStopping => "random stopping over the fine grid (ε/3 each)",
+            Self::GroupedRule => "group-shaped noise, its rule re-fitted on synthetic data",
         }
     }
 }
@@ -61,6 +71,7 @@ fn stop_probability(candidates: usize) -> f64 {
 
 pub fn run(
     data: &Dataset,
+    grouped_rule: Option<RegularizationRule>,
     lambdas: &[f64],
     epsilons: &[f64],
     folds: usize,
@@ -69,14 +80,21 @@ pub fn run(
 ) -> Result<Vec<EndToEndCell>, Box<dyn std::error::Error>> {
     let order = shuffled(data.len(), seed ^ 0xe2e);
     let rule = RegularizationRule::DEFAULT;
+    let groups = feature_groups(data)?;
+    let rules = Rules {
+        euclidean: rule,
+        grouped: grouped_rule.map(|r| (r, groups)),
+    };
     let jobs: Vec<(Choice, usize, usize)> = Choice::ALL
         .iter()
+        .filter(|&&c| c != Choice::GroupedRule || rules.grouped.is_some())
         .flat_map(|&c| (0..epsilons.len()).flat_map(move |e| (0..runs).map(move |r| (c, e, r))))
         .collect();
     let progress = progress_bar(&data.name, jobs.len() * folds);
     // Per (choice, ε): errors and chosen Λ over folds × runs.
     let mut results: Vec<Vec<(Option<f64>, Option<f64>)>> = vec![Vec::new(); jobs.len()];
-    let mut rule_lambda = vec![None; epsilons.len()];
+    // Per ε: the Λ of the Euclidean and of the grouped rule (first fold's training size).
+    let mut rule_lambda = vec![(None, None); epsilons.len()];
     for fold in 0..folds {
         let (train_rows, test_rows) = split(&order, fold, folds);
         let train = data.training_set(&train_rows)?.to_examples();
@@ -86,15 +104,28 @@ pub fn run(
             let lambda = rule
                 .params(train.len(), train.features(), epsilon)?
                 .regularization();
-            rule_lambda[e].get_or_insert(lambda);
+            rule_lambda[e].0.get_or_insert(lambda);
+            if let Some((grouped, _)) = &rules.grouped {
+                let lambda = grouped
+                    .params(train.len(), train.features(), epsilon)?
+                    .regularization();
+                rule_lambda[e].1.get_or_insert(lambda);
+            }
         }
         let outcomes: Vec<(Option<f64>, Option<f64>)> = jobs
             .par_iter()
             .map(|&(choice, e, r)| {
                 let run_seed = seed ^ (fold as u64) << 40 ^ (r as u64) << 20 ^ e as u64;
                 let mut rng = InsecureSeededRng::new(run_seed);
-                let outcome =
-                    choose_and_test(choice, rule, lambdas, epsilons[e], &train, &test, &mut rng);
+                let outcome = choose_and_test(
+                    choice,
+                    &rules,
+                    lambdas,
+                    epsilons[e],
+                    &train,
+                    &test,
+                    &mut rng,
+                );
                 progress.inc(1);
                 outcome
             })
@@ -107,6 +138,9 @@ pub fn run(
     progress.finish_and_clear();
     let mut cells = Vec::new();
     for &choice in &Choice::ALL {
+        if !jobs.iter().any(|job| job.0 == choice) {
+            continue;
+        }
         for (e, &epsilon) in epsilons.iter().enumerate() {
             let outcomes: Vec<(Option<f64>, Option<f64>)> = jobs
                 .iter()
@@ -128,18 +162,34 @@ pub fn run(
                 std_error,
                 runs: outcomes.len(),
                 refusals: outcomes.iter().filter(|o| o.0.is_none()).count(),
-                rule_lambda: (choice == Choice::Rule).then_some(rule_lambda[e]).flatten(),
-                mean_chosen_lambda: (choice != Choice::Rule).then_some(geometric).flatten(),
+                rule_lambda: match choice {
+                    Choice::Rule => rule_lambda[e].0,
+                    Choice::GroupedRule => rule_lambda[e].1,
+                    _ => None,
+                },
+                mean_chosen_lambda: matches!(
+                    choice,
+                    Choice::SplitAndSelect | Choice::RandomStopping
+                )
+                .then_some(geometric)
+                .flatten(),
             });
         }
     }
     Ok(cells)
 }
 
+/// The data-independent rules: the library's, and the one re-fitted for group-shaped noise
+/// with the data's one-hot groups.
+struct Rules {
+    euclidean: RegularizationRule,
+    grouped: Option<(RegularizationRule, FeatureGroups)>,
+}
+
 /// (test error, chosen Λ); an error of `None` when the library refused an uncertified fit.
 fn choose_and_test(
     choice: Choice,
-    rule: RegularizationRule,
+    rules: &Rules,
     lambdas: &[f64],
     epsilon: f64,
     train: &Examples,
@@ -149,6 +199,7 @@ fn choose_and_test(
     let error = |model: &dp_erm::LinearModel| -> Result<f64, ErmError> {
         Ok(Classifier::mistakes(model, test)? as f64 / test.len() as f64)
     };
+    let rule = rules.euclidean;
     let candidates = |epsilon: f64| -> Result<Vec<ErmParams>, ErmError> {
         let loss = dp_erm::Loss::huber(rule.huber_width)?;
         Ok(lambdas
@@ -161,8 +212,13 @@ fn choose_and_test(
             if matches!(source.downcast_ref::<ErmError>(), Some(ErmError::NotConverged)))
     };
     match choice {
-        Choice::Rule => {
-            let params = rule.params(train.len(), train.features(), epsilon)?;
+        Choice::Rule | Choice::GroupedRule => {
+            let params = match (&rules.grouped, choice) {
+                (Some((grouped, groups)), Choice::GroupedRule) => grouped
+                    .params(train.len(), train.features(), epsilon)?
+                    .group_noise(groups.clone()),
+                _ => rule.params(train.len(), train.features(), epsilon)?,
+            };
             let lambda = params.regularization();
             match dp_erm::Trainer::train(&params, train, rng) {
                 Ok(model) => Ok((Some(error(&model)?), Some(lambda))),

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::super::linear::{shuffled, split};
-use super::variant::{Lever, Variant};
+use super::variant::{Lever, Variant, feature_groups};
 
 /// Λ values `10^(−k/per_decade)` from `10^−from` to `10^−to` (both included).
 pub fn log_grid(from: u32, to: u32, per_decade: u32) -> Vec<f64> {
@@ -89,6 +89,7 @@ fn run_on_splits(
     splits: &[(Vec<usize>, Vec<usize>)],
     protocol: &Protocol<'_>,
 ) -> Result<Vec<GridCell>, Box<dyn std::error::Error>> {
+    let groups = feature_groups(data)?;
     let mut encodings: BTreeMap<Lever, Dataset> = BTreeMap::new();
     for variant in protocol.variants {
         if let Some(encoded) = variant.lever.apply(data) {
@@ -131,7 +132,7 @@ fn run_on_splits(
                 let mut start: Option<Vec<f64>> = None;
                 let mut out = Vec::with_capacity(protocol.epsilons.len());
                 for &epsilon in protocol.epsilons {
-                    let mut params = variant.params(lambda, epsilon);
+                    let mut params = variant.params(lambda, epsilon, &groups);
                     if let Some(weights) = &start {
                         params = params.warm_start(weights);
                     }

@@ -60,6 +60,19 @@ const PROBLEMS: [Problem; 8] = [
 
 /// The losses the rule may use, each under the cliff-free calibration.
 pub const WIDTHS: [Option<f64>; 4] = [None, Some(0.5), Some(1.0), Some(2.0)];
+/// The losses fitted again with the noise shaped to the one-hot groups.
+pub const GROUPED_WIDTHS: [Option<f64>; 2] = [None, Some(1.0)];
+
+/// The (loss, lever) pairs the sweep fits a rule for.
+fn fitted_variants() -> Vec<Variant> {
+    let euclidean = WIDTHS
+        .iter()
+        .map(|&h| Variant::new(h, ObjectiveCalibration::CliffFree, Lever::Paper));
+    let grouped = GROUPED_WIDTHS
+        .iter()
+        .map(|&h| Variant::new(h, ObjectiveCalibration::CliffFree, Lever::GroupNoise));
+    euclidean.chain(grouped).collect()
+}
 
 /// Best Λ of one (problem, n, loss, ε).
 #[derive(Debug, Clone, Serialize)]
@@ -79,6 +92,8 @@ pub struct BestLambda {
 pub struct LossFit {
     pub loss: String,
     pub huber_width: Option<f64>,
+    /// Fitted with the noise shaped to the one-hot groups.
+    pub grouped: bool,
     /// κ and p of `Λ = κ·(d/(nε))^p` with the least mean regret.
     pub scale: f64,
     pub exponent: f64,
@@ -103,6 +118,24 @@ pub struct RuleFit {
     pub library: (f64, f64, f64),
     /// The loss with the smallest mean regret, its κ and p.
     pub chosen: (Option<f64>, f64, f64),
+    /// The same among the fits with group-shaped noise.
+    pub chosen_grouped: (Option<f64>, f64, f64),
+}
+
+impl RuleFit {
+    /// The rule fitted for group-shaped noise (Huber losses only: the rule's parameters
+    /// name a Huber width), if the sweep fitted one.
+    pub fn grouped_rule(&self) -> Option<RegularizationRule> {
+        self.losses
+            .iter()
+            .filter(|l| l.grouped && l.huber_width.is_some())
+            .min_by(|a, b| a.mean_regret.total_cmp(&b.mean_regret))
+            .map(|l| RegularizationRule {
+                scale: l.scale,
+                exponent: l.exponent,
+                huber_width: l.huber_width.expect("filtered"),
+            })
+    }
 }
 
 /// Runs the synthetic sweep and fits the rule.
@@ -114,10 +147,7 @@ pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>
     };
     let epsilons = [0.05, 0.1, 0.2, 0.5, 1.0];
     let lambdas = grid::log_grid(0, 6, 2);
-    let variants: Vec<Variant> = WIDTHS
-        .iter()
-        .map(|&h| Variant::new(h, ObjectiveCalibration::CliffFree, Lever::Paper))
-        .collect();
+    let variants = fitted_variants();
     let mut all: Vec<(usize, usize, Vec<GridCell>, String)> = Vec::new();
     let problems = if quick { &PROBLEMS[..3] } else { &PROBLEMS[..] };
     for (p, problem) in problems.iter().enumerate() {
@@ -149,14 +179,19 @@ fn fit(all: &[(usize, usize, Vec<GridCell>, String)], epsilons: &[f64]) -> RuleF
     let mut best = Vec::new();
     let mut losses = Vec::new();
     let library = RegularizationRule::DEFAULT;
-    for &width in &WIDTHS {
+    for fitted in fitted_variants() {
+        let (width, lever) = (fitted.huber_width, fitted.lever);
         let mut points: Vec<(f64, f64)> = Vec::new(); // (ln(d/(nε)), ln Λ*)
         let mut curves: Vec<Curve> = Vec::new();
         for (rows, d, cells, problem) in all {
             for &epsilon in epsilons {
                 let mut curve: Vec<(f64, f64)> = cells
                     .iter()
-                    .filter(|c| c.variant.huber_width == width && c.epsilon == epsilon)
+                    .filter(|c| {
+                        c.variant.huber_width == width
+                            && c.variant.lever == lever
+                            && c.epsilon == epsilon
+                    })
                     .map(|c| (c.lambda, c.mean_error))
                     .collect();
                 curve.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -170,8 +205,7 @@ fn fit(all: &[(usize, usize, Vec<GridCell>, String)], epsilons: &[f64]) -> RuleF
                     problem: problem.clone(),
                     rows: *rows,
                     features: *d,
-                    loss: Variant::new(width, ObjectiveCalibration::CliffFree, Lever::Paper)
-                        .loss_label(),
+                    loss: fitted.label(),
                     huber_width: width,
                     epsilon,
                     lambda,
@@ -204,8 +238,9 @@ fn fit(all: &[(usize, usize, Vec<GridCell>, String)], epsilons: &[f64]) -> RuleF
             .expect("five exponents");
         let (linear_scale, linear_regret) = fit_scale(1.0);
         losses.push(LossFit {
-            loss: Variant::new(width, ObjectiveCalibration::CliffFree, Lever::Paper).loss_label(),
+            loss: fitted.label(),
             huber_width: width,
+            grouped: lever == Lever::GroupNoise,
             scale,
             exponent,
             slope: slope(&points),
@@ -215,17 +250,21 @@ fn fit(all: &[(usize, usize, Vec<GridCell>, String)], epsilons: &[f64]) -> RuleF
             library_regret: regret(library.scale, library.exponent),
         });
     }
-    let chosen = losses
-        .iter()
-        .min_by(|a, b| a.mean_regret.total_cmp(&b.mean_regret))
-        .map_or((None, f64::NAN, f64::NAN), |l| {
-            (l.huber_width, l.scale, l.exponent)
-        });
+    let choose = |grouped: bool| {
+        losses
+            .iter()
+            .filter(|l| l.grouped == grouped)
+            .min_by(|a, b| a.mean_regret.total_cmp(&b.mean_regret))
+            .map_or((None, f64::NAN, f64::NAN), |l| {
+                (l.huber_width, l.scale, l.exponent)
+            })
+    };
     RuleFit {
         best,
+        chosen: choose(false),
+        chosen_grouped: choose(true),
         losses,
         library: (library.scale, library.exponent, library.huber_width),
-        chosen,
     }
 }
 

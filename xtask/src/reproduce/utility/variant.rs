@@ -3,6 +3,7 @@
 
 use dp_datasets::Dataset;
 use dp_erm::{ErmParams, Loss, ObjectiveCalibration};
+use dp_noise::FeatureGroups;
 use serde::Serialize;
 
 /// How the rows are encoded and scaled. Every lever is a per-row transformation fixed before
@@ -21,6 +22,9 @@ pub enum Lever {
     /// Rows divided by the largest norm the schema allows (√(attributes)), instead of each
     /// row scaled to norm 1: rows keep their relative lengths.
     PublicRowBound,
+    /// The papers' rows, with objective perturbation's noise shaped to the one-hot groups
+    /// (`ErmParams::group_noise`, groups from the column names `attribute=level`).
+    GroupNoise,
 }
 
 impl Lever {
@@ -30,6 +34,7 @@ impl Lever {
             Self::Intercept => "+ intercept feature (0.5)",
             Self::PublicEncoding => "public encoding (collapsed country, no education one-hot)",
             Self::PublicRowBound => "rows divided by the schema's norm bound",
+            Self::GroupNoise => "noise shaped to the one-hot groups",
         }
     }
 
@@ -41,8 +46,26 @@ impl Lever {
             Self::Intercept => Some(with_intercept(data, INTERCEPT)),
             Self::PublicEncoding => public_encoding(data),
             Self::PublicRowBound => Some(divided_by_schema_bound(data)),
+            Self::GroupNoise => Some(data.clone()),
         }
     }
+}
+
+/// The one-hot groups of a dataset's columns: the levels of one attribute (`attribute=…`)
+/// form a group, every other column is a group of its own. Public: read off the schema.
+pub fn feature_groups(data: &Dataset) -> Result<FeatureGroups, dp_noise::NoiseError> {
+    let mut group_of = Vec::with_capacity(data.features());
+    let mut previous: Option<&str> = None;
+    for name in &data.feature_names {
+        let one_hot = name.contains('=');
+        let same = one_hot && previous == Some(attribute(name));
+        let next = group_of
+            .last()
+            .map_or(0, |&g: &usize| g + usize::from(!same));
+        group_of.push(next);
+        previous = one_hot.then(|| attribute(name));
+    }
+    FeatureGroups::new(&group_of)
 }
 
 /// The value of the intercept feature.
@@ -95,14 +118,22 @@ impl Variant {
         }
     }
 
-    pub fn params(&self, lambda: f64, epsilon: f64) -> ErmParams {
-        ErmParams::objective_perturbation(self.loss(), lambda, epsilon)
-            .objective_calibration(self.calibration)
+    /// The variant's parameters; `groups` are the data's one-hot groups, used by
+    /// [`Lever::GroupNoise`] only.
+    pub fn params(&self, lambda: f64, epsilon: f64, groups: &FeatureGroups) -> ErmParams {
+        let params = ErmParams::objective_perturbation(self.loss(), lambda, epsilon)
+            .objective_calibration(self.calibration);
+        if self.lever == Lever::GroupNoise {
+            params.group_noise(groups.clone())
+        } else {
+            params
+        }
     }
 }
 
 /// The ablation's configurations: the papers' two losses under both rules, the Huber widths
-/// under the cliff-free rule, and each encoding lever on logistic and Huber h = 0.5.
+/// under the cliff-free rule, each encoding lever on logistic and Huber h = 0.5, and the
+/// group-shaped noise on logistic and Huber h = 0.5 and 1.
 pub fn ablation_variants() -> Vec<Variant> {
     use ObjectiveCalibration::{CliffFree, Cms11};
     let mut variants = vec![
@@ -121,6 +152,9 @@ pub fn ablation_variants() -> Vec<Variant> {
         for huber_width in [None, Some(0.5)] {
             variants.push(Variant::new(huber_width, CliffFree, lever));
         }
+    }
+    for huber_width in [None, Some(0.5), Some(1.0)] {
+        variants.push(Variant::new(huber_width, CliffFree, Lever::GroupNoise));
     }
     variants
 }
