@@ -264,6 +264,21 @@ proptest! {
         prop_assert_eq!(calibration.epsilon, epsilon);
         let lambda = crate::RegularizationRule::DEFAULT.regularization(n, d, epsilon).unwrap();
         prop_assert!((crate::MIN_REGULARIZATION..=crate::MAX_REGULARIZATION).contains(&lambda));
+        // The grouped rule (exponent 2: Λ falls faster with nε) too.
+        let groups = dp_noise::FeatureGroups::singletons(d.min(64)).unwrap();
+        if d <= 64 {
+            let grouped = ErmParams::recommended_grouped(n, d, epsilon, groups);
+            prop_assert!(grouped.is_ok(), "grouped: n = {n}, d = {d}, ε = {epsilon}: {grouped:?}");
+            let grouped = grouped.unwrap();
+            prop_assert!(grouped.check().is_ok());
+            prop_assert!(grouped.noise_calibration(n, d).unwrap().is_some());
+        } else {
+            let mismatched = matches!(
+                ErmParams::recommended_grouped(n, d, epsilon, groups),
+                Err(ErmError::DimensionMismatch { .. })
+            );
+            prop_assert!(mismatched, "groups of the wrong dimension accepted");
+        }
     }
 
     /// Anything else is an error naming the value, never a panic.

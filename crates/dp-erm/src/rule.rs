@@ -45,6 +45,18 @@ impl RegularizationRule {
         huber_width: 1.0,
     };
 
+    /// The rule for objective perturbation with group-shaped noise
+    /// ([`ErmParams::group_noise`]): `Λ = 12.59 · (d/(nε))^2`, Huber width 1 — fitted the same
+    /// way on the same synthetic sweep with the noise shaped to the problems' one-hot groups
+    /// (mean regret 0.0166; logistic 0.0190). The smaller noise lets Λ fall faster with
+    /// `nε`. At Adult's size: Λ ≈ 8.4·10⁻³ at ε = 0.1, 8.4·10⁻⁵ at ε = 1. See
+    /// [`ErmParams::recommended_grouped`].
+    pub const GROUPED: RegularizationRule = RegularizationRule {
+        scale: 12.589,
+        exponent: 2.0,
+        huber_width: 1.0,
+    };
+
     /// Λ for `rows` examples with `features` features at `epsilon`, clamped into
     /// `[MIN_REGULARIZATION, MAX_REGULARIZATION]`. Errors name a zero size, a dimension above
     /// [`MAX_FEATURES`], an ε that is not finite or not in `(0, 1000]`, or a scale that is
@@ -142,5 +154,32 @@ impl ErmParams {
     /// instead. The fit is then ε-DP as [`ErmParams`]'s `# Privacy` states.
     pub fn recommended(rows: usize, features: usize, epsilon: f64) -> Result<ErmParams, ErmError> {
         RegularizationRule::DEFAULT.params(rows, features, epsilon)
+    }
+
+    /// [`ErmParams::recommended`] for one-hot data: objective perturbation with the noise
+    /// shaped to `groups` ([`ErmParams::group_noise`]) and Λ from
+    /// [`RegularizationRule::GROUPED`]. `groups` must have `features` coordinates. On Adult
+    /// (10-fold CV) this reaches 0.207 at ε = 0.1 and 0.178 at ε = 0.2, against 0.218 and
+    /// 0.188 for [`ErmParams::recommended`] (README, "Utility at a fixed guarantee").
+    ///
+    /// # Privacy
+    /// As [`ErmParams::recommended`]: the choice reads only the public sizes, ε and the
+    /// public groups; the fit is ε-DP as `group_noise`'s `# Privacy` states.
+    pub fn recommended_grouped(
+        rows: usize,
+        features: usize,
+        epsilon: f64,
+        groups: dp_noise::FeatureGroups,
+    ) -> Result<ErmParams, ErmError> {
+        if groups.dim() != features {
+            return Err(ErmError::DimensionMismatch {
+                what: "feature groups",
+                expected: features,
+                found: groups.dim(),
+            });
+        }
+        Ok(RegularizationRule::GROUPED
+            .params(rows, features, epsilon)?
+            .group_noise(groups))
     }
 }

@@ -40,14 +40,14 @@ impl FeatureGroups {
                 max: MAX_DIMENSION,
             });
         }
-        let count = group_of.iter().max().map_or(0, |&g| g + 1);
-        if count > dim {
+        let largest = group_of.iter().copied().max().unwrap_or(0);
+        if largest >= dim {
             return Err(NoiseError::InvalidGroups(format!(
-                "group {} named for {dim} coordinates: groups must be numbered 0..m with \
-                 none empty",
-                count - 1
+                "group {largest} named for {dim} coordinates: groups must be numbered 0..m \
+                 with none empty"
             )));
         }
+        let count = largest + 1;
         let mut members = vec![Vec::new(); count];
         for (j, &g) in group_of.iter().enumerate() {
             members[g].push(j);

@@ -139,7 +139,6 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         cells.extend(grid::run(&data, &protocol)?);
         end_to_end.extend(end_to_end::run(
             &data,
-            rule_fit.grouped_rule(),
             &lambdas,
             &EPSILONS,
             plan.folds,

@@ -24,8 +24,9 @@ pub enum Choice {
     /// Random stopping over the fine grid, each run and score at ε/3 (3·ε/3 = ε end to end,
     /// plus δ ≤ 1e-9 from the cap on runs).
     RandomStopping,
-    /// The rule re-fitted (on the synthetic sweep of this run) for objective perturbation
-    /// with the noise shaped to the one-hot groups, and that mechanism.
+    /// `ErmParams::recommended_grouped`: objective perturbation with the noise shaped to
+    /// the one-hot groups and its own rule (`RegularizationRule::GROUPED`, fitted on the
+    /// synthetic sweep like the default one).
     GroupedRule,
 }
 
@@ -42,7 +43,7 @@ impl Choice {
             Self::Rule => "rule Λ = κ·(d/(nε))^p (no tuning)",
             Self::SplitAndSelect => "split-and-select over the fine grid",
             Self::RandomStopping => "random stopping over the fine grid (ε/3 each)",
-            Self::GroupedRule => "group-shaped noise, its rule re-fitted on synthetic data",
+            Self::GroupedRule => "group-shaped noise and its rule (recommended_grouped)",
         }
     }
 }
@@ -71,7 +72,6 @@ fn stop_probability(candidates: usize) -> f64 {
 
 pub fn run(
     data: &Dataset,
-    grouped_rule: Option<RegularizationRule>,
     lambdas: &[f64],
     epsilons: &[f64],
     folds: usize,
@@ -83,11 +83,10 @@ pub fn run(
     let groups = feature_groups(data)?;
     let rules = Rules {
         euclidean: rule,
-        grouped: grouped_rule.map(|r| (r, groups)),
+        groups,
     };
     let jobs: Vec<(Choice, usize, usize)> = Choice::ALL
         .iter()
-        .filter(|&&c| c != Choice::GroupedRule || rules.grouped.is_some())
         .flat_map(|&c| (0..epsilons.len()).flat_map(move |e| (0..runs).map(move |r| (c, e, r))))
         .collect();
     let progress = progress_bar(&data.name, jobs.len() * folds);
@@ -105,12 +104,10 @@ pub fn run(
                 .params(train.len(), train.features(), epsilon)?
                 .regularization();
             rule_lambda[e].0.get_or_insert(lambda);
-            if let Some((grouped, _)) = &rules.grouped {
-                let lambda = grouped
-                    .params(train.len(), train.features(), epsilon)?
-                    .regularization();
-                rule_lambda[e].1.get_or_insert(lambda);
-            }
+            let lambda = RegularizationRule::GROUPED
+                .params(train.len(), train.features(), epsilon)?
+                .regularization();
+            rule_lambda[e].1.get_or_insert(lambda);
         }
         let outcomes: Vec<(Option<f64>, Option<f64>)> = jobs
             .par_iter()
@@ -138,9 +135,6 @@ pub fn run(
     progress.finish_and_clear();
     let mut cells = Vec::new();
     for &choice in &Choice::ALL {
-        if !jobs.iter().any(|job| job.0 == choice) {
-            continue;
-        }
         for (e, &epsilon) in epsilons.iter().enumerate() {
             let outcomes: Vec<(Option<f64>, Option<f64>)> = jobs
                 .iter()
@@ -179,11 +173,10 @@ pub fn run(
     Ok(cells)
 }
 
-/// The data-independent rules: the library's, and the one re-fitted for group-shaped noise
-/// with the data's one-hot groups.
+/// The library's Euclidean rule, and the data's one-hot groups for the grouped one.
 struct Rules {
     euclidean: RegularizationRule,
-    grouped: Option<(RegularizationRule, FeatureGroups)>,
+    groups: FeatureGroups,
 }
 
 /// (test error, chosen Λ); an error of `None` when the library refused an uncertified fit.
@@ -213,11 +206,11 @@ fn choose_and_test(
     };
     match choice {
         Choice::Rule | Choice::GroupedRule => {
-            let params = match (&rules.grouped, choice) {
-                (Some((grouped, groups)), Choice::GroupedRule) => grouped
-                    .params(train.len(), train.features(), epsilon)?
-                    .group_noise(groups.clone()),
-                _ => rule.params(train.len(), train.features(), epsilon)?,
+            let params = if choice == Choice::GroupedRule {
+                let groups = rules.groups.clone();
+                ErmParams::recommended_grouped(train.len(), train.features(), epsilon, groups)?
+            } else {
+                rule.params(train.len(), train.features(), epsilon)?
             };
             let lambda = params.regularization();
             match dp_erm::Trainer::train(&params, train, rng) {

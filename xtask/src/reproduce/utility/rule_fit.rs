@@ -106,7 +106,8 @@ pub struct LossFit {
     /// The best κ with p = 1 (the theory's shape) and its regret.
     pub linear_scale: f64,
     pub linear_regret: f64,
-    /// The regret of the library's rule with this loss.
+    /// The regret of the library's rule with this loss (`RegularizationRule::GROUPED` for
+    /// the group-shaped noise, `DEFAULT` otherwise).
     pub library_regret: f64,
 }
 
@@ -120,22 +121,6 @@ pub struct RuleFit {
     pub chosen: (Option<f64>, f64, f64),
     /// The same among the fits with group-shaped noise.
     pub chosen_grouped: (Option<f64>, f64, f64),
-}
-
-impl RuleFit {
-    /// The rule fitted for group-shaped noise (Huber losses only: the rule's parameters
-    /// name a Huber width), if the sweep fitted one.
-    pub fn grouped_rule(&self) -> Option<RegularizationRule> {
-        self.losses
-            .iter()
-            .filter(|l| l.grouped && l.huber_width.is_some())
-            .min_by(|a, b| a.mean_regret.total_cmp(&b.mean_regret))
-            .map(|l| RegularizationRule {
-                scale: l.scale,
-                exponent: l.exponent,
-                huber_width: l.huber_width.expect("filtered"),
-            })
-    }
 }
 
 /// Runs the synthetic sweep and fits the rule.
@@ -247,7 +232,14 @@ fn fit(all: &[(usize, usize, Vec<GridCell>, String)], epsilons: &[f64]) -> RuleF
             mean_regret,
             linear_scale,
             linear_regret,
-            library_regret: regret(library.scale, library.exponent),
+            library_regret: {
+                let rule = if lever == Lever::GroupNoise {
+                    RegularizationRule::GROUPED
+                } else {
+                    library
+                };
+                regret(rule.scale, rule.exponent)
+            },
         });
     }
     let choose = |grouped: bool| {
