@@ -82,6 +82,8 @@ pub enum SolverChoice {
 ///   `f*`, so the released density is within `e^{β₂r}` of the one centred at `f*` on both
 ///   datasets, and the release is `(ε₁ + 2β₂r) = ε`-DP. `ε₂ =` [`crate::MINIMIZER_NOISE_SHARE`]
 ///   `· ε` = ε/100; the added noise is about `2·10⁻⁴` of the objective noise at Adult's size.
+///   With [`ErmParams::group_noise`], `b` has density `∝ exp(−β‖b‖_G)` for the group norm
+///   instead (same β and ε; the proof is there), and every row must have `‖x‖_G ≤ 1`.
 /// - [`Mechanism::NonPrivate`] gives no guarantee.
 ///
 /// γ, β, ε', Δ and β₂ are functions of the parameters and the public sizes n and d only.
