@@ -371,6 +371,15 @@ fn grouped_audit(lambda: f64, rate_factor: f64, seed: u64) -> Audit {
     let first = canary_scores(&params, &build(1.0), 10 * seed + 1, rate_factor);
     let second = canary_scores(&params, &build(-1.0), 10 * seed + 2, rate_factor);
     let spec = spec_calibration(2.0, ROWS as f64, lambda, 0.25, ObjectiveCalibration::Cms11);
+    // The reported β is the one the grouped noise uses: the spec's, divided by 1 + 2e-12
+    // for the rounding slack of the group-norm check.
+    let reported = params.noise_calibration(ROWS, 2).unwrap().unwrap();
+    let expected = spec.beta / (1.0 + 2e-12);
+    assert!(
+        (reported.beta - expected).abs() <= 1e-9 * expected,
+        "reported β {} vs spec β {expected}",
+        reported.beta
+    );
     let bound = dp_audit::epsilon_lower_bound(&first, &second, ALPHA).unwrap();
     eprintln!(
         "grouped audit Λ = {lambda:e}, noise rate ×{rate_factor}: ε_LB = {:.3}, ε'/2 = {:.3}",

@@ -276,7 +276,22 @@ fn rejects_group_noise_on_rows_groups_or_mechanisms_it_does_not_cover() {
             .fit(&small_set(), &mut rng)
             .is_ok()
     );
+    // The public check callers run before composing fits says the same.
+    assert!(matches!(
+        small_set().check_group_norms(&one_group),
+        Err(ErmError::RowGroupNormAboveOne { row: 0, .. })
+    ));
     let wrong_dimension = FeatureGroups::new(&[0, 0, 1]).unwrap();
+    // Refused from the sizes alone, before any data.
+    assert!(matches!(
+        ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0)
+            .group_noise(wrong_dimension.clone())
+            .noise_calibration(4, 2),
+        Err(ErmError::DimensionMismatch {
+            what: "feature groups",
+            ..
+        })
+    ));
     let err = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0)
         .group_noise(wrong_dimension)
         .fit(&small_set(), &mut rng)

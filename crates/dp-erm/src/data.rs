@@ -87,6 +87,11 @@ impl std::fmt::Debug for TrainingSet {
 /// feature, so a mistyped count (2³², say) must be refused before anything is built.
 pub const MAX_FEATURES: usize = 1 << 24;
 
+/// How far above 1 a row's computed group norm may be for group-shaped noise: one-hot rows
+/// scaled to Euclidean norm 1 have group norm 1 exactly, but summed in another order it can
+/// come out an ulp above (see [`TrainingSet::check_group_norms`]).
+pub const GROUP_NORM_SLACK: f64 = 1.0 + 1e-12;
+
 impl TrainingSet {
     /// Starts building a training set with `features` columns.
     pub fn builder(features: usize) -> TrainingSetBuilder {
@@ -250,6 +255,31 @@ impl TrainingSet {
         let mut out = vec![0.0; self.len()];
         self.rows.multiply(w, &mut out);
         out
+    }
+
+    /// Checks that every row's group norm `‖x‖_G = (Σ_g ‖x_g‖₁²)^{1/2}` is at most
+    /// [`crate::GROUP_NORM_SLACK`] (1 + 1e-12, for rounding), as group-shaped noise
+    /// ([`crate::ErmParams::group_noise`]) requires: one-hot rows (at most one non-zero per
+    /// group) pass, since their group norm is their Euclidean norm. Errors name the groups'
+    /// dimension if it is not the data's, or the first row above the bound and its norm.
+    /// In time linear in the stored entries.
+    pub fn check_group_norms(&self, groups: &dp_noise::FeatureGroups) -> Result<(), ErmError> {
+        if groups.dim() != self.features() {
+            return Err(ErmError::DimensionMismatch {
+                what: "feature groups",
+                expected: self.features(),
+                found: groups.dim(),
+            });
+        }
+        for row in 0..self.len() {
+            let norm = groups
+                .sparse_norm(&self.row_entries(row))
+                .expect("columns are below the checked dimension");
+            if !(norm <= crate::GROUP_NORM_SLACK) {
+                return Err(ErmError::RowGroupNormAboveOne { row, norm });
+            }
+        }
+        Ok(())
     }
 
     /// Row `i` as `(feature, value)` pairs of its stored entries.

@@ -193,11 +193,18 @@ impl ErmParams {
 
     /// Shapes objective perturbation's noise to one-hot feature groups: density
     /// `∝ exp(−β‖b‖_G)` with `‖b‖_G = (Σ_g ‖b_g‖₁²)^{1/2}` ([`dp_noise::GroupNormVector`])
-    /// instead of `∝ exp(−β‖b‖₂)`, same β, same ε. Every row must then have group norm
-    /// `‖x‖_G ≤ 1`, which one-hot rows (at most one non-zero per group) in the unit ball
-    /// have; a fit checks it and refuses other rows. The groups are public (the schema),
-    /// `groups.dim()` must equal the data's features, and the option is an error for the
-    /// other mechanisms (output perturbation's sensitivity is Euclidean).
+    /// instead of `∝ exp(−β‖b‖₂)`, same ε (β smaller by 2·10⁻¹², see below). Every row must
+    /// then have group norm `‖x‖_G ≤ 1`, which one-hot rows (at most one non-zero per group)
+    /// in the unit ball have. The groups are public (the schema), `groups.dim()` must equal
+    /// the data's features (checked with the other parameters, before any work), and the
+    /// option is an error for the other mechanisms (output perturbation's sensitivity is
+    /// Euclidean) and for `dp-kernel` (mapped rows are dense).
+    ///
+    /// **Check the rows first.** A fit refuses a row of group norm above 1 with
+    /// [`ErmError::RowGroupNormAboveOne`], naming the row like the training set's own
+    /// [`ErmError::RowNormAboveOne`]. Inside a composed mechanism (dp-tune's selection, which
+    /// fits on parts of the data) such a refusal would tell which part held the row: call
+    /// [`TrainingSet::check_group_norms`] on the whole training set before handing it over.
     ///
     /// # Privacy
     /// CMS11's proof of objective perturbation bounds the ratio of the noise densities that
@@ -205,9 +212,11 @@ impl ErmParams {
     /// `u − u'` with `u = ℓ'(y fᵀx) y x` for the replaced row and `u'` for its replacement,
     /// so `‖u − u'‖_G ≤ |ℓ'|‖x‖_G + |ℓ'|‖x'‖_G ≤ 2` (|ℓ'| ≤ 1, ‖x‖_G ≤ 1), and by the triangle
     /// inequality of the norm the densities differ by at most `e^{2β} = e^{ε'}` — the same
-    /// bound as with `‖·‖₂`. (Rows are accepted up to a computed group norm of `1 + 1e-12`,
-    /// for rounding, and β is divided by that factor to cover it.) The Jacobian factor needs only `ℓ'' ≤ c` and `‖x‖₂ ≤ 1`, which
-    /// follows from `‖x‖₂ ≤ ‖x‖_G` (each group's ℓ2 norm is at most its ℓ1 norm); the
+    /// bound as with `‖·‖₂`. Rows are accepted up to a computed group norm of `1 + 1e-12`
+    /// (rounding: a one-hot row scaled to norm 1 can sum to an ulp above 1 in another
+    /// order) and β is divided by `1 + 2·10⁻¹²`, which covers that excess and the rounding of
+    /// the computed norm, under the crate's rounding model. The Jacobian factor needs only
+    /// `ℓ'' ≤ c` and `‖x‖₂ ≤ 1`, which [`TrainingSet`] checks for every row; the
     /// minimizer noise covers a Euclidean distance and stays Euclidean. So the release is
     /// ε-DP with the same ε, for the same replace-one relation. The gain is in the shape: a
     /// group of s levels gets about 1/s of its noise per coordinate instead of 1/√s
@@ -215,6 +224,12 @@ impl ErmParams {
     pub fn group_noise(mut self, groups: FeatureGroups) -> Self {
         self.noise_groups = Some(groups);
         self
+    }
+
+    /// The groups objective perturbation's noise is shaped to, if any
+    /// ([`ErmParams::group_noise`]).
+    pub fn noise_groups(&self) -> Option<&FeatureGroups> {
+        self.noise_groups.as_ref()
     }
 
     /// Gradient-norm tolerance γ the solver must certify. Default: 1e-10, or the rounding
@@ -397,7 +412,7 @@ impl ErmParams {
                 epsilon,
                 calibration: rule,
             } => {
-                let (calibration, minimizer) = calibration::objective_perturbation(
+                let (mut calibration, minimizer) = calibration::objective_perturbation(
                     epsilon,
                     examples,
                     features,
@@ -406,6 +421,17 @@ impl ErmParams {
                     rule,
                     self.tolerance,
                 )?;
+                if let Some(groups) = &self.noise_groups {
+                    if groups.dim() != features {
+                        return Err(ErmError::DimensionMismatch {
+                            what: "feature groups",
+                            expected: features,
+                            found: groups.dim(),
+                        });
+                    }
+                    // The rate the group-shaped noise uses (see GROUP_NOISE_RATE_DIVISOR).
+                    calibration.beta /= GROUP_NOISE_RATE_DIVISOR;
+                }
                 // With the noise the minimizer's norm is bounded by (1 + ‖b‖/n)/(Λ+Δ).
                 let noise_gradient = noise_norm_bound(features, calibration.beta) / examples as f64;
                 let total = self.regularization + calibration.extra_regularization;
@@ -514,8 +540,8 @@ impl ErmParams {
                 let beta = calibration.beta * rate_factor;
                 let noise = match &self.noise_groups {
                     Some(groups) => {
-                        check_group_norms(data, groups)?;
-                        GroupNormVector::new(groups.clone(), beta / GROUP_NORM_SLACK)?.sample(rng)
+                        data.check_group_norms(groups)?;
+                        GroupNormVector::new(groups.clone(), beta)?.sample(rng)
                     }
                     None => GammaNormVector::new(d, beta)?.sample(rng),
                 };
@@ -608,32 +634,12 @@ impl ErmParams {
     }
 }
 
-/// How far above 1 a row's computed group norm may be: one-hot rows scaled to Euclidean
-/// norm 1 have group norm 1 in exact arithmetic, but summed in another order it can come
-/// out an ulp above. The noise covers it: its rate is divided by this factor, so the
-/// sensitivity bound `2·slack` still gives `e^{ε'}` (a change of 1e-12 in the noise).
-const GROUP_NORM_SLACK: f64 = 1.0 + 1e-12;
-
-/// Refuses groups of the wrong dimension and rows of group norm above
-/// [`GROUP_NORM_SLACK`] (before any noise is drawn or solver step taken).
-fn check_group_norms(data: &TrainingSet, groups: &FeatureGroups) -> Result<(), ErmError> {
-    if groups.dim() != data.features() {
-        return Err(ErmError::DimensionMismatch {
-            what: "feature groups",
-            expected: data.features(),
-            found: groups.dim(),
-        });
-    }
-    for i in 0..data.len() {
-        let norm = groups
-            .sparse_norm(&data.row_entries(i))
-            .expect("columns are below the checked dimension");
-        if norm > GROUP_NORM_SLACK {
-            return Err(ErmError::RowGroupNormAboveOne { row: i, norm });
-        }
-    }
-    Ok(())
-}
+/// Group-shaped noise divides objective perturbation's β by this: rows are accepted up to a
+/// computed group norm of [`crate::GROUP_NORM_SLACK`] = 1 + 1e-12 (one-hot rows scaled to
+/// Euclidean norm 1 have group norm 1 exactly, but summed in another order it can come out
+/// an ulp above), and the extra 1e-12 covers the rounding of that computed norm itself.
+/// The sensitivity `2·(1 + 1e-12)` then still gives `e^{ε'}`.
+const GROUP_NOISE_RATE_DIVISOR: f64 = 1.0 + 2e-12;
 
 /// Shows the parameters, not the warm start's values (often a non-private minimizer).
 impl std::fmt::Debug for ErmParams {

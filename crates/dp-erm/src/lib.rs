@@ -77,7 +77,7 @@ pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
     ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, release_grid, tolerance_floor,
 };
-pub use data::{MAX_FEATURES, TrainingSet, TrainingSetBuilder};
+pub use data::{GROUP_NORM_SLACK, MAX_FEATURES, TrainingSet, TrainingSetBuilder};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};

@@ -26,7 +26,8 @@ use crate::{FeatureMap, KernelError, KernelModel};
 /// The map's scaling is `1/√D`, not the SVM paper's `√(2/D)`, whose rows reach norm √2
 /// and break the sensitivity bound; the lost factor 2 in `v(x)ᵀv(x') ≈ k(x, x')/2` is a
 /// change of Λ. Refusals depend on the parameters, n, d and D only, except dp-erm's
-/// documented ones (see its `# Privacy`).
+/// documented ones (see its `# Privacy`). dp-erm's group-shaped noise is refused: mapped
+/// rows are dense, their group norm is not bounded by 1.
 #[derive(Clone, Debug)]
 pub struct KernelParams {
     map: FeatureMap,
@@ -70,7 +71,17 @@ impl KernelParams {
 
     /// Checks everything that can be checked without data.
     pub fn check(&self) -> Result<(), KernelError> {
-        Ok(self.erm.check()?)
+        self.erm.check()?;
+        // Mapped rows are dense: their group norm can exceed 1, and a refusal would then
+        // depend on the raw rows.
+        if self.erm.noise_groups().is_some() {
+            return Err(ErmError::MisplacedOption {
+                option: "group-shaped noise",
+                applies_to: "one-hot rows (dp-erm), not random features",
+            }
+            .into());
+        }
+        Ok(())
     }
 
     /// Trains on raw examples (d = the map's input features; any finite values). Every
@@ -81,7 +92,7 @@ impl KernelParams {
         data: &Examples,
         rng: &mut R,
     ) -> Result<KernelFit, KernelError> {
-        self.erm.check()?;
+        self.check()?;
         if data.features() != self.map.input_features() {
             return Err(ErmError::DimensionMismatch {
                 what: "features of the data (the feature map's input features)",

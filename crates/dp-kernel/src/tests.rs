@@ -634,3 +634,24 @@ impl dp_erm::StoredModel for Forged {
         ))
     }
 }
+
+/// Mapped rows are dense, so their group norm is not bounded by 1: group-shaped noise is
+/// refused before anything is mapped, whatever the data (a refusal depending on the rows
+/// would leak them).
+#[test]
+fn rejects_group_shaped_noise_before_mapping() {
+    let map = FeatureMap::draw_seeded(gaussian(0.5), Sampling::Standard, 5, 20, 3).unwrap();
+    let groups = dp_noise::FeatureGroups::singletons(20).unwrap();
+    let erm =
+        ErmParams::objective_perturbation(Loss::huber(0.5).unwrap(), 1e-3, 1.0).group_noise(groups);
+    let kernel = KernelParams::new(map, erm);
+    assert!(matches!(
+        kernel.check(),
+        Err(KernelError::Erm(ErmError::MisplacedOption { .. }))
+    ));
+    let data = nested_balls(50, 4);
+    assert!(matches!(
+        kernel.fit(&data, &mut InsecureSeededRng::new(1)),
+        Err(KernelError::Erm(ErmError::MisplacedOption { .. }))
+    ));
+}

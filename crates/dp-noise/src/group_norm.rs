@@ -199,7 +199,16 @@ impl GroupNormVector {
     pub fn sample<R: ReleaseRng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
         let mut out = vec![0.0; self.groups.dim()];
         let shape = self.groups.dim() as f64;
-        fill_group_noise(&mut out, &self.groups, shape, 1.0 / self.beta, |s| s, rng);
+        let scale = 1.0 / self.beta;
+        fill_group_noise(
+            &mut out,
+            &self.groups,
+            shape,
+            scale,
+            |s| s,
+            Signs::PerCoordinate,
+            rng,
+        );
         out
     }
 }
@@ -214,26 +223,36 @@ pub(crate) fn fill_group_noise<R: Rng + ?Sized>(
     norm_shape: f64,
     norm_scale: f64,
     degrees: fn(usize) -> usize,
+    signs: Signs,
     rng: &mut R,
 ) {
     let norm = Gamma::new(norm_shape, norm_scale)
         .expect("shape and scale were validated as finite and positive")
         .sample(rng);
-    let chi = group_chi_draws(groups, degrees, rng);
-    let chi_norm = chi.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let (chi, chi_norm) = group_chi_draws(groups, degrees, rng);
     for (group, xi) in groups.members.iter().zip(&chi) {
         let l1 = norm * xi / chi_norm;
-        fill_uniform_l1_sphere(out, group, l1, rng);
+        fill_uniform_l1_sphere(out, group, l1, signs, rng);
     }
 }
 
-/// `ξ_g ~ χ(s_g)` for every group (the norm of s_g standard normals), redrawn in the
-/// probability-zero event that all are 0.
+/// How the signs inside a group are drawn: production draws one per coordinate; the
+/// mutation check draws one per group (a privacy bug: the support then depends on which
+/// level of a group is set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signs {
+    PerCoordinate,
+    #[cfg_attr(not(test), allow(dead_code))]
+    PerGroup,
+}
+
+/// `ξ_g ~ χ(s_g)` for every group (the norm of s_g standard normals) and `‖ξ‖₂`, redrawn
+/// in the probability-zero event that `‖ξ‖₂` is 0 (or underflows).
 fn group_chi_draws<R: Rng + ?Sized>(
     groups: &FeatureGroups,
     degrees: fn(usize) -> usize,
     rng: &mut R,
-) -> Vec<f64> {
+) -> (Vec<f64>, f64) {
     loop {
         let chi: Vec<f64> = groups
             .members
@@ -248,8 +267,9 @@ fn group_chi_draws<R: Rng + ?Sized>(
                     .sqrt()
             })
             .collect();
-        if chi.iter().any(|&x| x > 0.0) {
-            return chi;
+        let norm = chi.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm > 0.0 {
+            return (chi, norm);
         }
     }
 }
@@ -260,6 +280,7 @@ fn fill_uniform_l1_sphere<R: Rng + ?Sized>(
     out: &mut [f64],
     group: &[usize],
     radius: f64,
+    signs: Signs,
     rng: &mut R,
 ) {
     loop {
@@ -270,8 +291,10 @@ fn fill_uniform_l1_sphere<R: Rng + ?Sized>(
             total += e;
         }
         if total > 0.0 {
+            let mut random_sign = |rng: &mut R| if rng.random::<bool>() { 1.0 } else { -1.0 };
+            let group_sign = (signs == Signs::PerGroup).then(|| random_sign(rng));
             for &j in group {
-                let sign = if rng.random::<bool>() { 1.0 } else { -1.0 };
+                let sign = group_sign.unwrap_or_else(|| random_sign(rng));
                 out[j] = sign * radius * (out[j] / total);
             }
             return;

@@ -160,6 +160,11 @@ fn newton_step<D: Design + ?Sized, L: MarginLoss>(
 ) -> Option<Termination> {
     let hessian = plan.hessian(objective, &current.evaluation.curvatures);
     let Some(direction) = newton_direction(hessian, current.gradient()) else {
+        if plan.stride > 1 {
+            // A sampled Hessian misses levels seen only in skipped rows: use the full one.
+            plan.stride = 1;
+            return None;
+        }
         return Some(Termination::NumericalFailure);
     };
     match backtrack(objective, current, &direction) {

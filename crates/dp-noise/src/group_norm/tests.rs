@@ -10,6 +10,7 @@ use crate::stats::{self, FALSE_ALARM_RATE, KsTest};
 /// Not 1, so that a scale/rate swap changes the law.
 const BETA: f64 = 2.5;
 const DRAWS: usize = 20_000;
+const EACH: Signs = Signs::PerCoordinate;
 
 #[derive(Debug, Clone, Copy)]
 enum Sampler {
@@ -22,6 +23,9 @@ enum Sampler {
     SharesIgnoreSizes,
     /// The Euclidean Gamma-norm noise at the same β: the wrong norm altogether.
     Euclidean,
+    /// One sign per group instead of per coordinate: ∞-DP (the support depends on which
+    /// level of a group is set).
+    SignPerGroup,
 }
 
 fn groups(group_of: &[usize]) -> FeatureGroups {
@@ -41,14 +45,23 @@ fn draws(sampler: Sampler, groups: &FeatureGroups, seed: u64) -> Vec<Vec<f64>> {
                         .sample(&mut rng);
                 }
                 Sampler::ShapeMinusOne => {
-                    fill_group_noise(&mut out, groups, d - 1.0, 1.0 / BETA, |s| s, &mut rng)
+                    fill_group_noise(&mut out, groups, d - 1.0, 1.0 / BETA, |s| s, EACH, &mut rng)
                 }
                 Sampler::HalvedNoise => {
-                    fill_group_noise(&mut out, groups, d, 0.5 / BETA, |s| s, &mut rng)
+                    fill_group_noise(&mut out, groups, d, 0.5 / BETA, |s| s, EACH, &mut rng)
                 }
                 Sampler::SharesIgnoreSizes => {
-                    fill_group_noise(&mut out, groups, d, 1.0 / BETA, |_| 1, &mut rng)
+                    fill_group_noise(&mut out, groups, d, 1.0 / BETA, |_| 1, EACH, &mut rng)
                 }
+                Sampler::SignPerGroup => fill_group_noise(
+                    &mut out,
+                    groups,
+                    d,
+                    1.0 / BETA,
+                    |s| s,
+                    Signs::PerGroup,
+                    &mut rng,
+                ),
                 Sampler::Euclidean => {
                     out = crate::GammaNormVector::new(groups.dim(), BETA)
                         .unwrap()
@@ -115,7 +128,9 @@ fn adult_groups() -> FeatureGroups {
 fn the_group_norm_is_gamma_d_scale_inverse_beta() {
     let cases = [
         groups(&[0]),
+        groups(&[0, 1]),
         groups(&[0, 0, 1]),
+        groups(&[0, 0, 1, 1, 2]),
         groups(&[0, 1, 2]),
         groups(&[0, 0, 0, 0]),
         adult_groups(),
@@ -180,6 +195,27 @@ fn singleton_groups_give_the_euclidean_law() {
         .collect();
     let test = stats::ks_test(&projections, marginal_cdf, FALSE_ALARM_RATE);
     assert!(test.passes(), "{test:?}");
+}
+
+/// Chi-square of the 8 sign patterns inside one group of three: each has probability 1/8.
+fn sign_pattern_test(sampler: Sampler, seed: u64) -> stats::ChiSquareTest {
+    let mut observed = [0u64; 8];
+    for b in draws(sampler, &groups(&[0, 0, 0]), seed) {
+        let cell: usize = (0..3).map(|i| usize::from(b[i] > 0.0) << i).sum();
+        observed[cell] += 1;
+    }
+    stats::chi_square_test(&observed, &[DRAWS as f64 / 8.0; 8], FALSE_ALARM_RATE)
+}
+
+#[test]
+fn sign_patterns_inside_a_group_are_uniform() {
+    let test = sign_pattern_test(Sampler::Production, 60);
+    assert!(test.passes(), "{test:?}");
+}
+
+#[test]
+fn the_sign_test_catches_one_sign_per_group() {
+    assert!(!sign_pattern_test(Sampler::SignPerGroup, 61).passes());
 }
 
 #[test]
