@@ -275,7 +275,7 @@ impl TrainingSet {
             let norm = groups
                 .sparse_norm(&self.row_entries(row))
                 .expect("columns are below the checked dimension");
-            if !(norm <= crate::GROUP_NORM_SLACK) {
+            if norm.is_nan() || norm > crate::GROUP_NORM_SLACK {
                 return Err(ErmError::RowGroupNormAboveOne { row, norm });
             }
         }

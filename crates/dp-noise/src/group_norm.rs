@@ -291,7 +291,7 @@ fn fill_uniform_l1_sphere<R: Rng + ?Sized>(
             total += e;
         }
         if total > 0.0 {
-            let mut random_sign = |rng: &mut R| if rng.random::<bool>() { 1.0 } else { -1.0 };
+            let random_sign = |rng: &mut R| if rng.random::<bool>() { 1.0 } else { -1.0 };
             let group_sign = (signs == Signs::PerGroup).then(|| random_sign(rng));
             for &j in group {
                 let sign = group_sign.unwrap_or_else(|| random_sign(rng));
