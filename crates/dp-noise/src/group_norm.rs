@@ -12,7 +12,7 @@ use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Exp1, Gamma, StandardNormal};
 
 use crate::error::{check_epsilon, check_sensitivity};
-use crate::vector::MAX_DIMENSION;
+use crate::vector::check_dimension;
 use crate::{NoiseError, ReleaseRng};
 
 /// A partition of the coordinates `0..d` into groups (a categorical attribute's one-hot
@@ -31,15 +31,7 @@ impl FeatureGroups {
     /// numbered `0..m` with none empty.
     pub fn new(group_of: &[usize]) -> Result<Self, NoiseError> {
         let dim = group_of.len();
-        if dim == 0 {
-            return Err(NoiseError::ZeroDimension);
-        }
-        if dim > MAX_DIMENSION {
-            return Err(NoiseError::DimensionTooLarge {
-                dim,
-                max: MAX_DIMENSION,
-            });
-        }
+        check_dimension(dim)?;
         let largest = group_of.iter().copied().max().unwrap_or(0);
         if largest >= dim {
             return Err(NoiseError::InvalidGroups(format!(

@@ -39,18 +39,24 @@ pub struct GammaNormVector {
 /// refused before anything is allocated.
 pub const MAX_DIMENSION: usize = 1 << 26;
 
+/// Refuses a dimension of 0 or above [`MAX_DIMENSION`], before anything is allocated.
+pub(crate) fn check_dimension(dim: usize) -> Result<(), NoiseError> {
+    if dim == 0 {
+        return Err(NoiseError::ZeroDimension);
+    }
+    if dim > MAX_DIMENSION {
+        return Err(NoiseError::DimensionTooLarge {
+            dim,
+            max: MAX_DIMENSION,
+        });
+    }
+    Ok(())
+}
+
 impl GammaNormVector {
     /// Noise in dimension `dim ≥ 1` with rate `beta > 0`.
     pub fn new(dim: usize, beta: f64) -> Result<Self, NoiseError> {
-        if dim == 0 {
-            return Err(NoiseError::ZeroDimension);
-        }
-        if dim > MAX_DIMENSION {
-            return Err(NoiseError::DimensionTooLarge {
-                dim,
-                max: MAX_DIMENSION,
-            });
-        }
+        check_dimension(dim)?;
         // A subnormal β would make the scale 1/β (or the mean norm d/β) infinite.
         let mean_norm = dim as f64 / beta;
         if !(beta.is_finite() && beta > 0.0 && mean_norm.is_finite()) {
