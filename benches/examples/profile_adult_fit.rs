@@ -7,11 +7,15 @@ use dp_noise::InsecureSeededRng;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |i: usize, default: f64| {
-        args.get(i)
-            .map_or(default, |a| a.parse().expect("a number"))
+    let arg = |i: usize, default: f64| match args.get(i).map(|a| a.parse::<f64>()) {
+        None => default,
+        Some(Ok(value)) if value.is_finite() && value > 0.0 => value,
+        Some(_) => {
+            eprintln!("usage: profile_adult_fit [fits] [lambda] [epsilon] (positive numbers)");
+            std::process::exit(2);
+        }
     };
-    let fits = arg(1, 200.0) as usize;
+    let fits = (arg(1, 200.0) as usize).max(1);
     let (lambda, epsilon) = (arg(2, 1e-4), arg(3, 0.1));
     let Some((train, _)) = dp_benches::real_adult() else {
         std::process::exit(2);

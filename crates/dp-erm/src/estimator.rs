@@ -639,7 +639,7 @@ impl ErmParams {
 /// Euclidean norm 1 have group norm 1 exactly, but summed in another order it can come out
 /// an ulp above), and the extra 1e-12 covers the rounding of that computed norm itself.
 /// The sensitivity `2·(1 + 1e-12)` then still gives `e^{ε'}`.
-const GROUP_NOISE_RATE_DIVISOR: f64 = 1.0 + 2e-12;
+const GROUP_NOISE_RATE_DIVISOR: f64 = crate::GROUP_NORM_SLACK + 1e-12;
 
 /// Shows the parameters, not the warm start's values (often a non-private minimizer).
 impl std::fmt::Debug for ErmParams {

@@ -171,15 +171,11 @@ impl ErmParams {
         epsilon: f64,
         groups: dp_noise::FeatureGroups,
     ) -> Result<ErmParams, ErmError> {
-        if groups.dim() != features {
-            return Err(ErmError::DimensionMismatch {
-                what: "feature groups",
-                expected: features,
-                found: groups.dim(),
-            });
-        }
-        Ok(RegularizationRule::GROUPED
+        let params = RegularizationRule::GROUPED
             .params(rows, features, epsilon)?
-            .group_noise(groups))
+            .group_noise(groups);
+        // The calibration refuses groups of the wrong dimension, as a fit would.
+        params.noise_calibration(rows, features)?;
+        Ok(params)
     }
 }

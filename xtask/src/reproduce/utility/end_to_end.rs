@@ -81,10 +81,6 @@ pub fn run(
     let order = shuffled(data.len(), seed ^ 0xe2e);
     let rule = RegularizationRule::DEFAULT;
     let groups = feature_groups(data)?;
-    let rules = Rules {
-        euclidean: rule,
-        groups,
-    };
     let jobs: Vec<(Choice, usize, usize)> = Choice::ALL
         .iter()
         .flat_map(|&c| (0..epsilons.len()).flat_map(move |e| (0..runs).map(move |r| (c, e, r))))
@@ -116,7 +112,7 @@ pub fn run(
                 let mut rng = InsecureSeededRng::new(run_seed);
                 let outcome = choose_and_test(
                     choice,
-                    &rules,
+                    &groups,
                     lambdas,
                     epsilons[e],
                     &train,
@@ -173,16 +169,10 @@ pub fn run(
     Ok(cells)
 }
 
-/// The library's Euclidean rule, and the data's one-hot groups for the grouped one.
-struct Rules {
-    euclidean: RegularizationRule,
-    groups: FeatureGroups,
-}
-
 /// (test error, chosen Λ); an error of `None` when the library refused an uncertified fit.
 fn choose_and_test(
     choice: Choice,
-    rules: &Rules,
+    groups: &FeatureGroups,
     lambdas: &[f64],
     epsilon: f64,
     train: &Examples,
@@ -192,7 +182,7 @@ fn choose_and_test(
     let error = |model: &dp_erm::LinearModel| -> Result<f64, ErmError> {
         Ok(Classifier::mistakes(model, test)? as f64 / test.len() as f64)
     };
-    let rule = rules.euclidean;
+    let rule = RegularizationRule::DEFAULT;
     let candidates = |epsilon: f64| -> Result<Vec<ErmParams>, ErmError> {
         let loss = dp_erm::Loss::huber(rule.huber_width)?;
         Ok(lambdas
@@ -207,7 +197,7 @@ fn choose_and_test(
     match choice {
         Choice::Rule | Choice::GroupedRule => {
             let params = if choice == Choice::GroupedRule {
-                let groups = rules.groups.clone();
+                let groups = groups.clone();
                 ErmParams::recommended_grouped(train.len(), train.features(), epsilon, groups)?
             } else {
                 rule.params(train.len(), train.features(), epsilon)?
