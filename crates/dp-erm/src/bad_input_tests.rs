@@ -255,6 +255,59 @@ fn rejects_unattainable_fits_naming_the_cause_not_the_tolerance() {
 }
 
 #[test]
+fn the_row_group_norm_check_agrees_with_the_group_norm_of_each_row() {
+    use dp_noise::FeatureGroups;
+    // Interleaved groups (not contiguous ranges) over 6 features, sparse and dense rows.
+    let groups = FeatureGroups::new(&[0, 1, 0, 2, 1, 0]).unwrap();
+    let rows = [
+        vec![(0, 0.4), (2, -0.4), (3, 0.1)], // (0.8² + 0.1²)^½ ≈ 0.81
+        vec![(0, 0.5), (1, 0.5), (5, 0.3)],  // (0.8² + 0.5²)^½ ≈ 0.94
+        vec![(0, 0.3), (2, 0.3), (5, 0.3)],  // one group: ℓ1 0.9
+        vec![(1, 0.5), (3, 0.5), (4, -0.2)], // (0.7² + 0.5²)^½ ≈ 0.86
+    ];
+    // Every Euclidean norm stays ≤ 1; at scale 1.2 row 1 is the first above 1 (≈ 1.13).
+    for scale in [1.0, 1.2] {
+        let scaled: Vec<Vec<(usize, f64)>> = rows
+            .iter()
+            .map(|r| r.iter().map(|&(j, v)| (j, v * scale)).collect())
+            .collect();
+        let norms: Vec<f64> = scaled
+            .iter()
+            .map(|r| groups.sparse_norm(r).unwrap())
+            .collect();
+        let first_above = norms.iter().position(|&n| n > crate::GROUP_NORM_SLACK);
+        let mut dense = vec![0.0; 4 * 6];
+        for (i, r) in scaled.iter().enumerate() {
+            for &(j, v) in r {
+                dense[i * 6 + j] = v;
+            }
+        }
+        let labels = vec![1.0, -1.0, 1.0, -1.0];
+        for set in [
+            TrainingSet::builder(6)
+                .sparse_rows(scaled.clone())
+                .labels(labels.clone())
+                .build()
+                .unwrap(),
+            TrainingSet::builder(6)
+                .dense_rows(dense.clone())
+                .labels(labels.clone())
+                .build()
+                .unwrap(),
+        ] {
+            match (set.check_group_norms(&groups), first_above) {
+                (Ok(()), None) => {}
+                (Err(ErmError::RowGroupNormAboveOne { row, norm }), Some(expected)) => {
+                    assert_eq!(row, expected);
+                    assert!((norm - norms[expected]).abs() < 1e-12, "{norm}");
+                }
+                (outcome, expected) => panic!("{outcome:?} but expected a refusal at {expected:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn rejects_group_noise_on_rows_groups_or_mechanisms_it_does_not_cover() {
     use dp_noise::FeatureGroups;
     let mut rng = InsecureSeededRng::new(3);

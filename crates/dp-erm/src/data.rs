@@ -271,10 +271,23 @@ impl TrainingSet {
                 found: groups.dim(),
             });
         }
+        // Per-group ℓ1 sums, reset after each row through the groups it touched: no
+        // allocation per row (a grouped fit runs this check every time).
+        let mut l1 = vec![0.0_f64; groups.count()];
+        let mut touched = Vec::new();
         for row in 0..self.len() {
-            let norm = groups
-                .sparse_norm(&self.row_entries(row))
-                .expect("columns are below the checked dimension");
+            self.for_each_entry(row, |j, v| {
+                let g = groups.group(j);
+                if l1[g] == 0.0 {
+                    touched.push(g);
+                }
+                l1[g] += v.abs();
+            });
+            let norm = touched
+                .drain(..)
+                .map(|g| std::mem::take(&mut l1[g]).powi(2))
+                .sum::<f64>()
+                .sqrt();
             if norm.is_nan() || norm > crate::GROUP_NORM_SLACK {
                 return Err(ErmError::RowGroupNormAboveOne { row, norm });
             }
@@ -282,25 +295,31 @@ impl TrainingSet {
         Ok(())
     }
 
-    /// Row `i` as `(feature, value)` pairs of its stored entries.
-    pub(crate) fn row_entries(&self, i: usize) -> Vec<(usize, f64)> {
+    /// Calls `f(feature, value)` on each stored entry of row `i` (dense rows: the non-zero
+    /// ones), in feature order.
+    fn for_each_entry(&self, i: usize, mut f: impl FnMut(usize, f64)) {
         match self.rows.as_ref() {
-            Rows::Dense(x) => x
-                .as_mat()
-                .row(i)
-                .iter()
-                .copied()
-                .enumerate()
-                .filter(|&(_, v)| v != 0.0)
-                .collect(),
+            Rows::Dense(x) => {
+                for (j, &v) in x.as_mat().row(i).iter().enumerate() {
+                    if v != 0.0 {
+                        f(j, v);
+                    }
+                }
+            }
             Rows::Sparse(x) => {
                 let (idx, val) = x.row(i);
-                idx.iter()
-                    .map(|&c| c as usize)
-                    .zip(val.iter().copied())
-                    .collect()
+                for (&j, &v) in idx.iter().zip(val) {
+                    f(j as usize, v);
+                }
             }
         }
+    }
+
+    /// Row `i` as `(feature, value)` pairs of its stored entries.
+    pub(crate) fn row_entries(&self, i: usize) -> Vec<(usize, f64)> {
+        let mut entries = Vec::new();
+        self.for_each_entry(i, |j, v| entries.push((j, v)));
+        entries
     }
 
     /// The rows as the solvers see them (for evaluating objectives outside this crate).

@@ -13,7 +13,8 @@ const MAX_HALVINGS: usize = 40;
 
 /// Searches along the descent direction `p` from `current` for a step `t ∈ {1, ½, ¼, …}`
 /// with `F(w + t p) ≤ F(w) + 1e-4 · t · ∇Fᵀp`. Trial points reuse the margins:
-/// `X(w + t p) = Xw + t·Xp`, one product with X per search.
+/// `X(w + t p) = Xw + t·Xp`, one product with X per search, and one with `Xᵀ` for the
+/// point taken.
 ///
 /// Near the optimum the decrease the Armijo test looks for drops below the rounding error
 /// of `F` itself, and the test becomes a coin toss. There steps are judged by what the
@@ -38,13 +39,19 @@ pub(crate) fn backtrack<D: Design + ?Sized, L: MarginLoss>(
     for _ in 0..MAX_HALVINGS {
         let w: Vec<f64> = current.w.iter().zip(p).map(|(a, b)| a + t * b).collect();
         let xw: Vec<f64> = current.xw.iter().zip(&xp).map(|(a, b)| a + t * b).collect();
-        let evaluation = objective.evaluate_at(&w, &xw);
-        let accept = if below_rounding {
-            evaluation.value.is_finite() && norm(&evaluation.gradient) < current_norm
+        // The value alone decides the Armijo test: the gradient's product with Xᵀ (the
+        // costliest pass) is made only for the step taken. Piecewise quadratic losses such
+        // as the Huber hinge reject a trial or two on most steps.
+        let pass = objective.loss_pass(&w, &xw);
+        let evaluation = if below_rounding {
+            let evaluation = objective.complete(&w, pass);
+            (evaluation.value.is_finite() && norm(&evaluation.gradient) < current_norm)
+                .then_some(evaluation)
         } else {
-            evaluation.value <= current.value() + ARMIJO * t * slope
+            (pass.value <= current.value() + ARMIJO * t * slope)
+                .then(|| objective.complete(&w, pass))
         };
-        if accept {
+        if let Some(evaluation) = evaluation {
             return Some(Point {
                 w,
                 xw,

@@ -148,8 +148,15 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
     }
 
     /// Value, gradient and the Hessian's per-example weights at `w`, given `xw = X w`, from
-    /// one pass over the examples (ℓ, ℓ', ℓ'' share their work).
+    /// one pass over the examples (ℓ, ℓ', ℓ'' share their work) and one product with `Xᵀ`.
     pub(crate) fn evaluate_at(&self, w: &[f64], xw: &[f64]) -> Evaluation {
+        self.complete(w, self.loss_pass(w, xw))
+    }
+
+    /// The value and the per-example weights at `w`, given `xw = X w`, without the gradient's
+    /// product with `Xᵀ`: what a line search needs to judge a trial step. Bit for bit the
+    /// value [`GlmObjective::evaluate_at`] reports.
+    pub(crate) fn loss_pass(&self, w: &[f64], xw: &[f64]) -> LossPass {
         let n = self.examples();
         let mut slopes = vec![0.0; n];
         let mut curvatures = vec![0.0; n];
@@ -179,16 +186,26 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
             })
             .collect();
         let (value, magnitude) = self.value_from_loss_sum(w, loss_sums.iter().sum());
+        LossPass {
+            value,
+            magnitude,
+            slopes,
+            curvatures,
+        }
+    }
+
+    /// Adds the gradient `Xᵀ(ℓ'·y/n) + μw + g` to a loss pass at `w`.
+    pub(crate) fn complete(&self, w: &[f64], pass: LossPass) -> Evaluation {
         let mut gradient = vec![0.0; self.dim()];
-        self.design.multiply_transpose(&slopes, &mut gradient);
+        self.design.multiply_transpose(&pass.slopes, &mut gradient);
         for (j, gj) in gradient.iter_mut().enumerate() {
             *gj += self.regularization * w[j] + self.linear.map_or(0.0, |l| l[j]);
         }
         Evaluation {
-            value,
-            magnitude,
+            value: pass.value,
+            magnitude: pass.magnitude,
             gradient,
-            curvatures,
+            curvatures: pass.curvatures,
         }
     }
 
@@ -203,6 +220,17 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         }
         h
     }
+}
+
+/// The objective's value and per-example weights at one point, before the gradient.
+pub(crate) struct LossPass {
+    pub value: f64,
+    /// As [`Evaluation::magnitude`].
+    pub magnitude: f64,
+    /// `ℓ'(z_i) y_i / n` per example: the gradient's loss term is `Xᵀ` of these.
+    pub slopes: Vec<f64>,
+    /// As [`Evaluation::curvatures`].
+    pub curvatures: Vec<f64>,
 }
 
 /// The objective's value, gradient and Hessian weights at one point.

@@ -76,6 +76,9 @@ pub struct DatasetRecord {
     pub features: usize,
     pub checksums: Vec<(String, String)>,
     pub seconds: f64,
+    /// Of which the ablation grid and the end-to-end runs.
+    pub grid_seconds: f64,
+    pub end_to_end_seconds: f64,
 }
 
 #[derive(Serialize)]
@@ -91,6 +94,7 @@ pub struct UtilityRecord {
     pub crate_version: &'static str,
     pub datasets: Vec<DatasetRecord>,
     pub wall_seconds: f64,
+    pub rule_fit_seconds: f64,
     pub rule_fit: RuleFit,
     pub cells: Vec<GridCell>,
     pub end_to_end: Vec<EndToEndCell>,
@@ -104,6 +108,8 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let plan = Plan::new(options.quick);
     eprintln!("utility: fitting the Λ rule on synthetic data");
     let rule_fit = rule_fit::run(options.quick, options.seed)?;
+    let rule_fit_seconds = start.elapsed().as_secs_f64();
+    eprintln!("utility: rule fitted in {rule_fit_seconds:.1} s");
     for fit in &rule_fit.losses {
         eprintln!(
             "  {}: κ = {:.3}, p = {}, mean regret {:.4} (the library's rule: {:.4})",
@@ -137,6 +143,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
             seed: options.seed,
         };
         cells.extend(grid::run(&data, &protocol)?);
+        let grid_seconds = started.elapsed().as_secs_f64();
         end_to_end.extend(end_to_end::run(
             &data,
             &lambdas,
@@ -146,13 +153,19 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
             options.seed,
         )?);
         let seconds = started.elapsed().as_secs_f64();
-        eprintln!("{name}: done in {seconds:.1} s");
+        let end_to_end_seconds = seconds - grid_seconds;
+        eprintln!(
+            "{name}: done in {seconds:.1} s (grid {grid_seconds:.1} s, end to end \
+             {end_to_end_seconds:.1} s)"
+        );
         datasets.push(DatasetRecord {
             name: data.name.clone(),
             rows: data.len(),
             features: data.features(),
             checksums: data.checksums.clone(),
             seconds,
+            grid_seconds,
+            end_to_end_seconds,
         });
     }
     let record = UtilityRecord {
@@ -167,6 +180,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         crate_version: env!("CARGO_PKG_VERSION"),
         datasets,
         wall_seconds: start.elapsed().as_secs_f64(),
+        rule_fit_seconds,
         rule_fit,
         cells,
         end_to_end,

@@ -122,14 +122,21 @@ fn summary(record: &UtilityRecord) -> String {
         record.crate_version,
         record.wall_seconds
     );
+    let _ = writeln!(
+        s,
+        "- the Λ rule's fit on synthetic data: {:.1} s",
+        record.rule_fit_seconds
+    );
     for d in &record.datasets {
         let _ = writeln!(
             s,
-            "- {}: {} rows, {} features, {:.1} s; {}",
+            "- {}: {} rows, {} features, {:.1} s (grid {:.1} s, end to end {:.1} s); {}",
             d.name,
             d.rows,
             d.features,
             d.seconds,
+            d.grid_seconds,
+            d.end_to_end_seconds,
             d.checksums
                 .iter()
                 .map(|(f, h)| format!("{f} sha256 {h}"))

@@ -1,0 +1,76 @@
+//! Repeats one private fit on real data, for a profiler (`perf record`, say):
+//! `cargo run --release -p dp-benches --example profile_fit -- [adult|kddcup99] [fits]
+//! [lambda] [epsilon] [huber width]` (defaults: adult 200 1e-4 0.1, logistic). Adult: its
+//! 30,162 training rows; KDDCup99: 54,000 rows drawn from its 60,000-row subset's shape
+//! (a seeded sample). Prints the median wall time and the solver iterations.
+
+use dp_datasets::{DataDir, load_kddcup99};
+use dp_erm::{ErmParams, Loss, TrainingSet};
+use dp_noise::InsecureSeededRng;
+use rand::seq::SliceRandom;
+
+const USAGE: &str = "usage: profile_fit [adult|kddcup99] [fits] [lambda] [epsilon] [huber width] \
+                     (positive numbers)";
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |i: usize, default: f64| match args.get(i).map(|a| a.parse::<f64>()) {
+        None => default,
+        Some(Ok(value)) if value.is_finite() && value > 0.0 => value,
+        Some(_) => fail(USAGE),
+    };
+    let dataset = args.get(1).map_or("adult", String::as_str);
+    let fits = (arg(2, 200.0) as usize).max(1);
+    let (lambda, epsilon) = (arg(3, 1e-4), arg(4, 0.1));
+    let loss = match args.get(5) {
+        None => Loss::Logistic,
+        Some(_) => Loss::huber(arg(5, 0.5)).unwrap_or_else(|e| fail(&e.to_string())),
+    };
+    let train = match dataset {
+        "adult" => dp_benches::real_adult().map(|(train, _)| train),
+        "kddcup99" => kdd_rows(54_000),
+        _ => fail(USAGE),
+    };
+    let Some(train) = train else {
+        std::process::exit(2);
+    };
+    let params = ErmParams::objective_perturbation(loss, lambda, epsilon);
+    let mut rng = InsecureSeededRng::new(7);
+    let mut times = Vec::with_capacity(fits);
+    let mut iterations = 0;
+    for _ in 0..fits {
+        let start = std::time::Instant::now();
+        let fit = params
+            .fit(&train, &mut rng)
+            .unwrap_or_else(|e| fail(&e.to_string()));
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        iterations += fit.solver_iterations();
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "{dataset}, {loss:?}, Λ = {lambda:e}, ε = {epsilon}: median {:.2} ms, min {:.2} ms over \
+         {fits} fits, {:.1} solver iterations on average",
+        times[fits / 2],
+        times[0],
+        iterations as f64 / fits as f64
+    );
+}
+
+/// `rows` rows of KDDCup99 drawn without replacement (seeded), or `None` with a message.
+fn kdd_rows(rows: usize) -> Option<TrainingSet> {
+    let kdd = load_kddcup99(&DataDir::resolve(None))
+        .map_err(|e| eprintln!("KDDCup99 profile skipped: {e} (set DP_ML_DATA_DIR)"))
+        .ok()?;
+    let mut order: Vec<usize> = (0..kdd.len()).collect();
+    order.shuffle(&mut InsecureSeededRng::new(11));
+    order.truncate(rows.min(kdd.len()));
+    Some(
+        kdd.training_set(&order)
+            .unwrap_or_else(|e| fail(&e.to_string())),
+    )
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("{message}");
+    std::process::exit(2)
+}
