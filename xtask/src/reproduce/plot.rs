@@ -7,21 +7,34 @@ use super::published::BEST_ERRORS;
 use super::report::{best_over_lambda, cell};
 use crate::safe_write::OutDir;
 
-const COLORS: [RGBColor; 6] = [
+const COLORS: [RGBColor; 7] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
     RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
+    RGBColor(0, 0, 0),
 ];
 
-/// One curve: legend, points, whether it is published data (circles, not a line), colour.
+/// One curve: legend, points, whether it is published data (circles, not a line), whether
+/// it is a secondary curve of its colour (a thin line with larger dots), colour.
 pub(super) struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub published: bool,
+    pub dashed: bool,
     pub color: usize,
+}
+
+/// The x range spanning every point of `series` with a margin on the log scale, or `None`
+/// when there is no positive finite x.
+pub(super) fn data_x_range(series: &[Series]) -> Option<(f64, f64)> {
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (low, high) = xs
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(x), h.max(x)));
+    low.is_finite().then_some((low * 0.8, high * 1.25))
 }
 
 /// Renders the figure in memory and then replaces `name` in `out` atomically, so a drawing
@@ -66,6 +79,8 @@ fn render(
             color: COLORS[s.color % COLORS.len()],
             mark: if s.published {
                 Mark::Circle
+            } else if s.dashed {
+                Mark::LineWithDots
             } else {
                 Mark::Line
             },
@@ -75,14 +90,15 @@ fn render(
     let y_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(0.1f64, f64::max)
+        .fold(0.05f64, f64::max)
+        .min(0.6)
         * 1.1;
     let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(55)
-        .build_cartesian_2d((x_range.0..x_range.1).log_scale(), 0.0..y_max.min(0.6))?;
+        .build_cartesian_2d((x_range.0..x_range.1).log_scale(), 0.0..y_max)?;
     chart
         .configure_mesh()
         .x_desc(axis)
@@ -99,12 +115,16 @@ fn render(
                     .map(|&(x, y)| Circle::new((x, y), 5, color.stroke_width(2))),
             )?;
         } else {
-            chart.draw_series(LineSeries::new(curve.points.clone(), color.stroke_width(2)))?;
+            let (width, dot) = if curve.dashed { (1, 3) } else { (2, 2) };
+            chart.draw_series(LineSeries::new(
+                curve.points.clone(),
+                color.stroke_width(width),
+            ))?;
             chart.draw_series(
                 curve
                     .points
                     .iter()
-                    .map(|&(x, y)| Circle::new((x, y), 2, color.filled())),
+                    .map(|&(x, y)| Circle::new((x, y), dot, color.filled())),
             )?;
         }
     }
@@ -203,6 +223,7 @@ pub fn error_versus_lambda(
         name: "non-private SVM".into(),
         points: measured(Method::NonPrivateSvm, None),
         published: false,
+        dashed: false,
         color: 0,
     }];
     for (k, &e) in epsilons.iter().enumerate() {
@@ -210,12 +231,14 @@ pub fn error_versus_lambda(
             name: format!("objective pert. SVM, ε = {e}"),
             points: measured(Method::ObjectiveSvm, Some(e)),
             published: false,
+            dashed: false,
             color: k + 1,
         });
         series.push(Series {
             name: format!("published, ε = {e}"),
             points: published.iter().map(|(l, row)| (*l, row[k])).collect(),
             published: true,
+            dashed: false,
             color: k + 1,
         });
     }
@@ -266,6 +289,7 @@ pub fn error_versus_epsilon(
             name: method.label().to_owned(),
             points,
             published: false,
+            dashed: false,
             color: k + 1,
         });
         let published: Vec<(f64, f64)> = BEST_ERRORS
@@ -278,6 +302,7 @@ pub fn error_versus_epsilon(
                 name: format!("published, {}", method.label()),
                 points: published,
                 published: true,
+                dashed: false,
                 color: k + 1,
             });
         }
@@ -287,6 +312,7 @@ pub fn error_versus_epsilon(
             name: "non-private SVM".into(),
             points: vec![(0.01, error), (1.0, error)],
             published: false,
+            dashed: false,
             color: 0,
         });
         if let Some(p) = BEST_ERRORS
@@ -297,6 +323,7 @@ pub fn error_versus_epsilon(
                 name: "published, non-private SVM (no ε; drawn at ε = 1)".into(),
                 points: vec![(1.0, p.3)],
                 published: true,
+                dashed: false,
                 color: 0,
             });
         }

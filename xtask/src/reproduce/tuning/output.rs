@@ -3,9 +3,7 @@
 
 use std::fmt::Write as _;
 
-use plotters::prelude::*;
-
-use super::super::plot::{LegendEntry, Mark, canvas};
+use super::super::plot::{self, Series};
 use super::{ADULT_EPSILONS, Cell, FIGURE_1F_STATUS, KDD_EPSILONS, LAMBDAS, Method, Tuning};
 use crate::safe_write::OutDir;
 
@@ -369,32 +367,13 @@ const EXPLANATION: &str = r#"
 - **Quick mode** uses 1 repetition and few sizes/folds: single selections are noisy.
 "#;
 
-const COLORS: [RGBColor; 7] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(0, 0, 0),
-];
-
-struct Curve {
-    name: String,
-    points: Vec<(f64, f64)>,
-    dashed: bool,
-    color: usize,
-    /// The paper's numbers: hollow circles, no line.
-    published: bool,
-}
-
 /// The published best-Λ-in-hindsight errors of `dataset` for each private method, as
 /// markers at `x(ε)` in the method's colour (the colour of its first curve).
 fn published_markers(
     dataset: &str,
     x: impl Fn(f64) -> Option<f64>,
     epsilon: Option<f64>,
-) -> Vec<Curve> {
+) -> Vec<Series> {
     Method::PRIVATE
         .into_iter()
         .enumerate()
@@ -406,7 +385,7 @@ fn published_markers(
                 })
                 .filter_map(|p| Some((x(p.2?)?, p.3)))
                 .collect();
-            (!points.is_empty()).then(|| Curve {
+            (!points.is_empty()).then(|| Series {
                 name: format!("published, {} (best Λ in hindsight)", method.label()),
                 points,
                 dashed: false,
@@ -417,87 +396,18 @@ fn published_markers(
         .collect()
 }
 
-/// Renders an error-versus-x chart (log x) in memory and writes it atomically.
+/// An error-versus-x chart (log x over the points' range); nothing without points.
 fn chart(
     out: &OutDir,
     name: &str,
     title: &str,
     axis: &str,
-    curves: &[Curve],
+    curves: &[Series],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let xs = curves.iter().flat_map(|c| c.points.iter().map(|p| p.0));
-    let (low, high) = xs.fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(x), h.max(x)));
-    if !low.is_finite() {
-        return Ok(());
+    match plot::data_x_range(curves) {
+        Some(range) => plot::draw(out, name, title, axis, range, curves),
+        None => Ok(()),
     }
-    let y_max = curves
-        .iter()
-        .flat_map(|c| c.points.iter().map(|p| p.1))
-        .fold(0.05f64, f64::max)
-        .min(0.6)
-        * 1.1;
-    let mut svg = String::new();
-    {
-        let legend: Vec<LegendEntry> = curves
-            .iter()
-            .map(|c| LegendEntry {
-                name: c.name.clone(),
-                color: COLORS[c.color % COLORS.len()],
-                mark: if c.published {
-                    Mark::Circle
-                } else if c.dashed {
-                    Mark::LineWithDots
-                } else {
-                    Mark::Line
-                },
-            })
-            .collect();
-        let plot_area = canvas(&mut svg, &legend)?;
-        let mut chart = ChartBuilder::on(&plot_area)
-            .caption(title, ("sans-serif", 19))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(55)
-            .build_cartesian_2d((low * 0.8..high * 1.25).log_scale(), 0.0..y_max)?;
-        chart
-            .configure_mesh()
-            .x_desc(axis)
-            .y_desc("test error")
-            .x_label_formatter(&|x| {
-                // Row counts are whole numbers; ε spans 0.05 to 1.
-                if axis == "ε" {
-                    format!("{x:.3}")
-                } else {
-                    format!("{x:.0}")
-                }
-            })
-            .draw()?;
-        for curve in curves {
-            let color = COLORS[curve.color % COLORS.len()];
-            if curve.published {
-                chart.draw_series(
-                    curve
-                        .points
-                        .iter()
-                        .map(|&(x, y)| Circle::new((x, y), 5, color.stroke_width(2))),
-                )?;
-                continue;
-            }
-            let style = color.stroke_width(if curve.dashed { 1 } else { 2 });
-            chart.draw_series(LineSeries::new(curve.points.clone(), style))?;
-            if curve.dashed {
-                chart.draw_series(
-                    curve
-                        .points
-                        .iter()
-                        .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
-                )?;
-            }
-        }
-        plot_area.present()?;
-    }
-    out.write(name, svg)?;
-    Ok(())
 }
 
 /// Figure 1(d), 1(e) and the Adult chart.
@@ -535,7 +445,7 @@ pub fn figures(
         p
     };
     for (k, &epsilon) in KDD_EPSILONS.iter().enumerate() {
-        let mut curves = vec![Curve {
+        let mut curves = vec![Series {
             name: "non-private SVM (non-private tuning)".into(),
             points: points(
                 "kddcup99",
@@ -553,7 +463,7 @@ pub fn figures(
                 .into_iter()
                 .enumerate()
             {
-                curves.push(Curve {
+                curves.push(Series {
                     name: format!("{}, {}", method.label(), tuning.label()),
                     points: points("kddcup99", method, tuning, Some(epsilon), false),
                     dashed: t == 1,
@@ -589,7 +499,7 @@ pub fn figures(
             if method == Method::OutputSvm && tuning == Tuning::RandomStopping {
                 continue;
             }
-            curves.push(Curve {
+            curves.push(Series {
                 name: format!("{}, {}", method.label(), tuning.label()),
                 points: points("adult", method, tuning, None, true),
                 dashed: t == 0,

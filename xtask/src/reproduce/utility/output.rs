@@ -468,6 +468,7 @@ fn figure(
             name: format!("ε = {epsilon}, {}", variant.label()),
             points,
             published: false,
+            dashed: false,
             color: k,
         });
         let rule = end_to_end(record, dataset, Choice::Rule, epsilon);
@@ -476,6 +477,7 @@ fn figure(
                 name: format!("ε = {epsilon}: the rule's Λ, end to end"),
                 points: vec![(lambda, c.mean_error)],
                 published: true,
+                dashed: false,
                 color: k,
             });
         }
