@@ -1,8 +1,9 @@
 //! Repeats one private fit on real data, for a profiler (`perf record`, say):
 //! `cargo run --release -p dp-benches --example profile_fit -- [adult|kddcup99] [fits]
 //! [lambda] [epsilon] [huber width]` (defaults: adult 200 1e-4 0.1, logistic). Adult: its
-//! 30,162 training rows; KDDCup99: 54,000 rows drawn from its 60,000-row subset's shape
-//! (a seeded sample). Prints the median wall time and the solver iterations.
+//! 30,162 training rows; KDDCup99: 54,000 rows (a 10-fold training split of the experiments'
+//! 60,000-row subset) drawn from its whole file with a fixed seed. Prints the median wall
+//! time and the solver iterations.
 
 use dp_datasets::{DataDir, load_kddcup99};
 use dp_erm::{ErmParams, Loss, TrainingSet};
@@ -10,7 +11,7 @@ use dp_noise::InsecureSeededRng;
 use rand::seq::SliceRandom;
 
 const USAGE: &str = "usage: profile_fit [adult|kddcup99] [fits] [lambda] [epsilon] [huber width] \
-                     (positive numbers)";
+                     (fits: 1 to 100000; the others positive numbers)";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -20,7 +21,11 @@ fn main() {
         Some(_) => fail(USAGE),
     };
     let dataset = args.get(1).map_or("adult", String::as_str);
-    let fits = (arg(2, 200.0) as usize).max(1);
+    let fits = match args.get(2).map(|a| a.parse::<usize>()) {
+        None => 200,
+        Some(Ok(fits)) if (1..=100_000).contains(&fits) => fits,
+        Some(_) => fail(USAGE),
+    };
     let (lambda, epsilon) = (arg(3, 1e-4), arg(4, 0.1));
     let loss = match args.get(5) {
         None => Loss::Logistic,

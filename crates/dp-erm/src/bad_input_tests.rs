@@ -308,6 +308,35 @@ fn the_row_group_norm_check_agrees_with_the_group_norm_of_each_row() {
 }
 
 #[test]
+fn the_row_group_norm_check_bounds_the_exact_norm_despite_rounding() {
+    use dp_noise::FeatureGroups;
+    // One group: an entry 1.0 and 2²⁰ entries 1.1e-16, each below half an ulp of 1, so a
+    // sum rounded to nearest stays 1.0; the exact group norm is 1 + 1.15e-10, above the
+    // 1 + 1e-12 the mechanism covers. (The Euclidean norm is 1 + 6e-27: the row is valid.)
+    let tiny = 1 << 20;
+    let features = tiny + 1;
+    let mut row = vec![(0, 1.0)];
+    row.extend((1..features).map(|j| (j, 1.1e-16)));
+    let set = TrainingSet::builder(features)
+        .sparse_rows(vec![row])
+        .labels(vec![1.0])
+        .build()
+        .unwrap();
+    let one_group = FeatureGroups::new(&vec![0; features]).unwrap();
+    assert!(matches!(
+        set.check_group_norms(&one_group),
+        Err(ErmError::RowGroupNormAboveOne { row: 0, norm }) if norm > 1.0 + 1e-10
+    ));
+    // Without the tiny entries the same row passes: one-hot rows of norm 1 are not refused.
+    let one_hot = TrainingSet::builder(features)
+        .sparse_rows(vec![vec![(0, 1.0)]])
+        .labels(vec![1.0])
+        .build()
+        .unwrap();
+    assert!(one_hot.check_group_norms(&one_group).is_ok());
+}
+
+#[test]
 fn rejects_group_noise_on_rows_groups_or_mechanisms_it_does_not_cover() {
     use dp_noise::FeatureGroups;
     let mut rng = InsecureSeededRng::new(3);

@@ -87,9 +87,9 @@ impl std::fmt::Debug for TrainingSet {
 /// feature, so a mistyped count (2³², say) must be refused before anything is built.
 pub const MAX_FEATURES: usize = 1 << 24;
 
-/// How far above 1 a row's computed group norm may be for group-shaped noise: one-hot rows
-/// scaled to Euclidean norm 1 have group norm 1 exactly, but summed in another order it can
-/// come out an ulp above (see [`TrainingSet::check_group_norms`]).
+/// How far above 1 a row's group norm may be for group-shaped noise: one-hot rows scaled to
+/// Euclidean norm 1 have group norm 1, but computed as an upper bound (every operation
+/// rounded up, see [`TrainingSet::check_group_norms`]) it comes out a few ulps above.
 pub const GROUP_NORM_SLACK: f64 = 1.0 + 1e-12;
 
 impl TrainingSet {
@@ -260,9 +260,11 @@ impl TrainingSet {
     /// Checks that every row's group norm `‖x‖_G = (Σ_g ‖x_g‖₁²)^{1/2}` is at most
     /// [`crate::GROUP_NORM_SLACK`] (1 + 1e-12, for rounding), as group-shaped noise
     /// ([`crate::ErmParams::group_noise`]) requires: one-hot rows (at most one non-zero per
-    /// group) pass, since their group norm is their Euclidean norm. Errors name the groups'
-    /// dimension if it is not the data's, or the first row above the bound and its norm.
-    /// In time linear in the stored entries.
+    /// group) pass, since their group norm is their Euclidean norm. The norm is computed with
+    /// every operation rounded up, an upper bound of the exact value: a row passes only if
+    /// its exact group norm is within the slack. Errors name the groups' dimension if it is
+    /// not the data's, or the first row above the bound and that computed norm. In time
+    /// linear in the stored entries.
     pub fn check_group_norms(&self, groups: &dp_noise::FeatureGroups) -> Result<(), ErmError> {
         if groups.dim() != self.features() {
             return Err(ErmError::DimensionMismatch {
@@ -272,7 +274,9 @@ impl TrainingSet {
             });
         }
         // Per-group ℓ1 sums, reset after each row through the groups it touched: no
-        // allocation per row (a grouped fit runs this check every time).
+        // allocation per row (a grouped fit runs this check every time). Every sum, square
+        // and the root are rounded up, so the computed norm bounds the true one from above
+        // (rounded to nearest, a million tiny entries could sum to 1 + 1e-10 and pass).
         let mut l1 = vec![0.0_f64; groups.count()];
         let mut touched = Vec::new();
         for row in 0..self.len() {
@@ -281,13 +285,14 @@ impl TrainingSet {
                 if l1[g] == 0.0 {
                     touched.push(g);
                 }
-                l1[g] += v.abs();
+                l1[g] = (l1[g] + v.abs()).next_up();
             });
-            let norm = touched
-                .drain(..)
-                .map(|g| std::mem::take(&mut l1[g]).powi(2))
-                .sum::<f64>()
-                .sqrt();
+            let mut squares = 0.0_f64;
+            for g in touched.drain(..) {
+                let sum = std::mem::take(&mut l1[g]);
+                squares = (squares + (sum * sum).next_up()).next_up();
+            }
+            let norm = squares.sqrt().next_up();
             if norm.is_nan() || norm > crate::GROUP_NORM_SLACK {
                 return Err(ErmError::RowGroupNormAboveOne { row, norm });
             }

@@ -212,10 +212,10 @@ impl ErmParams {
     /// `u − u'` with `u = ℓ'(y fᵀx) y x` for the replaced row and `u'` for its replacement,
     /// so `‖u − u'‖_G ≤ |ℓ'|‖x‖_G + |ℓ'|‖x'‖_G ≤ 2` (|ℓ'| ≤ 1, ‖x‖_G ≤ 1), and by the triangle
     /// inequality of the norm the densities differ by at most `e^{2β} = e^{ε'}` — the same
-    /// bound as with `‖·‖₂`. Rows are accepted up to a computed group norm of `1 + 1e-12`
-    /// (rounding: a one-hot row scaled to norm 1 can sum to an ulp above 1 in another
-    /// order) and β is divided by `1 + 2·10⁻¹²`, which covers that excess and the rounding of
-    /// the computed norm, under the crate's rounding model. The Jacobian factor needs only
+    /// bound as with `‖·‖₂`. Rows are accepted up to a group norm of `1 + 1e-12`, checked on
+    /// an upper bound of the exact norm (every operation rounded up: a one-hot row scaled to
+    /// norm 1 comes out a few ulps above 1), and β is divided by `1 + 2·10⁻¹²`, which covers
+    /// that excess. The Jacobian factor needs only
     /// `ℓ'' ≤ c` and `‖x‖₂ ≤ 1`, which [`TrainingSet`] checks for every row; the
     /// minimizer noise covers a Euclidean distance and stays Euclidean. So the release is
     /// ε-DP with the same ε, for the same replace-one relation. The gain is in the shape: a
@@ -635,10 +635,10 @@ impl ErmParams {
 }
 
 /// Group-shaped noise divides objective perturbation's β by this: rows are accepted up to a
-/// computed group norm of [`crate::GROUP_NORM_SLACK`] = 1 + 1e-12 (one-hot rows scaled to
-/// Euclidean norm 1 have group norm 1 exactly, but summed in another order it can come out
-/// an ulp above), and the extra 1e-12 covers the rounding of that computed norm itself.
-/// The sensitivity `2·(1 + 1e-12)` then still gives `e^{ε'}`.
+/// group norm of [`crate::GROUP_NORM_SLACK`] = 1 + 1e-12, checked on an upper bound of the
+/// exact norm (one-hot rows scaled to Euclidean norm 1 have group norm 1, computed rounded
+/// up a few ulps above), and the extra 1e-12 is margin. The sensitivity `2·(1 + 1e-12)`
+/// then still gives `e^{ε'}`.
 const GROUP_NOISE_RATE_DIVISOR: f64 = crate::GROUP_NORM_SLACK + 1e-12;
 
 /// Shows the parameters, not the warm start's values (often a non-private minimizer).

@@ -14,7 +14,7 @@ const MAX_HALVINGS: usize = 40;
 /// Searches along the descent direction `p` from `current` for a step `t ∈ {1, ½, ¼, …}`
 /// with `F(w + t p) ≤ F(w) + 1e-4 · t · ∇Fᵀp`. Trial points reuse the margins:
 /// `X(w + t p) = Xw + t·Xp`, one product with X per search, and one with `Xᵀ` for the
-/// point taken.
+/// point taken (for every trial near the optimum, where the gradient decides).
 ///
 /// Near the optimum the decrease the Armijo test looks for drops below the rounding error
 /// of `F` itself, and the test becomes a coin toss. There steps are judged by what the
@@ -40,8 +40,9 @@ pub(crate) fn backtrack<D: Design + ?Sized, L: MarginLoss>(
         let w: Vec<f64> = current.w.iter().zip(p).map(|(a, b)| a + t * b).collect();
         let xw: Vec<f64> = current.xw.iter().zip(&xp).map(|(a, b)| a + t * b).collect();
         // The value alone decides the Armijo test: the gradient's product with Xᵀ (the
-        // costliest pass) is made only for the step taken. Piecewise quadratic losses such
-        // as the Huber hinge reject a trial or two on most steps.
+        // costliest pass) is made only for the step taken, except below the rounding level,
+        // where the gradient is the test. Piecewise quadratic losses such as the Huber hinge
+        // reject a trial or two on most steps.
         let pass = objective.loss_pass(&w, &xw);
         let evaluation = if below_rounding {
             let evaluation = objective.complete(&w, pass);

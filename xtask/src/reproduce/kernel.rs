@@ -740,7 +740,7 @@ pub fn figures(out: &OutDir, cells: &[KernelCell]) -> Result<(), Box<dyn std::er
         name: "private kernel SVM (measured)".into(),
         points: points(&["fig1c", "fig2b"], "private", eps),
         published: false,
-        dashed: false,
+        secondary: false,
         color: 0,
     }];
     if let Some(np) = np {
@@ -748,7 +748,7 @@ pub fn figures(out: &OutDir, cells: &[KernelCell]) -> Result<(), Box<dyn std::er
             name: "non-private, random features".into(),
             points: vec![(0.01, np), (1.0, np)],
             published: false,
-            dashed: false,
+            secondary: false,
             color: 1,
         });
     }
@@ -756,14 +756,14 @@ pub fn figures(out: &OutDir, cells: &[KernelCell]) -> Result<(), Box<dyn std::er
         name: "published, private (ε = 0.1)".into(),
         points: vec![(EPSILON, PUBLISHED_PRIVATE)],
         published: true,
-        dashed: false,
+        secondary: false,
         color: 0,
     });
     series.push(Series {
         name: "published, random features".into(),
         points: vec![(EPSILON, PUBLISHED_RANDOM_FEATURES)],
         published: true,
-        dashed: false,
+        secondary: false,
         color: 1,
     });
     draw(
@@ -783,21 +783,21 @@ pub fn figures(out: &OutDir, cells: &[KernelCell]) -> Result<(), Box<dyn std::er
             name: "private, ε = 0.1, tuned privately".into(),
             points: points(&["fig1f"], "private-tuned", rows),
             published: false,
-            dashed: false,
+            secondary: false,
             color: 3,
         },
         Series {
             name: "private, ε = 0.1, best Λ in hindsight".into(),
             points: private,
             published: false,
-            dashed: false,
+            secondary: false,
             color: 0,
         },
         Series {
             name: "non-private, random features".into(),
             points: points(&["fig1f"], "random-features", rows),
             published: false,
-            dashed: false,
+            secondary: false,
             color: 1,
         },
     ];
@@ -825,28 +825,28 @@ pub fn figures(out: &OutDir, cells: &[KernelCell]) -> Result<(), Box<dyn std::er
             name: "private, standard".into(),
             points: sweep("private", "standard"),
             published: false,
-            dashed: false,
+            secondary: false,
             color: 0,
         },
         Series {
             name: "private, orthogonal".into(),
             points: sweep("private", "orthogonal"),
             published: false,
-            dashed: false,
+            secondary: false,
             color: 3,
         },
         Series {
             name: "non-private, standard".into(),
             points: sweep("random-features", "standard"),
             published: false,
-            dashed: false,
+            secondary: false,
             color: 1,
         },
         Series {
             name: "non-private, orthogonal".into(),
             points: sweep("random-features", "orthogonal"),
             published: false,
-            dashed: false,
+            secondary: false,
             color: 2,
         },
     ];

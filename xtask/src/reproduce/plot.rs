@@ -23,12 +23,12 @@ pub(super) struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub published: bool,
-    pub dashed: bool,
+    pub secondary: bool,
     pub color: usize,
 }
 
 /// The x range spanning every point of `series` with a margin on the log scale, or `None`
-/// when there is no positive finite x.
+/// when there is no positive finite x (the axis is logarithmic: callers plot positive x).
 pub(super) fn data_x_range(series: &[Series]) -> Option<(f64, f64)> {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (low, high) = xs
@@ -79,7 +79,7 @@ fn render(
             color: COLORS[s.color % COLORS.len()],
             mark: if s.published {
                 Mark::Circle
-            } else if s.dashed {
+            } else if s.secondary {
                 Mark::LineWithDots
             } else {
                 Mark::Line
@@ -115,7 +115,7 @@ fn render(
                     .map(|&(x, y)| Circle::new((x, y), 5, color.stroke_width(2))),
             )?;
         } else {
-            let (width, dot) = if curve.dashed { (1, 3) } else { (2, 2) };
+            let (width, dot) = if curve.secondary { (1, 3) } else { (2, 2) };
             chart.draw_series(LineSeries::new(
                 curve.points.clone(),
                 color.stroke_width(width),
@@ -223,7 +223,7 @@ pub fn error_versus_lambda(
         name: "non-private SVM".into(),
         points: measured(Method::NonPrivateSvm, None),
         published: false,
-        dashed: false,
+        secondary: false,
         color: 0,
     }];
     for (k, &e) in epsilons.iter().enumerate() {
@@ -231,14 +231,14 @@ pub fn error_versus_lambda(
             name: format!("objective pert. SVM, ε = {e}"),
             points: measured(Method::ObjectiveSvm, Some(e)),
             published: false,
-            dashed: false,
+            secondary: false,
             color: k + 1,
         });
         series.push(Series {
             name: format!("published, ε = {e}"),
             points: published.iter().map(|(l, row)| (*l, row[k])).collect(),
             published: true,
-            dashed: false,
+            secondary: false,
             color: k + 1,
         });
     }
@@ -289,7 +289,7 @@ pub fn error_versus_epsilon(
             name: method.label().to_owned(),
             points,
             published: false,
-            dashed: false,
+            secondary: false,
             color: k + 1,
         });
         let published: Vec<(f64, f64)> = BEST_ERRORS
@@ -302,7 +302,7 @@ pub fn error_versus_epsilon(
                 name: format!("published, {}", method.label()),
                 points: published,
                 published: true,
-                dashed: false,
+                secondary: false,
                 color: k + 1,
             });
         }
@@ -312,7 +312,7 @@ pub fn error_versus_epsilon(
             name: "non-private SVM".into(),
             points: vec![(0.01, error), (1.0, error)],
             published: false,
-            dashed: false,
+            secondary: false,
             color: 0,
         });
         if let Some(p) = BEST_ERRORS
@@ -323,7 +323,7 @@ pub fn error_versus_epsilon(
                 name: "published, non-private SVM (no ε; drawn at ε = 1)".into(),
                 points: vec![(1.0, p.3)],
                 published: true,
-                dashed: false,
+                secondary: false,
                 color: 0,
             });
         }

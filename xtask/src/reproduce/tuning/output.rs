@@ -388,7 +388,7 @@ fn published_markers(
             (!points.is_empty()).then(|| Series {
                 name: format!("published, {} (best Λ in hindsight)", method.label()),
                 points,
-                dashed: false,
+                secondary: false,
                 color: 2 * m,
                 published: true,
             })
@@ -454,7 +454,7 @@ pub fn figures(
                 None,
                 false,
             ),
-            dashed: false,
+            secondary: false,
             color: 6,
             published: false,
         }];
@@ -466,7 +466,7 @@ pub fn figures(
                 curves.push(Series {
                     name: format!("{}, {}", method.label(), tuning.label()),
                     points: points("kddcup99", method, tuning, Some(epsilon), false),
-                    dashed: t == 1,
+                    secondary: t == 1,
                     color: 2 * m + t,
                     published: false,
                 });
@@ -502,7 +502,7 @@ pub fn figures(
             curves.push(Series {
                 name: format!("{}, {}", method.label(), tuning.label()),
                 points: points("adult", method, tuning, None, true),
-                dashed: t == 0,
+                secondary: t == 0,
                 color: 2 * m + t.min(1),
                 published: false,
             });

@@ -91,6 +91,10 @@ fn run_on_splits(
     splits: &[(Vec<usize>, Vec<usize>)],
     protocol: &Protocol<'_>,
 ) -> Result<Vec<GridCell>, Box<dyn std::error::Error>> {
+    debug_assert!(
+        protocol.lambdas.windows(2).all(|w| w[0] >= w[1]),
+        "the warm-start chain runs from large Λ to small"
+    );
     let groups = feature_groups(data)?;
     let mut encodings: BTreeMap<Lever, Dataset> = BTreeMap::new();
     for variant in protocol.variants {

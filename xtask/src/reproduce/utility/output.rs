@@ -148,7 +148,12 @@ fn summary(record: &UtilityRecord) -> String {
           hindsight\" picks the Λ (and variant) with the lowest mean test error: not private, \
           and optimistic — what the papers' tables report. \"End to end\" chooses Λ without \
           the test data and spends the whole ε once: the honest answer to \"what accuracy do \
-          I get at ε\".\n\n";
+          I get at ε\".\n\nWithin a fold, noise draw and ε, every Λ and every variant uses the \
+          same noise draw (common random numbers), and each fit starts the solver from the \
+          previous Λ's point (this changes only the solver's path: every fit is certified to \
+          the same tolerance). Curves over Λ are therefore correlated, so their smoothness is \
+          not precision; the minimum over Λ is less optimistic than with independent draws \
+          per cell; and paired lever effects share their noise.\n\n";
     for dataset in ["adult", "kddcup99"] {
         headline(&mut s, record, dataset);
         levers(&mut s, record, dataset);
@@ -237,7 +242,9 @@ fn levers(s: &mut String, record: &UtilityRecord, dataset: &str) {
         ));
     }
     comparisons.push((
-        "fine vs decade Λ grid (Huber 0.5, CMS11: the papers' setting)".into(),
+        "fine vs decade Λ grid (Huber 0.5, CMS11: the papers' setting; ≤ 0 by \
+         construction, the fine grid contains the decades)"
+            .into(),
         paper_variant(),
         paper_variant(),
         true,
@@ -309,7 +316,8 @@ fn levers(s: &mut String, record: &UtilityRecord, dataset: &str) {
         let free = Variant::new(h, CliffFree, Lever::Paper);
         let paper = Variant::new(h, Cms11, Lever::Paper);
         let mut row = format!(
-            "| cliff-free vs CMS11 rule at the Λ where they differ most ({}) |",
+            "| cliff-free vs CMS11 rule at the Λ where they differ most, chosen after the \
+             fact ({}) |",
             free.loss_label()
         );
         for epsilon in EPSILONS {
@@ -341,8 +349,9 @@ fn levers(s: &mut String, record: &UtilityRecord, dataset: &str) {
     }
     s.push_str(
         "\nStandard errors treat the folds × draws pairs as independent (the folds share \
-         training rows, so they are somewhat optimistic). A lever that does not apply to \
-         this dataset has no row.\n\n",
+         training rows, so they are somewhat optimistic); the rows \"at the Λ where they \
+         differ most\" are the largest gap over Λ, and their standard error ignores that \
+         choice. A lever that does not apply to this dataset has no row.\n\n",
     );
 }
 
@@ -468,7 +477,7 @@ fn figure(
             name: format!("ε = {epsilon}, {}", variant.label()),
             points,
             published: false,
-            dashed: false,
+            secondary: false,
             color: k,
         });
         let rule = end_to_end(record, dataset, Choice::Rule, epsilon);
@@ -477,7 +486,7 @@ fn figure(
                 name: format!("ε = {epsilon}: the rule's Λ, end to end"),
                 points: vec![(lambda, c.mean_error)],
                 published: true,
-                dashed: false,
+                secondary: false,
                 color: k,
             });
         }
