@@ -98,12 +98,15 @@ fn run_on_splits(
     let groups = feature_groups(data)?;
     let mut encodings: BTreeMap<Lever, Dataset> = BTreeMap::new();
     for variant in protocol.variants {
-        if let Some(encoded) = variant.lever.apply(data) {
-            encodings.entry(variant.lever).or_insert(encoded);
+        let lever = variant.lever.rows();
+        if !encodings.contains_key(&lever)
+            && let Some(encoded) = lever.apply(data)
+        {
+            encodings.insert(lever, encoded);
         }
     }
     let runnable: Vec<usize> = (0..protocol.variants.len())
-        .filter(|&v| encodings.contains_key(&protocol.variants[v].lever))
+        .filter(|&v| encodings.contains_key(&protocol.variants[v].lever.rows()))
         .collect();
     let chains: Vec<(usize, usize, usize)> = runnable
         .iter()
@@ -128,7 +131,7 @@ fn run_on_splits(
             .par_iter()
             .map(|&(v, e, draw)| {
                 let variant = &protocol.variants[v];
-                let (train, test) = &sets[&variant.lever];
+                let (train, test) = &sets[&variant.lever.rows()];
                 let epsilon = protocol.epsilons[e];
                 // Independent of the variant: variants are compared on the same noise draws.
                 let seed = protocol.seed

@@ -38,15 +38,24 @@ impl Lever {
         }
     }
 
+    /// The lever whose rows this one trains on: group-shaped noise changes the mechanism,
+    /// not the rows, so it shares the papers' encoding (one copy of the data, one training
+    /// set per fold).
+    pub fn rows(self) -> Lever {
+        match self {
+            Self::GroupNoise => Self::Paper,
+            other => other,
+        }
+    }
+
     /// The dataset as this lever encodes it; `None` where the lever does not apply (the
     /// public encoding is Adult's).
     pub fn apply(self, data: &Dataset) -> Option<Dataset> {
         match self {
-            Self::Paper => Some(data.clone()),
+            Self::Paper | Self::GroupNoise => Some(data.clone()),
             Self::Intercept => Some(with_intercept(data, INTERCEPT)),
             Self::PublicEncoding => public_encoding(data),
             Self::PublicRowBound => Some(divided_by_schema_bound(data)),
-            Self::GroupNoise => Some(data.clone()),
         }
     }
 }
