@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use crate::design::Design;
-use crate::iteration::{Point, check_stop, check_tolerance, finish, starting_point};
+use crate::iteration::{Point, check_stop, check_tolerance, finish, on_worker, starting_point};
 use crate::line_search::backtrack;
 use crate::objective::GlmObjective;
 use crate::solution::{DEFAULT_TOLERANCE, Solution, Termination, dot, norm};
@@ -51,6 +51,14 @@ impl Lbfgs {
 
     /// Minimizes `objective` from `start` (a warm start) or from 0.
     pub fn minimize<D: Design + ?Sized, L: MarginLoss>(
+        &self,
+        objective: &GlmObjective<'_, D, L>,
+        start: Option<&[f64]>,
+    ) -> Result<Solution, OptimError> {
+        on_worker(|| self.minimize_on_worker(objective, start))
+    }
+
+    fn minimize_on_worker<D: Design + ?Sized, L: MarginLoss>(
         &self,
         objective: &GlmObjective<'_, D, L>,
         start: Option<&[f64]>,

@@ -128,10 +128,13 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         check_finite(what, w)
     }
 
-    /// `X w` (the margins before the labels are applied).
+    /// `X w` (the margins before the labels are applied). At `w = 0`, where every solve
+    /// without a warm start begins, no pass over the data: the margins are 0.
     pub(crate) fn margins(&self, w: &[f64]) -> Vec<f64> {
         let mut out = vec![0.0; self.examples()];
-        self.design.multiply(w, &mut out);
+        if w.iter().any(|&wj| wj != 0.0) {
+            self.design.multiply(w, &mut out);
+        }
         out
     }
 
