@@ -18,7 +18,10 @@ const MAX_HALVINGS: usize = 40;
 ///
 /// Near the optimum the decrease the Armijo test looks for drops below the rounding error
 /// of `F` itself, and the test becomes a coin toss. There steps are judged by what the
-/// solvers certify instead: the first `t` that shrinks `‖∇F‖` is taken.
+/// solvers certify instead: the first `t` that shrinks `‖∇F‖` is taken. There the full
+/// step's margins are computed from scratch, `X(w + p)` (the same one pass as `X p`), so
+/// that the point it reaches, usually the solve's last, is fresh (see `Point::fresh`) and
+/// its gradient is already the certificate: no second evaluation at the returned weights.
 ///
 /// Returns the new point, or `None` if no step makes progress.
 pub(crate) fn backtrack<D: Design + ?Sized, L: MarginLoss>(
@@ -34,11 +37,26 @@ pub(crate) fn backtrack<D: Design + ?Sized, L: MarginLoss>(
     let rounding_level = 64.0 * f64::EPSILON * current.evaluation.magnitude.max(f64::MIN_POSITIVE);
     let below_rounding = -ARMIJO * slope <= rounding_level;
     let current_norm = norm(current.gradient());
-    let xp = objective.margins(p);
+    // X p, made only when a trial needs it.
+    let mut xp: Option<Vec<f64>> = None;
     let mut t = 1.0;
     for _ in 0..MAX_HALVINGS {
         let w: Vec<f64> = current.w.iter().zip(p).map(|(a, b)| a + t * b).collect();
-        let xw: Vec<f64> = current.xw.iter().zip(&xp).map(|(a, b)| a + t * b).collect();
+        // Below the rounding level the full step is the last one almost always: its margins
+        // X(w + p) are computed from scratch, one pass like X p, and the point is then fresh,
+        // so the certificate needs no second evaluation at the returned weights.
+        let fresh = below_rounding && t == 1.0;
+        let xw: Vec<f64> = if fresh {
+            objective.margins(&w)
+        } else {
+            let xp = xp.get_or_insert_with(|| objective.margins(p));
+            current
+                .xw
+                .iter()
+                .zip(xp.iter())
+                .map(|(a, b)| a + t * b)
+                .collect()
+        };
         // The value alone decides the Armijo test: the gradient's product with Xᵀ (the
         // costliest pass) is made only for the step taken, except below the rounding level,
         // where the gradient is the test. Piecewise quadratic losses such as the Huber hinge
@@ -57,7 +75,7 @@ pub(crate) fn backtrack<D: Design + ?Sized, L: MarginLoss>(
                 w,
                 xw,
                 evaluation,
-                fresh: false,
+                fresh,
             });
         }
         t *= 0.5;

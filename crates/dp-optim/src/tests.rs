@@ -697,3 +697,60 @@ fn newton_with_a_sampled_start_certifies_the_same_optimum() {
         }
     }
 }
+
+/// Counts the products with `X` a solve makes.
+struct CountingDesign<'a> {
+    inner: &'a CsrRows,
+    products: std::sync::atomic::AtomicUsize,
+}
+
+impl Design for CountingDesign<'_> {
+    fn rows(&self) -> usize {
+        self.inner.rows()
+    }
+    fn cols(&self) -> usize {
+        self.inner.cols()
+    }
+    fn stored_entries(&self) -> usize {
+        self.inner.stored_entries()
+    }
+    fn multiply(&self, w: &[f64], out: &mut [f64]) {
+        self.products
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.multiply(w, out);
+    }
+    fn multiply_transpose(&self, v: &[f64], out: &mut [f64]) {
+        self.inner.multiply_transpose(v, out);
+    }
+    fn add_weighted_gram_lower(&self, weights: &[f64], h: faer::MatMut<'_, f64>) {
+        self.inner.add_weighted_gram_lower(weights, h);
+    }
+}
+
+/// A solve from 0 makes one product with `X` per step (`X p`, or `X(w + p)` for a full step
+/// below the rounding level) and none after: the last point's margins were computed from
+/// scratch, so its gradient is the certificate without a second evaluation. The
+/// certificate is still the gradient at the returned weights.
+#[test]
+fn the_last_step_is_certified_without_a_second_evaluation() {
+    for seed in 0..4 {
+        let p = problem(2_000, 3, &[5, 4], 300 + seed);
+        let design = CountingDesign {
+            inner: &p.sparse,
+            products: 0.into(),
+        };
+        let objective = GlmObjective::new(&design, &p.labels, Logistic, 1e-3).unwrap();
+        let solution = Newton::default().minimize(&objective, None).unwrap();
+        assert!(solution.is_converged());
+        assert_eq!(
+            design.products.into_inner(),
+            solution.iterations(),
+            "seed {seed}"
+        );
+        let fresh = GlmObjective::new(&p.sparse, &p.labels, Logistic, 1e-3).unwrap();
+        assert_eq!(
+            norm(&fresh.gradient(solution.weights()).unwrap()),
+            solution.gradient_norm()
+        );
+    }
+}
