@@ -241,6 +241,9 @@ fn our_round(
     round: usize,
 ) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
     let mut rng = InsecureSeededRng::new(2016 + round as u64);
+    // One unmeasured fit first, as each peer's process makes (peers.py): after the Python
+    // processes of the previous round, caches are cold and the worker threads asleep.
+    ErmParams::non_private(Loss::Logistic, LAMBDAS[0]).fit(train, &mut rng)?;
     let mut runs = Vec::new();
     for lambda in LAMBDAS {
         let problems = std::iter::once((None, ErmParams::non_private(Loss::Logistic, lambda)))
