@@ -2,6 +2,7 @@
 
 mod dense;
 mod sparse;
+mod split_gram;
 
 pub use dense::DenseRows;
 pub use sparse::{CsrRows, MAX_SPARSE_COLUMNS};
