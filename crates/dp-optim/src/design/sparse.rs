@@ -322,12 +322,19 @@ impl Design for CsrRows {
                 partial
             })
             .collect();
-        for partial in partials {
-            for i in 0..d {
-                let row = &partial[i * (i + 1) / 2..][..=i];
-                for (j, &value) in row.iter().enumerate() {
-                    h[(i, j)] += value;
-                }
+        // The chunks' sums added in chunk order (the same bits for any thread count), then
+        // unpacked once.
+        let mut chunks = partials.into_iter();
+        let Some(mut total) = chunks.next() else {
+            return;
+        };
+        for partial in chunks {
+            total.iter_mut().zip(&partial).for_each(|(sum, x)| *sum += x);
+        }
+        for i in 0..d {
+            let row = &total[i * (i + 1) / 2..][..=i];
+            for (j, &value) in row.iter().enumerate() {
+                h[(i, j)] += value;
             }
         }
     }

@@ -144,6 +144,15 @@ impl SplitRows {
                 partial
             })
             .collect();
+        // The chunks' sums added in chunk order (the same bits for any thread count), then
+        // moved to the original columns once.
+        let mut chunks = partials.into_iter();
+        let Some(mut total) = chunks.next() else {
+            return;
+        };
+        for partial in chunks {
+            total.add(&partial);
+        }
         let registers = self.registers;
         let mut add = |a: u32, b: u32, value: f64| {
             let (a, b) = (a as usize, b as usize);
@@ -152,20 +161,18 @@ impl SplitRows {
         let lane = |block: &[f64x8], row: usize, b: usize| {
             block[row * registers + b / LANES].as_array()[b % LANES]
         };
-        for partial in partials {
-            for (a, &column) in self.leading.iter().enumerate() {
-                for (b, &other) in self.leading[..=a].iter().enumerate() {
-                    add(column, other, lane(&partial.dense, a, b));
-                }
+        for (a, &column) in self.leading.iter().enumerate() {
+            for (b, &other) in self.leading[..=a].iter().enumerate() {
+                add(column, other, lane(&total.dense, a, b));
             }
-            for (q, &column) in self.trailing.iter().enumerate() {
-                for (b, &other) in self.leading.iter().enumerate() {
-                    add(column, other, lane(&partial.cross, q, b));
-                }
-                let packed_row = &partial.trailing[q * (q + 1) / 2..][..=q];
-                for (&value, &other) in packed_row.iter().zip(&self.trailing) {
-                    add(column, other, value);
-                }
+        }
+        for (q, &column) in self.trailing.iter().enumerate() {
+            for (b, &other) in self.leading.iter().enumerate() {
+                add(column, other, lane(&total.cross, q, b));
+            }
+            let packed_row = &total.trailing[q * (q + 1) / 2..][..=q];
+            for (&value, &other) in packed_row.iter().zip(&self.trailing) {
+                add(column, other, value);
             }
         }
     }
@@ -236,6 +243,18 @@ impl Partial {
             dense: vec![f64x8::ZERO; dense],
             cross: vec![f64x8::ZERO; cross],
             trailing: vec![0.0; trailing],
+        }
+    }
+
+    fn add(&mut self, other: &Self) {
+        for (sum, x) in self.dense.iter_mut().zip(&other.dense) {
+            *sum += *x;
+        }
+        for (sum, x) in self.cross.iter_mut().zip(&other.cross) {
+            *sum += *x;
+        }
+        for (sum, x) in self.trailing.iter_mut().zip(&other.trailing) {
+            *sum += *x;
         }
     }
 }
