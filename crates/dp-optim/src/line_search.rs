@@ -19,9 +19,10 @@ const MAX_HALVINGS: usize = 40;
 /// Near the optimum the decrease the Armijo test looks for drops below the rounding error
 /// of `F` itself, and the test becomes a coin toss. There steps are judged by what the
 /// solvers certify instead: the first `t` that shrinks `‖∇F‖` is taken. There the full
-/// step's margins are computed from scratch, `X(w + p)` (the same one pass as `X p`), so
+/// step's margins are computed from scratch, `X(w + p)` (one pass, as `X p` would be), so
 /// that the point it reaches, usually the solve's last, is fresh (see `Point::fresh`) and
 /// its gradient is already the certificate: no second evaluation at the returned weights.
+/// A search that rejects that full step makes `X p` as well, for the shorter trials.
 ///
 /// Returns the new point, or `None` if no step makes progress.
 pub(crate) fn backtrack<D: Design + ?Sized, L: MarginLoss>(

@@ -7,7 +7,7 @@
 //! kept as a short dense vector of whole SIMD registers, so that every update involving
 //! one of them is part of a register-wide multiply-add: the row's dense vector times each
 //! of its own entries. Only the updates between two trailing entries stay scattered (on
-//! Adult about 27 per row instead of 105).
+//! Adult about 28 per row instead of 105).
 //!
 //! The registers are `wide::f64x8` (safe, portable; AVX-512 where the build targets it):
 //! with plain arrays the compiler turned the loop over a row's entries into AVX-512
@@ -31,6 +31,10 @@ const REGISTER_UPDATE_COST: f64 = 1.0;
 const SCRATCH_BYTES: usize = 64 << 20;
 
 /// Rows split into a dense block over the `leading` columns and sparse trailing entries.
+///
+/// The block stores absent entries as zeros, so a non-finite weight makes every entry of
+/// the leading and cross blocks non-finite, not only those of the row's own pairs (the
+/// Hessian is unusable either way: its factorization fails).
 #[derive(Clone)]
 pub(super) struct SplitRows {
     /// Registers per row of the dense block (`leading.len()` columns, zero-padded).
