@@ -43,6 +43,17 @@ pub(crate) fn row_chunks(
         .collect()
 }
 
+/// The chunks' partial sums added in chunk order (the same bits for any thread count), or
+/// `None` for no chunks.
+pub(crate) fn sum_in_order<T>(parts: Vec<T>, add: impl Fn(&mut T, &T)) -> Option<T> {
+    let mut parts = parts.into_iter();
+    let mut total = parts.next()?;
+    for part in parts {
+        add(&mut total, &part);
+    }
+    Some(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

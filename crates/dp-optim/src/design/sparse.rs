@@ -6,7 +6,7 @@ use faer::MatMut;
 use rayon::prelude::*;
 
 use super::split_gram::SplitRows;
-use super::{Design, row_chunks};
+use super::{Design, row_chunks, sum_in_order};
 use crate::OptimError;
 
 /// Rows per parallel task of `X w`: each task walks its rows' slice of `indptr` in a plain
@@ -323,18 +323,11 @@ impl Design for CsrRows {
                 partial
             })
             .collect();
-        // The chunks' sums added in chunk order (the same bits for any thread count), then
-        // unpacked once.
-        let mut chunks = partials.into_iter();
-        let Some(mut total) = chunks.next() else {
+        let Some(total) = sum_in_order(partials, |total, part| {
+            total.iter_mut().zip(part).for_each(|(sum, x)| *sum += x);
+        }) else {
             return;
         };
-        for partial in chunks {
-            total
-                .iter_mut()
-                .zip(&partial)
-                .for_each(|(sum, x)| *sum += x);
-        }
         for i in 0..d {
             let row = &total[i * (i + 1) / 2..][..=i];
             for (j, &value) in row.iter().enumerate() {

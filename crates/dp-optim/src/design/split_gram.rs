@@ -17,8 +17,8 @@ use faer::MatMut;
 use rayon::prelude::*;
 use wide::f64x8;
 
-use super::row_chunks;
 use super::sparse::add_outer_product_lower;
+use super::{row_chunks, sum_in_order};
 
 /// f64 lanes of one register.
 const LANES: usize = 8;
@@ -148,15 +148,10 @@ impl SplitRows {
                 partial
             })
             .collect();
-        // The chunks' sums added in chunk order (the same bits for any thread count), then
-        // moved to the original columns once.
-        let mut chunks = partials.into_iter();
-        let Some(mut total) = chunks.next() else {
+        // Moved to the original columns once, after the chunks are summed.
+        let Some(total) = sum_in_order(partials, Partial::add) else {
             return;
         };
-        for partial in chunks {
-            total.add(&partial);
-        }
         let registers = self.registers;
         let mut add = |a: u32, b: u32, value: f64| {
             let (a, b) = (a as usize, b as usize);
