@@ -60,15 +60,22 @@ struct ColumnMajor {
     values: Vec<f64>,
 }
 
+/// Where each column's entries start in column-major order (`cols + 1` offsets, the last
+/// the number of entries), for column indices `< cols`.
+pub(super) fn column_pointers(cols: usize, indices: &[u32]) -> Vec<usize> {
+    let mut colptr = vec![0usize; cols + 1];
+    for &c in indices {
+        colptr[c as usize + 1] += 1;
+    }
+    for c in 0..cols {
+        colptr[c + 1] += colptr[c];
+    }
+    colptr
+}
+
 impl ColumnMajor {
     fn new(cols: usize, indptr: &[usize], indices: &[u32], values: &[f64]) -> Self {
-        let mut colptr = vec![0usize; cols + 1];
-        for &c in indices {
-            colptr[c as usize + 1] += 1;
-        }
-        for c in 0..cols {
-            colptr[c + 1] += colptr[c];
-        }
+        let colptr = column_pointers(cols, indices);
         let mut next = colptr.clone();
         let mut rows = vec![0u32; indices.len()];
         let mut by_column = vec![0.0; indices.len()];
@@ -290,7 +297,6 @@ impl Design for CsrRows {
     fn add_weighted_gram_lower(&self, weights: &[f64], mut h: MatMut<'_, f64>) {
         let split = self.split.get_or_init(|| {
             SplitRows::new(
-                self.cols,
                 &self.indptr,
                 &self.indices,
                 &self.values,

@@ -52,15 +52,16 @@ pub(super) struct SplitRows {
 }
 
 impl SplitRows {
-    /// The split of the CSR rows (`indptr`, `indices`, `values`, with `colptr` giving each
-    /// column's count), or `None` when the modelled cost favours the scattered kernel.
+    /// The split of the CSR rows (`indptr`, `indices`, `values`, with `colptr` the column
+    /// pointers of their column-major copy), or `None` when the modelled cost favours the
+    /// scattered kernel.
     pub(super) fn new(
-        cols: usize,
         indptr: &[usize],
         indices: &[u32],
         values: &[f64],
         colptr: &[usize],
     ) -> Option<Self> {
+        let cols = colptr.len() - 1;
         let leading = leading_columns(indptr.len() - 1, colptr);
         (!leading.is_empty()).then(|| Self::with_leading(cols, indptr, indices, values, leading))
     }
@@ -291,6 +292,7 @@ fn leading_columns(rows: usize, colptr: &[usize]) -> Vec<u32> {
 mod tests {
     use super::*;
     use crate::CsrRows;
+    use crate::design::sparse::column_pointers;
     use faer::Mat;
 
     /// Rows with `dense` columns present in most rows (values varying) and one-hot groups.
@@ -403,16 +405,7 @@ mod tests {
     fn the_split_is_taken_for_dense_columns_only_and_matches_through_csr_rows() {
         let (cols, indptr, indices, values) = rows(5_000, 8, &[9, 4, 30]);
         let x = CsrRows::new(cols, indptr.clone(), indices.clone(), values.clone()).unwrap();
-        let colptr = {
-            let mut counts = vec![0usize; cols + 1];
-            for &c in &indices {
-                counts[c as usize + 1] += 1;
-            }
-            for c in 0..cols {
-                counts[c + 1] += counts[c];
-            }
-            counts
-        };
+        let colptr = column_pointers(cols, &indices);
         let chosen = leading_columns(5_000, &colptr);
         assert!(
             !chosen.is_empty() && chosen.iter().all(|&c| c < 8),
@@ -423,14 +416,7 @@ mod tests {
         crate::Design::add_weighted_gram_lower(&x, &s, h.as_mut());
         assert_close(&h, &reference(cols, &indptr, &indices, &values, &s));
         // One-hot rows only: no column is dense enough to lead.
-        let (_, _, one_hot, _) = rows(5_000, 0, &[9, 4, 30]);
-        let mut counts = vec![0usize; 44];
-        for &c in &one_hot {
-            counts[c as usize + 1] += 1;
-        }
-        for c in 0..43 {
-            counts[c + 1] += counts[c];
-        }
-        assert!(leading_columns(5_000, &counts).is_empty());
+        let (cols, _, one_hot, _) = rows(5_000, 0, &[9, 4, 30]);
+        assert!(leading_columns(5_000, &column_pointers(cols, &one_hot)).is_empty());
     }
 }
