@@ -40,19 +40,6 @@ impl Point {
     }
 }
 
-/// Runs a whole solve on a rayon worker thread (at once if already on one).
-///
-/// A solve makes a few dozen parallel passes over the data. Started from a thread outside
-/// the pool, each pass would hand its work to the pool and block until woken (two context
-/// switches, tens of microseconds on a loaded machine); started on a worker, a pass pushes
-/// its jobs onto that worker's own queue and the caller takes part in them. Measured on
-/// Adult (private logistic fit, 300 fits alternated): median 22.2 → 16.1 ms on one
-/// thread, 12.3 → 10.9 ms on two. Results are unchanged: the passes' chunking never
-/// depends on the threads.
-pub(crate) fn on_worker<T: Send>(solve: impl FnOnce() -> T + Send) -> T {
-    rayon::scope(|_| solve())
-}
-
 pub(crate) fn check_tolerance(tolerance: f64) -> Result<(), OptimError> {
     if tolerance.is_finite() && tolerance > 0.0 {
         Ok(())

@@ -3,9 +3,10 @@
 use std::collections::VecDeque;
 
 use crate::design::Design;
-use crate::iteration::{Point, check_stop, check_tolerance, finish, on_worker, starting_point};
+use crate::iteration::{Point, check_stop, check_tolerance, finish, starting_point};
 use crate::line_search::backtrack;
 use crate::objective::GlmObjective;
+use crate::pool::on_worker;
 use crate::solution::{DEFAULT_TOLERANCE, Solution, Termination, dot, norm};
 use crate::{MarginLoss, OptimError};
 

@@ -61,6 +61,7 @@ mod line_search;
 mod loss;
 mod newton;
 mod objective;
+mod pool;
 mod solution;
 mod solver;
 

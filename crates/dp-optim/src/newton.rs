@@ -6,9 +6,10 @@ use faer::linalg::cholesky::llt::solve::{solve_in_place_scratch, solve_in_place_
 use faer::{Conj, Mat, MatMut, Par};
 
 use crate::design::Design;
-use crate::iteration::{Point, check_stop, check_tolerance, finish, on_worker, starting_point};
+use crate::iteration::{Point, check_stop, check_tolerance, finish, starting_point};
 use crate::line_search::backtrack;
 use crate::objective::{GlmObjective, check_hessian_dimension};
+use crate::pool::on_worker;
 use crate::solution::{DEFAULT_TOLERANCE, Solution, Termination, norm};
 use crate::{MarginLoss, OptimError};
 
