@@ -46,7 +46,14 @@
 //! One logistic-loss solve to `‖∇F‖ ≤ 1e-10` on Adult-shaped sparse data (45,000 × 104,
 //! 14 entries per row) takes 12 ms (μ = 1e-3) and 18 ms (μ = 1e-5) with Newton on 2 cores;
 //! dense random features (50,000 × 2,000) take 1.4 s with L-BFGS. Results are bit-for-bit
-//! the same for any number of threads (fixed row blocks, sequential kernels inside them). Build with
+//! the same for any number of threads (fixed row blocks, sequential kernels inside them).
+//!
+//! A solve runs in the current rayon pool (the global one unless called inside
+//! `ThreadPool::install`), and while it runs the pool's other workers poll for its passes
+//! instead of sleeping between them, as OpenMP runtimes do between parallel regions: they
+//! run any pending rayon job meanwhile, but they do keep their cores busy until the solve
+//! returns. To leave cores to other work, solve in a smaller pool (or set
+//! `RAYON_NUM_THREADS`). Build with
 //! `-C target-cpu=native` (or at least AVX enabled): faer's vector kernels leave the upper
 //! vector registers dirty, and baseline-x86-64 code on the same threads then runs about
 //! three times slower.
