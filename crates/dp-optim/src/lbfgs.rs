@@ -56,7 +56,9 @@ impl Lbfgs {
         objective: &GlmObjective<'_, D, L>,
         start: Option<&[f64]>,
     ) -> Result<Solution, OptimError> {
-        on_worker(|| self.minimize_on_worker(objective, start))
+        on_worker(objective.pass_entries(), || {
+            self.minimize_on_worker(objective, start)
+        })
     }
 
     fn minimize_on_worker<D: Design + ?Sized, L: MarginLoss>(

@@ -62,7 +62,9 @@ impl Newton {
         objective: &GlmObjective<'_, D, L>,
         start: Option<&[f64]>,
     ) -> Result<Solution, OptimError> {
-        on_worker(|| self.minimize_on_worker(objective, start))
+        on_worker(objective.pass_entries(), || {
+            self.minimize_on_worker(objective, start)
+        })
     }
 
     fn minimize_on_worker<D: Design + ?Sized, L: MarginLoss>(

@@ -69,6 +69,11 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         self.design.rows()
     }
 
+    /// Stored entries of the data: the work of one pass over it.
+    pub(crate) fn pass_entries(&self) -> usize {
+        self.design.stored_entries()
+    }
+
     /// The regularization μ (also the strong-convexity constant).
     pub fn regularization(&self) -> f64 {
         self.regularization

@@ -3,14 +3,21 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::ThreadId;
 
+/// Stored entries per pass for each worker kept polling: about one of the passes' 4,096-row
+/// chunks of one-hot rows (14 entries each). A pass of fewer chunks than threads leaves
+/// the extra threads nothing to take, so their polling would only burn a core (Adult's
+/// 366k entries allow up to 5 pollers; 1,000 rows of 14 entries none).
+const ENTRIES_PER_POLLER: usize = 1 << 16;
 /// Idle polls of the pool between two yields of the whole thread to the OS scheduler.
 const POLLS_PER_OS_YIELD: u32 = 64;
 /// Pause instructions between two idle polls (each poll takes a lock-free look at every
 /// queue; a few pauses keep it off the solving thread's cache lines, at well under a µs).
 const PAUSES_PER_POLL: u32 = 8;
 
-/// Runs a whole solve on a rayon worker thread (at once if already on one), while the
-/// pool's other workers wait for its parallel passes actively instead of asleep.
+/// Runs a whole solve on a rayon worker thread (at once if already on one), while up to
+/// one of the pool's other workers per [`ENTRIES_PER_POLLER`] of `pass_entries` (the
+/// stored entries one pass over the data reads) wait for its parallel passes actively
+/// instead of asleep.
 ///
 /// A solve makes a few dozen parallel passes over the data. Started from a thread outside
 /// the pool, each pass would hand its work to the pool and block until woken (two context
@@ -28,17 +35,22 @@ const PAUSES_PER_POLL: u32 = 8;
 /// run any pending rayon job, so they never hold up other work; they yield the thread to
 /// the OS now and then, and they stop when the solve returns (or unwinds). Results are
 /// unchanged: the passes' chunking never depends on which thread runs a chunk.
-pub(crate) fn on_worker<T: Send>(solve: impl FnOnce() -> T + Send) -> T {
+pub(crate) fn on_worker<T: Send>(pass_entries: usize, solve: impl FnOnce() -> T + Send) -> T {
     let done = AtomicBool::new(false);
     let done = &done;
     rayon::scope(move |scope| {
         let solver = std::thread::current().id();
-        for _ in 1..rayon::current_num_threads() {
+        for _ in 0..pollers(rayon::current_num_threads() - 1, pass_entries) {
             scope.spawn(move |_| keep_awake(done, solver));
         }
         let _stop = SetOnDrop(done);
         solve()
     })
+}
+
+/// How many of the pool's `other_workers` to keep polling for passes of `pass_entries`.
+fn pollers(other_workers: usize, pass_entries: usize) -> usize {
+    other_workers.min(pass_entries / ENTRIES_PER_POLLER)
 }
 
 /// Sets the flag when dropped: the pollers stop even if the solve unwinds, so that the
@@ -85,6 +97,19 @@ mod tests {
 
     use super::*;
 
+    /// Passes large enough to keep every other worker polling.
+    const BIG: usize = usize::MAX;
+
+    #[test]
+    fn only_passes_long_enough_keep_other_workers_polling() {
+        // Adult's training rows: 365,909 entries.
+        assert_eq!(pollers(1, 365_909), 1);
+        assert_eq!(pollers(63, 365_909), 5);
+        // 1,000 rows of 14 entries, or no other worker: nobody polls.
+        assert_eq!(pollers(63, 14_000), 0);
+        assert_eq!(pollers(0, BIG), 0);
+    }
+
     fn pool(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -123,13 +148,13 @@ mod tests {
             let pool = pool(threads);
             let (once, nested) = within_a_minute(move || {
                 (
-                    pool.install(|| on_worker(passes)),
-                    pool.install(|| on_worker(|| on_worker(passes))),
+                    pool.install(|| on_worker(BIG, passes)),
+                    pool.install(|| on_worker(BIG, || on_worker(BIG, passes))),
                 )
             });
             assert_eq!((once, nested), (expected, expected));
         }
-        assert_eq!(within_a_minute(|| on_worker(passes)), expected);
+        assert_eq!(within_a_minute(|| on_worker(BIG, passes)), expected);
     }
 
     #[test]
@@ -148,7 +173,7 @@ mod tests {
         pool.spawn(|| std::thread::sleep(std::time::Duration::from_millis(500)));
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert_eq!(
-            within_a_minute(move || pool.install(|| on_worker(passes))),
+            within_a_minute(move || pool.install(|| on_worker(BIG, passes))),
             expected
         );
     }
@@ -161,7 +186,7 @@ mod tests {
             let finished = AtomicUsize::new(0);
             pool(2).install(|| {
                 (0..16).into_par_iter().for_each(|_| {
-                    on_worker(passes);
+                    on_worker(BIG, passes);
                     finished.fetch_add(1, Ordering::Relaxed);
                 })
             });
@@ -176,14 +201,14 @@ mod tests {
             let pool = pool(2);
             let outcome = pool.install(|| {
                 std::panic::catch_unwind(|| {
-                    on_worker(|| {
+                    on_worker(BIG, || {
                         passes();
                         panic!("solve failed");
                     })
                 })
             });
             // The pool still works: no poller was left spinning on a flag nobody sets.
-            (outcome.is_err(), pool.install(|| on_worker(passes)))
+            (outcome.is_err(), pool.install(|| on_worker(BIG, passes)))
         });
         assert!(outcome);
         assert_eq!(after, passes());
