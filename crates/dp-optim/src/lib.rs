@@ -49,11 +49,12 @@
 //! the same for any number of threads (fixed row blocks, sequential kernels inside them).
 //!
 //! A solve runs in the current rayon pool (the global one unless called inside
-//! `ThreadPool::install`), and while it runs the pool's other workers poll for its passes
-//! instead of sleeping between them, as OpenMP runtimes do between parallel regions: they
-//! run any pending rayon job meanwhile, but they do keep their cores busy until the solve
-//! returns. To leave cores to other work, solve in a smaller pool (or set
-//! `RAYON_NUM_THREADS`). Build with
+//! `ThreadPool::install`). On data of at least 65,536 stored entries, while it runs, up to
+//! one of the pool's other workers per 65,536 entries polls for its passes instead of
+//! sleeping between them, as OpenMP runtimes do between parallel regions: they run any
+//! pending rayon job meanwhile, but they do keep their cores busy until the solve returns.
+//! To leave cores to other work, solve in a smaller pool (or set `RAYON_NUM_THREADS`).
+//! Build with
 //! `-C target-cpu=native` (or at least AVX enabled): faer's vector kernels leave the upper
 //! vector registers dirty, and baseline-x86-64 code on the same threads then runs about
 //! three times slower.
