@@ -52,7 +52,8 @@
 //! `ThreadPool::install`). On data of at least 65,536 stored entries, while it runs, up to
 //! one of the pool's other workers per 65,536 entries polls for its passes instead of
 //! sleeping between them, as OpenMP runtimes do between parallel regions: they run any
-//! pending rayon job meanwhile, but they do keep their cores busy until the solve returns.
+//! pending rayon job meanwhile, but they do keep their cores busy until the solve returns
+//! (or, in a serial phase, for up to 1 ms).
 //! To leave cores to other work, solve in a smaller pool (or set `RAYON_NUM_THREADS`).
 //! Build with
 //! `-C target-cpu=native` (or at least AVX enabled): faer's vector kernels leave the upper

@@ -1,7 +1,9 @@
 //! Where a solve runs: on a rayon worker, with the pool's other workers kept awake.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 
 /// Stored entries per pass for each worker kept polling: about one of the passes' 4,096-row
 /// chunks of one-hot rows (14 entries each). A pass of fewer chunks than threads leaves
@@ -13,6 +15,10 @@ const POLLS_PER_OS_YIELD: u32 = 64;
 /// Pause instructions between two idle polls (each poll takes a lock-free look at every
 /// queue; a few pauses keep it off the solving thread's cache lines, at well under a µs).
 const PAUSES_PER_POLL: u32 = 8;
+/// A poller that has found no work for this long goes back to sleep (OpenMP's "blocktime"):
+/// a serial phase this long (a dense Hessian's Cholesky factor, say) would only burn its
+/// core, and the next pass then pays one ordinary wake-up.
+const MAX_IDLE: Duration = Duration::from_millis(1);
 
 /// Runs a whole solve on a rayon worker thread (at once if already on one), while up to
 /// one of the pool's other workers per [`ENTRIES_PER_POLLER`] of `pass_entries` (the
@@ -31,19 +37,23 @@ const PAUSES_PER_POLL: u32 = 8;
 /// waking it again costs each pass about 60–90 µs on this project's 2-core VM (a region
 /// of 200 µs of work took a median 164–192 µs after a gap of 30 µs or more, 102 µs
 /// without one). So, as OpenMP runtimes do between parallel regions, one job per other
-/// worker (`keep_awake`) polls for the solve's work until the solve returns. The pollers
-/// run any pending rayon job, so they never hold up other work; they yield the thread to
-/// the OS now and then, and they stop when the solve returns (or unwinds). Results are
-/// unchanged: the passes' chunking never depends on which thread runs a chunk.
+/// worker (`keep_awake`) polls for the solve's work until the solve returns (or unwinds)
+/// or it has found nothing for [`MAX_IDLE`]. The pollers run any pending rayon job, so
+/// they never hold up other work, and they yield the thread to the OS now and then. They
+/// are detached: the solve's return never waits for a poller, nor for an unrelated job a
+/// poller happens to be running then (measured in review: with pollers inside the solve's
+/// scope, every solve during which another thread spawned a 300 ms job returned 300 ms
+/// late). Results are unchanged: the passes' chunking never depends on which thread runs
+/// a chunk.
 pub(crate) fn on_worker<T: Send>(pass_entries: usize, solve: impl FnOnce() -> T + Send) -> T {
-    let done = AtomicBool::new(false);
-    let done = &done;
-    rayon::scope(move |scope| {
+    rayon::scope(move |_| {
+        let done = Arc::new(AtomicBool::new(false));
         let solver = std::thread::current().id();
         for _ in 0..pollers(rayon::current_num_threads() - 1, pass_entries) {
-            scope.spawn(move |_| keep_awake(done, solver));
+            let done = Arc::clone(&done);
+            rayon::spawn(move || keep_awake(&done, solver));
         }
-        let _stop = SetOnDrop(done);
+        let _stop = SetOnDrop(&done);
         solve()
     })
 }
@@ -53,8 +63,7 @@ fn pollers(other_workers: usize, pass_entries: usize) -> usize {
     other_workers.min(pass_entries / ENTRIES_PER_POLLER)
 }
 
-/// Sets the flag when dropped: the pollers stop even if the solve unwinds, so that the
-/// scope waiting for them cannot hang.
+/// Sets the flag when dropped: the pollers stop even if the solve unwinds.
 struct SetOnDrop<'a>(&'a AtomicBool);
 
 impl Drop for SetOnDrop<'_> {
@@ -63,7 +72,8 @@ impl Drop for SetOnDrop<'_> {
     }
 }
 
-/// Runs the pool's pending jobs (the solve's chunks among them) until `done` is set.
+/// Runs the pool's pending jobs (the solve's chunks among them) until `done` is set or
+/// none has come for [`MAX_IDLE`].
 ///
 /// Returns at once on the solving thread itself: it can pop this job from its own queue
 /// while it waits inside a pass, and polling there until the solve ends would never end.
@@ -72,14 +82,19 @@ fn keep_awake(done: &AtomicBool, solver: ThreadId) {
         return;
     }
     let mut idle_polls = 0u32;
+    let mut last_work = Instant::now();
     while !done.load(Ordering::Acquire) {
         if let Some(rayon::Yield::Executed) = rayon::yield_now() {
             idle_polls = 0;
+            last_work = Instant::now();
             continue;
         }
         idle_polls += 1;
         if idle_polls == POLLS_PER_OS_YIELD {
             idle_polls = 0;
+            if last_work.elapsed() > MAX_IDLE {
+                return;
+            }
             std::thread::yield_now();
         } else {
             for _ in 0..PAUSES_PER_POLL {
