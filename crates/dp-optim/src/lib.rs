@@ -53,12 +53,12 @@
 //! one of the pool's other workers per 65,536 entries polls for its passes instead of
 //! sleeping between them, as OpenMP runtimes do between parallel regions: they run any
 //! pending rayon job meanwhile, but they do keep their cores busy until the solve returns
-//! (or, in a serial phase, for up to 1 ms).
-//! To leave cores to other work, solve in a smaller pool (or set `RAYON_NUM_THREADS`).
-//! Build with
-//! `-C target-cpu=native` (or at least AVX enabled): faer's vector kernels leave the upper
-//! vector registers dirty, and baseline-x86-64 code on the same threads then runs about
-//! three times slower.
+//! (or, in a serial phase, for up to 1 ms). To leave cores to other work, solve in a
+//! smaller pool (or set `RAYON_NUM_THREADS`).
+//!
+//! Build with `-C target-cpu=native` (or at least AVX enabled): faer's vector kernels
+//! leave the upper vector registers dirty, and baseline-x86-64 code on the same threads
+//! then runs about three times slower.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

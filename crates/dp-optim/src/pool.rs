@@ -46,6 +46,7 @@ const MAX_IDLE: Duration = Duration::from_millis(1);
 /// late). Results are unchanged: the passes' chunking never depends on which thread runs
 /// a chunk.
 pub(crate) fn on_worker<T: Send>(pass_entries: usize, solve: impl FnOnce() -> T + Send) -> T {
+    // The scope only moves the solve onto a worker: the pollers are detached, not scoped.
     rayon::scope(move |_| {
         let done = Arc::new(AtomicBool::new(false));
         let solver = std::thread::current().id();
@@ -76,7 +77,8 @@ impl Drop for SetOnDrop<'_> {
 /// none has come for [`MAX_IDLE`].
 ///
 /// Returns at once on the solving thread itself: it can pop this job from its own queue
-/// while it waits inside a pass, and polling there until the solve ends would never end.
+/// while it waits inside a pass, and polling there would only hold up the solve until
+/// [`MAX_IDLE`] has passed.
 fn keep_awake(done: &AtomicBool, solver: ThreadId) {
     if std::thread::current().id() == solver {
         return;
@@ -147,7 +149,7 @@ mod tests {
     }
 
     /// Runs `f` on its own thread and fails if it has not returned within a minute: a
-    /// poller that never stops would otherwise hang the test run instead of failing it.
+    /// solve that waits on its pollers would otherwise hang the test run, not fail it.
     fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         let (send, receive) = std::sync::mpsc::channel();
         std::thread::spawn(move || send.send(f()));
@@ -175,7 +177,7 @@ mod tests {
     #[test]
     fn a_solve_in_a_pool_that_pops_its_oldest_job_first_does_not_wait_for_itself() {
         // In a breadth-first pool the solving thread, waiting inside a pass, takes its
-        // own oldest job: the poller. Polling there until the solve ends would never end.
+        // own oldest job: the poller, which must give the thread back to the solve.
         #[allow(deprecated)]
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
@@ -222,7 +224,7 @@ mod tests {
                     })
                 })
             });
-            // The pool still works: no poller was left spinning on a flag nobody sets.
+            // The pool still works: the unwinding solve set its pollers' flag.
             (outcome.is_err(), pool.install(|| on_worker(BIG, passes)))
         });
         assert!(outcome);
