@@ -570,6 +570,7 @@ impl ErmParams {
                     loss: self.loss,
                     regularization: self.regularization,
                     features: d,
+                    noise_groups: self.noise_groups.as_ref().map(FeatureGroups::count),
                     feature_map: self.feature_map.clone(),
                     crate_version: env!("CARGO_PKG_VERSION").to_owned(),
                 },

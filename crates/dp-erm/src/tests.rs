@@ -949,6 +949,7 @@ fn model_files_with_hostile_lengths_or_metadata_are_refused() {
                 loss: Loss::Logistic,
                 regularization: 1e-3,
                 features: 2,
+                noise_groups: None,
                 feature_map: None,
                 crate_version: "test".into(),
             },

@@ -16,9 +16,9 @@ use super::{MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES};
 use crate::ErmError;
 
 /// The file format this build writes and reads. Version 1 (a 28-byte header with an
-/// FNV-1a checksum, plain files only) and version 2 (no model type in the payload) are
-/// refused with a message saying so.
-pub const MODEL_FORMAT_VERSION: u32 = 3;
+/// FNV-1a checksum, plain files only), version 2 (no model type in the payload) and
+/// version 3 (no record of group-shaped noise) are refused with a message saying so.
+pub const MODEL_FORMAT_VERSION: u32 = 4;
 
 /// A model type that lives in the shared model container (DESIGN.md, "Models on disk").
 ///
@@ -230,6 +230,12 @@ fn check_kind(magic: &[u8], seal: Seal<'_>) -> Result<(), ErmError> {
 fn check_version(version: u32) -> Result<(), ErmError> {
     match version {
         MODEL_FORMAT_VERSION => Ok(()),
+        3 => Err(invalid(format!(
+            "format version 3 is not supported: its metadata does not say whether objective \
+             perturbation's noise was shaped to feature groups; this build reads version \
+             {MODEL_FORMAT_VERSION} only; re-create the file by training and saving the model \
+             with this build"
+        ))),
         2 => Err(invalid(format!(
             "format version 2 is not supported: it is the older layout without a model type \
              in the payload; this build reads version {MODEL_FORMAT_VERSION} only; re-create \

@@ -120,7 +120,8 @@ pub const MAX_MODEL_TEXT_BYTES: usize = 256;
 /// What a model is and how it was made.
 ///
 /// Deserializing it (through any serde format) checks every field as the file loaders do:
-/// ε and Λ finite and > 0, a valid loss, `1 ≤ features ≤ MAX_MODEL_FEATURES` (2²⁵), and
+/// ε and Λ finite and > 0, a valid loss, `1 ≤ features ≤ MAX_MODEL_FEATURES` (2²⁵),
+/// `noise_groups` only for objective perturbation and between 1 and `features`, and
 /// non-empty printable strings of at most `MAX_MODEL_TEXT_BYTES` (256) bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "validate::RawModelMetadata")]
@@ -133,6 +134,10 @@ pub struct ModelMetadata {
     pub regularization: f64,
     /// Number of features d (the length of the weights).
     pub features: usize,
+    /// The number of feature groups objective perturbation's noise was shaped to
+    /// ([`crate::ErmParams::group_noise`]: density `∝ exp(−β‖b‖_G)`, same ε); `None` for
+    /// the Euclidean noise (density `∝ exp(−β‖b‖₂)`) or no noise at all.
+    pub noise_groups: Option<usize>,
     /// Identifier of the feature map the rows went through, if any.
     pub feature_map: Option<String>,
     /// Version of dp-erm that trained it.

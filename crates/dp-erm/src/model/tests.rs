@@ -20,13 +20,18 @@ use crate::{ErmParams, ObjectiveCalibration};
 // Helpers
 
 fn data(n: usize, d: usize, seed: u64) -> TrainingSet {
+    scaled_data(n, d, seed, 1.0)
+}
+
+/// `data` with every row multiplied by `scale ≤ 1`.
+fn scaled_data(n: usize, d: usize, seed: u64, scale: f64) -> TrainingSet {
     let mut rng = InsecureSeededRng::new(seed);
     let mut values = Vec::with_capacity(n * d);
     let mut labels = Vec::with_capacity(n);
     for _ in 0..n {
         // Coordinates in ±1/√d keep every row inside the unit ball.
         let row: Vec<f64> = (0..d)
-            .map(|_| rng.random_range(-1.0..1.0) / (d as f64).sqrt())
+            .map(|_| scale * rng.random_range(-1.0..1.0) / (d as f64).sqrt())
             .collect();
         labels.push(if row[0] + 0.3 * row[d - 1] >= 0.0 {
             1.0
@@ -50,7 +55,8 @@ fn non_private() -> LinearModel {
         .into_model()
 }
 
-/// Models that exercise every mechanism, both losses and an optional feature map.
+/// Models that exercise every mechanism, both losses, an optional feature map and
+/// group-shaped noise.
 fn sample_models() -> &'static [LinearModel] {
     static MODELS: OnceLock<Vec<LinearModel>> = OnceLock::new();
     MODELS.get_or_init(|| {
@@ -66,6 +72,12 @@ fn sample_models() -> &'static [LinearModel] {
                 .objective_calibration(ObjectiveCalibration::CliffFree)
                 .feature_map("rff(d=4)")
                 .fit(&train, &mut InsecureSeededRng::new(5))
+                .unwrap()
+                .into_model(),
+            // Entries of at most 0.4 keep the group norm (0.4² + 0.8² + 0.4²)^½ below 1.
+            ErmParams::objective_perturbation(huber, 0.02, 0.5)
+                .group_noise(dp_noise::FeatureGroups::new(&[0, 1, 1, 2]).unwrap())
+                .fit(&scaled_data(80, 4, 3, 0.8), &mut InsecureSeededRng::new(6))
                 .unwrap()
                 .into_model(),
         ]
@@ -152,6 +164,18 @@ fn assert_sane(model: &LinearModel) {
 
 // ---------------------------------------------------------------------------------------
 // Round trips
+
+#[test]
+fn metadata_records_the_noise_shape() {
+    let groups = |model: &LinearModel| model.metadata().noise_groups;
+    let models = sample_models();
+    assert_eq!(
+        models.iter().map(groups).collect::<Vec<_>>(),
+        [None, None, None, Some(3)]
+    );
+    let reloaded = LinearModel::from_bytes(&models[3].to_bytes().unwrap()).unwrap();
+    assert_eq!(groups(&reloaded), Some(3));
+}
 
 #[test]
 fn plain_and_authenticated_files_round_trip() {
@@ -395,6 +419,22 @@ fn rejects_each_invalid_field_through_every_route() {
             "Huber width",
         ),
         (
+            with_metadata(base, |m| m.noise_groups = Some(0)),
+            "noise_groups = 0",
+        ),
+        (
+            with_metadata(base, |m| m.noise_groups = Some(5)),
+            "noise_groups = 5",
+        ),
+        (
+            with_metadata(&sample_models()[1], |m| m.noise_groups = Some(2)),
+            "only objective perturbation",
+        ),
+        (
+            with_metadata(&sample_models()[0], |m| m.noise_groups = Some(1)),
+            "only objective perturbation",
+        ),
+        (
             with_metadata(base, |m| m.crate_version.clear()),
             "crate_version is empty",
         ),
@@ -493,6 +533,13 @@ fn rejects_old_and_future_versions_saying_which() {
     version_2[8..12].copy_from_slice(&2u32.to_le_bytes());
     let err = error_of(LinearModel::from_bytes(&version_2));
     assert!(err.contains("format version 2 is not supported"), "{err}");
+    let mut version_3 = model.to_bytes().unwrap();
+    version_3[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let err = error_of(LinearModel::from_bytes(&version_3));
+    assert!(
+        err.contains("format version 3 is not supported") && err.contains("feature groups"),
+        "{err}"
+    );
     let mut future = model.to_bytes().unwrap();
     future[8..12].copy_from_slice(&(MODEL_FORMAT_VERSION + 1).to_le_bytes());
     let err = error_of(LinearModel::from_bytes(&future));
@@ -691,7 +738,7 @@ proptest! {
     /// they never panic, and whatever loads is a sane model that survives a round trip.
     #[test]
     fn mutated_payloads_with_valid_checksums_load_only_valid_models(
-        which in 0..3usize,
+        which in 0..4usize,
         edits in proptest::collection::vec(edit(), 1..6),
     ) {
         let original = &sample_models()[which];
@@ -715,7 +762,7 @@ proptest! {
     /// and any truncation, is refused.
     #[test]
     fn authenticated_files_refuse_any_byte_flip(
-        which in 0..3usize,
+        which in 0..4usize,
         at in any::<usize>(),
         flip in 1..=255u8,
         cut in any::<usize>(),

@@ -19,6 +19,7 @@ pub struct RawModelMetadata {
     loss: Loss,
     regularization: f64,
     features: usize,
+    noise_groups: Option<usize>,
     feature_map: Option<String>,
     crate_version: String,
 }
@@ -43,6 +44,7 @@ impl TryFrom<RawModelMetadata> for ModelMetadata {
             loss: raw.loss,
             regularization: raw.regularization,
             features: raw.features,
+            noise_groups: raw.noise_groups,
             feature_map: raw.feature_map,
             crate_version: raw.crate_version,
         };
@@ -107,10 +109,32 @@ fn check_metadata(metadata: &ModelMetadata) -> Result<(), ErmError> {
         check_epsilon(epsilon).map_err(parameter_out_of_range)?;
     }
     check_regularization(metadata.regularization).map_err(parameter_out_of_range)?;
+    check_noise_groups(metadata)?;
     metadata.loss.check().map_err(parameter_out_of_range)?;
     check_text("crate_version", &metadata.crate_version)?;
     if let Some(feature_map) = &metadata.feature_map {
         check_text("feature_map", feature_map)?;
+    }
+    Ok(())
+}
+
+/// Group-shaped noise exists only for objective perturbation, with 1 to d groups.
+fn check_noise_groups(metadata: &ModelMetadata) -> Result<(), ErmError> {
+    let Some(groups) = metadata.noise_groups else {
+        return Ok(());
+    };
+    if !matches!(metadata.mechanism, Mechanism::ObjectivePerturbation { .. }) {
+        return Err(out_of_range(format!(
+            "noise_groups = {groups} for {:?}: only objective perturbation shapes its noise \
+             to feature groups",
+            metadata.mechanism
+        )));
+    }
+    if !(1..=metadata.features).contains(&groups) {
+        return Err(out_of_range(format!(
+            "noise_groups = {groups}: {} features hold between 1 and {} groups",
+            metadata.features, metadata.features
+        )));
     }
     Ok(())
 }
