@@ -171,18 +171,8 @@ impl TrainingSet {
     ) -> Result<Self, ErmError> {
         use crate::FeatureRow;
         let (n, d) = (inputs.len(), inputs.features());
-        let entries = |i: usize| -> &[f64] {
-            match inputs.row(i) {
-                FeatureRow::Dense(x) => x,
-                FeatureRow::Sparse(_, values) => values,
-            }
-        };
-        for row in 0..n {
-            let norm = l2_norm(entries(row).iter().copied());
-            if norm > 1.0 {
-                return Err(ErmError::RowNormAboveOne { row, norm });
-            }
-        }
+        let entries = |i: usize| inputs.row(i).values();
+        check_unit_ball(inputs)?;
         let stored: usize = (0..n)
             .map(|i| entries(i).iter().filter(|&&v| v != 0.0).count())
             .sum();
@@ -273,31 +263,7 @@ impl TrainingSet {
                 found: groups.dim(),
             });
         }
-        // Per-group ℓ1 sums, reset after each row through the groups it touched: no
-        // allocation per row (a grouped fit runs this check every time). Every sum, square
-        // and the root are rounded up, so the computed norm bounds the true one from above
-        // (rounded to nearest, a million tiny entries could sum to 1 + 1e-10 and pass).
-        let mut l1 = vec![0.0_f64; groups.count()];
-        let mut touched = Vec::new();
-        for row in 0..self.len() {
-            self.for_each_entry(row, |j, v| {
-                let g = groups.group(j);
-                if l1[g] == 0.0 {
-                    touched.push(g);
-                }
-                l1[g] = (l1[g] + v.abs()).next_up();
-            });
-            let mut squares = 0.0_f64;
-            for g in touched.drain(..) {
-                let sum = std::mem::take(&mut l1[g]);
-                squares = (squares + (sum * sum).next_up()).next_up();
-            }
-            let norm = squares.sqrt().next_up();
-            if norm.is_nan() || norm > crate::GROUP_NORM_SLACK {
-                return Err(ErmError::RowGroupNormAboveOne { row, norm });
-            }
-        }
-        Ok(())
+        first_group_norm_violation(self.len(), groups, |row, f| self.for_each_entry(row, f))
     }
 
     /// Calls `f(feature, value)` on each stored entry of row `i` (dense rows: the non-zero
@@ -569,6 +535,52 @@ fn scale_by_bounds(
                 });
             }
             *v /= bounds[*c];
+        }
+    }
+    Ok(())
+}
+
+/// The first of `rows` rows (each visited entry by entry through `for_each_entry`) whose
+/// group norm exceeds [`crate::GROUP_NORM_SLACK`], as [`TrainingSet::check_group_norms`]
+/// describes; the groups' dimension is checked by the callers.
+pub(crate) fn first_group_norm_violation(
+    rows: usize,
+    groups: &dp_noise::FeatureGroups,
+    mut for_each_entry: impl FnMut(usize, &mut dyn FnMut(usize, f64)),
+) -> Result<(), ErmError> {
+    // Per-group ℓ1 sums, reset after each row through the groups it touched: no
+    // allocation per row (a grouped fit runs this check every time). Every sum, square
+    // and the root are rounded up, so the computed norm bounds the true one from above
+    // (rounded to nearest, a million tiny entries could sum to 1 + 1e-10 and pass).
+    let mut l1 = vec![0.0_f64; groups.count()];
+    let mut touched = Vec::new();
+    for row in 0..rows {
+        for_each_entry(row, &mut |j, v| {
+            let g = groups.group(j);
+            if l1[g] == 0.0 {
+                touched.push(g);
+            }
+            l1[g] = (l1[g] + v.abs()).next_up();
+        });
+        let mut squares = 0.0_f64;
+        for g in touched.drain(..) {
+            let sum = std::mem::take(&mut l1[g]);
+            squares = (squares + (sum * sum).next_up()).next_up();
+        }
+        let norm = squares.sqrt().next_up();
+        if norm.is_nan() || norm > crate::GROUP_NORM_SLACK {
+            return Err(ErmError::RowGroupNormAboveOne { row, norm });
+        }
+    }
+    Ok(())
+}
+
+/// The first row of `inputs` of Euclidean norm above 1, as an error naming it.
+pub(crate) fn check_unit_ball(inputs: &crate::Features) -> Result<(), ErmError> {
+    for row in 0..inputs.len() {
+        let norm = l2_norm(inputs.row(row).values().iter().copied());
+        if norm > 1.0 {
+            return Err(ErmError::RowNormAboveOne { row, norm });
         }
     }
     Ok(())

@@ -378,6 +378,15 @@ impl ErmParams {
                 requirement: "between 1 and 2^24 = 16777216",
             });
         }
+        const _: () = assert!(MAX_HESSIAN_DIMENSION == 16_384, "the message below names it");
+        if self.solver == SolverChoice::Newton && features > MAX_HESSIAN_DIMENSION {
+            return Err(ErmError::InvalidParameter {
+                what: "feature count for the Newton solver",
+                value: features as f64,
+                requirement: "at most 16384 (it factors a d×d Hessian); use SolverChoice::Auto \
+                              or SolverChoice::Lbfgs",
+            });
+        }
         let plain_floor = tolerance_floor(examples, features, self.loss, self.regularization, None);
         let plain_tolerance =
             || resolve_tolerance(self.tolerance, &plain_floor, self.regularization, None);

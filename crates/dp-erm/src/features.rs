@@ -42,7 +42,31 @@ pub enum FeatureRow<'a> {
     Sparse(&'a [usize], &'a [f64]),
 }
 
-impl FeatureRow<'_> {
+impl<'a> FeatureRow<'a> {
+    /// The stored values (dense rows: all of them), in feature order.
+    pub(crate) fn values(&self) -> &'a [f64] {
+        match *self {
+            FeatureRow::Dense(x) => x,
+            FeatureRow::Sparse(_, values) => values,
+        }
+    }
+
+    /// Calls `f(feature, value)` on each non-zero entry, in feature order.
+    pub(crate) fn for_each_nonzero(&self, f: &mut dyn FnMut(usize, f64)) {
+        match *self {
+            FeatureRow::Dense(x) => x
+                .iter()
+                .enumerate()
+                .filter(|&(_, &v)| v != 0.0)
+                .for_each(|(j, &v)| f(j, v)),
+            FeatureRow::Sparse(idx, val) => idx
+                .iter()
+                .zip(val)
+                .filter(|&(_, &v)| v != 0.0)
+                .for_each(|(&j, &v)| f(j, v)),
+        }
+    }
+
     /// `wᵀx` (w has the row's dimension; callers check it).
     pub fn dot(&self, w: &[f64]) -> f64 {
         match *self {
@@ -383,6 +407,28 @@ impl Examples {
             self.inputs.select(indices)?,
             indices.iter().map(|&i| self.labels[i]).collect(),
         ))
+    }
+
+    /// Refuses, naming the first offending row, any row of Euclidean norm above 1: the
+    /// check [`Examples::to_training_set`] makes, without building anything.
+    pub fn check_unit_ball(&self) -> Result<(), ErmError> {
+        crate::data::check_unit_ball(&self.inputs)
+    }
+
+    /// Refuses, naming the first offending row, any row whose group norm exceeds the bound
+    /// group-shaped noise needs (see [`TrainingSet::check_group_norms`]), without building
+    /// anything.
+    pub fn check_group_norms(&self, groups: &dp_noise::FeatureGroups) -> Result<(), ErmError> {
+        if groups.dim() != self.features() {
+            return Err(ErmError::DimensionMismatch {
+                what: "feature groups",
+                expected: self.features(),
+                found: groups.dim(),
+            });
+        }
+        crate::data::first_group_norm_violation(self.len(), groups, |row, f| {
+            self.inputs.row(row).for_each_nonzero(f)
+        })
     }
 
     /// The same examples as a [`TrainingSet`], refusing (with the first offending row) any

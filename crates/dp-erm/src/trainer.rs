@@ -49,11 +49,17 @@ pub trait Classifier {
 /// An implementation whose [`Trainer::epsilon`] is `Some(ε)` promises that the model it
 /// returns is ε-differentially private with respect to `data`, for datasets that differ in
 /// one example (replaced), under the input conditions its own documentation states — and
-/// that any error it returns depends on `data` only through what that documentation says
-/// (dp-erm's refusals depend on the shapes and the parameters alone). Tuning and private
-/// prediction compose these promises; they cannot check them. `None` means no guarantee:
-/// such trainers are for subsample-and-aggregate (whose aggregation adds the privacy) and
-/// non-private baselines.
+/// that any error it returns depends on `data` only through what that documentation says.
+/// Tuning and private prediction compose these promises; they cannot check them. `None`
+/// means no guarantee: such trainers are for subsample-and-aggregate (whose aggregation adds
+/// the privacy) and non-private baselines.
+///
+/// **Refusals before composition.** A composed mechanism (a selection, an ensemble) calls
+/// [`Trainer::check_shape`] for every training part's size and [`Trainer::check_inputs`] on
+/// the whole dataset before it charges a budget, draws randomness or trains: whatever those
+/// refuse is refused up front, to the data's owner, and cannot happen half-way through.
+/// For dp-erm's trainers nothing else is refused but [`ErmError::NotConverged`], which
+/// carries no numbers (see [`ErmParams`], "Refusals").
 pub trait Trainer {
     /// What training produces.
     type Model: Classifier;
@@ -65,6 +71,24 @@ pub trait Trainer {
 
     /// Trains on `data` with randomness from `rng`.
     fn train(&self, data: &Examples, rng: &mut dyn ReleaseRng) -> Result<Self::Model, Self::Error>;
+
+    /// Every refusal [`Trainer::train`] would make on `rows` examples of `features`
+    /// features because of its parameters, decided from those public sizes alone. The
+    /// default accepts every shape.
+    fn check_shape(&self, rows: usize, features: usize) -> Result<(), Self::Error> {
+        let _ = (rows, features);
+        Ok(())
+    }
+
+    /// Every refusal [`Trainer::train`] would make because some example of `data` breaks
+    /// the trainer's input contract, checked on every row; the error may name the row (it
+    /// goes to whoever holds the data, before anything is released). Training on any
+    /// subset of examples that pass cannot fail for that reason. The default has no
+    /// contract.
+    fn check_inputs(&self, data: &Examples) -> Result<(), Self::Error> {
+        let _ = data;
+        Ok(())
+    }
 }
 
 impl Classifier for LinearModel {
@@ -94,9 +118,24 @@ impl Trainer for ErmParams {
 
     fn train(&self, data: &Examples, rng: &mut dyn ReleaseRng) -> Result<LinearModel, ErmError> {
         // Parameter refusals first, before the data are copied.
-        self.check()?;
+        self.check_shape(data.len(), data.features())?;
         self.fit(&data.to_training_set()?, rng)
             .map(|fit| fit.into_model())
+    }
+
+    /// [`ErmParams::noise_calibration`]'s refusals.
+    fn check_shape(&self, rows: usize, features: usize) -> Result<(), ErmError> {
+        self.noise_calibration(rows, features).map(drop)
+    }
+
+    /// Rows in the unit ball, and within the group-norm bound with
+    /// [`ErmParams::group_noise`].
+    fn check_inputs(&self, data: &Examples) -> Result<(), ErmError> {
+        data.check_unit_ball()?;
+        match self.noise_groups() {
+            Some(groups) => data.check_group_norms(groups),
+            None => Ok(()),
+        }
     }
 }
 

@@ -92,18 +92,7 @@ impl KernelParams {
         data: &Examples,
         rng: &mut R,
     ) -> Result<KernelFit, KernelError> {
-        self.check()?;
-        if data.features() != self.map.input_features() {
-            return Err(ErmError::DimensionMismatch {
-                what: "features of the data (the feature map's input features)",
-                expected: self.map.input_features(),
-                found: data.features(),
-            }
-            .into());
-        }
-        // dp-erm's public refusals (tolerance floor, noise precision) for n rows of D features.
-        self.erm
-            .noise_calibration(data.len(), self.map.output_features())?;
+        self.check_shape(data.len(), data.features())?;
         let mapped = self.map.map(data.inputs())?;
         let training = TrainingSet::from_dense_matrix(mapped, data.labels().to_vec())?;
         let fit = self.erm.fit(&training, rng)?;
@@ -125,6 +114,24 @@ impl Trainer for KernelParams {
 
     fn train(&self, data: &Examples, rng: &mut dyn ReleaseRng) -> Result<KernelModel, KernelError> {
         self.fit(data, rng).map(KernelFit::into_model)
+    }
+
+    /// The parameters, the map's input dimension, and dp-erm's public refusals (tolerance
+    /// floor, noise precision) for `rows` rows of the map's D output features. Any finite
+    /// rows are accepted: the map's outputs always lie in the unit ball.
+    fn check_shape(&self, rows: usize, features: usize) -> Result<(), KernelError> {
+        self.check()?;
+        if features != self.map.input_features() {
+            return Err(ErmError::DimensionMismatch {
+                what: "features of the data (the feature map's input features)",
+                expected: self.map.input_features(),
+                found: features,
+            }
+            .into());
+        }
+        self.erm
+            .noise_calibration(rows, self.map.output_features())?;
+        Ok(())
     }
 }
 

@@ -30,13 +30,16 @@ pub struct Ensemble<M> {
 }
 
 impl<M: Classifier> Ensemble<M> {
-    /// Trains `parts` models with `trainer`. Refuses, before training anything, zero parts,
-    /// more than [`crate::MAX_PARTS`], and fewer rows than parts.
+    /// Trains `parts` models with `trainer`. Refuses, before drawing or training anything,
+    /// zero parts, more than [`crate::MAX_PARTS`], fewer rows than parts, and whatever the
+    /// trainer refuses up front ([`PredictError::TrainerRefuses`]: its parameters at the
+    /// parts' sizes, [`Trainer::check_shape`], and any row outside its input contract,
+    /// [`Trainer::check_inputs`] — for dp-erm's trainers a row of norm above 1).
     ///
-    /// A trainer that fails on its part fails the whole call with an error naming the part
-    /// and the trainer's message — an outcome that can depend on the data (e.g. a row
-    /// outside the unit ball for dp-erm's trainers) and is not covered by any ε: check the
-    /// data's contract before training on it.
+    /// A trainer that still fails on its part fails the whole call with an error naming the
+    /// part and the trainer's message — an outcome that can depend on the data and is not
+    /// covered by any ε (for dp-erm's trainers only `ErmError::NotConverged`, which carries
+    /// no numbers).
     pub fn train<T>(
         trainer: &T,
         data: &Examples,
@@ -51,6 +54,14 @@ impl<M: Classifier> Ensemble<M> {
         if n < parts {
             return Err(PredictError::TooFewRows { rows: n, parts });
         }
+        // Parts hold ⌊n/k⌋ or ⌈n/k⌉ rows: public sizes, checked once each.
+        let refuses = |e: T::Error| PredictError::TrainerRefuses {
+            message: e.to_string(),
+        };
+        for rows in [n / parts, n.div_ceil(parts)] {
+            trainer.check_shape(rows, data.features()).map_err(refuses)?;
+        }
+        trainer.check_inputs(data).map_err(refuses)?;
         let mut order: Vec<usize> = (0..n).collect();
         for i in (1..n).rev() {
             order.swap(i, rng.random_range(0..=i));

@@ -90,6 +90,12 @@ pub enum PredictError {
         /// The budget's limit.
         limit: f64,
     },
+    /// The trainer of subsample-and-aggregate refuses the data before anything ran (its
+    /// parameters at a part's size, or a row outside its input contract).
+    TrainerRefuses {
+        /// The trainer's error message.
+        message: String,
+    },
     /// Training one part of subsample-and-aggregate failed.
     Training {
         /// The part.
@@ -149,6 +155,10 @@ impl fmt::Display for PredictError {
                 f,
                 "privacy budget exceeded: {queries} queries cost epsilon {requested:?}, only \
                  {remaining:?} of {limit:?} remains; nothing was answered"
+            ),
+            Self::TrainerRefuses { message } => write!(
+                f,
+                "the trainer refuses this data (nothing was trained): {message}"
             ),
             Self::Training { part, message } => {
                 write!(f, "training part {part} failed: {message}")

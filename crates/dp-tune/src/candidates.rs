@@ -1,7 +1,7 @@
 //! The candidate list, checked once and then frozen: selection methods hold it before they
 //! are given any data and expose no way to change it.
 
-use dp_erm::Trainer;
+use dp_erm::{Classifier, ErmError, Examples, Trainer};
 use dp_noise::parallel_composition;
 
 use crate::TuneError;
@@ -26,4 +26,51 @@ pub(crate) fn training_epsilon<T: Trainer>(candidates: &[T]) -> Result<f64, Tune
     // rows inside a base step whose output is one candidate's (random stopping): either way
     // the training cost is the largest candidate ε.
     Ok(parallel_composition(&epsilons)?)
+}
+
+/// Every refusal a candidate would make before training (`Trainer::check_shape` for the
+/// rows it will train on, `rows_of(candidate)`, and `Trainer::check_inputs` on all of
+/// `data`), as [`TuneError::CandidateRefuses`]: made before any budget is charged, any
+/// randomness drawn or any model trained, so that a selection cannot stop half-way for a
+/// reason it could have found first.
+pub(crate) fn check_candidates<T: Trainer>(
+    candidates: &[T],
+    data: &Examples,
+    rows_of: impl Fn(usize) -> usize,
+) -> Result<(), TuneError> {
+    for (candidate, trainer) in candidates.iter().enumerate() {
+        trainer
+            .check_shape(rows_of(candidate), data.features())
+            .and_then(|()| trainer.check_inputs(data))
+            .map_err(|e| TuneError::CandidateRefuses {
+                candidate,
+                source: Box::new(e),
+            })?;
+    }
+    Ok(())
+}
+
+/// How many held-out examples `model` labels wrongly, a row whose score overflows counting
+/// as a mistake. Which rows overflow depends on the model, that is on the training rows:
+/// failing there would be an outcome outside the ε the selection pays for, while a fixed
+/// outcome keeps the count's sensitivity to one held-out row at 1.
+pub(crate) fn held_out_mistakes<M: Classifier>(
+    model: &M,
+    held_out: &Examples,
+) -> Result<usize, ErmError> {
+    match model.mistakes(held_out) {
+        Err(ErmError::DecisionOverflow { .. }) => {}
+        counted => return counted,
+    }
+    let mut row = vec![0.0; held_out.features()];
+    let mut mistakes = 0;
+    for (i, &label) in held_out.labels().iter().enumerate() {
+        held_out.inputs().row(i).write_dense(&mut row);
+        mistakes += usize::from(match model.predict(&row) {
+            Ok(predicted) => predicted != label,
+            Err(ErmError::DecisionOverflow { .. }) => true,
+            Err(e) => return Err(e),
+        });
+    }
+    Ok(mistakes)
 }

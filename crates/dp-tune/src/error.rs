@@ -55,6 +55,14 @@ pub enum TuneError {
         /// Fewest rows accepted at this share.
         min_rows: usize,
     },
+    /// A candidate refuses the data before anything ran (its parameters at its training
+    /// part's size, or a row outside its input contract); nothing was charged or trained.
+    CandidateRefuses {
+        /// The candidate's position in the list.
+        candidate: usize,
+        /// What the trainer's check returned.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A candidate's trainer failed; its own error is the source.
     Training {
         /// The candidate's position in the list.
@@ -120,6 +128,11 @@ impl fmt::Display for TuneError {
                  {min_rows} rows at this share)",
                 rows - held_out
             ),
+            Self::CandidateRefuses { candidate, source } => write!(
+                f,
+                "candidate {candidate} refuses this data (nothing was charged or trained): \
+                 {source}"
+            ),
             Self::Training { candidate, source } => {
                 write!(f, "candidate {candidate} failed to train: {source}")
             }
@@ -138,7 +151,9 @@ impl fmt::Display for TuneError {
 impl std::error::Error for TuneError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Training { source, .. } => Some(source.as_ref()),
+            Self::Training { source, .. } | Self::CandidateRefuses { source, .. } => {
+                Some(source.as_ref())
+            }
             Self::Scoring { source, .. } | Self::Data(source) => Some(source),
             Self::Budget(e) | Self::Noise(e) => Some(e),
             _ => None,

@@ -4,6 +4,11 @@ use std::sync::{Arc, Mutex};
 
 use dp_noise::{InsecureSeededRng, NoiseError, PrivacyBudget};
 
+use dp_erm::{
+    Classifier, ErmError, ErmParams, Examples, FeatureRow, Features, Loss, SolverChoice,
+};
+
+use crate::candidates::held_out_mistakes;
 use crate::test_trainers::{FixedTrainer, rows_with_ids};
 use crate::{RandomStopping, SplitAndSelect, TuneError};
 
@@ -225,4 +230,103 @@ fn rejects_bad_stopping_parameters() {
         let e = tuning().with_max_runs(runs).unwrap_err();
         assert!(e.to_string().contains("max runs"), "{e}");
     }
+}
+
+/// 400 rows inside the unit ball in `d` features (one entry each, at column `i mod d`),
+/// labels alternating, with `outlier` (if any) replacing row 123.
+fn sparse_rows(d: usize, outlier: Option<Vec<(usize, f64)>>) -> Examples {
+    let mut rows: Vec<Vec<(usize, f64)>> = (0..400)
+        .map(|i| vec![(i % d, 0.5 + 0.001 * (i % 7) as f64)])
+        .collect();
+    if let Some(row) = outlier {
+        rows[123] = row;
+    }
+    let labels = (0..400)
+        .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    Examples::new(Features::sparse(d, rows).unwrap(), labels).unwrap()
+}
+
+/// What a candidate refuses from public sizes or its input contract is refused before the
+/// charge, by both methods, naming the candidate: Λ = 0, ε above the cap, a Huber width of
+/// 0 built past `Loss::huber`'s check, Newton at d = 20,000, and a row of norm above 1.
+/// Nothing is charged or trained (each candidate would otherwise fail inside the run).
+#[test]
+fn candidate_refusals_come_before_the_charge() {
+    let fine = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0);
+    let (small, wide) = (sparse_rows(2, None), sparse_rows(20_000, None));
+    let outlier = sparse_rows(2, Some(vec![(0, 0.8), (1, 0.7)]));
+    let cases = [
+        (ErmParams::objective_perturbation(Loss::Logistic, 0.0, 1.0), &small, "regularization"),
+        (ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1500.0), &small, "1500"),
+        (ErmParams::objective_perturbation(Loss::Huber { width: 0.0 }, 0.1, 1.0), &small, "Huber"),
+        (fine.clone().solver(SolverChoice::Newton), &wide, "Newton"),
+        (fine.clone(), &outlier, "row 123"),
+    ];
+    for (candidate, data, fragment) in cases {
+        let list = vec![fine.clone(), candidate];
+        // The outlier breaks every candidate's contract: the first one is named.
+        let named = if fragment == "row 123" { 0 } else { 1 };
+        let mut budget = PrivacyBudget::new(1e4).unwrap();
+        let mut rng = InsecureSeededRng::new(3);
+        let split = SplitAndSelect::new(list.clone(), 1.0).unwrap();
+        let stopping = RandomStopping::new(list, 0.5, 0.2).unwrap();
+        let errors = [
+            split.select_charging(data, &mut budget, &mut rng).map(drop),
+            stopping.select_charging(data, &mut budget, &mut rng).map(drop),
+            split.select(data, &mut rng).map(drop),
+            stopping.select(data, &mut rng).map(drop),
+        ];
+        for e in errors {
+            let e = e.unwrap_err();
+            assert!(
+                matches!(e, TuneError::CandidateRefuses { candidate, .. } if candidate == named),
+                "{e}"
+            );
+            let message = e.to_string();
+            assert!(
+                message.contains(fragment) && message.contains("nothing was charged"),
+                "{message} (wanted '{fragment}')"
+            );
+        }
+        assert_eq!(budget.spent(), 0.0, "{fragment}");
+    }
+}
+
+/// Scores a row +1, or overflows on rows whose first feature is above 1e300.
+struct OverflowsOnHugeRows;
+
+impl Classifier for OverflowsOnHugeRows {
+    fn input_features(&self) -> usize {
+        1
+    }
+
+    fn decision_function(&self, x: &[f64]) -> Result<f64, ErmError> {
+        if x[0] > 1e300 {
+            Err(ErmError::DecisionOverflow { row: 0 })
+        } else {
+            Ok(1.0)
+        }
+    }
+
+    fn decision_values(&self, rows: &Features) -> Result<Vec<f64>, ErmError> {
+        (0..rows.len())
+            .map(|i| match rows.row(i) {
+                FeatureRow::Dense(x) => self.decision_function(x),
+                FeatureRow::Sparse(..) => unreachable!("dense test rows"),
+            })
+            .collect()
+    }
+}
+
+/// A held-out row whose score overflows counts as a mistake, whatever its label: a fixed
+/// outcome instead of an error that would depend on the model.
+#[test]
+fn an_overflowing_held_out_score_counts_as_a_mistake() {
+    let values = vec![0.0, 0.5, 1.0, 1.5, 1e308, f64::MAX];
+    let labels = vec![1.0, -1.0, 1.0, 1.0, 1.0, -1.0];
+    let held_out = Examples::new(Features::dense(1, values).unwrap(), labels).unwrap();
+    assert!(OverflowsOnHugeRows.mistakes(&held_out).is_err());
+    // One wrong label among the first four, and both overflowing rows.
+    assert_eq!(held_out_mistakes(&OverflowsOnHugeRows, &held_out).unwrap(), 3);
 }

@@ -8,7 +8,7 @@ use dp_erm::{Classifier, Examples, Trainer};
 use dp_noise::{ExponentialMechanism, PrivacyBudget, ReleaseRng};
 
 use crate::TuneError;
-use crate::candidates::training_epsilon;
+use crate::candidates::{check_candidates, held_out_mistakes, training_epsilon};
 use crate::error::check_epsilon;
 use crate::partition::{part_ranges, shuffled};
 
@@ -50,9 +50,14 @@ pub const MIN_ROWS_PER_PART: usize = 20;
 /// CMS11 uses one ε for both (`ε_S = ε_T = ε`, total ε): that is the natural choice, as a
 /// larger `ε_S` raises the total and a smaller one buys nothing. The guarantee relies on
 /// each trainer's promise, including that its errors depend on the data only as its
-/// documentation says (dp-erm's refusals depend on shapes and parameters; a selection
-/// stops at the first failing candidate). It covers the released pair, not the time the
-/// selection takes, and not [`Selection::secret_validation_mistakes`].
+/// documentation says. What the trainers refuse from the parts' sizes or their input
+/// contracts (`Trainer::check_shape`, `Trainer::check_inputs`: for dp-erm's trainers a row
+/// of norm above 1) is refused before the data are split, to the data's owner; after that
+/// a dp-erm trainer can only fail with `ErmError::NotConverged`, which carries no numbers
+/// (a selection stops at the first failing candidate: treat that as released). A held-out
+/// row whose score overflows counts as a mistake, so the counts never fail. It covers the
+/// released pair, not the time the selection takes, and not
+/// [`Selection::secret_validation_mistakes`].
 ///
 /// # Utility
 ///
@@ -109,14 +114,16 @@ impl<T: Trainer> SplitAndSelect<T> {
         self.parts().saturating_mul(MIN_ROWS_PER_PART)
     }
 
-    /// Runs the selection on `data` with fresh randomness from `rng`. Refuses too few rows
-    /// before training anything; an error from a candidate's trainer names the candidate.
+    /// Runs the selection on `data` with fresh randomness from `rng`. Refuses, before
+    /// drawing or training anything, too few rows and whatever a candidate refuses up front
+    /// ([`TuneError::CandidateRefuses`]: its parameters at its part's size, a row outside
+    /// its input contract); a later error from a candidate's trainer names the candidate.
     pub fn select(
         &self,
         data: &Examples,
         rng: &mut dyn ReleaseRng,
     ) -> Result<Selection<T::Model>, TuneError> {
-        self.check_rows(data.len())?;
+        self.check_data(data)?;
         let order = shuffled(data.len(), rng);
         let ranges = part_ranges(data.len(), self.parts());
         let (training, held_out) = ranges.split_at(self.candidates.len());
@@ -145,23 +152,27 @@ impl<T: Trainer> SplitAndSelect<T> {
     }
 
     /// As [`SplitAndSelect::select`], first charging [`SplitAndSelect::epsilon`] to
-    /// `budget`. Too few rows are refused before the charge; a budget that cannot pay is
-    /// refused ([`TuneError::Budget`]) before any row is read. A failure after the charge
-    /// does not refund it: a failing candidate may already have revealed something.
+    /// `budget`. Too few rows and the candidates' up-front refusals come before the charge;
+    /// a budget that cannot pay is refused ([`TuneError::Budget`]) before any model is
+    /// trained. A failure after the charge does not refund it: a failing candidate may
+    /// already have revealed something.
     pub fn select_charging(
         &self,
         data: &Examples,
         budget: &mut PrivacyBudget,
         rng: &mut dyn ReleaseRng,
     ) -> Result<Selection<T::Model>, TuneError> {
-        self.check_rows(data.len())?;
+        self.check_data(data)?;
         budget
             .spend("split-and-select", self.epsilon())
             .map_err(TuneError::Budget)?;
         self.select(data, rng)
     }
 
-    fn check_rows(&self, rows: usize) -> Result<(), TuneError> {
+    /// The refusals made before anything is drawn: too few rows, then each candidate's
+    /// checks for its own part's size (public: the sizes depend on n alone).
+    fn check_data(&self, data: &Examples) -> Result<(), TuneError> {
+        let rows = data.len();
         if rows < self.min_rows() {
             return Err(TuneError::TooFewRows {
                 rows,
@@ -169,7 +180,10 @@ impl<T: Trainer> SplitAndSelect<T> {
                 min_per_part: MIN_ROWS_PER_PART,
             });
         }
-        Ok(())
+        let ranges = part_ranges(rows, self.parts());
+        check_candidates(&self.candidates, data, |candidate| {
+            ranges[candidate].len()
+        })
     }
 }
 
@@ -186,8 +200,7 @@ pub(crate) fn select_among<M: Classifier>(
         .iter()
         .enumerate()
         .map(|(candidate, model)| {
-            model
-                .mistakes(validation)
+            held_out_mistakes(model, validation)
                 .map_err(|source| TuneError::Scoring { candidate, source })
         })
         .collect::<Result<Vec<usize>, _>>()?;

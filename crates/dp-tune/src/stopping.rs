@@ -4,12 +4,12 @@
 
 use std::fmt;
 
-use dp_erm::{Classifier, Examples, Trainer};
+use dp_erm::{Examples, Trainer};
 use dp_noise::{DiscreteLaplace, PrivacyBudget, ReleaseRng, add_rounding_up};
 use rand::RngExt;
 
 use crate::TuneError;
-use crate::candidates::training_epsilon;
+use crate::candidates::{check_candidates, held_out_mistakes, training_epsilon};
 use crate::error::check_epsilon;
 use crate::partition::shuffled;
 use crate::split::MIN_ROWS_PER_PART;
@@ -248,7 +248,7 @@ impl<T: Trainer> RandomStopping<T> {
         data: &Examples,
         rng: &mut dyn ReleaseRng,
     ) -> Result<Stopped<T::Model>, TuneError> {
-        let held_out = self.check_rows(data.len())?;
+        let held_out = self.check_data(data)?;
         let order = shuffled(data.len(), rng);
         let scoring = data.select(&order[..held_out]).map_err(TuneError::Data)?;
         let training = data.select(&order[held_out..]).map_err(TuneError::Data)?;
@@ -281,11 +281,20 @@ impl<T: Trainer> RandomStopping<T> {
         budget: &mut PrivacyBudget,
         rng: &mut dyn ReleaseRng,
     ) -> Result<Stopped<T::Model>, TuneError> {
-        self.check_rows(data.len())?;
+        self.check_data(data)?;
         budget
             .spend("random stopping", self.epsilon())
             .map_err(TuneError::Budget)?;
         self.select(data, rng)
+    }
+
+    /// The held-out row count, after the refusals made before anything is drawn: sizes,
+    /// then each candidate's checks for the training part's size.
+    fn check_data(&self, data: &Examples) -> Result<usize, TuneError> {
+        let held_out = self.check_rows(data.len())?;
+        let training_rows = data.len() - held_out;
+        check_candidates(&self.candidates, data, |_| training_rows)?;
+        Ok(held_out)
     }
 
     /// The held-out row count, or a refusal naming the sizes.
@@ -342,8 +351,7 @@ pub(crate) fn run_on_split<T: Trainer>(
                     candidate,
                     source: Box::new(e),
                 })?;
-        let mistakes = model
-            .mistakes(scoring)
+        let mistakes = held_out_mistakes(&model, scoring)
             .map_err(|source| TuneError::Scoring { candidate, source })?;
         let noisy = mistakes as i128 + noise.sample(rng);
         // Strictly fewer: ties keep the earlier run (the order the proof uses).

@@ -266,3 +266,24 @@ fn rejects_a_walk_whose_clamp_is_beyond_exact_arithmetic() {
     assert!(err.to_string().contains("2^52"), "{err}");
     assert!(crate::WalkParams::new(1e-12, 0.1).is_ok());
 }
+
+/// What the trainer refuses from the parts' sizes or its input contract is refused before
+/// anything is drawn or trained, as `TrainerRefuses`: a row of norm above 1 (named, for
+/// the data's owner) and Λ = 0.
+#[test]
+fn rejects_what_the_trainer_refuses_before_training() {
+    let mut rows: Vec<Vec<f64>> = (0..40).map(|i| vec![0.5, 0.01 * i as f64]).collect();
+    let labels: Vec<f64> = (0..40).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+    let fine = examples(2, &rows, &labels);
+    rows[17] = vec![0.8, 0.7];
+    let outlier = examples(2, &rows, &labels);
+    let trainer = ErmParams::non_private(Loss::Logistic, 0.1);
+    assert!(Ensemble::train(&trainer, &fine, 4, &mut rng(1)).is_ok());
+    let err = Ensemble::train(&trainer, &outlier, 4, &mut rng(1)).unwrap_err();
+    assert!(matches!(err, PredictError::TrainerRefuses { .. }), "{err}");
+    assert!(err.to_string().contains("row 17"), "{err}");
+    let unregularized = ErmParams::non_private(Loss::Logistic, 0.0);
+    let err = Ensemble::train(&unregularized, &fine, 4, &mut rng(1)).unwrap_err();
+    assert!(matches!(err, PredictError::TrainerRefuses { .. }), "{err}");
+    assert!(err.to_string().contains("regularization"), "{err}");
+}
