@@ -234,10 +234,14 @@ pub fn run(
             ]
         })
         .collect();
+    // Every pool before the output folder: missing data fails without creating it.
+    let pools = names
+        .iter()
+        .map(|&name| pool(name, quick, data_dir.as_deref(), seed))
+        .collect::<Result<Vec<_>, _>>()?;
     let out = OutDir::prepare(out, &files.iter().map(String::as_str).collect::<Vec<_>>())?;
     let mut all_pass = true;
-    for name in names {
-        let pool = pool(name, quick, data_dir.as_deref(), seed)?;
+    for (name, pool) in names.into_iter().zip(pools) {
         let models = if quick { 16 } else { 64 };
         let mut rng = InsecureSeededRng::new(seed ^ 0x5eed);
         let memberships: Vec<Vec<bool>> = (0..models)
@@ -452,16 +456,10 @@ mod tests {
         assert!(err.to_string().contains("adult"), "{err}");
         let empty = scratch("empty-data");
         std::fs::create_dir_all(&empty).unwrap();
-        let err = run(
-            "adult",
-            true,
-            1.0,
-            Some(empty.clone()),
-            1,
-            &scratch("missing"),
-        )
-        .unwrap_err();
+        let out = scratch("missing");
+        let err = run("adult", true, 1.0, Some(empty.clone()), 1, &out).unwrap_err();
         assert!(err.to_string().contains("adult.data"), "{err}");
+        assert!(!out.exists(), "no output folder is left behind");
         std::fs::remove_dir_all(&empty).unwrap();
         assert!(run("synthetic", true, f64::NAN, None, 1, &scratch("nan")).is_err());
     }

@@ -131,13 +131,20 @@ fn rejects_a_data_dir_that_is_a_file() {
     let scratch = scratch("data-dir-file");
     let file = scratch.join("data");
     std::fs::write(&file, "").unwrap();
-    let output = xtask(&["reproduce", "linear", "--data-dir", text(&file)]);
-    assert!(!output.status.success());
-    let message = stderr(&output);
-    assert!(
-        message.contains(&format!("{} is not a folder", file.display())),
-        "{message}"
-    );
+    // With and without --offline (which once reported every file missing instead).
+    for offline in [false, true] {
+        let mut args = vec!["reproduce", "linear", "--quick", "--data-dir", text(&file)];
+        if offline {
+            args.push("--offline");
+        }
+        let output = xtask(&args);
+        assert!(!output.status.success());
+        let message = stderr(&output);
+        assert!(
+            message.contains(&format!("{} is not a folder", file.display())),
+            "offline {offline}: {message}"
+        );
+    }
     std::fs::remove_dir_all(&scratch).unwrap();
 }
 

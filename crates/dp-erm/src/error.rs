@@ -173,11 +173,23 @@ impl fmt::Display for ErmError {
             Self::NonFiniteFeature { row, col, value } => {
                 write!(f, "feature {col} of row {row} is not finite: {value:?}")
             }
-            Self::RowNormAboveOne { row, norm } => write!(
-                f,
-                "row {row} has norm {norm:?} > 1; the privacy guarantees need every row in the \
-                 unit ball (scale by public bounds or clip rows explicitly)"
-            ),
+            Self::RowNormAboveOne { row, norm } => {
+                write!(
+                    f,
+                    "row {row} has norm {norm:?} > 1; the privacy guarantees need every row in \
+                     the unit ball (scale by public bounds, or clip rows explicitly: \
+                     TrainingSetBuilder::clip_rows_to_unit_ball)"
+                )?;
+                if *norm <= 1.0 + ROUNDING_EXCESS {
+                    write!(
+                        f,
+                        "; it is above 1 by rounding only, as rows divided by their computed \
+                         norm often are: clipping fixes that, or divide by slightly more than \
+                         the norm"
+                    )?;
+                }
+                Ok(())
+            }
             Self::RowGroupNormAboveOne { row, norm } => write!(
                 f,
                 "row {row} has group norm {norm:?} > 1; group-shaped noise needs every row's \
@@ -295,6 +307,10 @@ impl From<OptimError> for ErmError {
         }
     }
 }
+
+/// A row norm this close above 1 is taken for rounding in [`ErmError::RowNormAboveOne`]'s
+/// message (dividing a row by its computed norm errs by a few ulps).
+const ROUNDING_EXCESS: f64 = 1e-12;
 
 /// Largest ε accepted: beyond it a guarantee says nothing (e^1000); train non-privately.
 pub const MAX_EPSILON: f64 = 1e3;

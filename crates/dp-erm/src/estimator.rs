@@ -378,7 +378,10 @@ impl ErmParams {
                 requirement: "between 1 and 2^24 = 16777216",
             });
         }
-        const _: () = assert!(MAX_HESSIAN_DIMENSION == 16_384, "the message below names it");
+        const _: () = assert!(
+            MAX_HESSIAN_DIMENSION == 16_384,
+            "the message below names it"
+        );
         if self.solver == SolverChoice::Newton && features > MAX_HESSIAN_DIMENSION {
             return Err(ErmError::InvalidParameter {
                 what: "feature count for the Newton solver",

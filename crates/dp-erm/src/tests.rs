@@ -127,6 +127,38 @@ fn rejects_rows_outside_the_unit_ball_naming_the_row() {
         "{err}"
     );
     assert!(err.to_string().contains("row 1 has norm 1.27"), "{err}");
+    assert!(!err.to_string().contains("rounding"), "{err}");
+}
+
+/// A row divided by its computed norm can land a few ulps above 1: refused like any other
+/// (no slack in the contract), with a message that says it is rounding and what fixes it.
+#[test]
+fn a_row_above_one_by_rounding_is_refused_saying_so() {
+    // Rows (t, 1 − t) divided by their computed norm: some compute a few ulps above 1.
+    let rows: Vec<f64> = (1..200)
+        .map(|k| f64::from(k) / 200.0)
+        .flat_map(|t| {
+            let (a, b) = (t, 1.0 - t);
+            let norm = (a * a + b * b).sqrt();
+            [a / norm, b / norm]
+        })
+        .collect();
+    let err = TrainingSet::builder(2)
+        .dense_rows(rows.clone())
+        .labels(vec![1.0; rows.len() / 2])
+        .build()
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("rounding only") && message.contains("clip_rows_to_unit_ball"),
+        "{message}"
+    );
+    let clipped = TrainingSet::builder(2)
+        .dense_rows(rows.clone())
+        .labels(vec![1.0; rows.len() / 2])
+        .clip_rows_to_unit_ball()
+        .build();
+    assert!(clipped.is_ok(), "the fix the message names works");
 }
 
 #[test]

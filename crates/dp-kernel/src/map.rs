@@ -240,10 +240,16 @@ impl FeatureMap {
             Sampling::Standard => "standard",
             Sampling::Orthogonal => "orthogonal",
         };
+        // `{}` writes every digit (1e300 as 301 characters, beyond the 256 bytes a model's
+        // metadata allows): scientific notation where the plain form is long.
+        let gamma = self.kernel.gamma();
+        let mut gamma_text = gamma.to_string();
+        if gamma_text.len() > 24 {
+            gamma_text = format!("{gamma:e}");
+        }
         format!(
-            "rff-{}-{sampling}-gamma{}-d{}-D{}",
+            "rff-{}-{sampling}-gamma{gamma_text}-d{}-D{}",
             self.kernel.name(),
-            self.kernel.gamma(),
             self.input_features,
             self.output_features()
         )

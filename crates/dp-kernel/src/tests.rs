@@ -655,3 +655,25 @@ fn rejects_group_shaped_noise_before_mapping() {
         Err(KernelError::Erm(ErmError::MisplacedOption { .. }))
     ));
 }
+
+/// Extreme but accepted widths give short identifiers, so the fit's model metadata takes
+/// them (a 1e300 width once made a 336-byte identifier that the fit refused).
+#[test]
+fn extreme_kernel_widths_give_short_identifiers_and_fit() {
+    let data = nested_balls(60, 5);
+    for kernel in [
+        Kernel::laplacian(1e300).unwrap(),
+        Kernel::gaussian(1e-300).unwrap(),
+        Kernel::gaussian(0.5).unwrap(),
+    ] {
+        let map = FeatureMap::draw_seeded(kernel, Sampling::Standard, 5, 50, 7).unwrap();
+        assert!(map.id().len() <= 64, "{}", map.id());
+        let params = KernelParams::new(
+            map,
+            ErmParams::objective_perturbation(Loss::Logistic, 1e-2, 1.0),
+        );
+        params.fit(&data, &mut InsecureSeededRng::new(1)).unwrap();
+    }
+    let map = FeatureMap::draw_seeded(gaussian(0.5), Sampling::Standard, 5, 50, 7).unwrap();
+    assert!(map.id().contains("gamma0.5-"), "{}", map.id());
+}

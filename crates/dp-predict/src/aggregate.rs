@@ -59,7 +59,9 @@ impl<M: Classifier> Ensemble<M> {
             message: e.to_string(),
         };
         for rows in [n / parts, n.div_ceil(parts)] {
-            trainer.check_shape(rows, data.features()).map_err(refuses)?;
+            trainer
+                .check_shape(rows, data.features())
+                .map_err(refuses)?;
         }
         trainer.check_inputs(data).map_err(refuses)?;
         let mut order: Vec<usize> = (0..n).collect();

@@ -35,23 +35,24 @@ impl SgdParams {
     /// the stability limit `2/(σR²)`.
     pub fn suggested_step(loss: Loss, radius: f64, examples: usize) -> f64 {
         let step = radius / (examples.max(1) as f64).sqrt();
-        step.min(2.0 / loss.curvature_bound())
+        step.min(step_limit(loss))
     }
 
-    /// Checks ε, B, the loss, and `0 < η ≤ 2/(σR²)` (σ the loss's smoothness, R = 1): the
-    /// step limit under which a gradient step is non-expansive, which the privacy proof
-    /// needs.
+    /// Checks ε, B, the loss, and `0 < η ≤ 2/(σR²)` (σ the loss's smoothness, R the rows'
+    /// norm bound `1 + NORM_SLACK`): the step limit under which a gradient step is
+    /// non-expansive, which the privacy proof needs.
     pub fn check(&self) -> Result<(), PredictError> {
         check_epsilon(self.epsilon)?;
         check_positive("projection radius", self.radius)?;
         // dp-erm validates the loss (Huber width in range).
         ErmParams::non_private(self.loss, 1.0).check()?;
-        let limit = 2.0 / self.loss.curvature_bound();
-        if !(self.step > 0.0 && self.step <= limit) {
+        if !(self.step > 0.0 && self.step <= step_limit(self.loss)) {
             return Err(PredictError::InvalidParameter {
                 what: "step size",
                 value: self.step,
-                requirement: "in (0, 2/σ] for the loss's smoothness σ (8 for logistic, 4h for Huber)",
+                requirement: "in (0, 2/(σR²)] for the loss's smoothness σ (1/4 for logistic, \
+                              1/(2h) for Huber) and the rows' norm bound R = 1 + 1e-9: just \
+                              under 8 for logistic, 4h for Huber",
             });
         }
         Ok(())
@@ -118,6 +119,13 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// covers `R = 1 + NORM_SLACK`.
 const NORM_SLACK: f64 = 1e-9;
 
+/// The largest step, `2/(σR²)` with `R = 1 + NORM_SLACK`, rounded down: a gradient step on
+/// the σ-smooth loss of a row of norm at most R is then non-expansive.
+fn step_limit(loss: Loss) -> f64 {
+    let radius = 1.0 + NORM_SLACK;
+    (2.0 / (loss.curvature_bound() * radius * radius)).next_down()
+}
+
 /// Every row of `data` in the unit ball (to [`NORM_SLACK`]), else an error naming the first.
 fn check_unit_ball(data: &Examples) -> Result<(), PredictError> {
     let mut row = vec![0.0; data.features()];
@@ -137,15 +145,15 @@ fn check_unit_ball(data: &Examples) -> Result<(), PredictError> {
 /// # Privacy
 /// Each answer is **ε-DP** with respect to the training data, for neighbouring datasets
 /// that differ in one example (replaced, at the same position of the pass), rows in the
-/// unit ball, a 1-Lipschitz, σ-smooth loss and `η ≤ 2/σ`: the pass visits the data in
-/// their given order (independent of their values); until the differing example the
-/// iterates agree, its step moves them apart by at most `2ηLR`, and every later gradient
-/// step and the projection are non-expansive, so every iterate — and their average — moves
-/// by at most `2ηLR`, the score by at most `2ηLR²`. It is released by dp-noise's snapping
-/// [`Laplace`] at that sensitivity (plus a rounding allowance for the score). The pass is
-/// analysed in idealized real arithmetic (as the Gamma-norm noise of dp-erm is): its
-/// floating-point rounding is not bounded by a proof. `q` answers cost `q·ε`. The caller
-/// supplies the order: it must not depend on the data (see [`SgdParams::fit`]).
+/// unit ball (to `R = 1 + 1e-9`), a 1-Lipschitz, σ-smooth loss and `η ≤ 2/(σR²)`: the pass
+/// visits the data in their given order (independent of their values); until the differing
+/// example the iterates agree, its step moves them apart by at most `2ηLR`, and every later
+/// gradient step and the projection are non-expansive, so every iterate — and their average
+/// — moves by at most `2ηLR`, the score by at most `2ηLR²`. It is released by dp-noise's
+/// snapping [`Laplace`] at that sensitivity (plus a rounding allowance for the score). The
+/// pass is analysed in idealized real arithmetic (as the Gamma-norm noise of dp-erm is):
+/// its floating-point rounding is not bounded by a proof. `q` answers cost `q·ε`. The
+/// caller supplies the order: it must not depend on the data (see [`SgdParams::fit`]).
 #[derive(Clone)]
 pub struct ProjectedSgd {
     weights: Vec<f64>,

@@ -4,9 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use dp_noise::{InsecureSeededRng, NoiseError, PrivacyBudget};
 
-use dp_erm::{
-    Classifier, ErmError, ErmParams, Examples, FeatureRow, Features, Loss, SolverChoice,
-};
+use dp_erm::{Classifier, ErmError, ErmParams, Examples, FeatureRow, Features, Loss, SolverChoice};
 
 use crate::candidates::held_out_mistakes;
 use crate::test_trainers::{FixedTrainer, rows_with_ids};
@@ -257,9 +255,21 @@ fn candidate_refusals_come_before_the_charge() {
     let (small, wide) = (sparse_rows(2, None), sparse_rows(20_000, None));
     let outlier = sparse_rows(2, Some(vec![(0, 0.8), (1, 0.7)]));
     let cases = [
-        (ErmParams::objective_perturbation(Loss::Logistic, 0.0, 1.0), &small, "regularization"),
-        (ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1500.0), &small, "1500"),
-        (ErmParams::objective_perturbation(Loss::Huber { width: 0.0 }, 0.1, 1.0), &small, "Huber"),
+        (
+            ErmParams::objective_perturbation(Loss::Logistic, 0.0, 1.0),
+            &small,
+            "regularization",
+        ),
+        (
+            ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1500.0),
+            &small,
+            "1500",
+        ),
+        (
+            ErmParams::objective_perturbation(Loss::Huber { width: 0.0 }, 0.1, 1.0),
+            &small,
+            "Huber",
+        ),
         (fine.clone().solver(SolverChoice::Newton), &wide, "Newton"),
         (fine.clone(), &outlier, "row 123"),
     ];
@@ -273,7 +283,9 @@ fn candidate_refusals_come_before_the_charge() {
         let stopping = RandomStopping::new(list, 0.5, 0.2).unwrap();
         let errors = [
             split.select_charging(data, &mut budget, &mut rng).map(drop),
-            stopping.select_charging(data, &mut budget, &mut rng).map(drop),
+            stopping
+                .select_charging(data, &mut budget, &mut rng)
+                .map(drop),
             split.select(data, &mut rng).map(drop),
             stopping.select(data, &mut rng).map(drop),
         ];
@@ -328,5 +340,8 @@ fn an_overflowing_held_out_score_counts_as_a_mistake() {
     let held_out = Examples::new(Features::dense(1, values).unwrap(), labels).unwrap();
     assert!(OverflowsOnHugeRows.mistakes(&held_out).is_err());
     // One wrong label among the first four, and both overflowing rows.
-    assert_eq!(held_out_mistakes(&OverflowsOnHugeRows, &held_out).unwrap(), 3);
+    assert_eq!(
+        held_out_mistakes(&OverflowsOnHugeRows, &held_out).unwrap(),
+        3
+    );
 }

@@ -181,9 +181,7 @@ impl<T: Trainer> SplitAndSelect<T> {
             });
         }
         let ranges = part_ranges(rows, self.parts());
-        check_candidates(&self.candidates, data, |candidate| {
-            ranges[candidate].len()
-        })
+        check_candidates(&self.candidates, data, |candidate| ranges[candidate].len())
     }
 }
 

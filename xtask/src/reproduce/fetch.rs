@@ -40,12 +40,14 @@ pub fn ensure_data(options: &Options, offline: bool) -> Result<(), DataShortfall
         dir.path().display(),
         origin(options)
     );
-    let why = if offline {
+    let why = if let Some(why) = folder_problem(&dir, options) {
+        why
+    } else if offline {
         format!(
             "missing {} in {place}; not fetched because of --offline",
             names.join(", ")
         )
-    } else if let Some(why) = unusable_folder(&dir, options) {
+    } else if let Some(why) = unusable_folder(&dir) {
         why
     } else {
         eprintln!(
@@ -68,9 +70,10 @@ pub fn ensure_data(options: &Options, offline: bool) -> Result<(), DataShortfall
     Err(DataShortfall { why })
 }
 
-/// Why the files cannot be fetched into `dir`, if they cannot. The default folder is
-/// created; a folder the user named must exist, so that a typo is reported, not filled.
-fn unusable_folder(dir: &DataDir, options: &Options) -> Option<String> {
+/// What is wrong with `dir` itself, if anything, whether or not files would be fetched:
+/// a path that is not a folder, or a folder the user named that does not exist (a typo is
+/// reported, not filled). The default folder may be missing: it is created when fetching.
+fn folder_problem(dir: &DataDir, options: &Options) -> Option<String> {
     let path = dir.path();
     if path.is_dir() {
         return None;
@@ -87,6 +90,16 @@ fn unusable_folder(dir: &DataDir, options: &Options) -> Option<String> {
             path.display(),
             origin(options)
         ));
+    }
+    None
+}
+
+/// Why the files cannot be fetched into `dir` after [`folder_problem`] found nothing
+/// wrong: only the default folder can be missing then, and it is created.
+fn unusable_folder(dir: &DataDir) -> Option<String> {
+    let path = dir.path();
+    if path.is_dir() {
+        return None;
     }
     match std::fs::create_dir_all(path) {
         Ok(()) => None,

@@ -25,6 +25,10 @@ pub fn check_data(
     experiments: &[(Experiment, &[DataFile], Loader)],
     options: &Options,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    // A path that is not a folder is reported as such, not as every file missing.
+    if experiments.iter().any(|(_, files, _)| !files.is_empty()) {
+        dir.check_folder()?;
+    }
     let mut missing = Vec::new();
     for (experiment, files, _) in experiments {
         for file in dir.missing(files) {

@@ -27,7 +27,12 @@ pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ErmError>
         .read_to_end(&mut bytes)
         .map_err(|e| os_error("cannot read", path, e))?;
     if bytes.len() as u64 > limit {
-        return Err(too_large(path, bytes.len() as u64, limit));
+        // Only limit + 1 bytes were read: the size is a lower bound (a pipe, a device).
+        return Err(ErmError::InvalidModelFile(format!(
+            "{} holds more than {limit} bytes, more than the largest model file; not read \
+             further",
+            path.display()
+        )));
     }
     Ok(bytes)
 }

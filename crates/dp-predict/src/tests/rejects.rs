@@ -205,18 +205,28 @@ fn rejects_query_of_the_wrong_dimension_or_non_finite() {
 #[test]
 fn rejects_step_size_above_the_stability_limit() {
     let unit = examples(1, &[vec![0.5]], &[1.0]);
-    // Logistic: σ = 1/4, η ≤ 8. Huber h = 0.5: σ = 1, η ≤ 2.
+    // Logistic: σ = 1/4, η ≤ 8/R². Huber h = 0.5: σ = 1, η ≤ 2/R². Rows are accepted up
+    // to R = 1 + 1e-9, so η = 2/σ itself could expand a step by 1 + 4e-9.
+    let limit = |two_over_sigma: f64| two_over_sigma / (1.0 + 1e-9_f64).powi(2);
     assert!(
-        SgdParams::new(Loss::Logistic, 8.0, 1.0, 1.0)
+        SgdParams::new(Loss::Logistic, limit(8.0) * (1.0 - 1e-12), 1.0, 1.0)
             .fit(&unit)
             .is_ok()
     );
-    let err = SgdParams::new(Loss::Logistic, 8.5, 1.0, 1.0)
-        .fit(&unit)
-        .unwrap_err();
-    assert!(is_bad_parameter(&err, "step size"), "{err:?}");
+    for step in [8.5, 8.0, limit(8.0) * (1.0 + 1e-12)] {
+        let err = SgdParams::new(Loss::Logistic, step, 1.0, 1.0)
+            .fit(&unit)
+            .unwrap_err();
+        assert!(is_bad_parameter(&err, "step size"), "{step}: {err:?}");
+    }
+    assert!(
+        SgdParams::suggested_step(Loss::Logistic, 1e9, 1) <= limit(8.0),
+        "the suggestion keeps to the limit"
+    );
     let huber = Loss::huber(0.5).unwrap();
     assert!(SgdParams::new(huber, 2.5, 1.0, 1.0).fit(&unit).is_err());
+    assert!(SgdParams::new(huber, 2.0, 1.0, 1.0).fit(&unit).is_err());
+    assert!(SgdParams::new(huber, 1.99, 1.0, 1.0).fit(&unit).is_ok());
     for bad in [0.0, -0.1, f64::NAN] {
         assert!(SgdParams::new(huber, bad, 1.0, 1.0).fit(&unit).is_err());
         assert!(SgdParams::new(huber, 0.1, bad, 1.0).fit(&unit).is_err());
@@ -273,7 +283,9 @@ fn rejects_a_walk_whose_clamp_is_beyond_exact_arithmetic() {
 #[test]
 fn rejects_what_the_trainer_refuses_before_training() {
     let mut rows: Vec<Vec<f64>> = (0..40).map(|i| vec![0.5, 0.01 * i as f64]).collect();
-    let labels: Vec<f64> = (0..40).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+    let labels: Vec<f64> = (0..40)
+        .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
     let fine = examples(2, &rows, &labels);
     rows[17] = vec![0.8, 0.7];
     let outlier = examples(2, &rows, &labels);
