@@ -256,14 +256,9 @@ impl TrainingSet {
     /// not the data's, or the first row above the bound and that computed norm. In time
     /// linear in the stored entries.
     pub fn check_group_norms(&self, groups: &dp_noise::FeatureGroups) -> Result<(), ErmError> {
-        if groups.dim() != self.features() {
-            return Err(ErmError::DimensionMismatch {
-                what: "feature groups",
-                expected: self.features(),
-                found: groups.dim(),
-            });
-        }
-        first_group_norm_violation(self.len(), groups, |row, f| self.for_each_entry(row, f))
+        check_group_norms_of(self.len(), self.features(), groups, |row, f| {
+            self.for_each_entry(row, f)
+        })
     }
 
     /// Calls `f(feature, value)` on each stored entry of row `i` (dense rows: the non-zero
@@ -540,14 +535,21 @@ fn scale_by_bounds(
     Ok(())
 }
 
-/// The first of `rows` rows (each visited entry by entry through `for_each_entry`) whose
-/// group norm exceeds [`crate::GROUP_NORM_SLACK`], as [`TrainingSet::check_group_norms`]
-/// describes; the groups' dimension is checked by the callers.
-pub(crate) fn first_group_norm_violation(
+/// [`TrainingSet::check_group_norms`] for `rows` rows of `features` features, each visited
+/// entry by entry through `for_each_entry`.
+pub(crate) fn check_group_norms_of(
     rows: usize,
+    features: usize,
     groups: &dp_noise::FeatureGroups,
     mut for_each_entry: impl FnMut(usize, &mut dyn FnMut(usize, f64)),
 ) -> Result<(), ErmError> {
+    if groups.dim() != features {
+        return Err(ErmError::DimensionMismatch {
+            what: "feature groups",
+            expected: features,
+            found: groups.dim(),
+        });
+    }
     // Per-group ℓ1 sums, reset after each row through the groups it touched: no
     // allocation per row (a grouped fit runs this check every time). Every sum, square
     // and the root are rounded up, so the computed norm bounds the true one from above

@@ -419,14 +419,7 @@ impl Examples {
     /// group-shaped noise needs (see [`TrainingSet::check_group_norms`]), without building
     /// anything.
     pub fn check_group_norms(&self, groups: &dp_noise::FeatureGroups) -> Result<(), ErmError> {
-        if groups.dim() != self.features() {
-            return Err(ErmError::DimensionMismatch {
-                what: "feature groups",
-                expected: self.features(),
-                found: groups.dim(),
-            });
-        }
-        crate::data::first_group_norm_violation(self.len(), groups, |row, f| {
+        crate::data::check_group_norms_of(self.len(), self.features(), groups, |row, f| {
             self.inputs.row(row).for_each_nonzero(f)
         })
     }
