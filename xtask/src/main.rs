@@ -272,7 +272,7 @@ fn reproduce_experiments(
     let mut message = format!("these experiments could not run: {}", failed.join(", "));
     if let Some(shortfall) = shortfall {
         message += &format!(
-            "\nthe data files are missing: {}\n{}",
+            "\nthe data files are not available: {}\n{}",
             shortfall.why,
             reproduce::WHAT_TO_DO
         );

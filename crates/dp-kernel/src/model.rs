@@ -172,6 +172,15 @@ impl TryFrom<RawKernelModel> for KernelModel {
                 map.output_features()
             )));
         }
+        // A fit records the map's identifier in the linear model: a file pairing a map with
+        // another map's model (spliced, or edited) is refused.
+        let id = map.id();
+        if raw.linear.metadata().feature_map.as_deref() != Some(id.as_str()) {
+            return Err(ErmError::InvalidModelFile(format!(
+                "the linear model was trained on feature map {:?}, not on this file's map {id:?}",
+                raw.linear.metadata().feature_map
+            )));
+        }
         Ok(Self {
             map,
             linear: raw.linear,

@@ -578,7 +578,7 @@ fn rejects_corrupted_foreign_and_inconsistent_model_files() {
         model
     );
     type Edit = fn(&mut Forged);
-    let edits: [(&str, Edit); 5] = [
+    let edits: [(&str, Edit); 6] = [
         ("phase", |f| f.map.phases[0] = 4.0),
         ("frequency count", |f| {
             f.map.frequencies.pop();
@@ -591,6 +591,10 @@ fn rejects_corrupted_foreign_and_inconsistent_model_files() {
         }),
         ("kernel width gamma", |f| {
             f.map.kernel = Kernel::Gaussian { gamma: -1.0 }
+        }),
+        // A valid map that is not the one the weights were trained on.
+        ("was trained on feature map", |f| {
+            f.map.kernel = Kernel::Gaussian { gamma: 21.0 }
         }),
     ];
     for (fragment, edit) in edits {

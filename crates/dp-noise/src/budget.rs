@@ -97,7 +97,9 @@ impl PrivacyBudget {
 
     /// What is left (rounded down): `limit − spent`.
     pub fn remaining(&self) -> f64 {
-        subtract_rounding_down(self.limit, self.spent).max(0.0)
+        // `max` would keep the sign of −0.0 (limit − spent when both are equal).
+        let left = subtract_rounding_down(self.limit, self.spent);
+        if left > 0.0 { left } else { 0.0 }
     }
 
     /// Whether nothing more can be spent.
@@ -238,6 +240,9 @@ mod tests {
         budget.spend("half", 0.5).unwrap();
         assert!(budget.is_exhausted());
         assert_eq!(budget.remaining(), 0.0);
+        // +0, not −0 (which equals 0 but prints "-0" in a user's report).
+        assert!(budget.remaining().is_sign_positive());
+        assert_eq!(format!("{}", budget.remaining()), "0");
         assert!(!budget.can_spend(f64::MIN_POSITIVE));
     }
 

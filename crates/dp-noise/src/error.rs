@@ -12,7 +12,7 @@ pub enum NoiseError {
     /// A sensitivity must be finite and strictly positive.
     InvalidSensitivity(f64),
     /// The rate β of the vector noise must be finite, strictly positive, and not so small
-    /// that the mean norm `d/β` overflows.
+    /// that the norm's e^−40 tail bound `(d + √(80d) + 40)/β` overflows.
     InvalidBeta(f64),
     /// A noise scale must be finite and strictly positive.
     InvalidScale(f64),
@@ -75,7 +75,8 @@ impl fmt::Display for NoiseError {
             Self::InvalidBeta(b) => {
                 write!(
                     f,
-                    "beta must be finite and > 0, and d/beta finite, got {b:?}"
+                    "beta must be finite and > 0, and large enough that the noise norm's tail bound \
+                     (d + sqrt(80 d) + 40)/beta is finite (smaller rates overflow), got {b:?}"
                 )
             }
             Self::InvalidScale(s) => write!(f, "scale must be finite and > 0, got {s:?}"),

@@ -40,14 +40,28 @@ impl Grid {
         while 2f64.powi(exponent + 1) <= sensitivity {
             exponent += 1;
         }
-        Self::with_exponent(sensitivity, exponent - DEFAULT_BITS_BELOW_SENSITIVITY)
+        let grid_exponent = exponent - DEFAULT_BITS_BELOW_SENSITIVITY;
+        if !EXPONENT_RANGE.contains(&grid_exponent) {
+            // Named by the value the caller gave, not by the grid it implies.
+            return Err(NoiseError::UnsupportedParameters(format!(
+                "sensitivity {sensitivity:e} is outside the supported range 2^{} to 2^{} \
+                 (about {:.1e} to {:.1e}): its snapping grid, 2^-{DEFAULT_BITS_BELOW_SENSITIVITY} \
+                 of it, must stay a normal float",
+                EXPONENT_RANGE.start() + DEFAULT_BITS_BELOW_SENSITIVITY,
+                EXPONENT_RANGE.end() + DEFAULT_BITS_BELOW_SENSITIVITY + 1,
+                2f64.powi(EXPONENT_RANGE.start() + DEFAULT_BITS_BELOW_SENSITIVITY),
+                2f64.powi(EXPONENT_RANGE.end() + DEFAULT_BITS_BELOW_SENSITIVITY + 1),
+            )));
+        }
+        Self::with_exponent(sensitivity, grid_exponent)
     }
 
     /// The grid `2^exponent` (chosen without looking at the data) for a declared sensitivity.
     pub fn with_exponent(sensitivity: f64, exponent: i32) -> Result<Self, NoiseError> {
         if !EXPONENT_RANGE.contains(&exponent) {
             return Err(NoiseError::UnsupportedParameters(format!(
-                "grid exponent {exponent} outside {EXPONENT_RANGE:?}"
+                "grid exponent {exponent} outside {EXPONENT_RANGE:?} (sensitivity \
+                 {sensitivity:e})"
             )));
         }
         // Δ/g is exact (a power-of-two scaling of a normal float), and so is its floor.

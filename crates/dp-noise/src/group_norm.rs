@@ -156,12 +156,10 @@ pub struct GroupNormVector {
 }
 
 impl GroupNormVector {
-    /// Noise over `groups` with rate `beta > 0` (and `d/β` finite).
+    /// Noise over `groups` with rate `beta > 0`, refused where the norm could overflow (as
+    /// [`crate::GammaNormVector::new`]).
     pub fn new(groups: FeatureGroups, beta: f64) -> Result<Self, NoiseError> {
-        let mean_norm = groups.dim() as f64 / beta;
-        if !(beta.is_finite() && beta > 0.0 && mean_norm.is_finite()) {
-            return Err(NoiseError::InvalidBeta(beta));
-        }
+        crate::vector::check_rate(groups.dim(), beta)?;
         Ok(Self { groups, beta })
     }
 

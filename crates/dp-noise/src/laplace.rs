@@ -383,4 +383,25 @@ mod tests {
             Err(NoiseError::UnsupportedParameters(_))
         ));
     }
+
+    /// A sensitivity whose default grid would leave the normal floats is refused naming
+    /// the sensitivity and the supported range, not the internal grid; the range's ends
+    /// are accepted.
+    #[test]
+    fn extreme_sensitivities_are_refused_naming_them() {
+        for (sensitivity, shown) in [(1e-300, "1e-300"), (1e300, "1e300")] {
+            match Laplace::new(1.0, sensitivity) {
+                Err(NoiseError::UnsupportedParameters(message)) => assert!(
+                    message.contains(&format!("sensitivity {shown}"))
+                        && message.contains("supported range 2^-980 to 2^901"),
+                    "{message}"
+                ),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(Laplace::new(1.0, 2f64.powi(-980)).is_ok());
+        assert!(Laplace::new(1.0, 2f64.powi(901).next_down()).is_ok());
+        assert!(Laplace::new(1.0, 2f64.powi(-980).next_down()).is_err());
+        assert!(Laplace::new(1.0, 2f64.powi(901)).is_err());
+    }
 }

@@ -53,15 +53,25 @@ pub(crate) fn check_dimension(dim: usize) -> Result<(), NoiseError> {
     Ok(())
 }
 
+/// Refuses a rate β that is not finite and > 0, or so small that the norm, Gamma(d, 1/β),
+/// could overflow: it exceeds `(d + √(80d) + 40)/β` with probability below e^−40 (the Gamma
+/// tail `P(X ≥ d + √(2dt) + t) ≤ e^−t`), and that bound must be finite, or draws would come
+/// out infinite (a subnormal β makes even the scale 1/β infinite).
+pub(crate) fn check_rate(dim: usize, beta: f64) -> Result<(), NoiseError> {
+    let d = dim as f64;
+    let tail_norm = (d + (80.0 * d).sqrt() + 40.0) / beta;
+    if beta.is_finite() && beta > 0.0 && tail_norm.is_finite() {
+        Ok(())
+    } else {
+        Err(NoiseError::InvalidBeta(beta))
+    }
+}
+
 impl GammaNormVector {
     /// Noise in dimension `dim ≥ 1` with rate `beta > 0`.
     pub fn new(dim: usize, beta: f64) -> Result<Self, NoiseError> {
         check_dimension(dim)?;
-        // A subnormal β would make the scale 1/β (or the mean norm d/β) infinite.
-        let mean_norm = dim as f64 / beta;
-        if !(beta.is_finite() && beta > 0.0 && mean_norm.is_finite()) {
-            return Err(NoiseError::InvalidBeta(beta));
-        }
+        check_rate(dim, beta)?;
         Ok(Self { dim, beta })
     }
 

@@ -364,6 +364,24 @@ fn rejects_invalid_beta() {
     ));
 }
 
+/// A rate whose norm could overflow is refused (1e-308 in d = 1 once drew ∞ in 1 of 20),
+/// and at the smallest rate accepted in d = 1 every draw is finite.
+#[test]
+fn rejects_rates_whose_norm_could_overflow() {
+    for beta in [1e-308, 1e-307] {
+        assert!(matches!(
+            GammaNormVector::new(1, beta),
+            Err(NoiseError::InvalidBeta(_))
+        ));
+    }
+    let smallest = (1.0 + 80f64.sqrt() + 40.0) / f64::MAX;
+    let noise = GammaNormVector::new(1, smallest * 1.001).unwrap();
+    let mut rng = InsecureSeededRng::new(8);
+    for _ in 0..2000 {
+        assert!(noise.sample(&mut rng).iter().all(|x| x.is_finite()));
+    }
+}
+
 #[test]
 fn rejects_invalid_epsilon_and_sensitivity() {
     for bad in [0.0, -0.5, f64::NAN, f64::INFINITY] {
