@@ -124,6 +124,15 @@ impl<T: Trainer> SplitAndSelect<T> {
         rng: &mut dyn ReleaseRng,
     ) -> Result<Selection<T::Model>, TuneError> {
         self.check_data(data)?;
+        self.select_checked(data, rng)
+    }
+
+    /// [`SplitAndSelect::select`] after its checks.
+    fn select_checked(
+        &self,
+        data: &Examples,
+        rng: &mut dyn ReleaseRng,
+    ) -> Result<Selection<T::Model>, TuneError> {
         let order = shuffled(data.len(), rng);
         let ranges = part_ranges(data.len(), self.parts());
         let (training, held_out) = ranges.split_at(self.candidates.len());
@@ -166,7 +175,7 @@ impl<T: Trainer> SplitAndSelect<T> {
         budget
             .spend("split-and-select", self.epsilon())
             .map_err(TuneError::Budget)?;
-        self.select(data, rng)
+        self.select_checked(data, rng)
     }
 
     /// The refusals made before anything is drawn: too few rows, then each candidate's

@@ -249,6 +249,16 @@ impl<T: Trainer> RandomStopping<T> {
         rng: &mut dyn ReleaseRng,
     ) -> Result<Stopped<T::Model>, TuneError> {
         let held_out = self.check_data(data)?;
+        self.select_checked(data, held_out, rng)
+    }
+
+    /// [`RandomStopping::select`] after its checks, with `held_out` rows to score on.
+    fn select_checked(
+        &self,
+        data: &Examples,
+        held_out: usize,
+        rng: &mut dyn ReleaseRng,
+    ) -> Result<Stopped<T::Model>, TuneError> {
         let order = shuffled(data.len(), rng);
         let scoring = data.select(&order[..held_out]).map_err(TuneError::Data)?;
         let training = data.select(&order[held_out..]).map_err(TuneError::Data)?;
@@ -281,11 +291,11 @@ impl<T: Trainer> RandomStopping<T> {
         budget: &mut PrivacyBudget,
         rng: &mut dyn ReleaseRng,
     ) -> Result<Stopped<T::Model>, TuneError> {
-        self.check_data(data)?;
+        let held_out = self.check_data(data)?;
         budget
             .spend("random stopping", self.epsilon())
             .map_err(TuneError::Budget)?;
-        self.select(data, rng)
+        self.select_checked(data, held_out, rng)
     }
 
     /// The held-out row count, after the refusals made before anything is drawn: sizes,
