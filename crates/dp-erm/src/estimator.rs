@@ -89,18 +89,20 @@ pub enum SolverChoice {
 /// γ, β, ε', Δ and β₂ are functions of the parameters and the public sizes n and d only.
 ///
 /// **Refusals.** Everything a fit may refuse because of its parameters (ε, Λ, the loss, γ
-/// against the rounding floor, noise too large for double precision) is refused before any
-/// work, from those public values alone ([`ErmParams::noise_calibration`] makes the same
-/// decision without data). What remains is [`ErmError::NotConverged`]: the solver failing to
-/// certify γ, which would be a function of the data. The tolerance is kept
-/// [`crate::ROUNDING_MARGIN`] = 64 times above a model of the gradient's rounding error (see
-/// [`crate::tolerance_floor`]), and a solver that stops short is continued by the other
-/// one, so this does not happen on accepted input: the test suite sweeps neighbouring pairs
-/// at the corners of the accepted parameter space (smallest Λ, smallest floor-level γ,
-/// tiny and large ε, both losses and calibrations, widest and narrowest Huber widths) and
-/// sees no refusal. It is not impossible by proof — the rounding model is a model. If it
-/// ever happens, the error carries no numbers, only the fact of the refusal: treat that
-/// bit as released (a retry is a new run that spends ε again).
+/// against the rounding floor, noise too large for double precision, Newton asked for
+/// beyond its 16,384-feature Hessian) is refused before any work, from those public values
+/// alone ([`ErmParams::noise_calibration`] makes the same decision without data, and
+/// [`crate::Trainer::check_shape`] runs it for tuning and prediction). What remains is
+/// [`ErmError::NotConverged`]: the solver failing to certify γ, which would be a function
+/// of the data. The tolerance is kept [`crate::ROUNDING_MARGIN`] = 64 times above a model
+/// of the gradient's rounding error (see [`crate::tolerance_floor`]), and a solver that
+/// stops short is continued by the other one, so this does not happen on accepted input:
+/// the test suite sweeps neighbouring pairs at the corners of the accepted parameter space
+/// (smallest Λ, smallest floor-level γ, tiny and large ε, both losses and calibrations,
+/// widest and narrowest Huber widths) and sees no refusal. It is not impossible by proof —
+/// the rounding model is a model. If it ever happens, the error carries no numbers, only
+/// the fact of the refusal: treat that bit as released (a retry is a new run that spends ε
+/// again).
 ///
 /// **Released doubles.** Every released weight is rounded to a multiple of a power-of-two
 /// grid, 2⁻³⁰ of the noise's scale ([`NoiseCalibration::release_grid`]): the low bits of
