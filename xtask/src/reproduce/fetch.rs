@@ -47,7 +47,7 @@ pub fn ensure_data(options: &Options, offline: bool) -> Result<(), DataShortfall
             "missing {} in {place}; not fetched because of --offline",
             names.join(", ")
         )
-    } else if let Some(why) = unusable_folder(&dir) {
+    } else if let Some(why) = create_default_folder(&dir) {
         why
     } else {
         eprintln!(
@@ -94,13 +94,10 @@ fn folder_problem(dir: &DataDir, options: &Options) -> Option<String> {
     None
 }
 
-/// Why the files cannot be fetched into `dir` after [`folder_problem`] found nothing
-/// wrong: only the default folder can be missing then, and it is created.
-fn unusable_folder(dir: &DataDir) -> Option<String> {
+/// Creates the data folder if it is missing (after [`folder_problem`] found nothing wrong,
+/// only the default one can be), or says why it cannot.
+fn create_default_folder(dir: &DataDir) -> Option<String> {
     let path = dir.path();
-    if path.is_dir() {
-        return None;
-    }
     match std::fs::create_dir_all(path) {
         Ok(()) => None,
         Err(e) => Some(format!(
