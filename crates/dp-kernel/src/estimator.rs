@@ -116,9 +116,10 @@ impl Trainer for KernelParams {
         self.fit(data, rng).map(KernelFit::into_model)
     }
 
-    /// The parameters, the map's input dimension, and dp-erm's public refusals (tolerance
-    /// floor, noise precision) for `rows` rows of the map's D output features. Any finite
-    /// rows are accepted: the map's outputs always lie in the unit ball.
+    /// The parameters, the map's input dimension, the mapped design's size
+    /// ([`FeatureMap::check_rows`]), and dp-erm's public refusals (tolerance floor, noise
+    /// precision) for `rows` rows of the map's D output features. Any finite rows are
+    /// accepted: the map's outputs always lie in the unit ball.
     fn check_shape(&self, rows: usize, features: usize) -> Result<(), KernelError> {
         self.check()?;
         if features != self.map.input_features() {
@@ -129,6 +130,7 @@ impl Trainer for KernelParams {
             }
             .into());
         }
+        self.map.check_rows(rows)?;
         self.erm
             .noise_calibration(rows, self.map.output_features())?;
         Ok(())

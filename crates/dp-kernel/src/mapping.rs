@@ -38,12 +38,11 @@ impl FeatureMap {
             .collect())
     }
 
-    /// Every row mapped: an n × D matrix whose rows have norm ≤ 1. The rows must have d
-    /// features (dense or sparse; their values were checked finite when `rows` was built).
-    /// Refuses an output above [`MAX_DESIGN_ENTRIES`] before allocating it.
-    pub fn map(&self, rows: &Features) -> Result<Mat<f64>, ErmError> {
-        rows.check_dimension(self.input_features(), "features of the rows")?;
-        let entries = rows.len().saturating_mul(self.output_features());
+    /// Whether `rows` rows can be mapped: the n × D output must hold at most
+    /// [`MAX_DESIGN_ENTRIES`] entries. Decided from the sizes alone, so trainers can refuse
+    /// before anything is charged or drawn.
+    pub fn check_rows(&self, rows: usize) -> Result<(), ErmError> {
+        let entries = rows.saturating_mul(self.output_features());
         if entries > MAX_DESIGN_ENTRIES {
             return Err(ErmError::InvalidParameter {
                 what: "mapped design size n × D",
@@ -51,6 +50,15 @@ impl FeatureMap {
                 requirement: "at most 2^30 entries (8 GiB); use fewer rows or random features",
             });
         }
+        Ok(())
+    }
+
+    /// Every row mapped: an n × D matrix whose rows have norm ≤ 1. The rows must have d
+    /// features (dense or sparse; their values were checked finite when `rows` was built).
+    /// Refuses an output above [`MAX_DESIGN_ENTRIES`] before allocating it.
+    pub fn map(&self, rows: &Features) -> Result<Mat<f64>, ErmError> {
+        rows.check_dimension(self.input_features(), "features of the rows")?;
+        self.check_rows(rows.len())?;
         let mut out = Mat::<f64>::zeros(rows.len(), self.output_features());
         out.as_mut()
             .par_row_chunks_mut(BLOCK_ROWS)

@@ -491,17 +491,25 @@ fn rejects_dimension_mismatch_at_fit_and_predict_and_bad_parameters_first() {
 fn rejects_designs_too_large_to_allocate_before_mapping() {
     let map = FeatureMap::draw_seeded(gaussian(1.0), Sampling::Standard, 1, 1 << 20, 1).unwrap();
     let rows = Features::dense(1, vec![0.5; 2048]).unwrap();
-    let err = map.map(&rows).unwrap_err();
-    assert!(
+    let too_large = |err: &ErmError| {
         matches!(
             err,
             ErmError::InvalidParameter {
                 what: "mapped design size n × D",
                 ..
             }
-        ),
-        "{err}"
-    );
+        )
+    };
+    let err = map.map(&rows).unwrap_err();
+    assert!(too_large(&err), "{err}");
+    // The trainer's up-front check (what tuning and ensembles run before they charge a
+    // budget) refuses the same sizes, and accepts the largest that fits.
+    let params = KernelParams::objective_perturbation(map, Loss::Logistic, 1e-2, 1.0);
+    match params.check_shape(1100, 1) {
+        Err(KernelError::Erm(err)) => assert!(too_large(&err), "{err}"),
+        other => panic!("n × D = 1100 × 2^20 accepted by check_shape: {other:?}"),
+    }
+    assert!(params.check_shape(1024, 1).is_ok());
 }
 
 // ---------------------------------------------------------------------------------------
