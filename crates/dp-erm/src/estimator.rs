@@ -263,12 +263,39 @@ impl ErmParams {
     ///
     /// Only the solver's path changes: the minimizer does not depend on where the search
     /// starts, the released point is certified within `γ/Λ` (output perturbation) or
-    /// `γ/(Λ+Δ)` (objective perturbation) of it from any start, and the privacy guarantee is
-    /// the same. Experiments that fit many noise draws on the same data start each one from
+    /// `γ/(Λ+Δ)` (objective perturbation) of it from any start, and the privacy guarantee of
+    /// **a single fit** is the same, whatever the start (even one computed from the same
+    /// data). Experiments that fit many noise draws on the same data start each one from
     /// the non-private minimizer: output perturbation then needs no solver step at all.
+    ///
+    /// Not through the [`Trainer`](crate::Trainer) trait, which refuses it
+    /// ([`ErmParams::check_composable`]): in a composition (tuning, ensembles) each model
+    /// must depend on its own part of the data only, and the released point moves with the
+    /// start within the solver's tolerance.
     pub fn warm_start(mut self, weights: &[f64]) -> Self {
         self.warm_start = Some(weights.to_vec());
         self
+    }
+
+    /// Refuses what the [`Trainer`](crate::Trainer) trait cannot accept: a warm start.
+    ///
+    /// Compositions (dp-tune's selections, dp-predict's ensembles) need each model to depend
+    /// only on its own part of the data. A fit's end point depends on where its solver
+    /// starts (by up to the tolerance, `γ/Λ`), so a start computed from the whole dataset
+    /// would tie every part's model to every row; this crate cannot tell a start fixed in
+    /// advance from one taken from the data, so it refuses both. Use [`ErmParams::fit`] for
+    /// a warm-started single fit.
+    pub fn check_composable(&self) -> Result<(), ErmError> {
+        if self.warm_start.is_some() {
+            return Err(ErmError::MisplacedOption {
+                option: "a warm start",
+                applies_to: "single fits (ErmParams::fit), not the Trainer trait: in tuning \
+                             and ensembles each model must depend on its own part of the data \
+                             only, and a fit's end point moves with its start within the \
+                             solver's tolerance",
+            });
+        }
+        Ok(())
     }
 
     /// The same parameters with the mechanism's ε replaced (no-op when non-private).

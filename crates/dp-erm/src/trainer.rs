@@ -60,6 +60,15 @@ pub trait Classifier {
 /// refuse is refused up front, to the data's owner, and cannot happen half-way through.
 /// For dp-erm's trainers nothing else is refused but [`ErmError::NotConverged`], which
 /// carries no numbers (see [`ErmParams`], "Refusals").
+///
+/// **A model depends on its own data only.** Compositions rely on `train(data, rng)`
+/// depending on nothing but `data`, `rng` and parameters fixed before any data was seen:
+/// subsample-and-aggregate and split-and-select need a model to change only when its own
+/// part changes. Parameters computed from the data break this, even ones that only steer a
+/// computation: a solver's end point depends, within its tolerance, on where it starts, so
+/// with a warm start taken from the whole dataset every part's model moves a little when one
+/// row changes, and a query placed on the models' decision boundaries can see every vote
+/// change instead of one. [`ErmParams`] therefore refuses a warm start through this trait.
 pub trait Trainer {
     /// What training produces.
     type Model: Classifier;
@@ -123,8 +132,10 @@ impl Trainer for ErmParams {
             .map(|fit| fit.into_model())
     }
 
-    /// [`ErmParams::noise_calibration`]'s refusals.
+    /// [`ErmParams::noise_calibration`]'s refusals, and a warm start
+    /// ([`ErmParams::check_composable`]).
     fn check_shape(&self, rows: usize, features: usize) -> Result<(), ErmError> {
+        self.check_composable()?;
         self.noise_calibration(rows, features).map(drop)
     }
 

@@ -300,3 +300,39 @@ fn raw_examples_train_as_built_training_sets_do_dense_or_sparse() {
         Err(ErmError::RowNormAboveOne { row: 1, .. })
     ));
 }
+
+/// A fit's end point moves with its solver's start (within the tolerance), so a start taken
+/// from the data would tie a composition's models to every row: through the trait a warm
+/// start is refused before any work, while a single fit accepts it.
+#[test]
+fn the_trainer_trait_refuses_warm_starts_but_single_fits_accept_them() {
+    let examples =
+        Examples::new(Features::dense(2, ROWS.to_vec()).unwrap(), LABELS.to_vec()).unwrap();
+    let mut rng = InsecureSeededRng::new(9);
+    for params in [
+        ErmParams::non_private(Loss::Logistic, 0.1),
+        ErmParams::output_perturbation(Loss::Logistic, 0.1, 1.0),
+        ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0),
+    ] {
+        let warm = params.clone().warm_start(&[0.3, -0.2]);
+        for refusal in [
+            warm.check_shape(4, 2),
+            Trainer::train(&warm, &examples, &mut rng).map(drop),
+        ] {
+            let err = refusal.unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ErmError::MisplacedOption {
+                        option: "a warm start",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            assert!(err.to_string().contains("Trainer trait"), "{err}");
+        }
+        assert!(warm.fit(&training_set(), &mut rng).is_ok());
+        assert!(Trainer::train(&params, &examples, &mut rng).is_ok());
+    }
+}

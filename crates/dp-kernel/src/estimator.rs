@@ -86,7 +86,8 @@ impl KernelParams {
 
     /// Trains on raw examples (d = the map's input features; any finite values). Every
     /// refusal that depends on parameters and sizes comes first, before the rows are
-    /// mapped: see the `# Privacy` section.
+    /// mapped: see the `# Privacy` section. A warm start in the dp-erm parameters is
+    /// refused, as through the [`Trainer`] trait ([`ErmParams::check_composable`]).
     pub fn fit<R: ReleaseRng + ?Sized>(
         &self,
         data: &Examples,
@@ -117,8 +118,9 @@ impl Trainer for KernelParams {
     }
 
     /// The parameters, the map's input dimension, the mapped design's size
-    /// ([`FeatureMap::check_rows`]), and dp-erm's public refusals (tolerance floor, noise
-    /// precision) for `rows` rows of the map's D output features. Any finite rows are
+    /// ([`FeatureMap::check_rows`]), a warm start ([`ErmParams::check_composable`]), and
+    /// dp-erm's public refusals (tolerance floor, noise precision) for `rows` rows of the
+    /// map's D output features. Any finite rows are
     /// accepted: the map's outputs always lie in the unit ball.
     fn check_shape(&self, rows: usize, features: usize) -> Result<(), KernelError> {
         self.check()?;
@@ -131,6 +133,7 @@ impl Trainer for KernelParams {
             .into());
         }
         self.map.check_rows(rows)?;
+        self.erm.check_composable()?;
         self.erm
             .noise_calibration(rows, self.map.output_features())?;
         Ok(())

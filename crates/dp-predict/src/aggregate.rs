@@ -18,7 +18,9 @@ use crate::vote::{AveragedAnswer, LaplaceAverage, SoftMajority, VoteKind, check_
 /// the permutation is uniform, the output's law does not depend on the rows' order, so
 /// the guarantee also holds when "replace one" is read on the multiset of examples (a
 /// dataset given sorted by its values is as safe as a shuffled one). Any [`Trainer`]
-/// works; the privacy comes from the aggregation, so a non-private trainer
+/// whose model depends on its own part only works (see [`Trainer`]'s `# Privacy`: dp-erm's
+/// trainers refuse warm starts for this reason); the privacy comes from the aggregation,
+/// so a non-private trainer
 /// ([`Trainer::epsilon`] `None`, e.g. `ErmParams::non_private`) is the intended use — a
 /// private one adds nothing this crate accounts for.
 ///

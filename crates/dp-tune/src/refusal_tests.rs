@@ -271,6 +271,7 @@ fn candidate_refusals_come_before_the_charge() {
             "Huber",
         ),
         (fine.clone().solver(SolverChoice::Newton), &wide, "Newton"),
+        (fine.clone().warm_start(&[0.1, 0.1]), &small, "warm start"),
         (fine.clone(), &outlier, "row 123"),
     ];
     for (candidate, data, fragment) in cases {

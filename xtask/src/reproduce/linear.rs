@@ -125,7 +125,7 @@ const FIGURE1_METHODS: [Method; 3] = [
 
 /// Noise draws per fold of the ε values only Figure 1 needs, at most: a point of a curve,
 /// not a table cell. A fifth of the draws (10 of the paper protocol's 50, 1 of quick
-/// mode's 2) keeps the full run near 5 minutes.
+/// mode's 2): each of those ε values then costs a fifth of a table ε's fits.
 pub const FIGURE1_DRAWS: usize = 10;
 
 fn figure1_draws(draws: usize) -> usize {

@@ -279,7 +279,8 @@ fn rejects_a_walk_whose_clamp_is_beyond_exact_arithmetic() {
 
 /// What the trainer refuses from the parts' sizes or its input contract is refused before
 /// anything is drawn or trained, as `TrainerRefuses`: a row of norm above 1 (named, for
-/// the data's owner) and Λ = 0.
+/// the data's owner), Λ = 0, and a warm start (it would tie every part's model to the
+/// data it came from).
 #[test]
 fn rejects_what_the_trainer_refuses_before_training() {
     let mut rows: Vec<Vec<f64>> = (0..40).map(|i| vec![0.5, 0.01 * i as f64]).collect();
@@ -298,4 +299,8 @@ fn rejects_what_the_trainer_refuses_before_training() {
     let err = Ensemble::train(&unregularized, &fine, 4, &mut rng(1)).unwrap_err();
     assert!(matches!(err, PredictError::TrainerRefuses { .. }), "{err}");
     assert!(err.to_string().contains("regularization"), "{err}");
+    let warm = trainer.clone().warm_start(&[0.5, 0.0]);
+    let err = Ensemble::train(&warm, &fine, 4, &mut rng(1)).unwrap_err();
+    assert!(matches!(err, PredictError::TrainerRefuses { .. }), "{err}");
+    assert!(err.to_string().contains("warm start"), "{err}");
 }
