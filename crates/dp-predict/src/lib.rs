@@ -11,7 +11,7 @@
 //! |---|---|---|---|
 //! | §7.1 subsample-and-aggregate, soft majority | [`SoftMajorityEnsemble`] | ±1 | one part changes: counts move by ≤ 1; exponential mechanism `∝ exp(ε·c/2)` |
 //! | §7.2 subsample-and-aggregate, Laplace averaging | [`LaplaceAverageEnsemble`] | noisy vote fraction, ±1 | the vote sum moves by ≤ 1; snapping Laplace |
-//! | §7.3 stable regularized ERM + Laplace | [`StableErm`] | noisy score, ±1 | the score moves by ≤ `2/(λn) + 2γ/λ` |
+//! | §7.3 stable regularized ERM + Laplace | [`StableErm`] | noisy score, ±1 | the score moves by ≤ `2/(λn) + 2(γ + floor)/λ` |
 //! | §7.4 one-pass projected SGD + Laplace | [`ProjectedSgd`] | noisy score, ±1 | the score moves by ≤ `2η` |
 //! | §7.5 exponential projected walk (thresholds, unions of intervals on a line) | [`ExponentialWalk`] | 0/1 | the walk is 1-Lipschitz per step: moves by ≤ 2, log-odds by ≤ ε |
 //!

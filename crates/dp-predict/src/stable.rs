@@ -71,18 +71,24 @@ impl StableErmParams {
         self.epsilon
     }
 
+    /// The rounding floor of the solver's gradient norm on `examples` × `features`
+    /// (dp-erm's [`tolerance_floor`]; public: sizes and parameters only).
+    fn rounding_floor(&self, examples: usize, features: usize) -> f64 {
+        tolerance_floor(examples, features, self.loss, self.regularization, None).total()
+    }
+
     /// The solver tolerance a fit on `examples` × `features` certifies (public: sizes and
     /// parameters only).
     fn effective_tolerance(&self, examples: usize, features: usize) -> f64 {
-        let floor =
-            tolerance_floor(examples, features, self.loss, self.regularization, None).total();
-        self.tolerance.unwrap_or(DEFAULT_TOLERANCE.max(floor))
+        self.tolerance
+            .unwrap_or(DEFAULT_TOLERANCE.max(self.rounding_floor(examples, features)))
     }
 
     /// The sensitivity of the score `⟨w, x⟩` for `‖x‖ ≤ 1` over neighbouring datasets of
     /// `examples` rows and `features` columns:
-    /// `Δ = 2LR²/(λn) + 2γR/λ + rounding`, L = R = 1, γ the solver tolerance. Checks every
-    /// parameter.
+    /// `Δ = 2LR²/(λn) + 2(γ + floor)R/λ + rounding`, L = R = 1, γ the solver tolerance and
+    /// `floor` the rounding floor of the gradient norm it is checked with (as dp-erm's output
+    /// perturbation counts it). Checks every parameter.
     pub fn sensitivity(&self, examples: usize, features: usize) -> Result<f64, PredictError> {
         check_epsilon(self.epsilon)?;
         // dp-erm checks loss, λ and the tolerance against its floor.
@@ -95,7 +101,12 @@ impl StableErmParams {
         let lambda = self.regularization;
         let lipschitz = self.loss.lipschitz();
         let stability = 2.0 * lipschitz / (lambda * examples as f64);
-        let inexact = 2.0 * self.effective_tolerance(examples, features) / lambda;
+        // The solver's computed ‖∇F‖ ≤ γ holds for the exact gradient only up to the
+        // rounding floor: the minimizer is within (γ + floor)/λ, rounded up.
+        let certified = (self.effective_tolerance(examples, features)
+            + self.rounding_floor(examples, features))
+        .next_up();
+        let inexact = 2.0 * certified / lambda;
         // The score is a floating-point dot product of d terms with ‖w‖ ≤ L/λ, ‖x‖ ≤ 1: each
         // evaluation errs by at most about d·u·L/λ; two evaluations (one per dataset),
         // with the crate-wide safety factor.
@@ -138,9 +149,10 @@ impl StableErmParams {
 /// Each answer is **ε-DP** with respect to the training data, for neighbouring datasets
 /// that differ in one example (replaced), rows in the unit ball and a 1-Lipschitz loss: the
 /// regularized minimizer is `λ`-strongly convex, so replacing one example moves it by at
-/// most `2L R/(λn)`, and the certified solver tolerance γ adds at most `γ/λ` per dataset;
-/// with `‖x̂‖ ≤ 1` the score moves by at most `Δ = 2LR²/(λn) + 2γR/λ` (plus a rounding
-/// allowance). The score is released by dp-noise's snapping [`Laplace`] at sensitivity Δ;
+/// most `2L R/(λn)`, and the certified solver tolerance γ adds at most `(γ + floor)/λ` per
+/// dataset (the computed gradient norm is exact up to its rounding floor); with `‖x̂‖ ≤ 1`
+/// the score moves by at most `Δ = 2LR²/(λn) + 2(γ + floor)R/λ` (plus a rounding
+/// allowance for the score's dot product). The score is released by dp-noise's snapping [`Laplace`] at sensitivity Δ;
 /// the label is its sign (post-processing). The query is scaled by `1/max(1, ‖x‖)`
 /// (public, data-independent), which does not change the sign of `⟨w, x⟩`. `q` answers
 /// cost `q·ε` ([`crate::PredictionInterface`]).

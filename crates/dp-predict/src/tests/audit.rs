@@ -78,7 +78,7 @@ fn stable_erm_audit_reaches_its_pair_epsilon_and_halved_noise_is_caught() {
         first.secret_score(&[1.0, 0.0]).unwrap() - second.secret_score(&[1.0, 0.0]).unwrap();
     assert!((moved - 0.4).abs() < 1e-6, "score moved by {moved}");
     // The pair's loss: the centres' distance over the noise scale (expected from §7.3:
-    // Δ = 2/(λn) + 2γ/λ, so ε_pair ≈ ε).
+    // Δ = 2/(λn) + 2(γ + floor)/λ, so ε_pair ≈ ε).
     let pair = moved / first.laplace().scale();
     assert!(pair <= epsilon && pair > 0.99 * epsilon, "{pair}");
     let bound = audit(&first, &second, |a| a.score, 11);
@@ -88,6 +88,32 @@ fn stable_erm_audit_reaches_its_pair_epsilon_and_halved_noise_is_caught() {
         second.with_noise_epsilon_factor(2.0),
     );
     assert_caught(&audit(&m1, &m2, |a| a.score, 13), epsilon, pair);
+}
+
+/// The sensitivity counts the solver's tolerance as dp-erm's output perturbation does:
+/// `2/(λn) + 2(γ + floor)/λ`, the floor being the rounding error the computed gradient norm
+/// may carry (dp-erm's `tolerance_floor`). At n = 10⁷, λ = 1e-5 the floor is a visible part
+/// of the tolerance term, so a sensitivity of `2/(λn) + 2γ/λ` falls short and fails here.
+#[test]
+fn stable_erm_sensitivity_counts_the_tolerance_and_its_rounding_floor() {
+    for (n, d, lambda) in [(10_000_000, 2, 1e-5), (1_000_000, 10, 1e-3), (50, 2, 0.1)] {
+        let params = StableErmParams::new(Loss::Logistic, lambda, 1.0);
+        let floor = dp_erm::tolerance_floor(n, d, Loss::Logistic, lambda, None).total();
+        let gamma = crate::stable::DEFAULT_TOLERANCE.max(floor);
+        let expected = 2.0 / (lambda * n as f64) + 2.0 * (gamma + floor) / lambda;
+        let sensitivity = params.sensitivity(n, d).unwrap();
+        // Above the bound, by no more than the allowance for the score's dot product (d + 1
+        // roundings of a score at most 1/λ, twice, with the crate-wide margin).
+        let dot_rounding = 2.0 * dp_erm::ROUNDING_MARGIN * (d as f64 + 1.0) * f64::EPSILON / lambda;
+        assert!(
+            sensitivity >= expected,
+            "n = {n}: {sensitivity} < {expected}"
+        );
+        assert!(
+            sensitivity <= (expected + dot_rounding) * (1.0 + 1e-12),
+            "n = {n}: {sensitivity} against {expected} + {dot_rounding}"
+        );
+    }
 }
 
 /// Projected SGD with the Huber loss, η = 0.1: the canary comes first, its step sets the
