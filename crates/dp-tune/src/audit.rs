@@ -151,10 +151,18 @@ fn random_stopping_is_within_three_epsilon_and_the_audit_has_power() {
     );
 }
 
-/// Mutation check: scores with half the noise (ε_S doubled, the claim unchanged) are
-/// caught: the lower bound exceeds the 3ε claim.
+/// Mutation checks: scores with less noise are caught against the pair's exact ε (about
+/// 1.8, far below the 3ε claim, so the check has a margin the claim alone would not give):
+/// a quarter less noise (ε_S × 4/3) already exceeds it, and half the noise (ε_S doubled)
+/// exceeds even the claim.
 #[test]
-fn random_stopping_audit_catches_half_the_score_noise() {
+fn random_stopping_audit_catches_less_score_noise() {
+    let (pair, bound, verdict) = audit_stopping(0.75);
+    assert_eq!(
+        verdict,
+        Verdict::ExceedsPairEpsilon,
+        "lower bound {bound} vs pair {pair}"
+    );
     let (pair, bound, verdict) = audit_stopping(0.5);
     assert_eq!(
         verdict,
