@@ -45,7 +45,9 @@ pub use dataset::{Dataset, Scaling};
 pub use dir::{ADULT_FILES, DATA_DIR_VARIABLE, DataDir, DataFile, KDD_FILES, sha256_hex};
 pub use error::{DatasetError, HOW_TO_GET};
 pub use kdd::load_kddcup99;
-pub use synthetic::{MAX_GENERATED_VALUES, adult_like, nested_balls, noisy_linear, tabular};
+pub use synthetic::{
+    MAX_GENERATED_COLUMNS, MAX_GENERATED_VALUES, adult_like, nested_balls, noisy_linear, tabular,
+};
 
 #[cfg(test)]
 mod tests;

@@ -12,6 +12,23 @@ use crate::dataset::{Dataset, Scaling};
 /// requests are refused up front instead of aborting on a failed allocation.
 pub const MAX_GENERATED_VALUES: usize = 50_000_000;
 
+/// The most columns a generator will produce: 2²⁴, the most features a dp-erm fit accepts.
+/// Each column costs a name and a hidden weight (about 50 bytes), so at most about 0.8 GB,
+/// whatever the number of rows.
+pub const MAX_GENERATED_COLUMNS: usize = 1 << 24;
+
+/// Checks a generator's column count against [`MAX_GENERATED_COLUMNS`].
+fn check_columns(name: &'static str, columns: usize) -> Result<(), DatasetError> {
+    if columns > MAX_GENERATED_COLUMNS {
+        return Err(DatasetError::parameter(
+            name,
+            columns,
+            "at most MAX_GENERATED_COLUMNS = 2^24 = 16,777,216 columns",
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a generator's size parameters: each at least 1, and `rows × dimension` at most
 /// [`MAX_GENERATED_VALUES`].
 fn check_shape(rows: usize, dimension: usize) -> Result<(), DatasetError> {
@@ -112,10 +129,11 @@ pub fn nested_balls(rows: usize, seed: u64) -> Result<Dataset, DatasetError> {
 /// A noisy linear problem: rows uniform in the unit ball of ℝ^d, label the sign along a
 /// fixed random direction, flipped with probability `flip`.
 ///
-/// `rows` and `d` must be at least 1 with `rows × d` at most [`MAX_GENERATED_VALUES`], and
-/// `flip` finite in [0, 1].
+/// `rows` and `d` must be at least 1 with `rows × d` at most [`MAX_GENERATED_VALUES`], `d`
+/// at most [`MAX_GENERATED_COLUMNS`], and `flip` finite in [0, 1].
 pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Result<Dataset, DatasetError> {
     check_shape(rows, d)?;
+    check_columns("dimension", d)?;
     check_probability("flip", flip)?;
     let mut rng = InsecureSeededRng::new(seed);
     let direction: Vec<f64> = (0..d).map(|_| StandardNormal.sample(&mut rng)).collect();
@@ -147,7 +165,8 @@ pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Result<Datas
 /// hidden weights (the seed).
 ///
 /// Every size must be at least 1 except `numeric` (may be 0), with `rows × (attributes +
-/// numeric)` at most [`MAX_GENERATED_VALUES`] and `sharpness` finite and > 0.
+/// numeric)` at most [`MAX_GENERATED_VALUES`], `attributes × categories + numeric` columns
+/// at most [`MAX_GENERATED_COLUMNS`], and `sharpness` finite and > 0.
 pub fn tabular(
     rows: usize,
     attributes: usize,
@@ -182,12 +201,12 @@ pub fn tabular(
     let d = attributes
         .checked_mul(categories)
         .and_then(|one_hot| one_hot.checked_add(numeric))
-        .filter(|&d| d <= MAX_GENERATED_VALUES)
+        .filter(|&d| d <= MAX_GENERATED_COLUMNS)
         .ok_or_else(|| {
             DatasetError::parameter(
-                "attributes × categories",
-                format!("{attributes} × {categories}"),
-                "at most MAX_GENERATED_VALUES columns",
+                "attributes × categories + numeric",
+                format!("{attributes} × {categories} + {numeric}"),
+                "at most MAX_GENERATED_COLUMNS = 2^24 = 16,777,216 columns",
             )
         })?;
     let mut rng = InsecureSeededRng::new(seed);
@@ -233,11 +252,13 @@ pub fn tabular(
 /// benchmarks of how costs grow with n and d.
 ///
 /// `rows` must be at least 1, `d` at least 10 (below, the rule labels almost every row
-/// alike), and `rows × entries per row` at most [`MAX_GENERATED_VALUES`].
+/// alike) and at most [`MAX_GENERATED_COLUMNS`], and `rows × entries per row` at most
+/// [`MAX_GENERATED_VALUES`].
 pub fn adult_like(rows: usize, d: usize, seed: u64) -> Result<Dataset, DatasetError> {
     if d < 10 {
         return Err(DatasetError::parameter("dimension", d, "at least 10"));
     }
+    check_columns("dimension", d)?;
     let numeric = 6.min(d / 2);
     let attributes = 8.min(d - numeric);
     check_shape(rows, numeric + attributes)?;

@@ -240,6 +240,18 @@ fn rejects_empty_and_absurd_generator_sizes() {
         (noisy_linear(100_000, 1_000, 0.1, 1), "100000 × 1000"),
         (nested_balls(0, 1), "rows = 0"),
         (nested_balls(usize::MAX / 2, 1), "rows × dimension"),
+        // Columns cost memory whatever the rows: refused before any allocation (these
+        // aborted on a failed allocation or a capacity overflow before the column cap).
+        (adult_like(1, 1 << 40, 1), "dimension = 1099511627776"),
+        (adult_like(1, usize::MAX, 1), "MAX_GENERATED_COLUMNS"),
+        (
+            noisy_linear(1, (1 << 24) + 1, 0.1, 1),
+            "MAX_GENERATED_COLUMNS",
+        ),
+        (
+            tabular(1, 1, 20_000_000, 0, 1.0, 1),
+            "MAX_GENERATED_COLUMNS",
+        ),
     ];
     for (outcome, shown) in cases {
         let err = outcome.unwrap_err().to_string();
