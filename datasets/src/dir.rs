@@ -16,7 +16,8 @@ pub struct DataFile {
     pub sha256: &'static str,
     /// Download address.
     pub url: &'static str,
-    /// Size of the published file in bytes (for progress reports; the checksum decides).
+    /// Size of the published file in bytes (checked before the checksum, and for progress
+    /// reports).
     pub bytes: u64,
 }
 
@@ -97,14 +98,29 @@ impl DataDir {
         })
     }
 
-    /// The path of `file`, after checking it exists and has the published SHA-256.
+    /// The path of `file`, after checking it is a regular file of the published size and
+    /// SHA-256 (the size first: a wrong one is refused without reading the file).
     pub fn verified(&self, file: &DataFile) -> Result<PathBuf, DatasetError> {
         self.check_folder()?;
         let path = self.path.join(file.name);
-        if !path.is_file() {
-            return Err(DatasetError::Missing {
-                file: file.name,
-                dir: self.path.clone(),
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(DatasetError::Missing {
+                    file: file.name,
+                    dir: self.path.clone(),
+                });
+            }
+            Err(e) => return Err(DatasetError::io("inspect", &path)(e)),
+        };
+        if !meta.is_file() {
+            return Err(DatasetError::NotAFile { file: path });
+        }
+        if meta.len() != file.bytes {
+            return Err(DatasetError::SizeMismatch {
+                file: path,
+                expected: file.bytes,
+                found: meta.len(),
             });
         }
         let found = sha256_hex(&path)?;
@@ -123,11 +139,13 @@ impl DataDir {
         self.missing(files).is_empty()
     }
 
-    /// The files of `files` that are not in the folder (not checking contents).
+    /// The files of `files` that are not in the folder (not checking contents). Something
+    /// else under a file's name (a folder, a pipe) is not missing: [`DataDir::verified`]
+    /// says what it is.
     pub fn missing<'a>(&self, files: &'a [DataFile]) -> Vec<&'a DataFile> {
         files
             .iter()
-            .filter(|f| !self.path.join(f.name).is_file())
+            .filter(|f| std::fs::symlink_metadata(self.path.join(f.name)).is_err())
             .collect()
     }
 }

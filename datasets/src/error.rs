@@ -21,6 +21,21 @@ pub enum DatasetError {
         /// Where it was looked for.
         dir: PathBuf,
     },
+    /// Something other than a regular file (a folder, a device, a pipe) under a data file's
+    /// name.
+    NotAFile {
+        /// The path.
+        file: PathBuf,
+    },
+    /// A file's size is not the published one (checked before its SHA-256).
+    SizeMismatch {
+        /// The file.
+        file: PathBuf,
+        /// The published size in bytes.
+        expected: u64,
+        /// The file's size in bytes.
+        found: u64,
+    },
     /// A file's SHA-256 is not the published one.
     ChecksumMismatch {
         /// The file.
@@ -130,6 +145,21 @@ impl fmt::Display for DatasetError {
             Self::Missing { file, dir } => {
                 write!(f, "{file} is not in {}: {HOW_TO_GET}", dir.display())
             }
+            Self::NotAFile { file } => write!(
+                f,
+                "{} is not a regular file (a folder, a device or a pipe?): {HOW_TO_GET}",
+                file.display()
+            ),
+            Self::SizeMismatch {
+                file,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{} holds {found} bytes, the published file {expected} (corrupt or a different \
+                 version; not read further): {HOW_TO_GET}",
+                file.display()
+            ),
             Self::ChecksumMismatch {
                 file,
                 expected,

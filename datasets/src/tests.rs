@@ -85,9 +85,27 @@ fn corrupt_and_missing_files_are_explained() {
     );
     let dir = std::env::temp_dir().join(format!("dp-datasets-corrupt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("kddcup.data_10_percent.gz"), b"not the real file").unwrap();
+    let kdd_file = dir.join("kddcup.data_10_percent.gz");
+    // A wrong size is refused before the file is read (a 20 GB file took 86 s to hash).
+    std::fs::write(&kdd_file, b"not the real file").unwrap();
+    let err = load_kddcup99(&DataDir::at(&dir)).unwrap_err().to_string();
+    assert!(
+        err.contains("holds 17 bytes, the published file 2144903"),
+        "{err}"
+    );
+    // The published size with other contents: the checksum decides.
+    std::fs::File::create(&kdd_file)
+        .unwrap()
+        .set_len(KDD_FILES[0].bytes)
+        .unwrap();
     let err = load_kddcup99(&DataDir::at(&dir)).unwrap_err().to_string();
     assert!(err.contains("expected 8045aca0"), "{err}");
+    // A folder under the file's name is named as such, not as a missing file.
+    std::fs::remove_file(&kdd_file).unwrap();
+    std::fs::create_dir(&kdd_file).unwrap();
+    assert!(DataDir::at(&dir).has_all(&KDD_FILES));
+    let err = load_kddcup99(&DataDir::at(&dir)).unwrap_err().to_string();
+    assert!(err.contains("is not a regular file"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&empty_path).unwrap();
 }

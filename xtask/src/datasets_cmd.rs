@@ -56,10 +56,21 @@ pub fn fetch(
         .map_err(PathError::on("create data directory", dir.path()))?;
     let mut wanted = Vec::new();
     for file in ADULT_FILES.iter().chain(&KDD_FILES) {
-        if dir.verified(file).is_ok() {
-            println!("{}: present, checksum ok", file.name);
-        } else {
-            wanted.push(file);
+        match dir.verified(file) {
+            Ok(_) => println!("{}: present, checksum ok", file.name),
+            Err(e) => {
+                if !dir.missing(std::slice::from_ref(file)).is_empty() {
+                    // Not there: fetched below without comment.
+                } else if dir.path().join(file.name).is_dir() {
+                    println!("{}: {e}", file.name);
+                } else {
+                    println!(
+                        "{}: present but not the published file; fetching it again",
+                        file.name
+                    );
+                }
+                wanted.push(file);
+            }
         }
     }
     let failures = fetch_files(dir.path(), &wanted, &source);
@@ -121,6 +132,7 @@ fn install(
     let origin = match source {
         Source::Mirror(mirror) => {
             let from = mirror.join(file.name);
+            check_mirror_file(&from, file)?;
             std::fs::copy(&from, temporary.path()).map_err(|e| {
                 format!("cannot copy {} into {}: {e}", from.display(), dir.display())
             })?;
@@ -128,7 +140,7 @@ fn install(
         }
         Source::Download => {
             let url = address(file);
-            download(&url, temporary.path(), progress)?;
+            download(&url, file.bytes, temporary.path(), progress)?;
             url
         }
     };
@@ -140,7 +152,58 @@ fn install(
             file.sha256
         ));
     }
-    temporary.keep_as(&target).map_err(|e| e.to_string())
+    temporary.keep_as(&target).map_err(|e| e.to_string())?;
+    remove_abandoned_temporaries(dir, file.name);
+    Ok(())
+}
+
+/// Refuses a mirror's file that is not a regular file of the published size, before
+/// copying it (a wrong file would only be refused by its checksum after a full copy).
+fn check_mirror_file(from: &Path, file: &DataFile) -> Result<(), String> {
+    let meta =
+        std::fs::metadata(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{} is not a regular file; not copied",
+            from.display()
+        ));
+    }
+    if meta.len() != file.bytes {
+        return Err(format!(
+            "{} holds {} bytes, the published file {}; not copied",
+            from.display(),
+            meta.len(),
+            file.bytes
+        ));
+    }
+    Ok(())
+}
+
+/// Removes temporaries of `name` that an interrupted fetch left in `dir` (`.<name>.partial-
+/// <pid>-<hex>`, see `temporary_name`), once a fetch has installed the file. Only where
+/// `/proc` tells which processes are alive: the temporary of a fetch still running (its
+/// process alive) is kept.
+fn remove_abandoned_temporaries(dir: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}.partial-");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name();
+        let Some(rest) = entry_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().filter(|p| p.parse::<u32>().is_ok()) else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            // Best effort: a temporary that cannot be removed does no harm.
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The file's published address, or `$DP_ML_DATA_URL/<name>` when that is set.
@@ -152,10 +215,23 @@ fn address(file: &DataFile) -> String {
 }
 
 /// Downloads `url` to `path` with curl (which fails on HTTP errors with `-f`), moving
-/// `progress` with the bytes received.
-fn download(url: &str, path: &Path, progress: &ProgressBar) -> Result<(), String> {
+/// `progress` with the bytes received. curl gives up on a file larger than the published
+/// `bytes`, on a transfer slower than 1 KB/s for a minute (a server that accepts and
+/// stalls) and after ten minutes in all: the files are a few MB.
+fn download(url: &str, bytes: u64, path: &Path, progress: &ProgressBar) -> Result<(), String> {
     let mut child = Command::new("curl")
-        .args(["-fsSL", "--connect-timeout", "20", "-o"])
+        .args(["-fsSL", "--connect-timeout", "20"])
+        .args([
+            "--speed-limit",
+            "1024",
+            "--speed-time",
+            "60",
+            "--max-time",
+            "600",
+        ])
+        .arg("--max-filesize")
+        .arg(bytes.to_string())
+        .arg("-o")
         .arg(path)
         .arg(url)
         .spawn()

@@ -17,6 +17,20 @@ fn xtask(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Writes `name` at `path` with the published size but not the published contents (zeros),
+/// so that only its checksum can refuse it.
+fn wrong_file_of_published_size(path: &Path, name: &str) {
+    let published = dp_datasets::ADULT_FILES
+        .iter()
+        .chain(&dp_datasets::KDD_FILES)
+        .find(|f| f.name == name)
+        .unwrap();
+    std::fs::File::create(path)
+        .unwrap()
+        .set_len(published.bytes)
+        .unwrap();
+}
+
 /// Sorted names of every file and folder under `dir`, relative to it.
 fn tree(dir: &Path) -> Vec<String> {
     fn walk(dir: &Path, root: &Path, names: &mut Vec<String>) {
@@ -193,7 +207,7 @@ fn rejects_corrupt_data_files_before_running() {
     let data = scratch.join("data");
     std::fs::create_dir_all(&data).unwrap();
     for file in DATA_FILES {
-        std::fs::write(data.join(file), "not the published file").unwrap();
+        wrong_file_of_published_size(&data.join(file), file);
     }
     let out = scratch.join("results");
     let results = old_results(&out);
@@ -264,17 +278,30 @@ fn fetch_from_keeps_data_dir_free_of_unverified_files() {
     let mirror = scratch.join("mirror");
     std::fs::create_dir_all(&mirror).unwrap();
     for file in DATA_FILES {
-        std::fs::write(mirror.join(file), "a truncated download").unwrap();
+        wrong_file_of_published_size(&mirror.join(file), file);
     }
     let data = scratch.join("data");
-    let output = xtask(&[
-        "datasets",
-        "fetch",
-        "--from",
-        text(&mirror),
-        "--data-dir",
-        text(&data),
-    ]);
+    let fetch = || {
+        xtask(&[
+            "datasets",
+            "fetch",
+            "--from",
+            text(&mirror),
+            "--data-dir",
+            text(&data),
+        ])
+    };
+    // A truncated file is refused by its size, before it is copied.
+    std::fs::write(mirror.join("adult.names"), "a truncated download").unwrap();
+    let output = fetch();
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(
+        message.contains("holds 20 bytes, the published file 5229; not copied"),
+        "{message}"
+    );
+    wrong_file_of_published_size(&mirror.join("adult.names"), "adult.names");
+    let output = fetch();
     assert!(!output.status.success());
     let message = stderr(&output);
     assert!(
@@ -373,8 +400,17 @@ fn fetch_from_a_good_mirror_installs_only_verified_files() {
     let scratch = scratch("fetch-good");
     let data = scratch.join("data");
     std::fs::create_dir_all(&data).unwrap();
-    // A corrupt file already in place is replaced by the verified copy.
+    // A corrupt file already in place is replaced by the verified copy, and said to be.
     std::fs::write(data.join("adult.names"), "corrupt").unwrap();
+    // The temporary an interrupted fetch left (its process gone: no pid is 2^32 − 1) is
+    // removed once the file is installed; one whose process is alive (this test's) is kept.
+    let abandoned = ".adult.data.partial-4294967295-00000000000000ff";
+    let live = format!(
+        ".adult.data.partial-{}-00000000000000ff",
+        std::process::id()
+    );
+    std::fs::write(data.join(abandoned), "half a download").unwrap();
+    std::fs::write(data.join(&live), "a download in progress").unwrap();
     let output = xtask(&[
         "datasets",
         "fetch",
@@ -384,7 +420,13 @@ fn fetch_from_a_good_mirror_installs_only_verified_files() {
         text(&data),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("adult.names: present but not the published file; fetching it again"),
+        "{said}"
+    );
     let mut expected: Vec<String> = DATA_FILES.iter().map(|f| f.to_string()).collect();
+    expected.push(live);
     expected.sort();
     assert_eq!(tree(&data), expected);
     for file in DATA_FILES {
