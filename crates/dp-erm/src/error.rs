@@ -151,8 +151,11 @@ pub enum ErmError {
         /// The model's loss, by name.
         loss: String,
     },
-    /// A model file could not be read.
+    /// A model file's contents were refused (corrupt, forged, of another type or version).
     InvalidModelFile(String),
+    /// A model file could not be opened, read or written (the operating system's error, or
+    /// a path that is not a regular file); its contents were not judged.
+    ModelFileAccess(String),
     /// From the noise samplers.
     Noise(NoiseError),
     /// From the solvers.
@@ -284,6 +287,7 @@ impl fmt::Display for ErmError {
                  model's weights"
             ),
             Self::InvalidModelFile(why) => write!(f, "invalid model file: {why}"),
+            Self::ModelFileAccess(why) => write!(f, "{why}"),
             Self::Noise(e) => write!(f, "{e}"),
             Self::Optim(e) => write!(f, "{e}"),
         }

@@ -10,8 +10,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::ErmError;
 
 /// Reads `path` whole, refusing it — before reading or allocating — if it holds more than
-/// `limit` bytes.
+/// `limit` bytes, or if it is not a regular file (opening a named pipe would wait for a
+/// writer forever).
 pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ErmError> {
+    let kind = fs::metadata(path)
+        .map_err(|e| os_error("cannot open", path, e))?
+        .file_type();
+    if !kind.is_file() {
+        return Err(ErmError::ModelFileAccess(format!(
+            "cannot open {}: not a regular file (a folder, a device or a pipe?)",
+            path.display()
+        )));
+    }
     let file = File::open(path).map_err(|e| os_error("cannot open", path, e))?;
     let size = file
         .metadata()
@@ -71,7 +81,7 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ErmError
 fn create_temporary(path: &Path) -> Result<(PathBuf, File), ErmError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path.file_name().ok_or_else(|| {
-        ErmError::InvalidModelFile(format!(
+        ErmError::ModelFileAccess(format!(
             "cannot save to {}: not a file name",
             path.display()
         ))
@@ -143,9 +153,9 @@ fn create_failed(folder: &Path) -> String {
 }
 
 fn save_error(path: &Path, step: &str, e: io::Error) -> ErmError {
-    ErmError::InvalidModelFile(format!("cannot save {}: {step}: {e}", path.display()))
+    ErmError::ModelFileAccess(format!("cannot save {}: {step}: {e}", path.display()))
 }
 
 fn os_error(what: &str, path: &Path, e: io::Error) -> ErmError {
-    ErmError::InvalidModelFile(format!("{what} {}: {e}", path.display()))
+    ErmError::ModelFileAccess(format!("{what} {}: {e}", path.display()))
 }

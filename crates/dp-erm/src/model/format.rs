@@ -185,8 +185,12 @@ pub(super) fn decode<M: StoredModel>(bytes: &[u8], seal: Seal<'_>) -> Result<M, 
     // valid model could need.
     let type_config = bincode::config::standard().with_limit::<MAX_MODEL_TYPE_BYTES>();
     let (model_type, type_bytes): (String, usize) =
-        bincode::serde::decode_from_slice(payload, type_config)
-            .map_err(|e| invalid(format!("cannot decode the model type: {e}")))?;
+        bincode::serde::decode_from_slice(payload, type_config).map_err(|e| {
+            invalid(format!(
+                "cannot decode the model type: {}",
+                decode_problem(&e)
+            ))
+        })?;
     if model_type != M::MODEL_TYPE {
         // Debug formatting escapes any control characters a forged name might carry.
         return Err(invalid(format!(
@@ -197,7 +201,7 @@ pub(super) fn decode<M: StoredModel>(bytes: &[u8], seal: Seal<'_>) -> Result<M, 
     let body = &payload[type_bytes..];
     let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
     let (unchecked, used): (M::Unchecked, usize) = bincode::serde::decode_from_slice(body, config)
-        .map_err(|e| invalid(format!("cannot decode: {e}")))?;
+        .map_err(|e| invalid(format!("cannot decode: {}", decode_problem(&e))))?;
     if used != body.len() {
         return Err(invalid(format!(
             "{} trailing bytes after the model",
@@ -265,4 +269,19 @@ fn too_short(len: usize) -> ErmError {
 
 fn invalid(why: String) -> ErmError {
     ErmError::InvalidModelFile(why)
+}
+
+/// What a decoding error means for a model file, in words (bincode's own messages print
+/// its internal types).
+fn decode_problem(error: &bincode::error::DecodeError) -> String {
+    use bincode::error::DecodeError;
+    match error {
+        DecodeError::UnexpectedEnd { .. } => "the payload ends early".to_owned(),
+        DecodeError::LimitExceeded => {
+            "a length inside the payload exceeds the largest model".to_owned()
+        }
+        // Messages of the model's own checks during deserialization, already in words.
+        DecodeError::OtherString(message) => message.clone(),
+        _ => "the payload is not an encoding of this model type".to_owned(),
+    }
 }

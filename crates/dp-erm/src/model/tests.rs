@@ -571,6 +571,11 @@ fn rejects_truncated_padded_and_foreign_files() {
     hostile.extend_from_slice(&(1u64 << 40).to_le_bytes());
     hostile.extend_from_slice(&[0u8; 16]);
     expect(&plain_file(&hostile), "cannot decode");
+    // A payload cut short is described in words, not by the decoder's internal types.
+    let payload = payload_of(&file);
+    let cut = plain_file(&payload[..payload.len() / 2]);
+    expect(&cut, "the payload ends early");
+    assert!(!error_of(LinearModel::from_bytes(&cut)).contains("UnexpectedEnd"));
     // The same for the model type's name, and a file of another model type.
     let mut long_name = vec![0xfd];
     long_name.extend_from_slice(&(1u64 << 40).to_le_bytes());
@@ -628,6 +633,12 @@ fn rejects_failed_save_leaving_no_partial_file_and_naming_the_path() {
     let missing = dir.join("no-such-folder").join("model.dperm");
     let err = error_of(model.save(&missing));
     assert!(err.contains(&*missing.to_string_lossy()), "{err}");
+    // The model is fine, the destination is not: not an "invalid model file".
+    assert!(
+        matches!(model.save(&missing), Err(ErmError::ModelFileAccess(_)))
+            && err.starts_with("cannot save"),
+        "{err}"
+    );
     assert!(entries(&dir).is_empty());
     // A save whose last step fails (the target is a folder, which a file cannot replace):
     // the temporary file was written and must be gone, the folder untouched.
@@ -657,6 +668,25 @@ fn load_errors_name_the_path() {
     let missing = dir.join("absent.dperm");
     let err = error_of(LinearModel::load(&missing));
     assert!(err.contains(&*missing.to_string_lossy()), "{err}");
+    assert!(
+        matches!(
+            LinearModel::load(&missing),
+            Err(ErmError::ModelFileAccess(_))
+        ),
+        "{err}"
+    );
+    // Not a regular file: refused without opening it (a named pipe would block forever).
+    let err = error_of(LinearModel::load(&dir));
+    assert!(err.contains("not a regular file"), "{err}");
+    let pipe = dir.join("pipe.dperm");
+    if std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let err = error_of(LinearModel::load(&pipe));
+        assert!(err.contains("not a regular file"), "{err}");
+    }
     let corrupt = dir.join("corrupt.dperm");
     let mut bytes = sample_models()[0].to_bytes().unwrap();
     let last = bytes.len() - 1;
