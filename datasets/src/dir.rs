@@ -61,7 +61,10 @@ pub struct DataDir {
 }
 
 impl DataDir {
-    /// `flag` if given, else `$DP_ML_DATA_DIR`, else `data/` in the workspace (git-ignored).
+    /// `flag` if given, else `$DP_ML_DATA_DIR`, else `data/` in the workspace this crate was
+    /// built in (git-ignored; fixed at compile time, so a copy of this crate built from a
+    /// package registry would look inside the registry's sources: pass a folder or set
+    /// `DP_ML_DATA_DIR` there).
     pub fn resolve(flag: Option<&Path>) -> Self {
         let path = match (flag, std::env::var_os(DATA_DIR_VARIABLE)) {
             (Some(dir), _) => dir.to_path_buf(),
