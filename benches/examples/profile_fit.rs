@@ -15,26 +15,32 @@ const USAGE: &str = "usage: profile_fit [adult|kddcup99] [fits] [lambda] [epsilo
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |i: usize, default: f64| match args.get(i).map(|a| a.parse::<f64>()) {
+    let bad = |name: &str, i: usize| -> ! {
+        fail(&format!(
+            "{name} = {:?} is not accepted\n{USAGE}",
+            args[i].as_str()
+        ))
+    };
+    let arg = |i: usize, name: &str, default: f64| match args.get(i).map(|a| a.parse::<f64>()) {
         None => default,
         Some(Ok(value)) if value.is_finite() && value > 0.0 => value,
-        Some(_) => fail(USAGE),
+        Some(_) => bad(name, i),
     };
     let dataset = args.get(1).map_or("adult", String::as_str);
     let fits = match args.get(2).map(|a| a.parse::<usize>()) {
         None => 200,
         Some(Ok(fits)) if (1..=100_000).contains(&fits) => fits,
-        Some(_) => fail(USAGE),
+        Some(_) => bad("fits", 2),
     };
-    let (lambda, epsilon) = (arg(3, 1e-4), arg(4, 0.1));
+    let (lambda, epsilon) = (arg(3, "lambda", 1e-4), arg(4, "epsilon", 0.1));
     let loss = match args.get(5) {
         None => Loss::Logistic,
-        Some(_) => Loss::huber(arg(5, 0.5)).unwrap_or_else(|e| fail(&e.to_string())),
+        Some(_) => Loss::huber(arg(5, "huber width", 0.5)).unwrap_or_else(|e| fail(&e.to_string())),
     };
     let train = match dataset {
         "adult" => dp_benches::real_adult().map(|(train, _)| train),
         "kddcup99" => kdd_rows(54_000),
-        _ => fail(USAGE),
+        _ => bad("dataset", 1),
     };
     let Some(train) = train else {
         std::process::exit(2);
