@@ -62,6 +62,26 @@ pub fn largest_detectable(runs: usize, alpha: f64) -> f64 {
     log_ratio_bound(half, 0, half, alpha)
 }
 
+/// The fewest runs per dataset (at most [`MAX_RUNS`]) whose [`largest_detectable`] lower
+/// bound exceeds `target` at false-alarm rate `alpha`, or `None` if even `MAX_RUNS` do not.
+pub fn runs_needed(target: f64, alpha: f64) -> Option<usize> {
+    let enough = |runs: usize| largest_detectable(runs, alpha) > target;
+    if !enough(MAX_RUNS) {
+        return None;
+    }
+    // The bound grows with the runs: bisect between too few and enough.
+    let (mut low, mut high) = (0, MAX_RUNS);
+    while high - low > 1 {
+        let middle = low + (high - low) / 2;
+        if enough(middle) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    Some(high)
+}
+
 /// Candidate thresholds: this many quantiles of the pooled selection half.
 const THRESHOLDS: usize = 200;
 
@@ -194,6 +214,26 @@ pub fn require_power(runs: usize, target: f64, alpha: f64) -> Result<(), AuditEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn too_few_runs_say_how_many_would_do() {
+        let (target, alpha) = (1.0, 1e-6);
+        let needed = runs_needed(target, alpha).unwrap();
+        assert!(largest_detectable(needed, alpha) > target);
+        assert!(largest_detectable(needed - 1, alpha) <= target);
+        let message = require_power(10, target, alpha).unwrap_err().to_string();
+        assert!(
+            message.contains(&format!("use at least {needed} runs")),
+            "{message}"
+        );
+        // No runs at all: no "-inf" in the message.
+        let message = require_power(0, target, alpha).unwrap_err().to_string();
+        assert!(
+            message.contains("no leakage at all") && !message.contains("inf"),
+            "{message}"
+        );
+        assert!(runs_needed(1e6, alpha).is_none());
+    }
 
     #[test]
     fn identical_distributions_give_no_evidence() {

@@ -46,12 +46,28 @@ impl fmt::Display for AuditError {
                 target,
                 largest,
                 alpha,
-            } => write!(
-                f,
-                "{runs} runs per dataset are too few: at confidence 1 - {alpha:?} even a perfect \
-                 distinguisher would show at most epsilon {largest:.3}, below the {target:?} to \
-                 be audited; use more runs"
-            ),
+            } => {
+                write!(
+                    f,
+                    "{runs} runs per dataset are too few: at confidence 1 - {alpha:?} "
+                )?;
+                if *largest > 0.0 {
+                    write!(
+                        f,
+                        "even a perfect distinguisher would show at most epsilon {largest:.3}, \
+                         below the {target:?} to be audited"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "even a perfect distinguisher would show no leakage at all"
+                    )?;
+                }
+                match crate::bound::runs_needed(*target, *alpha) {
+                    Some(needed) => write!(f, "; use at least {needed} runs"),
+                    None => write!(f, "; no number of runs up to 1e8 would be enough"),
+                }
+            }
             Self::InvalidParameter {
                 what,
                 value,

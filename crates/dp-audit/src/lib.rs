@@ -48,7 +48,7 @@ mod scores;
 
 pub use bound::{
     LowerBound, MAX_RUNS, Tail, Verdict, epsilon_lower_bound, judge, largest_detectable,
-    require_power,
+    require_power, runs_needed,
 };
 pub use error::AuditError;
 pub use neighbours::{LabelledRows, NeighbourPair, Neighbouring, label_flip_canary};
