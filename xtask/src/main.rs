@@ -13,6 +13,7 @@ mod audit_mia;
 mod audit_noise;
 mod bench;
 mod datasets_cmd;
+mod keep;
 mod reproduce;
 mod safe_write;
 
@@ -125,8 +126,9 @@ enum BenchWhat {
         /// First create target/bench-venv with `--python` and pip-install the pinned peers.
         #[arg(long)]
         setup: bool,
-        /// The interpreter that creates the environment.
-        #[arg(long, default_value = "python3")]
+        /// The interpreter that creates the environment (with --setup only: the peers always
+        /// run in the environment).
+        #[arg(long, default_value = "python3", requires = "setup")]
         python: String,
         /// Rounds (each runs every tool once per problem); the report shows medians.
         #[arg(long, default_value_t = 5)]
@@ -179,7 +181,8 @@ struct ReproduceArgs {
     /// Folder with the data files (default: $DP_ML_DATA_DIR, else data/ in the workspace).
     #[arg(long, global = true)]
     data_dir: Option<PathBuf>,
-    /// Kept for compatibility: missing data for a requested experiment is always an error.
+    /// Kept for compatibility: missing data for a requested experiment (predict's real-data
+    /// part included) is always an error.
     #[arg(long, global = true)]
     require_data: bool,
     /// Do not fetch missing data files (by default they are downloaded, verified, into the
@@ -209,7 +212,8 @@ enum DatasetsAction {
 
 /// Every experiment, synthetic ones first (they need no data files), with whether it reads
 /// the data files.
-type ExperimentFn = fn(&reproduce::Options) -> Result<bool, Box<dyn std::error::Error>>;
+type ExperimentFn =
+    fn(&reproduce::Options) -> Result<reproduce::Finished, Box<dyn std::error::Error>>;
 const EXPERIMENTS: [(&str, ExperimentFn, bool); 5] = [
     ("kernel", reproduce::kernel, false),
     ("predict", reproduce::predict, true),
@@ -240,14 +244,23 @@ fn reproduce_experiments(
     let mut all_sane = true;
     let mut reports = Vec::new();
     let mut failed = Vec::new();
+    let mut wrote_any = false;
     for (name, run, _) in &chosen {
         match run(options) {
-            Ok(sane) => {
-                all_sane &= sane;
-                reports.push(format!(
-                    "  {name}: {}",
-                    options.out.join(name).join("summary.md").display()
-                ));
+            Ok(finished) => {
+                all_sane &= finished.sane;
+                wrote_any = true;
+                let summary = finished.folder.join("summary.md");
+                reports.push(match finished.not_run {
+                    Some(part) => {
+                        failed.push(part);
+                        format!(
+                            "  {name}: {} (partial: {part} could not run)",
+                            summary.display()
+                        )
+                    }
+                    None => format!("  {name}: {}", summary.display()),
+                });
             }
             Err(e) => {
                 eprintln!("xtask: reproduce {name} failed: {e}");
@@ -259,7 +272,7 @@ fn reproduce_experiments(
         }
     }
     // A run that wrote nothing leaves the index (and everything else) as it was.
-    if failed.len() < chosen.len() {
+    if wrote_any {
         match reproduce::regenerate_index(&options.out) {
             Ok(index) => reports.push(format!("  index of every result: {}", index.display())),
             Err(e) => eprintln!("xtask: could not write {}: {e}", reproduce::INDEX_FILE),
@@ -286,6 +299,7 @@ fn main() -> ExitCode {
             experiment,
             options,
         } => {
+            // Nothing to switch on: a requested experiment without its data always fails.
             let _always_required = options.require_data;
             let offline = options.offline;
             let reproduce_options = reproduce::Options {
