@@ -4,6 +4,10 @@
 //!   experiments beside the published numbers (JSON, CSV, Markdown, SVG under `results/`,
 //!   and `results/index.md` over all of them); missing data files are fetched first unless
 //!   `--offline`.
+//!
+//! Every writer follows one rule (see `keep`): a run replaces earlier results only if it
+//! holds at least what they hold (full ≥ quick, and every part they have); otherwise its
+//! results go to a `quick/` or `partial/` subfolder and it says so.
 //! - `datasets fetch [--from DIR]` — put the data files in the data directory, verified.
 //! - `audit-noise [--quick]` — every dp-noise sampler against its exact law.
 //! - `bench peers [--setup]`, `bench scale [--quick]` — speed beside the peers, and scaling.
@@ -160,7 +164,8 @@ enum Experiment {
     /// sweep over the number of random features. Synthetic: needs no data files.
     Kernel,
     /// Private prediction (Dwork-Feldman): thresholds on a line (synthetic) and prediction
-    /// versus training on Adult and KDDCup99 (skipped without the data files).
+    /// versus training on Adult and KDDCup99 (without the data files only the synthetic
+    /// part runs, and the command fails naming the part that could not run).
     Predict,
     /// Λ chosen privately (dp-tune): KDDCup99 learning curves (Figures 1(d), 1(e)) and the
     /// cost of private tuning on Adult.

@@ -115,7 +115,7 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
     assert!(!output.status.success());
     let message = stderr(&output);
     assert!(
-        message.contains("could not run: linear, tuning"),
+        message.contains("could not run: predict (real data), linear, tuning"),
         "{message}"
     );
     assert!(message.contains("cargo xtask datasets fetch"), "{message}");

@@ -4,10 +4,11 @@
 //! (a) Thresholds on a line (synthetic, no data files): error versus n at ε ∈ {0.1, 1},
 //!     label noise 0 and 0.1, for the exponential projected walk, the private threshold
 //!     learner, subsample-and-aggregate (soft majority) and the non-private ERM threshold.
-//! (b) Prediction versus training on Adult and KDDCup99 (needs the data files; skipped with
-//!     a note when they are missing): error versus the number of queries answered under a
-//!     fixed total budget, for §7.1–§7.4 against objective perturbation trained once at the
-//!     whole budget.
+//! (b) Prediction versus training on Adult and KDDCup99 (needs the data files, checked
+//!     before (a) runs): error versus the number of queries answered under a fixed total
+//!     budget, for §7.1–§7.4 against objective perturbation trained once at the whole
+//!     budget. Without the files (missing or corrupt), (a) runs alone, its results do not
+//!     replace earlier ones that have (b) (see `keep`), and the run reports (b) as not run.
 
 use std::fmt::Write as _;
 use std::time::Instant;
