@@ -2,19 +2,14 @@
 //! after a failure.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
 
 use common::{DATA_FILES, scratch, stderr, text};
 
 fn xtask(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .env_remove("DP_ML_DATA_DIR")
-        .env_remove("DP_ML_DATA_URL")
-        .output()
-        .unwrap()
+    common::xtask_with(args, None)
 }
 
 /// Sorted names of every file and folder under `dir`, relative to it.

@@ -3,19 +3,14 @@
 //! into a subfolder instead. A failed run leaves no folder it created behind.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
 
 use common::{assert_sentinels_intact, scratch, sentinels, stderr, text};
 
 fn xtask(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .env_remove("DP_ML_DATA_DIR")
-        .env_remove("DP_ML_DATA_URL")
-        .output()
-        .unwrap()
+    common::xtask_with(args, None)
 }
 
 /// Writes `contents` to `path`, creating its folder; returns the path and bytes to check.
