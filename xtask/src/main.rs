@@ -64,7 +64,8 @@ enum Command {
     },
     /// Test every dp-noise sampler against its exact distribution and write a report.
     AuditNoise {
-        /// 40 times fewer draws (about 1 s after the build) than the full audit (about 25 s).
+        /// 40 times fewer draws (about 1 s after the build) than the full audit (about 25 s);
+        /// over a full audit's report, writes to OUT/quick/ and keeps it.
         #[arg(long)]
         quick: bool,
         /// Seed of the (insecure, reproducible) generator used for the audit.
@@ -84,7 +85,8 @@ enum AuditWhat {
     Mechanism {
         /// The mechanism.
         name: String,
-        /// 20,000 fits per dataset instead of 100,000.
+        /// 20,000 fits per dataset instead of 100,000; over a full audit's report, writes to
+        /// OUT/quick/ and keeps it.
         #[arg(long)]
         quick: bool,
         /// Fits per dataset (overrides --quick).
@@ -104,7 +106,8 @@ enum AuditWhat {
         /// synthetic, adult, kdd or all.
         #[arg(default_value = "all")]
         dataset: String,
-        /// 16 models and a smaller pool instead of 64.
+        /// 16 models and a smaller pool instead of 64; over a full run's report, writes to
+        /// OUT/quick/ and keeps it.
         #[arg(long)]
         quick: bool,
         /// ε of the private model.
@@ -147,7 +150,8 @@ enum BenchWhat {
     /// A private fit's time and memory for n from 10^4 to 10^6 and d from 10 to 10^4
     /// (synthetic Adult-like rows).
     Scale {
-        /// n up to 10^5 and d up to 10^3 only.
+        /// n up to 10^5 and d up to 10^3 only; over a full run's report, writes to
+        /// OUT/bench/quick/ and keeps it.
         #[arg(long)]
         quick: bool,
         /// Results go to OUT/bench/.
@@ -180,7 +184,8 @@ enum Experiment {
 
 #[derive(Args)]
 struct ReproduceArgs {
-    /// Fewer folds and noise draws (3 × 2 instead of the paper's 10 × 50).
+    /// Fewer folds and noise draws (3 × 2 instead of the paper's 10 × 50); over full
+    /// results, writes to OUT/<experiment>/quick/ and keeps them.
     #[arg(long, global = true)]
     quick: bool,
     /// Folder with the data files (default: $DP_ML_DATA_DIR, else data/ in the workspace).

@@ -90,6 +90,10 @@ fn a_quick_reproduction_keeps_earlier_full_results() {
     // The index still lists the full results.
     let index = std::fs::read_to_string(out.join("index.md")).unwrap();
     assert!(index.contains("| predict | full |"), "{index}");
+    assert!(
+        index.contains("[quick run, kept aside](predict/quick/summary.md)"),
+        "{index}"
+    );
     std::fs::remove_dir_all(&scratch).unwrap();
 }
 
