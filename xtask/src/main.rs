@@ -185,7 +185,7 @@ enum Experiment {
 #[derive(Args)]
 struct ReproduceArgs {
     /// Fewer folds and noise draws (3 × 2 instead of the paper's 10 × 50); over full
-    /// results, writes to OUT/<experiment>/quick/ and keeps them.
+    /// results, writes to OUT/EXPERIMENT/quick/ and keeps them.
     #[arg(long, global = true)]
     quick: bool,
     /// Folder with the data files (default: $DP_ML_DATA_DIR, else data/ in the workspace).
