@@ -18,7 +18,7 @@ use dp_erm::{ErmParams, Loss, ObjectiveCalibration, TrainingSet};
 use dp_noise::InsecureSeededRng;
 use serde::Serialize;
 
-use crate::safe_write::OutDir;
+use crate::keep::{self, Holdings};
 
 /// Every mechanism the command audits, by name.
 pub const MECHANISMS: [&str; 6] = [
@@ -34,6 +34,8 @@ const ROWS: usize = 50;
 const EPSILON: f64 = 2.0;
 const ALPHA: f64 = 1e-6;
 const BRANCHES: [f64; 2] = [0.1, 1e-3];
+/// Fits per dataset of the full audit (`--quick` runs 20,000).
+const FULL_RUNS: usize = 100_000;
 
 fn params(name: &str, lambda: f64) -> Option<ErmParams> {
     let huber = Loss::huber(0.5).ok()?;
@@ -160,11 +162,21 @@ pub fn run(
         )
         .into());
     }
-    let runs = runs.unwrap_or(if quick { 20_000 } else { 100_000 });
+    let runs = runs.unwrap_or(if quick { 20_000 } else { FULL_RUNS });
     dp_audit::require_power(runs, EPSILON, ALPHA)?;
     let stem = format!("audit_{name}");
     let (json_name, md_name) = (format!("{stem}.json"), format!("{stem}.md"));
-    let out = OutDir::prepare(out, &[&json_name, &md_name])?;
+    // Fewer runs than the full audit's do not replace a full audit's report.
+    let earlier = keep::read_json(&out.join(&json_name)).and_then(|rows| {
+        let fewest = rows
+            .as_array()?
+            .iter()
+            .filter_map(|row| row.get("runs_per_dataset")?.as_u64())
+            .min()?;
+        Some(Holdings::new(fewest < FULL_RUNS as u64))
+    });
+    let this = Holdings::new(runs < FULL_RUNS);
+    let out = keep::destination(out, &[&json_name, &md_name], &this, earlier.as_ref())?;
     let (first, second) = pair(seed)?;
     let mut rows = Vec::new();
     for (branch, lambda) in BRANCHES.into_iter().enumerate() {

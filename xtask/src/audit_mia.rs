@@ -30,7 +30,7 @@ use plotters::prelude::*;
 use rand::RngExt;
 use serde::Serialize;
 
-use crate::safe_write::OutDir;
+use crate::keep::{self, Holdings};
 
 /// Datasets the command knows.
 pub const DATASETS: [&str; 3] = ["synthetic", "adult", "kdd"];
@@ -41,6 +41,8 @@ const CONFIDENCE_ALPHA: f64 = 1e-3;
 /// The stated threshold: the overfit model must give the attack at least this advantage,
 /// or the attack is not shown to work.
 pub const OVERFIT_ADVANTAGE_FLOOR: f64 = 0.3;
+/// Shadow models of the full audit (`--quick` trains 16).
+const FULL_MODELS: usize = 64;
 
 /// One model family's attack results.
 #[derive(Serialize)]
@@ -239,10 +241,18 @@ pub fn run(
         .iter()
         .map(|&name| pool(name, quick, data_dir.as_deref(), seed))
         .collect::<Result<Vec<_>, _>>()?;
-    let out = OutDir::prepare(out, &files.iter().map(String::as_str).collect::<Vec<_>>())?;
+    // A quick run does not replace a full run's report of any of its datasets.
+    let earlier = names
+        .iter()
+        .filter_map(|name| keep::read_json(&out.join(format!("mia_{name}.json"))))
+        .filter_map(|report| report.get("models")?.as_u64())
+        .max()
+        .map(|models| Holdings::new(models < FULL_MODELS as u64));
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let out = keep::destination(out, &files, &Holdings::new(quick), earlier.as_ref())?;
     let mut all_pass = true;
     for (name, pool) in names.into_iter().zip(pools) {
-        let models = if quick { 16 } else { 64 };
+        let models = if quick { 16 } else { FULL_MODELS };
         let mut rng = InsecureSeededRng::new(seed ^ 0x5eed);
         let memberships: Vec<Vec<bool>> = (0..models)
             .map(|_| {

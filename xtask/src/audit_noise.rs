@@ -15,7 +15,7 @@ use dp_noise::{
 };
 use statrs::distribution::{ContinuousCDF, Gamma, StudentsT};
 
-use crate::safe_write::OutDir;
+use crate::keep::{self, Holdings};
 
 /// The report files, in the output folder.
 const AUDIT_FILES: [&str; 2] = ["noise_audit.md", "noise_audit.csv"];
@@ -52,7 +52,17 @@ impl Check {
 /// Runs the audit; `Ok(false)` when a check failed.
 /// `out` is created and probed before the first draw, so a bad `--out` fails at once.
 pub fn run(quick: bool, seed: u64, out: &Path) -> Result<bool, Box<dyn std::error::Error>> {
-    let out = OutDir::prepare(out, &AUDIT_FILES)?;
+    // The report's header records the mode (see `markdown`): a quick audit does not replace
+    // a full one.
+    let earlier = std::fs::read_to_string(out.join(AUDIT_FILES[0]))
+        .ok()
+        .and_then(|report| {
+            ["quick", "full"]
+                .into_iter()
+                .find(|mode| report.contains(&format!(", mode {mode}, seed")))
+                .map(Holdings::from_mode)
+        });
+    let out = keep::destination(out, &AUDIT_FILES, &Holdings::new(quick), earlier.as_ref())?;
     let scale = if quick { 1 } else { 40 };
     let mut rng = InsecureSeededRng::new(seed);
     let mut checks = Vec::new();

@@ -4,6 +4,10 @@
 //!   experiments beside the published numbers (JSON, CSV, Markdown, SVG under `results/`,
 //!   and `results/index.md` over all of them); missing data files are fetched first unless
 //!   `--offline`.
+//!
+//! Every writer follows one rule (see `keep`): a run replaces earlier results only if it
+//! holds at least what they hold (full ≥ quick, and every part they have); otherwise its
+//! results go to a `quick/` or `partial/` subfolder and it says so.
 //! - `datasets fetch [--from DIR]` — put the data files in the data directory, verified.
 //! - `audit-noise [--quick]` — every dp-noise sampler against its exact law.
 //! - `bench peers [--setup]`, `bench scale [--quick]` — speed beside the peers, and scaling.
@@ -13,6 +17,7 @@ mod audit_mia;
 mod audit_noise;
 mod bench;
 mod datasets_cmd;
+mod keep;
 mod reproduce;
 mod safe_write;
 
@@ -59,7 +64,8 @@ enum Command {
     },
     /// Test every dp-noise sampler against its exact distribution and write a report.
     AuditNoise {
-        /// 40 times fewer draws (about 1 s after the build) than the full audit (about 25 s).
+        /// 40 times fewer draws (about 1 s after the build) than the full audit (about 25 s);
+        /// over a full audit's report, writes to OUT/quick/ and keeps it.
         #[arg(long)]
         quick: bool,
         /// Seed of the (insecure, reproducible) generator used for the audit.
@@ -79,7 +85,8 @@ enum AuditWhat {
     Mechanism {
         /// The mechanism.
         name: String,
-        /// 20,000 fits per dataset instead of 100,000.
+        /// 20,000 fits per dataset instead of 100,000; over a full audit's report, writes to
+        /// OUT/quick/ and keeps it.
         #[arg(long)]
         quick: bool,
         /// Fits per dataset (overrides --quick).
@@ -99,7 +106,8 @@ enum AuditWhat {
         /// synthetic, adult, kdd or all.
         #[arg(default_value = "all")]
         dataset: String,
-        /// 16 models and a smaller pool instead of 64.
+        /// 16 models and a smaller pool instead of 64; over a full run's report, writes to
+        /// OUT/quick/ and keeps it.
         #[arg(long)]
         quick: bool,
         /// ε of the private model.
@@ -125,8 +133,9 @@ enum BenchWhat {
         /// First create target/bench-venv with `--python` and pip-install the pinned peers.
         #[arg(long)]
         setup: bool,
-        /// The interpreter that creates the environment.
-        #[arg(long, default_value = "python3")]
+        /// The interpreter that creates the environment (with --setup only: the peers always
+        /// run in the environment).
+        #[arg(long, default_value = "python3", requires = "setup")]
         python: String,
         /// Rounds (each runs every tool once per problem); the report shows medians.
         #[arg(long, default_value_t = 5)]
@@ -141,7 +150,8 @@ enum BenchWhat {
     /// A private fit's time and memory for n from 10^4 to 10^6 and d from 10 to 10^4
     /// (synthetic Adult-like rows).
     Scale {
-        /// n up to 10^5 and d up to 10^3 only.
+        /// n up to 10^5 and d up to 10^3 only; over a full run's report, writes to
+        /// OUT/bench/quick/ and keeps it.
         #[arg(long)]
         quick: bool,
         /// Results go to OUT/bench/.
@@ -158,7 +168,8 @@ enum Experiment {
     /// sweep over the number of random features. Synthetic: needs no data files.
     Kernel,
     /// Private prediction (Dwork-Feldman): thresholds on a line (synthetic) and prediction
-    /// versus training on Adult and KDDCup99 (skipped without the data files).
+    /// versus training on Adult and KDDCup99 (without the data files only the synthetic
+    /// part runs, and the command fails naming the part that could not run).
     Predict,
     /// Λ chosen privately (dp-tune): KDDCup99 learning curves (Figures 1(d), 1(e)) and the
     /// cost of private tuning on Adult.
@@ -173,13 +184,15 @@ enum Experiment {
 
 #[derive(Args)]
 struct ReproduceArgs {
-    /// Fewer folds and noise draws (3 × 2 instead of the paper's 10 × 50).
+    /// Fewer folds and noise draws (3 × 2 instead of the paper's 10 × 50); over full
+    /// results, writes to OUT/EXPERIMENT/quick/ and keeps them.
     #[arg(long, global = true)]
     quick: bool,
     /// Folder with the data files (default: $DP_ML_DATA_DIR, else data/ in the workspace).
     #[arg(long, global = true)]
     data_dir: Option<PathBuf>,
-    /// Kept for compatibility: missing data for a requested experiment is always an error.
+    /// Kept for compatibility: missing data for a requested experiment (predict's real-data
+    /// part included) is always an error.
     #[arg(long, global = true)]
     require_data: bool,
     /// Do not fetch missing data files (by default they are downloaded, verified, into the
@@ -209,7 +222,8 @@ enum DatasetsAction {
 
 /// Every experiment, synthetic ones first (they need no data files), with whether it reads
 /// the data files.
-type ExperimentFn = fn(&reproduce::Options) -> Result<bool, Box<dyn std::error::Error>>;
+type ExperimentFn =
+    fn(&reproduce::Options) -> Result<reproduce::Finished, Box<dyn std::error::Error>>;
 const EXPERIMENTS: [(&str, ExperimentFn, bool); 5] = [
     ("kernel", reproduce::kernel, false),
     ("predict", reproduce::predict, true),
@@ -240,14 +254,23 @@ fn reproduce_experiments(
     let mut all_sane = true;
     let mut reports = Vec::new();
     let mut failed = Vec::new();
+    let mut wrote_any = false;
     for (name, run, _) in &chosen {
         match run(options) {
-            Ok(sane) => {
-                all_sane &= sane;
-                reports.push(format!(
-                    "  {name}: {}",
-                    options.out.join(name).join("summary.md").display()
-                ));
+            Ok(finished) => {
+                all_sane &= finished.sane;
+                wrote_any = true;
+                let summary = finished.folder.join("summary.md");
+                reports.push(match finished.not_run {
+                    Some(part) => {
+                        failed.push(part);
+                        format!(
+                            "  {name}: {} (partial: {part} could not run)",
+                            summary.display()
+                        )
+                    }
+                    None => format!("  {name}: {}", summary.display()),
+                });
             }
             Err(e) => {
                 eprintln!("xtask: reproduce {name} failed: {e}");
@@ -259,7 +282,7 @@ fn reproduce_experiments(
         }
     }
     // A run that wrote nothing leaves the index (and everything else) as it was.
-    if failed.len() < chosen.len() {
+    if wrote_any {
         match reproduce::regenerate_index(&options.out) {
             Ok(index) => reports.push(format!("  index of every result: {}", index.display())),
             Err(e) => eprintln!("xtask: could not write {}: {e}", reproduce::INDEX_FILE),
@@ -286,6 +309,7 @@ fn main() -> ExitCode {
             experiment,
             options,
         } => {
+            // Nothing to switch on: a requested experiment without its data always fails.
             let _always_required = options.require_data;
             let offline = options.offline;
             let reproduce_options = reproduce::Options {

@@ -2,8 +2,10 @@
 //!
 //! A result file is written under a temporary name in its own folder and then renamed over
 //! the old one, so an interrupted or failing run leaves either the old file or the new one,
-//! never a half-written one. Folders are created and probed for writability up front, so a
-//! bad `--out` fails in a second instead of after a long run.
+//! never a half-written one. Folders are probed for writability up front, so a bad `--out`
+//! fails in a second instead of after a long run; the folders the probe had to create are
+//! removed again right away and created for real by the first file written, so a run that
+//! fails before writing leaves no empty folder behind.
 
 use std::fmt;
 use std::io::Write as _;
@@ -54,8 +56,9 @@ pub struct OutDir {
 }
 
 impl OutDir {
-    /// Creates `path` (and its parents) if needed and checks a file can be written there,
-    /// and that none of `files` is a folder (the final rename would fail on it).
+    /// Checks that `path` (created with its parents if needed) accepts a file, and that none
+    /// of `files` is a folder there (the final rename would fail on it). Folders it had to
+    /// create are removed again: [`OutDir::write`] creates them when a file is written.
     pub fn prepare(path: &Path, files: &[&str]) -> Result<Self, PathError> {
         if path.exists() && !path.is_dir() {
             return Err(PathError {
@@ -64,10 +67,19 @@ impl OutDir {
                 source: std::io::Error::other("it exists and is not a folder"),
             });
         }
-        std::fs::create_dir_all(path).map_err(PathError::on("create output folder", path))?;
-        let probe = temporary_name(&path.join("write-probe"));
-        create_new(&probe).map_err(PathError::on("write in output folder", path))?;
-        std::fs::remove_file(&probe).map_err(PathError::on("remove", &probe))?;
+        let created = missing_ancestors(path);
+        let probed = std::fs::create_dir_all(path)
+            .map_err(PathError::on("create output folder", path))
+            .and_then(|()| {
+                let probe = temporary_name(&path.join("write-probe"));
+                create_new(&probe).map_err(PathError::on("write in output folder", path))?;
+                std::fs::remove_file(&probe).map_err(PathError::on("remove", &probe))
+            });
+        // Only folders this call created, and only while empty: nothing that was there.
+        for folder in &created {
+            let _ = std::fs::remove_dir(folder);
+        }
+        probed?;
         for name in files {
             let target = path.join(name);
             if target.is_dir() {
@@ -88,10 +100,21 @@ impl OutDir {
         &self.path
     }
 
-    /// Replaces `name` in the folder by `contents` atomically.
+    /// Replaces `name` in the folder by `contents` atomically (creating the folder first if
+    /// it is not there yet).
     pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), PathError> {
+        std::fs::create_dir_all(&self.path)
+            .map_err(PathError::on("create output folder", &self.path))?;
         write_atomically(&self.path.join(name), contents.as_ref())
     }
+}
+
+/// `path` and those of its ancestors that do not exist, deepest first.
+fn missing_ancestors(path: &Path) -> Vec<PathBuf> {
+    path.ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// A hidden name beside `target`, unique to this process, for a file being written.
@@ -202,6 +225,21 @@ mod tests {
             "new"
         );
         assert_eq!(names(out.path()), ["a.txt"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn checking_a_new_folder_leaves_nothing_until_a_file_is_written() {
+        let dir = scratch("lazy");
+        let out = OutDir::prepare(&dir.join("new/nested"), &["a.txt"]).unwrap();
+        assert!(names(&dir).is_empty(), "{:?}", names(&dir));
+        out.write("a.txt", "x").unwrap();
+        assert_eq!(names(out.path()), ["a.txt"]);
+        // An existing empty folder is never removed.
+        std::fs::create_dir_all(dir.join("kept")).unwrap();
+        OutDir::prepare(&dir.join("kept/inner"), &[]).unwrap();
+        assert_eq!(names(&dir), ["kept", "new"]);
+        assert!(names(&dir.join("kept")).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

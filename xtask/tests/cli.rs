@@ -2,19 +2,14 @@
 //! after a failure.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
 
 use common::{DATA_FILES, scratch, stderr, text};
 
 fn xtask(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .env_remove("DP_ML_DATA_DIR")
-        .env_remove("DP_ML_DATA_URL")
-        .output()
-        .unwrap()
+    common::xtask_with(args, None)
 }
 
 /// Writes `name` at `path` with the published size but not the published contents (zeros),
@@ -129,7 +124,7 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
     assert!(!output.status.success());
     let message = stderr(&output);
     assert!(
-        message.contains("could not run: linear, tuning"),
+        message.contains("could not run: predict (real data), linear, tuning"),
         "{message}"
     );
     assert!(message.contains("cargo xtask datasets fetch"), "{message}");

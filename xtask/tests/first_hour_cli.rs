@@ -3,23 +3,10 @@
 //! fetch that works from a local mirror address.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 mod common;
 
-use common::{DATA_FILES, scratch, stderr, text};
-
-fn xtask(args: &[&str], data_url: Option<&str>) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
-    command
-        .args(args)
-        .env_remove("DP_ML_DATA_DIR")
-        .env_remove("DP_ML_DATA_URL");
-    if let Some(url) = data_url {
-        command.env("DP_ML_DATA_URL", url);
-    }
-    command.output().unwrap()
-}
+use common::{DATA_FILES, scratch, stderr, text, xtask_with as xtask};
 
 /// An earlier run's linear results and a file of the user's, to check they survive.
 fn earlier_results(out: &Path) -> Vec<(PathBuf, Vec<u8>)> {

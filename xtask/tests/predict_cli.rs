@@ -1,5 +1,6 @@
 //! `cargo xtask reproduce predict --quick` as a user runs it without the data files: the
-//! synthetic part runs, the real-data part is skipped with a note, every output is written.
+//! synthetic part runs, the real-data part is skipped with a note, every output is written,
+//! and the command fails naming the part that could not run.
 
 use std::process::Command;
 
@@ -18,7 +19,11 @@ fn reproduce_predict_quick_runs_without_data_files() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("these experiments could not run: predict (real data)"),
+        "{stderr}"
+    );
     let mut files: Vec<String> = std::fs::read_dir(out.join("predict"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -2,7 +2,7 @@
 //! (liblinear and lbfgs, non-private) and diffprivlib (objective perturbation) on Adult's
 //! training rows, the same rows and objective for every tool, runs interleaved.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use dp_datasets::{ADULT_FILES, ADULT_TRAIN_ROWS, DataDir, load_adult};
 use dp_erm::{ErmParams, Loss, TrainingSet};
@@ -14,7 +14,8 @@ use super::memory::{Memory, measure};
 use super::python::{self, Job, Outcome, TOOLS};
 use super::report::{self, Machine};
 use super::{exchange, test_error};
-use crate::safe_write::{OutDir, Temporary, temporary_name};
+use crate::keep::{self, Holdings};
+use crate::safe_write::{OutDir, PathError, Temporary, temporary_name};
 
 /// The problems of the issue: Λ × ε on Adult (paper preprocessing).
 const LAMBDAS: [f64; 3] = [1e-3, 1e-4, 1e-5];
@@ -98,7 +99,9 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         )
         .into());
     }
-    let out = OutDir::prepare(&options.out.join("bench"), &["peers.md", "peers.json"])?;
+    let bench = options.out.join("bench");
+    // Checked now; the folder the report goes to is chosen once the tools that ran are known.
+    OutDir::prepare(&bench, &REPORT_FILES)?;
     let dir = DataDir::resolve(options.data_dir.as_deref());
     dir.check_folder()?;
     let missing: Vec<&str> = dir.missing(&ADULT_FILES).iter().map(|f| f.name).collect();
@@ -168,6 +171,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         r.objective_gap_to_ours
             .is_none_or(|gap| gap >= -OBJECTIVE_SLACK)
     });
+    let out = report_folder(&bench, rows.iter().map(|r| r.tool.as_str()))?;
     let report = Report {
         machine: machine_before.until_now(),
         rows_train: train.len(),
@@ -189,6 +193,34 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         eprintln!("xtask: a peer reached a lower non-private objective than ours (see the table)");
     }
     Ok(objectives_ok)
+}
+
+/// The report's files, in `<out>/bench`.
+const REPORT_FILES: [&str; 2] = ["peers.md", "peers.json"];
+/// This workspace's name in the report's rows.
+const OURS: &str = "dp-ml";
+
+/// What a report with rows of `tools` holds: the peers among them.
+fn holdings<'a>(tools: impl Iterator<Item = &'a str>) -> Holdings {
+    tools
+        .filter(|&tool| tool != OURS)
+        .fold(Holdings::new(false), Holdings::with_part)
+}
+
+/// The folder for a report with rows of `tools`: `bench` itself, unless the report already
+/// there has peers this one lacks (no Python environment, a tool that failed), which it
+/// keeps (see `keep`).
+fn report_folder<'a>(
+    bench: &Path,
+    tools: impl Iterator<Item = &'a str>,
+) -> Result<OutDir, PathError> {
+    let earlier = keep::read_json(&bench.join("peers.json")).and_then(|report| {
+        let rows = report.get("rows")?.as_array()?;
+        Some(holdings(
+            rows.iter().filter_map(|row| row.get("tool")?.as_str()),
+        ))
+    });
+    keep::destination(bench, &REPORT_FILES, &holdings(tools), earlier.as_ref())
 }
 
 /// γ = 10⁻¹⁰ on `‖∇J‖₂`, in each tool's terms. liblinear (TRON) stops at
@@ -262,7 +294,7 @@ fn our_round(
                 Some(_) => (None, None),
             };
             runs.push(Run {
-                tool: "dp-ml".into(),
+                tool: OURS.into(),
                 lambda,
                 epsilon,
                 round,
@@ -346,7 +378,7 @@ fn summarize(runs: &[Run]) -> Vec<Row> {
         .iter()
         .map(|(tool, lambda, epsilon)| {
             let group = select(tool, *lambda, *epsilon);
-            let ours = select("dp-ml", *lambda, *epsilon);
+            let ours = select(OURS, *lambda, *epsilon);
             let objective = group.iter().find_map(|r| r.objective);
             let our_objective = ours.iter().find_map(|r| r.objective);
             Row {
@@ -387,7 +419,7 @@ fn summarize(runs: &[Run]) -> Vec<Row> {
 }
 
 fn tool_order(tool: &str) -> usize {
-    std::iter::once("dp-ml")
+    std::iter::once(OURS)
         .chain(TOOLS)
         .position(|t| t == tool)
         .unwrap_or(usize::MAX)
@@ -445,4 +477,42 @@ fn markdown(report: &Report) -> String {
         );
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_without_peers_keeps_an_earlier_one_with_peers() {
+        let bench = std::env::temp_dir().join(format!("xtask-peers-keep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&bench);
+        std::fs::create_dir_all(&bench).unwrap();
+        let earlier =
+            r#"{"rows": [{"tool": "dp-ml"}, {"tool": "sklearn-lbfgs"}, {"tool": "diffprivlib"}]}"#;
+        std::fs::write(bench.join("peers.json"), earlier).unwrap();
+        // No Python environment: only our rows.
+        let out = report_folder(&bench, [OURS].into_iter()).unwrap();
+        assert_eq!(out.path(), bench.join(keep::PARTIAL_FOLDER));
+        // One peer fewer than before is still less.
+        let out = report_folder(&bench, [OURS, "sklearn-lbfgs"].into_iter()).unwrap();
+        assert_eq!(out.path(), bench.join(keep::PARTIAL_FOLDER));
+        // Every earlier peer (and more) replaces the report.
+        let all = [OURS, "sklearn-liblinear", "sklearn-lbfgs", "diffprivlib"];
+        assert_eq!(
+            report_folder(&bench, all.into_iter()).unwrap().path(),
+            bench
+        );
+        // A report of an older version without rows, or none at all, is replaced.
+        std::fs::write(bench.join("peers.json"), "{}").unwrap();
+        assert_eq!(
+            report_folder(&bench, [OURS].into_iter()).unwrap().path(),
+            bench
+        );
+        assert_eq!(
+            std::fs::read_to_string(bench.join("peers.json")).unwrap(),
+            "{}"
+        );
+        std::fs::remove_dir_all(&bench).unwrap();
+    }
 }

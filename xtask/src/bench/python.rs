@@ -47,6 +47,14 @@ pub fn interpreter() -> Option<PathBuf> {
 /// Creates the environment with `python` (e.g. `python3`) and installs [`PINNED`] with pip.
 pub fn setup(python: &str) -> Result<(), Box<dyn std::error::Error>> {
     let venv = venv();
+    let version = Command::new(python).arg("--version").output();
+    if !version.as_ref().is_ok_and(|v| v.status.success()) {
+        let why = match version {
+            Ok(v) => format!("`{python} --version` failed ({})", v.status),
+            Err(e) => e.to_string(),
+        };
+        return Err(format!("--python {python:?}: cannot run this interpreter: {why}").into());
+    }
     run_step(Command::new(python).arg("-m").arg("venv").arg(&venv))?;
     let pip = venv.join("bin").join("pip");
     run_step(

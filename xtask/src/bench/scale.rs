@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::memory::{Memory, measure};
 use super::plot::{self, Curve};
 use super::report::{self, Machine};
-use crate::safe_write::OutDir;
+use crate::keep::{self, Holdings};
 
 const LAMBDA: f64 = 1e-3;
 const EPSILON: f64 = 0.1;
@@ -45,22 +45,42 @@ struct Point {
 
 #[derive(Serialize)]
 struct Report {
+    /// "quick" or "full".
+    mode: &'static str,
     machine: Machine,
     lambda: f64,
     epsilon: f64,
     points: Vec<Point>,
 }
 
+/// The report's files, in `<out>/bench`.
+const FILES: [&str; 4] = [
+    "scale.md",
+    "scale.json",
+    "scale_rows.svg",
+    "scale_features.svg",
+];
+
+/// The mode of the report in `bench`; reports of older versions, without a mode, are full
+/// when they measured more than the quick sweep's 10^5 rows.
+fn recorded_holdings(bench: &std::path::Path) -> Option<Holdings> {
+    let report = keep::read_json(&bench.join("scale.json"))?;
+    if let Some(mode) = report.get("mode").and_then(|m| m.as_str()) {
+        return Some(Holdings::from_mode(mode));
+    }
+    let most_rows = report
+        .get("points")?
+        .as_array()?
+        .iter()
+        .filter_map(|p| p.get("rows")?.as_u64())
+        .max()?;
+    Some(Holdings::new(most_rows <= 100_000))
+}
+
 pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
-    let out = OutDir::prepare(
-        &options.out.join("bench"),
-        &[
-            "scale.md",
-            "scale.json",
-            "scale_rows.svg",
-            "scale_features.svg",
-        ],
-    )?;
+    let bench = options.out.join("bench");
+    let this = Holdings::new(options.quick);
+    let out = keep::destination(&bench, &FILES, &this, recorded_holdings(&bench).as_ref())?;
     let machine = Machine::now();
     let row_counts: &[usize] = if options.quick {
         &[10_000, 30_000, 100_000]
@@ -80,6 +100,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         points.push(measure_point("features", SWEEP_ROWS, d)?);
     }
     let report = Report {
+        mode: if options.quick { "quick" } else { "full" },
         machine: machine.until_now(),
         lambda: LAMBDA,
         epsilon: EPSILON,
@@ -165,7 +186,10 @@ fn measure_point(
 }
 
 fn markdown(report: &Report) -> String {
-    let mut md = String::from("# How a private fit's cost grows\n\n");
+    let mut md = format!(
+        "# How a private fit's cost grows\n\nMode: {}.\n\n",
+        report.mode
+    );
     md += &format!(
         "Objective perturbation, logistic loss, Λ = {}, ε = {}, on synthetic Adult-like rows \
          (`dp_datasets::adult_like`: min(6, d/2) numeric columns and min(8, d − numeric) \

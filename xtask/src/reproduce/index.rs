@@ -21,6 +21,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::keep;
 use crate::safe_write::{OutDir, PathError};
 
 /// The entry's file name, beside the experiment's summary.
@@ -93,6 +94,8 @@ struct Listed {
     folder: String,
     entry: RunEntry,
     figures: Vec<String>,
+    /// Subfolders holding a lesser run kept beside these results (see `keep`).
+    kept_aside: Vec<&'static str>,
 }
 
 /// Rewrites `<out>/index.md` from every experiment folder under `out`; returns its path.
@@ -149,10 +152,15 @@ fn read_folder(folder: &Path) -> Result<Listed, Box<dyn std::error::Error>> {
         .filter(|n| n.ends_with(".svg") && !n.starts_with('.'))
         .collect();
     figures.sort();
+    let kept_aside = [keep::QUICK_FOLDER, keep::PARTIAL_FOLDER]
+        .into_iter()
+        .filter(|sub| folder.join(sub).join("summary.md").is_file())
+        .collect();
     Ok(Listed {
         folder: name,
         entry,
         figures,
+        kept_aside,
     })
 }
 
@@ -205,6 +213,11 @@ fn page(listed: &[Listed]) -> String {
                 l.figures
                     .iter()
                     .map(|f| format!("[{}]({}/{f})", f.trim_end_matches(".svg"), l.folder)),
+            )
+            .chain(
+                l.kept_aside
+                    .iter()
+                    .map(|sub| format!("[{sub} run, kept aside]({}/{sub}/summary.md)", l.folder)),
             )
             .collect();
         let _ = writeln!(s, "\n{}", links.join(" · "));

@@ -12,7 +12,7 @@ mod report;
 mod tuning;
 mod utility;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use dp_datasets::{
@@ -20,6 +20,7 @@ use dp_datasets::{
 };
 use serde::Serialize;
 
+use crate::keep::{self, Holdings};
 use crate::safe_write::{OutDir, PathError};
 
 pub use fetch::{WHAT_TO_DO, ensure_data};
@@ -29,8 +30,50 @@ use preflight::{check_data, origin};
 use published::{ADULT_BY_LAMBDA, ADULT_EPSILONS, BEST_ERRORS, KDD_BY_LAMBDA, KDD_EPSILONS};
 
 /// Runs the private-prediction experiments (`reproduce predict`): see `predict.rs`.
-pub fn predict(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
+pub fn predict(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     predict::run(options)
+}
+
+/// How an experiment that wrote its results ended.
+pub struct Finished {
+    /// Whether every sanity bound held.
+    pub sane: bool,
+    /// Where the results went: the experiment's folder, or a subfolder of it when the
+    /// results already there hold more than this run (see `keep`).
+    pub folder: PathBuf,
+    /// A part of the experiment that could not run (its data files missing), to be named
+    /// among the experiments that could not run.
+    pub not_run: Option<&'static str>,
+}
+
+impl Finished {
+    fn complete(sane: bool, out: &OutDir) -> Self {
+        Self {
+            sane,
+            folder: out.path().to_path_buf(),
+            not_run: None,
+        }
+    }
+}
+
+/// The folder for `experiment`'s results under `--out`: its own folder, unless the results
+/// there hold more than a run holding `this` (a full run under a quick one, predict's
+/// real-data part under a run without it); then a subfolder, announced (see `keep`).
+fn experiment_folder(
+    options: &Options,
+    experiment: &str,
+    files: &[&str],
+    this: &Holdings,
+    earlier: fn(&Path) -> Option<Holdings>,
+) -> Result<OutDir, PathError> {
+    let folder = options.out.join(experiment);
+    keep::destination(&folder, files, this, earlier(&folder).as_ref())
+}
+
+/// The mode of the results in `folder`, from their `run.json`, or from `cells.json` for
+/// results of versions that wrote no `run.json`.
+fn recorded_mode(folder: &Path) -> Option<Holdings> {
+    keep::recorded_mode(folder, &[index::RUN_FILE, "cells.json"])
 }
 
 /// Options shared by every experiment.
@@ -97,14 +140,13 @@ pub(crate) type Loader = fn(&DataDir, u64) -> Result<Dataset, dp_datasets::Datas
 /// Every path is checked before any work: the data directory must exist and hold every
 /// requested experiment's files with their published checksums, and the output folder
 /// must accept files. Results replace the old ones only when every experiment finished.
-pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
+pub fn linear(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     let start = Instant::now();
     let dir = DataDir::resolve(options.data_dir.as_deref());
     dir.check_folder()
         .map_err(|e| format!("{e} (data directory taken from {})", origin(options)))?;
     // `--out` itself first, so that an error names the folder the user gave.
     OutDir::prepare(&options.out, &[])?;
-    let out = OutDir::prepare(&options.out.join("linear"), &LINEAR_FILES)?;
     let experiments: [(Experiment, &[DataFile], Loader); 2] = [
         (linear::adult_experiment(), &ADULT_FILES, |dir, _| {
             load_adult(dir, Scaling::PaperColumnMax)
@@ -120,6 +162,8 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         }),
     ];
     check_data(&dir, &experiments, options)?;
+    let this = Holdings::new(options.quick);
+    let out = experiment_folder(options, "linear", &LINEAR_FILES, &this, recorded_mode)?;
     let partial = OutDir::prepare(&out.path().join(PARTIAL_FOLDER), &LINEAR_FILES)?;
     let (folds, draws) = if options.quick { (3, 2) } else { (10, 50) };
     let mut cells: Vec<Cell> = Vec::new();
@@ -169,8 +213,10 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     }
     let run = Run::new(options, folds, draws, &records, &cells, start);
     write_outputs(&out, &run, "complete")?;
-    std::fs::remove_dir_all(partial.path())
-        .map_err(PathError::on("remove the partial results", partial.path()))?;
+    if partial.path().exists() {
+        std::fs::remove_dir_all(partial.path())
+            .map_err(PathError::on("remove the partial results", partial.path()))?;
+    }
     linear_entry(&cells, options.quick, start).write(&out)?;
     let ok = sanity_checks(&cells);
     eprintln!(
@@ -178,7 +224,7 @@ pub fn linear(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         out.path().display(),
         start.elapsed().as_secs_f64()
     );
-    Ok(ok)
+    Ok(Finished::complete(ok, &out))
 }
 
 /// What one run has produced so far, as recorded in cells.json.
@@ -373,10 +419,17 @@ struct KernelRecord<'a> {
 
 /// Runs the kernel experiments (synthetic: no data files); `Ok(false)` when a sanity bound
 /// is broken. The output folder is checked first; files are replaced only at the end.
-pub fn kernel(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
+pub fn kernel(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     let start = Instant::now();
     OutDir::prepare(&options.out, &[])?;
-    let out = OutDir::prepare(&options.out.join("kernel"), &kernel::KERNEL_FILES)?;
+    let this = Holdings::new(options.quick);
+    let out = experiment_folder(
+        options,
+        "kernel",
+        &kernel::KERNEL_FILES,
+        &this,
+        recorded_mode,
+    )?;
     let (cells, chosen) = kernel::run(options.quick, options.seed)?;
     let mode = if options.quick { "quick" } else { "full" };
     let record = KernelRecord {
@@ -404,5 +457,5 @@ pub fn kernel(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         out.path().display(),
         start.elapsed().as_secs_f64()
     );
-    Ok(kernel::sanity(&cells))
+    Ok(Finished::complete(kernel::sanity(&cells), &out))
 }

@@ -4,10 +4,11 @@
 //! (a) Thresholds on a line (synthetic, no data files): error versus n at ε ∈ {0.1, 1},
 //!     label noise 0 and 0.1, for the exponential projected walk, the private threshold
 //!     learner, subsample-and-aggregate (soft majority) and the non-private ERM threshold.
-//! (b) Prediction versus training on Adult and KDDCup99 (needs the data files; skipped with
-//!     a note when they are missing): error versus the number of queries answered under a
-//!     fixed total budget, for §7.1–§7.4 against objective perturbation trained once at the
-//!     whole budget.
+//! (b) Prediction versus training on Adult and KDDCup99 (needs the data files, checked
+//!     before (a) runs): error versus the number of queries answered under a fixed total
+//!     budget, for §7.1–§7.4 against objective perturbation trained once at the whole
+//!     budget. Without the files (missing or corrupt), (a) runs alone, its results do not
+//!     replace earlier ones that have (b) (see `keep`), and the run reports (b) as not run.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -25,9 +26,10 @@ use rand::RngExt;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::Options;
 use super::linear::shuffled;
 use super::plot::{LegendEntry, Mark, canvas};
+use super::{Finished, Options};
+use crate::keep::{self, Holdings};
 use crate::safe_write::OutDir;
 
 /// The true threshold of the synthetic data.
@@ -107,11 +109,62 @@ struct Record<'a> {
     queries: &'a [QueryCell],
 }
 
-/// Runs the experiment; `Ok(false)` when a sanity check fails.
-pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
+/// The optional part of this experiment, as `keep` and the final message name it.
+pub const REAL_DATA_PART: &str = "predict (real data)";
+
+/// Whether part (b) can run: every Adult and KDD file in `dir` with its published checksum.
+/// Checked before part (a), so that a missing or a corrupt file is reported at once and
+/// either way part (a) runs alone, keeping earlier real-data results.
+fn real_data_status(dir: &DataDir) -> Result<(), String> {
+    let missing: Vec<&str> = dir
+        .missing(&ADULT_FILES)
+        .into_iter()
+        .chain(dir.missing(&KDD_FILES))
+        .map(|f| f.name)
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "data files missing in {}: {}",
+            dir.path().display(),
+            missing.join(", ")
+        ));
+    }
+    for file in ADULT_FILES.iter().chain(&KDD_FILES) {
+        dir.verified(file).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// What the predict results in `folder` hold: their mode, and the real-data part when
+/// their `cells.json` has query cells.
+fn recorded_holdings(folder: &std::path::Path) -> Option<Holdings> {
+    let holdings = super::recorded_mode(folder)?;
+    let has_queries = keep::read_json(&folder.join("cells.json"))
+        .and_then(|cells| Some(!cells.get("queries")?.as_array()?.is_empty()))
+        .unwrap_or(false);
+    Some(if has_queries {
+        holdings.with_part(REAL_DATA_PART)
+    } else {
+        holdings
+    })
+}
+
+/// Runs the experiment; `Finished::sane` is false when a sanity check fails, and
+/// `Finished::not_run` names the real-data part when it could not run.
+pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     let start = Instant::now();
     OutDir::prepare(&options.out, &[])?;
-    let out = OutDir::prepare(&options.out.join("predict"), &FILES)?;
+    let dir = DataDir::resolve(options.data_dir.as_deref());
+    let real_data = real_data_status(&dir);
+    let mut this = Holdings::new(options.quick);
+    match &real_data {
+        Ok(()) => this = this.with_part(REAL_DATA_PART),
+        Err(why) => eprintln!(
+            "predict (b): will not run, {why} (see `cargo xtask datasets fetch`); part (a) \
+             runs alone"
+        ),
+    }
+    let out = super::experiment_folder(options, "predict", &FILES, &this, recorded_holdings)?;
     let (ns, trials, tests): (&[usize], usize, usize) = if options.quick {
         (&[100, 1000, 10_000], 8, 4000)
     } else {
@@ -129,28 +182,21 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         "predict (a): done in {:.1} s",
         start.elapsed().as_secs_f64()
     );
-    let dir = DataDir::resolve(options.data_dir.as_deref());
-    let (queries, real_data) = if dir.has_all(&ADULT_FILES) && dir.has_all(&KDD_FILES) {
-        let started = Instant::now();
-        let cells = real_data_experiment(&dir, options)?;
-        eprintln!(
-            "predict (b): done in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
-        (
-            cells,
-            format!("Adult and KDDCup99 from {}", dir.path().display()),
-        )
-    } else {
-        eprintln!(
-            "predict (b): skipped, the Adult and KDDCup99 files are not all in {} \
-             (see `cargo xtask datasets fetch`)",
-            dir.path().display()
-        );
-        (
-            Vec::new(),
-            format!("skipped: data files missing in {}", dir.path().display()),
-        )
+    let real_data_ran = real_data.is_ok();
+    let (queries, real_data) = match real_data {
+        Ok(()) => {
+            let started = Instant::now();
+            let cells = real_data_experiment(&dir, options)?;
+            eprintln!(
+                "predict (b): done in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            (
+                cells,
+                format!("Adult and KDDCup99 from {}", dir.path().display()),
+            )
+        }
+        Err(why) => (Vec::new(), format!("skipped: {why}")),
     };
     let record = Record {
         experiment: "predict",
@@ -174,7 +220,11 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         out.path().display(),
         start.elapsed().as_secs_f64()
     );
-    Ok(ok)
+    Ok(Finished {
+        sane: ok,
+        folder: out.path().to_path_buf(),
+        not_run: (!real_data_ran).then_some(REAL_DATA_PART),
+    })
 }
 
 /// The index entry (the paper has no tables to compare with): the walk against the private

@@ -16,9 +16,10 @@ use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::Options;
 use super::linear::shuffled;
 use super::preflight::origin;
+use super::{Finished, Options};
+use crate::keep::Holdings;
 use crate::safe_write::OutDir;
 
 /// The paper's 7 candidate values of Λ (EXPERIMENTS.md, the KDD grid), fixed before data.
@@ -538,7 +539,8 @@ pub(super) fn prepare_real_data_run(
         .map_err(|e| format!("{e} (data directory taken from {})", origin(options)))?;
     OutDir::prepare(&options.out, &[])?;
     check_files(&dir, options, experiment)?;
-    let out = OutDir::prepare(&options.out.join(experiment), files)?;
+    let this = Holdings::new(options.quick);
+    let out = super::experiment_folder(options, experiment, files, &this, super::recorded_mode)?;
     Ok((dir, out))
 }
 
@@ -575,7 +577,7 @@ fn check_files(
 /// Runs the tuning experiment; `Ok(false)` when a sanity bound is broken. Every path is
 /// checked before any work (the output folder, then the data files and their checksums,
 /// then the experiment's own folder); results replace earlier ones only when complete.
-pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
+pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     let start = Instant::now();
     let (dir, out) = prepare_real_data_run(options, "tuning", &FILES)?;
     let mut records = Vec::new();
@@ -621,7 +623,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         out.path().display(),
         start.elapsed().as_secs_f64()
     );
-    Ok(output::sanity(&all))
+    Ok(Finished::complete(output::sanity(&all), &out))
 }
 
 fn write_all(out: &OutDir, record: &RunRecord<'_>) -> Result<(), Box<dyn std::error::Error>> {

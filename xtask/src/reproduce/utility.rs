@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::linear::shuffled;
 use super::tuning::prepare_real_data_run;
-use super::{KDD_SUBSET, Options};
+use super::{Finished, KDD_SUBSET, Options};
 
 pub use end_to_end::EndToEndCell;
 pub use grid::GridCell;
@@ -102,7 +102,7 @@ pub struct UtilityRecord {
 
 /// Runs the study; `Ok(false)` when a sanity bound is broken. The output folder and the
 /// data files are checked before any work; results are written only at the end.
-pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
+pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     let start = Instant::now();
     let (dir, out) = prepare_real_data_run(options, "utility", &FILES)?;
     let plan = Plan::new(options.quick);
@@ -195,7 +195,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         out.path().display(),
         start.elapsed().as_secs_f64()
     );
-    Ok(output::sanity(&record))
+    Ok(Finished::complete(output::sanity(&record), &out))
 }
 
 /// Adult with the papers' preprocessing, or KDD's 60,000-row random subset (as the linear

@@ -1,7 +1,7 @@
 //! Helpers shared by the command-line tests.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 /// The data files, under their published names.
 pub const DATA_FILES: [&str; 4] = [
@@ -10,6 +10,20 @@ pub const DATA_FILES: [&str; 4] = [
     "adult.names",
     "kddcup.data_10_percent.gz",
 ];
+
+/// Runs xtask with `args`, without the data directory and download address of the
+/// environment (or with `data_url` as the download address).
+pub fn xtask_with(args: &[&str], data_url: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
+    command
+        .args(args)
+        .env_remove("DP_ML_DATA_DIR")
+        .env_remove("DP_ML_DATA_URL");
+    if let Some(url) = data_url {
+        command.env("DP_ML_DATA_URL", url);
+    }
+    command.output().unwrap()
+}
 
 /// A fresh, empty folder for one test (`test` must be unique across the test files).
 pub fn scratch(test: &str) -> PathBuf {
