@@ -21,7 +21,7 @@ mod keep;
 mod reproduce;
 mod safe_write;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -72,7 +72,7 @@ enum Command {
         #[arg(long, default_value_t = 2026)]
         seed: u64,
         /// Folder for noise_audit.md and noise_audit.csv.
-        #[arg(long, default_value = "results")]
+        #[arg(long, default_value_os_t = workspace_path("results"))]
         out: PathBuf,
     },
 }
@@ -96,7 +96,7 @@ enum AuditWhat {
         #[arg(long, default_value_t = 2024)]
         seed: u64,
         /// Folder for audit_NAME.json and audit_NAME.md.
-        #[arg(long, default_value = "results/audit")]
+        #[arg(long, default_value_os_t = workspace_path("results/audit"))]
         out: PathBuf,
     },
     /// Membership inference (loss-threshold and shadow-model likelihood-ratio attacks)
@@ -120,7 +120,7 @@ enum AuditWhat {
         #[arg(long, default_value_t = 2018)]
         seed: u64,
         /// Folder for mia_DATASET.json, mia_DATASET.md and ROC curves.
-        #[arg(long, default_value = "results/audit")]
+        #[arg(long, default_value_os_t = workspace_path("results/audit"))]
         out: PathBuf,
     },
 }
@@ -144,7 +144,7 @@ enum BenchWhat {
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// Results go to OUT/bench/.
-        #[arg(long, default_value = "results")]
+        #[arg(long, default_value_os_t = workspace_path("results"))]
         out: PathBuf,
     },
     /// A private fit's time and memory for n from 10^4 to 10^6 and d from 10 to 10^4
@@ -155,7 +155,7 @@ enum BenchWhat {
         #[arg(long)]
         quick: bool,
         /// Results go to OUT/bench/.
-        #[arg(long, default_value = "results")]
+        #[arg(long, default_value_os_t = workspace_path("results"))]
         out: PathBuf,
     },
 }
@@ -200,7 +200,7 @@ struct ReproduceArgs {
     #[arg(long, global = true)]
     offline: bool,
     /// Folder for the results.
-    #[arg(long, global = true, default_value = "results")]
+    #[arg(long, global = true, default_value_os_t = workspace_path("results"))]
     out: PathBuf,
     /// Seed of the experiments' (insecure, reproducible) randomness.
     #[arg(long, global = true, default_value_t = 2011)]
@@ -384,4 +384,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `relative` in the workspace this xtask belongs to (fixed at build time), so that results
+/// land in the workspace's `results/` (git-ignored) from whatever folder `cargo xtask` runs.
+fn workspace_path(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(relative)
 }
