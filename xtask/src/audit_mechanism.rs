@@ -217,8 +217,8 @@ pub fn run(
             seconds: started.elapsed().as_secs_f64(),
         };
         println!(
-            "{name}, Λ = {lambda:e}: ε_LB = {:.3} (claimed {EPSILON}, pair {}) from {} + {} of {} test runs, {:?}, {:.1} s",
-            row.bound.epsilon,
+            "{name}, Λ = {lambda:e}: ε_LB = {} (claimed {EPSILON}, pair {}) from {} + {} of {} test runs, {:?}, {:.1} s",
+            shown_bound(row.bound.epsilon),
             pair_epsilon.map_or("—".into(), |p| format!("{p:.3}")),
             row.bound.favoured_count,
             row.bound.other_count,
@@ -238,6 +238,16 @@ pub fn run(
     Ok(rows.iter().all(|r| r.verdict == Verdict::Consistent))
 }
 
+/// A lower bound for people: one at or below 0 is no evidence of leakage at all, and is
+/// shown as such rather than as a negative ε (the JSON keeps the raw value).
+fn shown_bound(epsilon: f64) -> String {
+    if epsilon > 0.0 {
+        format!("{epsilon:.3}")
+    } else {
+        "0 (no evidence of leakage)".to_owned()
+    }
+}
+
 fn markdown(name: &str, rows: &[Row]) -> String {
     let mut s = format!(
         "# Privacy audit: {name}\n\n\
@@ -252,11 +262,11 @@ fn markdown(name: &str, rows: &[Row]) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "| {:e} | {} | {} | {:.3} | {} | {} | {} / {} of {} | {:?} | {:.1} |",
+            "| {:e} | {} | {} | {} | {} | {} | {} / {} of {} | {:?} | {:.1} |",
             r.regularization,
             r.score,
             r.runs_per_dataset,
-            r.bound.epsilon,
+            shown_bound(r.bound.epsilon),
             r.pair_epsilon
                 .map_or("— (no closed form)".into(), |p| format!(
                     "{p:.3} ({})",
