@@ -152,8 +152,8 @@ impl StableErmParams {
 /// most `2L R/(λn)`, and the certified solver tolerance γ adds at most `(γ + floor)/λ` per
 /// dataset (the computed gradient norm is exact up to its rounding floor); with `‖x̂‖ ≤ 1`
 /// the score moves by at most `Δ = 2LR²/(λn) + 2(γ + floor)R/λ` (plus a rounding
-/// allowance for the score's dot product). The score is released by dp-noise's snapping [`Laplace`] at sensitivity Δ;
-/// the label is its sign (post-processing). The query is scaled by `1/max(1, ‖x‖)`
+/// allowance for the score's dot product). The score is released by dp-noise's snapping
+/// [`Laplace`] at sensitivity Δ; the label is its sign (post-processing). The query is scaled by `1/max(1, ‖x‖)`
 /// (public, data-independent), which does not change the sign of `⟨w, x⟩`. `q` answers
 /// cost `q·ε` ([`crate::PredictionInterface`]).
 #[derive(Clone)]
