@@ -255,6 +255,8 @@ fn reproduce_experiments(
     let mut reports = Vec::new();
     let mut failed = Vec::new();
     let mut wrote_any = false;
+    // The same data problem fails every experiment that needs the data: said once in full.
+    let mut last_error: Option<String> = None;
     for (name, run, _) in &chosen {
         match run(options) {
             Ok(finished) => {
@@ -273,7 +275,13 @@ fn reproduce_experiments(
                 });
             }
             Err(e) => {
-                eprintln!("xtask: reproduce {name} failed: {e}");
+                let message = e.to_string();
+                if last_error.as_deref() == Some(message.as_str()) {
+                    eprintln!("xtask: reproduce {name} failed: the same problem (above)");
+                } else {
+                    eprintln!("xtask: reproduce {name} failed: {message}");
+                }
+                last_error = Some(message);
                 reports.push(format!(
                     "  {name}: not run (earlier results, if any, untouched)"
                 ));

@@ -128,6 +128,16 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
         "{message}"
     );
     assert!(message.contains("cargo xtask datasets fetch"), "{message}");
+    // The one data problem is explained once, then referred to.
+    assert_eq!(
+        message.matches("reproduce linear failed: data directory").count(),
+        1,
+        "{message}"
+    );
+    assert!(
+        message.contains("reproduce tuning failed: the same problem (above)"),
+        "{message}"
+    );
     for (path, bytes) in &results {
         assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
     }

@@ -124,7 +124,7 @@ fn real_data_status(dir: &DataDir) -> Result<(), String> {
         .collect();
     if !missing.is_empty() {
         return Err(format!(
-            "data files missing in {}: {}",
+            "data files missing in {}: {} (see `cargo xtask datasets fetch`)",
             dir.path().display(),
             missing.join(", ")
         ));
@@ -159,10 +159,7 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     let mut this = Holdings::new(options.quick);
     match &real_data {
         Ok(()) => this = this.with_part(REAL_DATA_PART),
-        Err(why) => eprintln!(
-            "predict (b): will not run, {why} (see `cargo xtask datasets fetch`); part (a) \
-             runs alone"
-        ),
+        Err(why) => eprintln!("predict (b): will not run: {why}; part (a) runs alone"),
     }
     let out = super::experiment_folder(options, "predict", &FILES, &this, recorded_holdings)?;
     let (ns, trials, tests): (&[usize], usize, usize) = if options.quick {
