@@ -130,7 +130,9 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
     assert!(message.contains("cargo xtask datasets fetch"), "{message}");
     // The one data problem is explained once, then referred to.
     assert_eq!(
-        message.matches("reproduce linear failed: data directory").count(),
+        message
+            .matches("reproduce linear failed: data directory")
+            .count(),
         1,
         "{message}"
     );

@@ -26,10 +26,12 @@ pub struct DataShortfall {
 /// experiments, before they run); otherwise why not, already printed.
 pub fn ensure_data(options: &Options, offline: bool) -> Result<(), DataShortfall> {
     let dir = DataDir::resolve(options.data_dir.as_deref());
-    let every: Vec<&DataFile> = ADULT_FILES.iter().chain(&KDD_FILES).collect();
-    let missing: Vec<&DataFile> = every
+    // Something else under a file's name (a pipe, a folder) is not missing: the
+    // experiments' own checks name it, and nothing is fetched over it.
+    let missing: Vec<&DataFile> = dir
+        .missing(&ADULT_FILES)
         .into_iter()
-        .filter(|f| !dir.path().join(f.name).is_file())
+        .chain(dir.missing(&KDD_FILES))
         .collect();
     if missing.is_empty() {
         return Ok(());
