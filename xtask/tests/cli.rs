@@ -12,6 +12,18 @@ fn xtask(args: &[&str]) -> Output {
     common::xtask_with(args, None)
 }
 
+/// `cargo xtask datasets fetch --from MIRROR --data-dir DATA`.
+fn fetch_from(mirror: &Path, data: &Path) -> Output {
+    xtask(&[
+        "datasets",
+        "fetch",
+        "--from",
+        text(mirror),
+        "--data-dir",
+        text(data),
+    ])
+}
+
 /// Writes `name` at `path` with the published size but not the published contents (zeros),
 /// so that only its checksum can refuse it.
 fn wrong_file_of_published_size(path: &Path, name: &str) {
@@ -288,16 +300,7 @@ fn fetch_from_keeps_data_dir_free_of_unverified_files() {
         wrong_file_of_published_size(&mirror.join(file), file);
     }
     let data = scratch.join("data");
-    let fetch = || {
-        xtask(&[
-            "datasets",
-            "fetch",
-            "--from",
-            text(&mirror),
-            "--data-dir",
-            text(&data),
-        ])
-    };
+    let fetch = || fetch_from(&mirror, &data);
     // A truncated file is refused by its size, before it is copied.
     std::fs::write(mirror.join("adult.names"), "a truncated download").unwrap();
     let output = fetch();
@@ -338,14 +341,7 @@ fn fetch_from_leaves_a_mirror_missing_files_reported_and_data_dir_clean() {
     let mirror = scratch.join("mirror");
     std::fs::create_dir_all(&mirror).unwrap();
     let data = scratch.join("data");
-    let output = xtask(&[
-        "datasets",
-        "fetch",
-        "--from",
-        text(&mirror),
-        "--data-dir",
-        text(&data),
-    ]);
+    let output = fetch_from(&mirror, &data);
     assert!(!output.status.success());
     let message = stderr(&output);
     assert!(
@@ -418,14 +414,7 @@ fn fetch_from_a_good_mirror_installs_only_verified_files() {
     );
     std::fs::write(data.join(abandoned), "half a download").unwrap();
     std::fs::write(data.join(&live), "a download in progress").unwrap();
-    let output = xtask(&[
-        "datasets",
-        "fetch",
-        "--from",
-        text(&mirror),
-        "--data-dir",
-        text(&data),
-    ]);
+    let output = fetch_from(&mirror, &data);
     assert!(output.status.success(), "{}", stderr(&output));
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(

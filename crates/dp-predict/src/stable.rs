@@ -80,8 +80,12 @@ impl StableErmParams {
     /// The solver tolerance a fit on `examples` × `features` certifies (public: sizes and
     /// parameters only).
     fn effective_tolerance(&self, examples: usize, features: usize) -> f64 {
-        self.tolerance
-            .unwrap_or(DEFAULT_TOLERANCE.max(self.rounding_floor(examples, features)))
+        self.tolerance_above(self.rounding_floor(examples, features))
+    }
+
+    /// The requested tolerance, else the default or the rounding `floor` if larger.
+    fn tolerance_above(&self, floor: f64) -> f64 {
+        self.tolerance.unwrap_or(DEFAULT_TOLERANCE.max(floor))
     }
 
     /// The sensitivity of the score `⟨w, x⟩` for `‖x‖ ≤ 1` over neighbouring datasets of
@@ -103,9 +107,8 @@ impl StableErmParams {
         let stability = 2.0 * lipschitz / (lambda * examples as f64);
         // The solver's computed ‖∇F‖ ≤ γ holds for the exact gradient only up to the
         // rounding floor: the minimizer is within (γ + floor)/λ, rounded up.
-        let certified = (self.effective_tolerance(examples, features)
-            + self.rounding_floor(examples, features))
-        .next_up();
+        let floor = self.rounding_floor(examples, features);
+        let certified = (self.tolerance_above(floor) + floor).next_up();
         let inexact = 2.0 * certified / lambda;
         // The score is a floating-point dot product of d terms with ‖w‖ ≤ L/λ, ‖x‖ ≤ 1: each
         // evaluation errs by at most about d·u·L/λ; two evaluations (one per dataset),
