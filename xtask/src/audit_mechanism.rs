@@ -167,16 +167,17 @@ pub fn run(
     let stem = format!("audit_{name}");
     let (json_name, md_name) = (format!("{stem}.json"), format!("{stem}.md"));
     // Fewer runs than the full audit's do not replace a full audit's report.
-    let earlier = keep::read_json(&out.join(&json_name)).and_then(|rows| {
+    let earlier = |out: &std::path::Path| {
+        let rows = keep::read_json(&out.join(&json_name))?;
         let fewest = rows
             .as_array()?
             .iter()
             .filter_map(|row| row.get("runs_per_dataset")?.as_u64())
             .min()?;
         Some(Holdings::new(fewest < FULL_RUNS as u64))
-    });
+    };
     let this = Holdings::new(runs < FULL_RUNS);
-    let out = keep::destination(out, &[&json_name, &md_name], &this, earlier.as_ref())?;
+    let out = keep::destination(out, &[&json_name, &md_name], &this, earlier)?;
     let (first, second) = pair(seed)?;
     let mut rows = Vec::new();
     for (branch, lambda) in BRANCHES.into_iter().enumerate() {

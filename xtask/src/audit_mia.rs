@@ -242,14 +242,16 @@ pub fn run(
         .map(|&name| pool(name, quick, data_dir.as_deref(), seed))
         .collect::<Result<Vec<_>, _>>()?;
     // A quick run does not replace a full run's report of any of its datasets.
-    let earlier = names
-        .iter()
-        .filter_map(|name| keep::read_json(&out.join(format!("mia_{name}.json"))))
-        .filter_map(|report| report.get("models")?.as_u64())
-        .max()
-        .map(|models| Holdings::new(models < FULL_MODELS as u64));
+    let earlier = |out: &Path| {
+        names
+            .iter()
+            .filter_map(|name| keep::read_json(&out.join(format!("mia_{name}.json"))))
+            .filter_map(|report| report.get("models")?.as_u64())
+            .max()
+            .map(|models| Holdings::new(models < FULL_MODELS as u64))
+    };
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
-    let out = keep::destination(out, &files, &Holdings::new(quick), earlier.as_ref())?;
+    let out = keep::destination(out, &files, &Holdings::new(quick), earlier)?;
     let mut all_pass = true;
     for (name, pool) in names.into_iter().zip(pools) {
         let models = if quick { 16 } else { FULL_MODELS };

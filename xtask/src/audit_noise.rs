@@ -54,15 +54,14 @@ impl Check {
 pub fn run(quick: bool, seed: u64, out: &Path) -> Result<bool, Box<dyn std::error::Error>> {
     // The report's header records the mode (see `markdown`): a quick audit does not replace
     // a full one.
-    let earlier = std::fs::read_to_string(out.join(AUDIT_FILES[0]))
-        .ok()
-        .and_then(|report| {
-            ["quick", "full"]
-                .into_iter()
-                .find(|mode| report.contains(&format!(", mode {mode}, seed")))
-                .map(Holdings::from_mode)
-        });
-    let out = keep::destination(out, &AUDIT_FILES, &Holdings::new(quick), earlier.as_ref())?;
+    let earlier = |out: &Path| {
+        let report = std::fs::read_to_string(out.join(AUDIT_FILES[0])).ok()?;
+        ["quick", "full"]
+            .into_iter()
+            .find(|mode| report.contains(&format!(", mode {mode}, seed")))
+            .map(Holdings::from_mode)
+    };
+    let out = keep::destination(out, &AUDIT_FILES, &Holdings::new(quick), earlier)?;
     let scale = if quick { 1 } else { 40 };
     let mut rng = InsecureSeededRng::new(seed);
     let mut checks = Vec::new();

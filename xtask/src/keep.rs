@@ -10,8 +10,9 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::safe_write::{OutDir, PathError};
+use crate::safe_write::{FolderLock, OutDir, PathError};
 
 /// The subfolder for a quick run over full results.
 pub const QUICK_FOLDER: &str = "quick";
@@ -67,19 +68,41 @@ impl Holdings {
     }
 }
 
-/// Where a run's results go: `folder` itself when the run holds at least what `earlier`
-/// (the results already in `folder`) holds, else a subfolder of it, announced on stderr.
-/// Either way the folder is checked (see [`OutDir::prepare`]) for `files`.
+/// Claims `folder` for this run until the claim's last holder is dropped: a second run
+/// that wants the same folder is refused at once (see [`FolderLock`]). The keep rule reads
+/// the earlier results after the claim, so no other run can change them in between.
+pub fn claim(folder: &Path) -> Result<Arc<FolderLock>, PathError> {
+    FolderLock::take(folder).map(Arc::new)
+}
+
+/// Claims `folder` ([`claim`]) and says where the run's results go: `folder` itself when
+/// the run holds at least what the results already there hold (`earlier`, read once the
+/// folder is claimed), else a subfolder of it, announced on stderr. Either way the folder is
+/// checked (see [`OutDir::prepare`]) for `files`, and holds the claim.
 pub fn destination(
+    folder: &Path,
+    files: &[&str],
+    this: &Holdings,
+    earlier: impl FnOnce(&Path) -> Option<Holdings>,
+) -> Result<OutDir, PathError> {
+    let lock = claim(folder)?;
+    let earlier = earlier(folder);
+    destination_claimed(&lock, folder, files, this, earlier.as_ref())
+}
+
+/// [`destination`] for a folder already claimed with `lock`, the results there holding
+/// `earlier`.
+pub fn destination_claimed(
+    lock: &Arc<FolderLock>,
     folder: &Path,
     files: &[&str],
     this: &Holdings,
     earlier: Option<&Holdings>,
 ) -> Result<OutDir, PathError> {
     let Some((subfolder, why)) = earlier.and_then(|e| this.shortfall(e)) else {
-        return OutDir::prepare(folder, files);
+        return Ok(OutDir::prepare(folder, files)?.holding(lock.clone()));
     };
-    let aside = OutDir::prepare(&folder.join(subfolder), files)?;
+    let aside = OutDir::prepare(&folder.join(subfolder), files)?.holding(lock.clone());
     eprintln!(
         "xtask: earlier results in {} kept ({why}); this run's results go to {}",
         folder.display(),
@@ -138,9 +161,12 @@ mod tests {
         std::fs::write(dir.join("run.json"), "not json").unwrap();
         let earlier = recorded_mode(&dir, &["run.json", "cells.json"]);
         assert_eq!(earlier, Some(Holdings::new(false)));
-        let out = destination(&dir, &[], &Holdings::new(true), earlier.as_ref()).unwrap();
+        let lock = claim(&dir).unwrap();
+        let aside = Holdings::new(true);
+        let out = destination_claimed(&lock, &dir, &[], &aside, earlier.as_ref()).unwrap();
         assert_eq!(out.path(), dir.join(QUICK_FOLDER));
-        let out = destination(&dir, &[], &Holdings::new(false), earlier.as_ref()).unwrap();
+        let full = Holdings::new(false);
+        let out = destination_claimed(&lock, &dir, &[], &full, earlier.as_ref()).unwrap();
         assert_eq!(out.path(), dir);
         std::fs::remove_dir_all(&dir).unwrap();
     }

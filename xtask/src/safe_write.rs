@@ -10,6 +10,7 @@
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// An OS error, with what was being done and the path it concerns.
 #[derive(Debug)]
@@ -53,6 +54,8 @@ impl std::error::Error for PathError {
 #[derive(Debug, Clone)]
 pub struct OutDir {
     path: PathBuf,
+    /// The claim of the run writing here, if it took one (see [`FolderLock`]).
+    lock: Option<Arc<FolderLock>>,
 }
 
 impl OutDir {
@@ -60,13 +63,7 @@ impl OutDir {
     /// of `files` is a folder there (the final rename would fail on it). Folders it had to
     /// create are removed again: [`OutDir::write`] creates them when a file is written.
     pub fn prepare(path: &Path, files: &[&str]) -> Result<Self, PathError> {
-        if path.exists() && !path.is_dir() {
-            return Err(PathError {
-                action: "use as output folder",
-                path: path.to_path_buf(),
-                source: std::io::Error::other("it exists and is not a folder"),
-            });
-        }
+        check_folder_path(path)?;
         let created = missing_ancestors(path);
         let probed = std::fs::create_dir_all(path)
             .map_err(PathError::on("create output folder", path))
@@ -92,7 +89,14 @@ impl OutDir {
         }
         Ok(Self {
             path: path.to_path_buf(),
+            lock: None,
         })
+    }
+
+    /// The same folder, holding `lock` (shared by its clones) until the last is dropped.
+    pub fn holding(mut self, lock: Arc<FolderLock>) -> Self {
+        self.lock = Some(lock);
+        self
     }
 
     /// The folder.
@@ -107,6 +111,167 @@ impl OutDir {
             .map_err(PathError::on("create output folder", &self.path))?;
         write_atomically(&self.path.join(name), contents.as_ref())
     }
+}
+
+/// Refuses `path` when it, or the nearest of its ancestors that is there, is not a folder
+/// (a file, or a symbolic link to nothing or to a file): creating folders under it would
+/// fail with an OS message ("File exists") that does not say why.
+fn check_folder_path(path: &Path) -> Result<(), PathError> {
+    let Some((there, meta)) = path
+        .ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .find_map(|p| Some((p, std::fs::symlink_metadata(p).ok()?)))
+    else {
+        return Ok(());
+    };
+    if there.is_dir() {
+        return Ok(());
+    }
+    let what = if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(there).unwrap_or_default();
+        let pointee = if there.exists() {
+            "which is not a folder"
+        } else {
+            "which does not exist"
+        };
+        format!("a symbolic link to {}, {pointee}", target.display())
+    } else {
+        "there and not a folder".to_string()
+    };
+    let why = if there == path {
+        format!("it is {what}")
+    } else {
+        format!("{} is {what}", there.display())
+    };
+    Err(PathError {
+        action: "use as output folder",
+        path: path.to_path_buf(),
+        source: std::io::Error::other(why),
+    })
+}
+
+/// The hidden file a run locks in the folder it writes results into.
+pub const LOCK_FILE: &str = ".xtask-run.lock";
+
+/// One run's exclusive claim on a results folder, so that two runs never decide what to
+/// keep from the same earlier results and then write over each other (a quick run that
+/// finishes second would replace a full one). It is an advisory lock (`flock`) on
+/// [`LOCK_FILE`] in the folder, which records the holder's process id; the OS releases it
+/// when the process ends, however it ends. Dropping the claim removes the lock file and the
+/// folders taking it created, if nothing else was put in them.
+#[derive(Debug)]
+pub struct FolderLock {
+    file: std::fs::File,
+    path: PathBuf,
+    created: Vec<PathBuf>,
+}
+
+impl FolderLock {
+    /// Claims `folder` (creating it if needed), or refuses at once, naming the process that
+    /// holds it. A filesystem without locks gets a warning and an unlocked run.
+    pub fn take(folder: &Path) -> Result<Self, PathError> {
+        check_folder_path(folder)?;
+        let created = missing_ancestors(folder);
+        std::fs::create_dir_all(folder).map_err(PathError::on("create output folder", folder))?;
+        let path = folder.join(LOCK_FILE);
+        let claimed = Self::lock_file(&path).map(|file| Self {
+            file,
+            path,
+            created: created.clone(),
+        });
+        if claimed.is_err() {
+            for folder in &created {
+                let _ = std::fs::remove_dir(folder);
+            }
+        }
+        claimed
+    }
+
+    /// The locked file at `path`. A run that finishes removes its lock file, so the file
+    /// opened may be unlinked by the time it is locked: then it is opened again.
+    fn lock_file(path: &Path) -> Result<std::fs::File, PathError> {
+        for _ in 0..LOCK_ATTEMPTS {
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(PathError::on("create the lock file", path))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = std::io::Read::read_to_string(&mut file, &mut holder);
+                    let holder = holder.trim();
+                    let process = if holder.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (process {holder})")
+                    };
+                    let folder = path.parent().unwrap_or(path);
+                    return Err(PathError {
+                        action: "write results in",
+                        path: folder.to_path_buf(),
+                        source: std::io::Error::other(format!(
+                            "another xtask run{process} is writing results there; wait \
+                             for it to finish or choose another --out"
+                        )),
+                    });
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    eprintln!(
+                        "xtask: cannot lock {} ({e}); this run is not protected against \
+                         another writing the same results at once",
+                        path.display()
+                    );
+                    return Ok(file);
+                }
+            }
+            if !same_file(&file, path) {
+                continue;
+            }
+            // The holder's id, for the message of a run that finds the folder taken.
+            let _ = file.set_len(0);
+            let _ = std::io::Write::write_all(&mut file, std::process::id().to_string().as_bytes());
+            return Ok(file);
+        }
+        Err(PathError {
+            action: "lock",
+            path: path.to_path_buf(),
+            source: std::io::Error::other("it was replaced each time it was locked"),
+        })
+    }
+}
+
+/// Locks taken on a lock file that had meanwhile been replaced before giving up.
+const LOCK_ATTEMPTS: usize = 8;
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        // Removed while still locked: a run that opened it meanwhile sees it unlinked.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+        for folder in &self.created {
+            let _ = std::fs::remove_dir(folder);
+        }
+    }
+}
+
+/// Whether `file` is the file now at `path` (on Unix, the same device and inode).
+#[cfg(unix)]
+fn same_file(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Whether `file` is the file now at `path` (without inodes, assumed so).
+#[cfg(not(unix))]
+fn same_file(_file: &std::fs::File, _path: &Path) -> bool {
+    true
 }
 
 /// `path` and those of its ancestors that do not exist, deepest first.
@@ -253,6 +418,54 @@ mod tests {
             assert!(err.contains(&path.display().to_string()), "{err}");
         }
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rejects_a_symbolic_link_to_nothing_naming_it() {
+        let dir = scratch("dangling");
+        let link = dir.join("results");
+        std::os::unix::fs::symlink(dir.join("gone"), &link).unwrap();
+        for (path, names) in [(link.clone(), "it is"), (link.join("linear"), "results is")] {
+            for err in [
+                OutDir::prepare(&path, &[]).unwrap_err().to_string(),
+                FolderLock::take(&path).unwrap_err().to_string(),
+            ] {
+                assert!(err.contains(names), "{err}");
+                assert!(
+                    err.contains("symbolic link") && err.contains("does not exist"),
+                    "{err}"
+                );
+            }
+        }
+        assert_eq!(names(&dir), ["results"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_claimed_folder_refuses_a_second_claim_until_released() {
+        let dir = scratch("lock");
+        let folder = dir.join("new/linear");
+        let first = FolderLock::take(&folder).unwrap();
+        assert_eq!(names(&folder), [LOCK_FILE]);
+        let err = FolderLock::take(&folder).unwrap_err().to_string();
+        let holder = format!("another xtask run (process {})", std::process::id());
+        assert!(err.contains(&holder) && err.contains("--out"), "{err}");
+        assert!(err.contains(&folder.display().to_string()), "{err}");
+        // Released: the lock file and the folders the claim created are gone…
+        drop(first);
+        assert!(names(&dir).is_empty(), "{:?}", names(&dir));
+        // …but not a folder that was there, nor results written while it was held.
+        let second = FolderLock::take(&folder).unwrap();
+        drop(FolderLock::take(&dir).unwrap());
+        assert!(dir.is_dir());
+        OutDir::prepare(&folder, &[])
+            .unwrap()
+            .write("summary.md", "x")
+            .unwrap();
+        drop(second);
+        assert_eq!(names(&folder), ["summary.md"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -161,6 +161,33 @@ fn a_failed_run_leaves_no_folder_it_created() {
 }
 
 #[test]
+fn a_run_into_a_folder_another_run_is_writing_is_refused_before_any_work() {
+    let scratch = scratch("claimed-folder");
+    let out = scratch.join("results");
+    let folder = out.join("kernel");
+    let results = vec![
+        earlier(&folder.join("run.json"), r#"{"mode": "full"}"#),
+        earlier(&folder.join("summary.md"), "full results\n"),
+    ];
+    // Another run's claim, as `xtask` takes it: a lock on the folder's lock file.
+    let lock = std::fs::File::create(folder.join(".xtask-run.lock")).unwrap();
+    lock.try_lock().unwrap();
+    let output = xtask(&["reproduce", "kernel", "--quick", "--out", text(&out)]);
+    let message = stderr(&output);
+    assert!(!output.status.success(), "{message}");
+    assert!(message.contains("another xtask run"), "{message}");
+    assert_sentinels_intact(&results);
+    assert!(!folder.join("quick").exists());
+    // Released (the other run ended): the same command runs, into `quick/` beside the full run.
+    drop(lock);
+    let output = xtask(&["reproduce", "kernel", "--quick", "--out", text(&out)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(folder.join("quick/summary.md").is_file());
+    assert_sentinels_intact(&results);
+    std::fs::remove_dir_all(&scratch).unwrap();
+}
+
+#[test]
 fn bench_peers_refuses_python_without_setup() {
     let output = xtask(&["bench", "peers", "--python", "/nonexistent/python"]);
     assert_eq!(output.status.code(), Some(2));

@@ -3,6 +3,7 @@
 //! training rows, the same rows and objective for every tool, runs interleaved.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use dp_datasets::{ADULT_FILES, ADULT_TRAIN_ROWS, DataDir, load_adult};
 use dp_erm::{ErmParams, Loss, TrainingSet};
@@ -15,7 +16,7 @@ use super::python::{self, Job, Outcome, TOOLS};
 use super::report::{self, Machine};
 use super::{exchange, test_error};
 use crate::keep::{self, Holdings};
-use crate::safe_write::{OutDir, PathError, Temporary, temporary_name};
+use crate::safe_write::{FolderLock, OutDir, PathError, Temporary, temporary_name};
 
 /// The problems of the issue: Λ × ε on Adult (paper preprocessing).
 const LAMBDAS: [f64; 3] = [1e-3, 1e-4, 1e-5];
@@ -100,7 +101,9 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         .into());
     }
     let bench = options.out.join("bench");
-    // Checked now; the folder the report goes to is chosen once the tools that ran are known.
+    // Claimed and checked now; the folder the report goes to is chosen once the tools that
+    // ran are known.
+    let lock = keep::claim(&bench)?;
     OutDir::prepare(&bench, &REPORT_FILES)?;
     let dir = DataDir::resolve(options.data_dir.as_deref());
     dir.check_folder()?;
@@ -171,7 +174,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         r.objective_gap_to_ours
             .is_none_or(|gap| gap >= -OBJECTIVE_SLACK)
     });
-    let out = report_folder(&bench, rows.iter().map(|r| r.tool.as_str()))?;
+    let out = report_folder(&lock, &bench, rows.iter().map(|r| r.tool.as_str()))?;
     let report = Report {
         machine: machine_before.until_now(),
         rows_train: train.len(),
@@ -211,6 +214,7 @@ fn holdings<'a>(tools: impl Iterator<Item = &'a str>) -> Holdings {
 /// there has peers this one lacks (no Python environment, a tool that failed), which it
 /// keeps (see `keep`).
 fn report_folder<'a>(
+    lock: &Arc<FolderLock>,
     bench: &Path,
     tools: impl Iterator<Item = &'a str>,
 ) -> Result<OutDir, PathError> {
@@ -220,7 +224,13 @@ fn report_folder<'a>(
             rows.iter().filter_map(|row| row.get("tool")?.as_str()),
         ))
     });
-    keep::destination(bench, &REPORT_FILES, &holdings(tools), earlier.as_ref())
+    keep::destination_claimed(
+        lock,
+        bench,
+        &REPORT_FILES,
+        &holdings(tools),
+        earlier.as_ref(),
+    )
 }
 
 /// γ = 10⁻¹⁰ on `‖∇J‖₂`, in each tool's terms. liblinear (TRON) stops at
@@ -491,22 +501,27 @@ mod tests {
         let earlier =
             r#"{"rows": [{"tool": "dp-ml"}, {"tool": "sklearn-lbfgs"}, {"tool": "diffprivlib"}]}"#;
         std::fs::write(bench.join("peers.json"), earlier).unwrap();
+        let lock = keep::claim(&bench).unwrap();
         // No Python environment: only our rows.
-        let out = report_folder(&bench, [OURS].into_iter()).unwrap();
+        let out = report_folder(&lock, &bench, [OURS].into_iter()).unwrap();
         assert_eq!(out.path(), bench.join(keep::PARTIAL_FOLDER));
         // One peer fewer than before is still less.
-        let out = report_folder(&bench, [OURS, "sklearn-lbfgs"].into_iter()).unwrap();
+        let out = report_folder(&lock, &bench, [OURS, "sklearn-lbfgs"].into_iter()).unwrap();
         assert_eq!(out.path(), bench.join(keep::PARTIAL_FOLDER));
         // Every earlier peer (and more) replaces the report.
         let all = [OURS, "sklearn-liblinear", "sklearn-lbfgs", "diffprivlib"];
         assert_eq!(
-            report_folder(&bench, all.into_iter()).unwrap().path(),
+            report_folder(&lock, &bench, all.into_iter())
+                .unwrap()
+                .path(),
             bench
         );
         // A report of an older version without rows, or none at all, is replaced.
         std::fs::write(bench.join("peers.json"), "{}").unwrap();
         assert_eq!(
-            report_folder(&bench, [OURS].into_iter()).unwrap().path(),
+            report_folder(&lock, &bench, [OURS].into_iter())
+                .unwrap()
+                .path(),
             bench
         );
         assert_eq!(

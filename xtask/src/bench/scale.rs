@@ -80,7 +80,7 @@ fn recorded_holdings(bench: &std::path::Path) -> Option<Holdings> {
 pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let bench = options.out.join("bench");
     let this = Holdings::new(options.quick);
-    let out = keep::destination(&bench, &FILES, &this, recorded_holdings(&bench).as_ref())?;
+    let out = keep::destination(&bench, &FILES, &this, recorded_holdings)?;
     let machine = Machine::now();
     let row_counts: &[usize] = if options.quick {
         &[10_000, 30_000, 100_000]

@@ -94,8 +94,8 @@ struct Listed {
     folder: String,
     entry: RunEntry,
     figures: Vec<String>,
-    /// Subfolders holding a lesser run kept beside these results (see `keep`).
-    kept_aside: Vec<&'static str>,
+    /// Subfolders linked beside these results, with what they hold (see [`beside`]).
+    beside: Vec<(&'static str, &'static str)>,
 }
 
 /// Rewrites `<out>/index.md` from every experiment folder under `out`; returns its path.
@@ -152,16 +152,38 @@ fn read_folder(folder: &Path) -> Result<Listed, Box<dyn std::error::Error>> {
         .filter(|n| n.ends_with(".svg") && !n.starts_with('.'))
         .collect();
     figures.sort();
-    let kept_aside = [keep::QUICK_FOLDER, keep::PARTIAL_FOLDER]
-        .into_iter()
-        .filter(|sub| folder.join(sub).join("summary.md").is_file())
-        .collect();
     Ok(Listed {
         folder: name,
         entry,
         figures,
-        kept_aside,
+        beside: beside(folder),
     })
+}
+
+/// The subfolders of `folder` worth a link beside its results, with their labels: a lesser
+/// run the keep rule set aside, if it finished after those results (an older one was
+/// superseded when they were written), and the finished datasets of a linear run that was
+/// interrupted or is still running.
+fn beside(folder: &Path) -> Vec<(&'static str, &'static str)> {
+    let finished = |dir: &Path| {
+        std::fs::metadata(dir.join("summary.md"))
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    let main = finished(folder);
+    let mut linked: Vec<(&str, &str)> = [keep::QUICK_FOLDER, keep::PARTIAL_FOLDER]
+        .into_iter()
+        .filter(|sub| match (finished(&folder.join(sub)), main) {
+            (Some(aside), Some(main)) => aside >= main,
+            (aside, _) => aside.is_some(),
+        })
+        .map(|sub| (sub, "run, kept aside"))
+        .collect();
+    let unfinished = super::UNFINISHED_FOLDER;
+    if finished(&folder.join(unfinished)).is_some() {
+        linked.push((unfinished, "run: the datasets it finished"));
+    }
+    linked
 }
 
 fn page(listed: &[Listed]) -> String {
@@ -215,9 +237,9 @@ fn page(listed: &[Listed]) -> String {
                     .map(|f| format!("[{}]({}/{f})", f.trim_end_matches(".svg"), l.folder)),
             )
             .chain(
-                l.kept_aside
+                l.beside
                     .iter()
-                    .map(|sub| format!("[{sub} run, kept aside]({}/{sub}/summary.md)", l.folder)),
+                    .map(|(sub, what)| format!("[{sub} {what}]({}/{sub}/summary.md)", l.folder)),
             )
             .collect();
         let _ = writeln!(s, "\n{}", links.join(" · "));
@@ -265,6 +287,35 @@ fn utc(time: SystemTime) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn links_only_runs_kept_aside_after_the_results_and_names_unfinished_ones() {
+        let dir = std::env::temp_dir().join(format!("xtask-index-beside-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let summary = |sub: &str, age_seconds: u64| {
+            let folder = dir.join(sub);
+            std::fs::create_dir_all(&folder).unwrap();
+            let file = std::fs::File::create(folder.join("summary.md")).unwrap();
+            file.set_modified(SystemTime::now() - Duration::from_secs(age_seconds))
+                .unwrap();
+        };
+        summary("", 100);
+        // A quick run set aside before the full results were written is stale.
+        summary(keep::QUICK_FOLDER, 200);
+        summary(keep::PARTIAL_FOLDER, 10);
+        summary(super::super::UNFINISHED_FOLDER, 300);
+        let linked = beside(&dir);
+        assert_eq!(
+            linked,
+            [
+                (keep::PARTIAL_FOLDER, "run, kept aside"),
+                ("unfinished", "run: the datasets it finished")
+            ]
+        );
+        summary(keep::QUICK_FOLDER, 0);
+        assert_eq!(beside(&dir)[0], (keep::QUICK_FOLDER, "run, kept aside"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn utc_dates_match_known_instants() {

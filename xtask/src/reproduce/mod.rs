@@ -67,7 +67,7 @@ fn experiment_folder(
     earlier: fn(&Path) -> Option<Holdings>,
 ) -> Result<OutDir, PathError> {
     let folder = options.out.join(experiment);
-    keep::destination(&folder, files, this, earlier(&folder).as_ref())
+    keep::destination(&folder, files, this, earlier)
 }
 
 /// The mode of the results in `folder`, from their `run.json`, or from `cells.json` for
@@ -123,9 +123,10 @@ const LINEAR_FILES: [&str; 7] = [
     "fig1b_kdd_error_vs_epsilon.svg",
 ];
 
-/// Where the results of a run in progress go until every experiment has finished, so that
-/// an interrupted run keeps what it finished without replacing a complete earlier run.
-const PARTIAL_FOLDER: &str = "partial";
+/// Where the results of a linear run in progress go until every dataset has finished, so
+/// that an interrupted run keeps what it finished without replacing a complete earlier run
+/// (not `keep`'s `partial/`, which holds a finished run that lacks a part).
+pub(crate) const UNFINISHED_FOLDER: &str = "unfinished";
 
 /// `cargo xtask reproduce tuning` (Figure 1(d), 1(e); the cost of private tuning on Adult).
 pub use tuning::run as tuning;
@@ -164,7 +165,7 @@ pub fn linear(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
     check_data(&dir, &experiments, options)?;
     let this = Holdings::new(options.quick);
     let out = experiment_folder(options, "linear", &LINEAR_FILES, &this, recorded_mode)?;
-    let partial = OutDir::prepare(&out.path().join(PARTIAL_FOLDER), &LINEAR_FILES)?;
+    let unfinished = OutDir::prepare(&out.path().join(UNFINISHED_FOLDER), &LINEAR_FILES)?;
     let (folds, draws) = if options.quick { (3, 2) } else { (10, 50) };
     let mut cells: Vec<Cell> = Vec::new();
     let mut records = Vec::new();
@@ -192,16 +193,20 @@ pub fn linear(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
             if k < last {
                 // A long run that stops keeps what it finished, beside the earlier results.
                 let run = Run::new(options, folds, draws, &records, &cells, start);
-                write_outputs(&partial, &run, "partial: later datasets still running")?;
+                write_outputs(
+                    &unfinished,
+                    &run,
+                    "unfinished: later datasets still running",
+                )?;
             }
         }
         Ok(())
     };
     if let Err(e) = run_all() {
         // Only removes the folder if nothing was finished into it.
-        let _ = std::fs::remove_dir(partial.path());
-        let finished = if partial.path().exists() {
-            format!("; finished datasets are in {}", partial.path().display())
+        let _ = std::fs::remove_dir(unfinished.path());
+        let finished = if unfinished.path().exists() {
+            format!("; finished datasets are in {}", unfinished.path().display())
         } else {
             String::new()
         };
@@ -213,9 +218,11 @@ pub fn linear(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
     }
     let run = Run::new(options, folds, draws, &records, &cells, start);
     write_outputs(&out, &run, "complete")?;
-    if partial.path().exists() {
-        std::fs::remove_dir_all(partial.path())
-            .map_err(PathError::on("remove the partial results", partial.path()))?;
+    if unfinished.path().exists() {
+        std::fs::remove_dir_all(unfinished.path()).map_err(PathError::on(
+            "remove the unfinished results",
+            unfinished.path(),
+        ))?;
     }
     linear_entry(&cells, options.quick, start).write(&out)?;
     let ok = sanity_checks(&cells);
