@@ -1,7 +1,7 @@
-//! Pure ε-differential-privacy accounting.
+//! Differential-privacy accounting: pure ε, and (ε, δ) when a budget allows a δ.
 
 use crate::NoiseError;
-use crate::error::check_epsilon;
+use crate::error::{check_delta, check_epsilon};
 
 /// `a + b` rounded **up**: the floating-point sum, moved one ulp up whenever it came out
 /// below the exact sum (detected exactly with Knuth's TwoSum), so accumulated ε is never
@@ -48,17 +48,26 @@ pub struct Charge {
     pub label: String,
     /// The ε charged.
     pub epsilon: f64,
+    /// The δ charged (0 for a pure ε-DP mechanism).
+    pub delta: f64,
 }
 
-/// A pure-ε privacy budget: a limit, what has been spent, and a ledger of the charges.
+/// A privacy budget: a limit on ε (and on δ, 0 unless created with
+/// [`PrivacyBudget::with_delta`]), what has been spent, and a ledger of the charges.
 ///
 /// # Privacy
-/// Tracks the basic composition theorems of pure differential privacy:
+/// Tracks the basic composition theorems of differential privacy:
 /// - **sequential**: mechanisms that are ε₁-, …, ε_k-DP on the same data are together
-///   (Σ ε_i)-DP ([`PrivacyBudget::spend`]);
+///   (Σ ε_i)-DP ([`PrivacyBudget::spend`]); (ε_i, δ_i)-DP mechanisms are together
+///   (Σ ε_i, Σ δ_i)-DP ([`PrivacyBudget::spend_approximate`]);
 /// - **parallel**: mechanisms run on disjoint parts of the data (each person in one part)
 ///   are together (max ε_i)-DP ([`PrivacyBudget::spend_parallel`]);
 /// - post-processing of released outputs is free and is not charged.
+///
+/// A budget made with [`PrivacyBudget::new`] is **pure**: its δ limit is 0, so it refuses
+/// any spend with δ > 0 ([`NoiseError::DeltaBudgetExceeded`]) and everything it records is
+/// ε-DP. An (ε, δ) mechanism — random stopping with a cap on its runs, in `dp-tune` — can be
+/// charged only to a budget whose holder accepted a δ.
 ///
 /// The neighbouring relation must be the same for all charges. Sums are rounded up, so the
 /// reported spend is never below the true one; a spend that would exceed the limit is
@@ -72,17 +81,37 @@ pub struct Charge {
 pub struct PrivacyBudget {
     limit: f64,
     spent: f64,
+    delta_limit: f64,
+    delta_spent: f64,
     ledger: Vec<Charge>,
 }
 
 impl PrivacyBudget {
-    /// A budget of `limit` (finite, > 0), nothing spent.
+    /// A pure-ε budget of `limit` (finite, > 0), nothing spent: it accepts no δ.
     pub fn new(limit: f64) -> Result<Self, NoiseError> {
+        Self::with_delta(limit, 0.0)
+    }
+
+    /// A budget of `limit` on ε (finite, > 0) and `delta_limit` on δ (finite, 0 ≤ δ < 1;
+    /// 0 makes it pure), nothing spent.
+    pub fn with_delta(limit: f64, delta_limit: f64) -> Result<Self, NoiseError> {
         Ok(Self {
             limit: check_epsilon(limit)?,
             spent: 0.0,
+            delta_limit: check_delta(delta_limit)?,
+            delta_spent: 0.0,
             ledger: Vec::new(),
         })
+    }
+
+    /// The limit on δ (0 for a pure-ε budget).
+    pub fn delta_limit(&self) -> f64 {
+        self.delta_limit
+    }
+
+    /// Total δ spent so far (rounded up; 0 while only pure ε-DP spends were made).
+    pub fn delta_spent(&self) -> f64 {
+        self.delta_spent
     }
 
     /// The limit ε.
@@ -120,7 +149,22 @@ impl PrivacyBudget {
     /// Charges an ε-DP mechanism run on the data (sequential composition). On error
     /// nothing is charged.
     pub fn spend(&mut self, label: &str, epsilon: f64) -> Result<(), NoiseError> {
+        self.spend_approximate(label, epsilon, 0.0)
+    }
+
+    /// Charges an (ε, δ)-DP mechanism run on the data (basic sequential composition: ε and
+    /// δ add up). A δ > 0 is refused by a pure-ε budget. On error nothing is charged.
+    pub fn spend_approximate(
+        &mut self,
+        label: &str,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<(), NoiseError> {
         let epsilon = check_epsilon(epsilon)?;
+        // δ = 1 (no guarantee) is a valid claim, refused by every limit below.
+        if !(delta.is_finite() && (0.0..=1.0).contains(&delta)) {
+            return Err(NoiseError::InvalidDelta(delta));
+        }
         let total = add_rounding_up(self.spent, epsilon);
         if total > self.limit {
             return Err(NoiseError::BudgetExceeded {
@@ -129,10 +173,20 @@ impl PrivacyBudget {
                 limit: self.limit,
             });
         }
+        let delta_total = add_rounding_up(self.delta_spent, delta);
+        if delta_total > self.delta_limit {
+            return Err(NoiseError::DeltaBudgetExceeded {
+                requested: delta,
+                spent: self.delta_spent,
+                limit: self.delta_limit,
+            });
+        }
         self.spent = total;
+        self.delta_spent = delta_total;
         self.ledger.push(Charge {
             label: label.to_owned(),
             epsilon,
+            delta,
         });
         Ok(())
     }
@@ -228,9 +282,68 @@ mod tests {
             budget.ledger()[1],
             Charge {
                 label: "b".into(),
-                epsilon: 0.5
+                epsilon: 0.5,
+                delta: 0.0
             }
         );
+    }
+
+    #[test]
+    fn a_pure_budget_refuses_any_delta_and_charges_nothing() {
+        let mut budget = PrivacyBudget::new(1.0).unwrap();
+        budget.spend("pure", 0.25).unwrap();
+        let err = budget
+            .spend_approximate("capped", 0.25, 1e-300)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            NoiseError::DeltaBudgetExceeded {
+                requested: 1e-300,
+                spent: 0.0,
+                limit: 0.0
+            }
+        );
+        assert!(err.to_string().contains("with_delta"), "{err}");
+        assert_eq!((budget.spent(), budget.delta_spent()), (0.25, 0.0));
+        assert_eq!(budget.ledger().len(), 1);
+        // δ = 0 is a pure spend.
+        budget.spend_approximate("pure too", 0.25, 0.0).unwrap();
+        assert_eq!(budget.spent(), 0.5);
+    }
+
+    #[test]
+    fn deltas_add_up_rounding_up_within_their_limit() {
+        let mut budget = PrivacyBudget::with_delta(1.0, 1e-6).unwrap();
+        assert_eq!(budget.delta_limit(), 1e-6);
+        budget.spend_approximate("a", 0.25, 3e-7).unwrap();
+        budget.spend_approximate("b", 0.25, 3e-7).unwrap();
+        // 3e-7 + 3e-7 is inexact in binary: the recorded sum is not below the exact one.
+        assert!(budget.delta_spent() >= 6e-7, "{}", budget.delta_spent());
+        assert_eq!(budget.ledger()[1].delta, 3e-7);
+        let err = budget.spend_approximate("c", 0.25, 5e-7).unwrap_err();
+        assert!(
+            matches!(err, NoiseError::DeltaBudgetExceeded { limit, .. } if limit == 1e-6),
+            "{err}"
+        );
+        assert!(err.to_string().contains("delta limit"), "{err}");
+        assert_eq!(budget.spent(), 0.5);
+        // The ε limit binds too, whatever the δ.
+        assert!(matches!(
+            budget.spend_approximate("d", 0.75, 0.0),
+            Err(NoiseError::BudgetExceeded { .. })
+        ));
+        for bad in [-1e-9, 1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                PrivacyBudget::with_delta(1.0, bad),
+                Err(NoiseError::InvalidDelta(d)) if d.to_bits() == bad.to_bits()
+            ));
+            assert!(budget.spend_approximate("bad", 0.1, bad).is_err());
+        }
+        assert!(matches!(
+            budget.spend_approximate("no guarantee", 0.1, 1.0),
+            Err(NoiseError::DeltaBudgetExceeded { .. })
+        ));
+        assert_eq!(budget.ledger().len(), 2);
     }
 
     #[test]

@@ -63,6 +63,18 @@ pub enum NoiseError {
     },
     /// The operating system could not provide entropy to seed the generator.
     EntropyUnavailable(String),
+    /// A δ must be finite and ≥ 0, and a δ limit below 1 (a spend's δ may be 1).
+    InvalidDelta(f64),
+    /// A spend's δ would take the budget past its δ limit (0 for a pure-ε budget); nothing
+    /// was charged.
+    DeltaBudgetExceeded {
+        /// The δ of the refused spend.
+        requested: f64,
+        /// The δ spent before it.
+        spent: f64,
+        /// The budget's δ limit.
+        limit: f64,
+    },
 }
 
 impl fmt::Display for NoiseError {
@@ -112,6 +124,31 @@ impl fmt::Display for NoiseError {
             Self::EntropyUnavailable(why) => {
                 write!(f, "the operating system could not provide entropy: {why}")
             }
+            Self::InvalidDelta(delta) => {
+                write!(
+                    f,
+                    "delta must be finite, at least 0 and at most 1 (below 1 for a limit), got {delta:?}"
+                )
+            }
+            Self::DeltaBudgetExceeded {
+                requested,
+                spent,
+                limit,
+            } if *limit == 0.0 => write!(
+                f,
+                "privacy budget exceeded: the spend is (epsilon, delta)-DP with delta \
+                 {requested:?}, and this is a pure-epsilon budget (delta limit 0); create it \
+                 with PrivacyBudget::with_delta to accept a delta (spent so far {spent:?})"
+            ),
+            Self::DeltaBudgetExceeded {
+                requested,
+                spent,
+                limit,
+            } => write!(
+                f,
+                "privacy budget exceeded: spending delta {requested:?} on top of {spent:?} \
+                 already spent would pass the delta limit {limit:?}"
+            ),
         }
     }
 }
@@ -124,6 +161,15 @@ pub(crate) fn check_epsilon(epsilon: f64) -> Result<f64, NoiseError> {
         Ok(epsilon)
     } else {
         Err(NoiseError::InvalidEpsilon(epsilon))
+    }
+}
+
+/// Checks that a δ is finite, ≥ 0 and < 1.
+pub(crate) fn check_delta(delta: f64) -> Result<f64, NoiseError> {
+    if delta.is_finite() && (0.0..1.0).contains(&delta) {
+        Ok(delta)
+    } else {
+        Err(NoiseError::InvalidDelta(delta))
     }
 }
 

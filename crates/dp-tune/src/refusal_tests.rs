@@ -205,6 +205,59 @@ fn rejects_a_spent_budget() {
     assert_eq!(trained.lock().unwrap().len(), before, "nothing trained");
 }
 
+/// Random stopping is (3ε, δ)-DP, not ε-DP: a pure-ε budget refuses its charge before any
+/// training; a budget that accepts a δ records both.
+#[test]
+fn random_stopping_charges_its_delta_which_a_pure_budget_refuses() {
+    let trained = Arc::new(Mutex::new(Vec::new()));
+    let candidates = vec![
+        FixedTrainer {
+            trained: Some(trained.clone()),
+            ..ok()
+        };
+        3
+    ];
+    let data = rows_with_ids(vec![1.0; 400]);
+    let (gamma, runs) = (0.25, 40);
+    let stopping = RandomStopping::new(candidates, 0.5, gamma)
+        .unwrap()
+        .with_max_runs(runs)
+        .unwrap();
+    let mut rng = InsecureSeededRng::new(5);
+    let mut pure = PrivacyBudget::new(10.0).unwrap();
+    let e = stopping
+        .select_charging(&data, &mut pure, &mut rng)
+        .unwrap_err();
+    assert!(
+        matches!(e, TuneError::Budget(NoiseError::DeltaBudgetExceeded { .. })),
+        "{e}"
+    );
+    assert!(e.to_string().contains("with_delta"), "{e}");
+    assert_eq!(pure.spent(), 0.0);
+    assert!(trained.lock().unwrap().is_empty(), "nothing trained");
+    // The spec's claim: 3·max(ε_T, ε_S) and δ = (1 + e^{3ε})·(1 − γ)^T.
+    let epsilon = 3.0 * 1.0f64.max(0.5);
+    let delta = (1.0 + epsilon.exp()) * (1.0 - gamma).powi(runs as i32);
+    let mut accepting = PrivacyBudget::with_delta(10.0, 1e-3).unwrap();
+    stopping
+        .select_charging(&data, &mut accepting, &mut rng)
+        .unwrap();
+    assert_eq!(accepting.spent(), epsilon);
+    let charged = accepting.delta_spent();
+    assert!(
+        charged >= delta && charged <= delta * (1.0 + 1e-9),
+        "{charged} against {delta}"
+    );
+    // A δ limit below the claim refuses it.
+    let mut tight = PrivacyBudget::with_delta(10.0, delta / 2.0).unwrap();
+    assert!(
+        stopping
+            .select_charging(&data, &mut tight, &mut rng)
+            .is_err()
+    );
+    assert_eq!(tight.delta_spent(), 0.0);
+}
+
 #[test]
 fn rejects_bad_stopping_parameters() {
     for gamma in [0.0, -0.1, 1e-5, 1.5, f64::NAN] {

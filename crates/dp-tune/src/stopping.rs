@@ -85,7 +85,8 @@ pub const MAX_RUNS: usize = 10_000_000;
 /// selection is `(3ε_B, δ)`-DP with `δ = (1 + e^{3ε_B})·(1−γ)^T`
 /// ([`RandomStopping::delta`]; at most `(1 + e^{3ε_B})·10⁻⁹` with the default cap). Papernot &
 /// Steinke discuss such truncation; it is why a pure-ε claim is not made for the capped
-/// algorithm. The per-run stop coin is `rand`'s Bernoulli, exact to 2⁻⁶⁴; `delta` uses
+/// algorithm, and why [`RandomStopping::select_charging`] charges the δ too: a pure-ε
+/// [`PrivacyBudget`] refuses it. The per-run stop coin is `rand`'s Bernoulli, exact to 2⁻⁶⁴; `delta` uses
 /// a γ lowered by 2⁻⁶⁰ to cover it. The 3ε bound holds for any γ.
 ///
 /// Only the best run is released: the number of runs, the other runs, and the time taken
@@ -282,9 +283,10 @@ impl<T: Trainer> RandomStopping<T> {
         })
     }
 
-    /// As [`RandomStopping::select`], first charging [`RandomStopping::epsilon`] to
-    /// `budget` (a pure-ε budget: the cap's δ is not tracked there; see
-    /// [`RandomStopping::delta`]). Size refusals come first, then the charge.
+    /// As [`RandomStopping::select`], first charging [`RandomStopping::epsilon`] and
+    /// [`RandomStopping::delta`] to `budget`, which must accept that δ: a pure-ε budget
+    /// ([`PrivacyBudget::new`]) refuses the charge, since this selection is not ε-DP; make
+    /// it with [`PrivacyBudget::with_delta`]. Size refusals come first, then the charge.
     pub fn select_charging(
         &self,
         data: &Examples,
@@ -293,7 +295,7 @@ impl<T: Trainer> RandomStopping<T> {
     ) -> Result<Stopped<T::Model>, TuneError> {
         let held_out = self.check_data(data)?;
         budget
-            .spend("random stopping", self.epsilon())
+            .spend_approximate("random stopping", self.epsilon(), self.delta())
             .map_err(TuneError::Budget)?;
         self.select_checked(data, held_out, rng)
     }
