@@ -192,10 +192,9 @@ pub const MAX_RUNS: usize = 100_000_000;
 /// distinguisher (it would pass any mechanism), or that asks for more than [`MAX_RUNS`].
 pub fn require_power(runs: usize, target: f64, alpha: f64) -> Result<(), AuditError> {
     if runs > MAX_RUNS {
-        return Err(AuditError::InvalidParameter {
-            what: "runs per dataset",
-            value: runs as f64,
-            requirement: "at most 1e8",
+        return Err(AuditError::TooManyRuns {
+            runs,
+            max: MAX_RUNS,
         });
     }
     let largest = largest_detectable(runs, alpha);
@@ -233,6 +232,14 @@ mod tests {
             "{message}"
         );
         assert!(runs_needed(1e6, alpha).is_none());
+        // Too many: the count exactly as given, not rounded through f64.
+        let message = require_power(usize::MAX, target, alpha)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(&usize::MAX.to_string()) && message.contains("100000000"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -18,6 +18,13 @@ pub enum AuditError {
         /// The false-alarm rate α (confidence 1 − α).
         alpha: f64,
     },
+    /// More runs per dataset than an audit holds in memory.
+    TooManyRuns {
+        /// Runs per dataset asked for (exact: a count, never rounded).
+        runs: usize,
+        /// The most accepted ([`crate::MAX_RUNS`]).
+        max: usize,
+    },
     /// A parameter is out of range.
     InvalidParameter {
         /// Which.
@@ -73,6 +80,11 @@ impl fmt::Display for AuditError {
                 value,
                 requirement,
             } => write!(f, "{what} = {value:?} is invalid: it must be {requirement}"),
+            Self::TooManyRuns { runs, max } => write!(
+                f,
+                "{runs} runs per dataset are too many: an audit holds every score in memory, \
+                 at most {max}"
+            ),
             Self::NanScore { dataset, run } => {
                 write!(f, "run {run} on dataset {dataset} scored NaN")
             }
