@@ -262,7 +262,7 @@ fn open_lock_file(path: &Path) -> Result<std::fs::File, PathError> {
         .map_err(|e| match std::fs::symlink_metadata(path) {
             Ok(meta) if meta.file_type().is_symlink() => not_plain("a symbolic link".into()),
             Ok(meta) if meta.is_dir() => not_plain("a folder".into()),
-            _ => PathError::on("create the lock file", path)(e),
+            _ => PathError::on("open or create the lock file", path)(e),
         })?;
     let meta = file
         .metadata()
