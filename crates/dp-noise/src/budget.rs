@@ -162,20 +162,22 @@ impl PrivacyBudget {
     ) -> Result<(), NoiseError> {
         let epsilon = check_epsilon(epsilon)?;
         let delta = check_spent_delta(delta)?;
-        let total = add_rounding_up(self.spent, epsilon);
-        if total > self.limit {
-            return Err(NoiseError::BudgetExceeded {
-                requested: epsilon,
-                spent: self.spent,
-                limit: self.limit,
-            });
-        }
+        // δ first: a pure budget refuses any δ, whatever the ε, and saying so first spares
+        // a caller raising the ε limit only to be refused again.
         let delta_total = add_rounding_up(self.delta_spent, delta);
         if delta_total > self.delta_limit {
             return Err(NoiseError::DeltaBudgetExceeded {
                 requested: delta,
                 spent: self.delta_spent,
                 limit: self.delta_limit,
+            });
+        }
+        let total = add_rounding_up(self.spent, epsilon);
+        if total > self.limit {
+            return Err(NoiseError::BudgetExceeded {
+                requested: epsilon,
+                spent: self.spent,
+                limit: self.limit,
             });
         }
         self.spent = total;
@@ -303,6 +305,13 @@ mod tests {
         assert!(err.to_string().contains("with_delta"), "{err}");
         assert_eq!((budget.spent(), budget.delta_spent()), (0.25, 0.0));
         assert_eq!(budget.ledger().len(), 1);
+        // Refused for its δ even when its ε does not fit either: raising the ε limit
+        // would not help.
+        let err = budget.spend_approximate("capped", 2.0, 1e-9).unwrap_err();
+        assert!(
+            matches!(err, NoiseError::DeltaBudgetExceeded { .. }),
+            "{err}"
+        );
         // δ = 0 is a pure spend.
         budget.spend_approximate("pure too", 0.25, 0.0).unwrap();
         assert_eq!(budget.spent(), 0.5);
