@@ -191,13 +191,7 @@ impl FolderLock {
     /// opened may be unlinked by the time it is locked: then it is opened again.
     fn lock_file(path: &Path) -> Result<std::fs::File, PathError> {
         for _ in 0..LOCK_ATTEMPTS {
-            let mut file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(path)
-                .map_err(PathError::on("create the lock file", path))?;
+            let mut file = open_lock_file(path)?;
             match file.try_lock() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
@@ -244,13 +238,61 @@ impl FolderLock {
     }
 }
 
+/// The lock file at `path`, opened for reading and writing (created if absent), refused
+/// unless it is a plain file of one name: a symbolic link planted there is not followed and a
+/// hard link is not written through, so the holder's id never lands in a file elsewhere.
+fn open_lock_file(path: &Path) -> Result<std::fs::File, PathError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking so that a pipe planted there cannot hold the run at `open`.
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let not_plain = |what: String| PathError {
+        action: "use as lock file",
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!(
+            "it is {what}, not a plain file; remove it if no xtask run is writing there"
+        )),
+    };
+    let file = options
+        .open(path)
+        .map_err(|e| match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => not_plain("a symbolic link".into()),
+            Ok(meta) if meta.is_dir() => not_plain("a folder".into()),
+            _ => PathError::on("open or create the lock file", path)(e),
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(PathError::on("read the lock file", path))?;
+    if !meta.is_file() {
+        return Err(not_plain("a special file".into()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            return Err(not_plain(format!(
+                "a file with {} names (hard links)",
+                meta.nlink()
+            )));
+        }
+    }
+    Ok(file)
+}
+
 /// Locks taken on a lock file that had meanwhile been replaced before giving up.
 const LOCK_ATTEMPTS: usize = 8;
 
 impl Drop for FolderLock {
     fn drop(&mut self) {
-        // Removed while still locked: a run that opened it meanwhile sees it unlinked.
-        let _ = std::fs::remove_file(&self.path);
+        // Removed while still locked: a run that opened it meanwhile sees it unlinked. Only
+        // if it is still this claim's file: one put there since is another's to remove.
+        if same_file(&self.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
         let _ = self.file.unlock();
         for folder in &self.created {
             let _ = std::fs::remove_dir(folder);
@@ -262,7 +304,7 @@ impl Drop for FolderLock {
 #[cfg(unix)]
 fn same_file(file: &std::fs::File, path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), std::fs::metadata(path)) {
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     }
@@ -440,6 +482,55 @@ mod tests {
             }
         }
         assert_eq!(names(&dir), ["results"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_file_planted_as_a_link_is_refused_and_its_target_untouched() {
+        let dir = scratch("planted-lock");
+        let folder = dir.join("results");
+        std::fs::create_dir_all(&folder).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let lock = folder.join(LOCK_FILE);
+        let absent = dir.join("absent");
+        let plant: [(&dyn Fn(), &str); 3] = [
+            (
+                &|| std::os::unix::fs::symlink(&victim, &lock).unwrap(),
+                "symbolic link",
+            ),
+            (
+                &|| std::os::unix::fs::symlink(&absent, &lock).unwrap(),
+                "symbolic link",
+            ),
+            (&|| std::fs::hard_link(&victim, &lock).unwrap(), "2 names"),
+        ];
+        for (plant, named) in plant {
+            plant();
+            let err = FolderLock::take(&folder).unwrap_err().to_string();
+            assert!(err.contains(named) && err.contains(LOCK_FILE), "{err}");
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+            assert!(!absent.exists());
+            std::fs::remove_file(&lock).unwrap();
+        }
+        std::fs::create_dir(&lock).unwrap();
+        let err = FolderLock::take(&folder).unwrap_err().to_string();
+        assert!(err.contains("a folder, not a plain file"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_released_claim_leaves_a_lock_file_put_there_since() {
+        let dir = scratch("replaced-lock");
+        let claim = FolderLock::take(&dir).unwrap();
+        // Removed by hand while the run held it, and taken by another run meanwhile.
+        std::fs::remove_file(dir.join(LOCK_FILE)).unwrap();
+        let other = FolderLock::take(&dir).unwrap();
+        drop(claim);
+        assert_eq!(names(&dir), [LOCK_FILE]);
+        drop(other);
+        assert!(names(&dir).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

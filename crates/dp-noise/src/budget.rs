@@ -1,7 +1,7 @@
 //! Differential-privacy accounting: pure ε, and (ε, δ) when a budget allows a δ.
 
 use crate::NoiseError;
-use crate::error::{check_delta, check_epsilon};
+use crate::error::{check_delta, check_epsilon, check_spent_delta};
 
 /// `a + b` rounded **up**: the floating-point sum, moved one ulp up whenever it came out
 /// below the exact sum (detected exactly with Knuth's TwoSum), so accumulated ε is never
@@ -161,9 +161,16 @@ impl PrivacyBudget {
         delta: f64,
     ) -> Result<(), NoiseError> {
         let epsilon = check_epsilon(epsilon)?;
-        // δ = 1 (no guarantee) is a valid claim, refused by every limit below.
-        if !(delta.is_finite() && (0.0..=1.0).contains(&delta)) {
-            return Err(NoiseError::InvalidDelta(delta));
+        let delta = check_spent_delta(delta)?;
+        // δ first: a pure budget refuses any δ, whatever the ε, and saying so first spares
+        // a caller raising the ε limit only to be refused again.
+        let delta_total = add_rounding_up(self.delta_spent, delta);
+        if delta_total > self.delta_limit {
+            return Err(NoiseError::DeltaBudgetExceeded {
+                requested: delta,
+                spent: self.delta_spent,
+                limit: self.delta_limit,
+            });
         }
         let total = add_rounding_up(self.spent, epsilon);
         if total > self.limit {
@@ -171,14 +178,6 @@ impl PrivacyBudget {
                 requested: epsilon,
                 spent: self.spent,
                 limit: self.limit,
-            });
-        }
-        let delta_total = add_rounding_up(self.delta_spent, delta);
-        if delta_total > self.delta_limit {
-            return Err(NoiseError::DeltaBudgetExceeded {
-                requested: delta,
-                spent: self.delta_spent,
-                limit: self.delta_limit,
             });
         }
         self.spent = total;
@@ -306,6 +305,13 @@ mod tests {
         assert!(err.to_string().contains("with_delta"), "{err}");
         assert_eq!((budget.spent(), budget.delta_spent()), (0.25, 0.0));
         assert_eq!(budget.ledger().len(), 1);
+        // Refused for its δ even when its ε does not fit either: raising the ε limit
+        // would not help.
+        let err = budget.spend_approximate("capped", 2.0, 1e-9).unwrap_err();
+        assert!(
+            matches!(err, NoiseError::DeltaBudgetExceeded { .. }),
+            "{err}"
+        );
         // δ = 0 is a pure spend.
         budget.spend_approximate("pure too", 0.25, 0.0).unwrap();
         assert_eq!(budget.spent(), 0.5);
@@ -344,6 +350,23 @@ mod tests {
             Err(NoiseError::DeltaBudgetExceeded { .. })
         ));
         assert_eq!(budget.ledger().len(), 2);
+    }
+
+    #[test]
+    fn a_negative_zero_delta_is_recorded_as_zero() {
+        let mut budget = PrivacyBudget::with_delta(1.0, -0.0).unwrap();
+        budget.spend_approximate("pure", 0.5, -0.0).unwrap();
+        let mut accepting = PrivacyBudget::with_delta(1.0, 1e-6).unwrap();
+        accepting.spend_approximate("pure", 0.5, -0.0).unwrap();
+        for delta in [
+            budget.delta_limit(),
+            budget.ledger()[0].delta,
+            accepting.ledger()[0].delta,
+        ] {
+            // +0, not −0, which prints "-0" in a user's report.
+            assert!(delta.is_sign_positive(), "{delta}");
+        }
+        assert!(!format!("{budget:?}").contains("-0"), "{budget:?}");
     }
 
     #[test]

@@ -164,10 +164,23 @@ pub(crate) fn check_epsilon(epsilon: f64) -> Result<f64, NoiseError> {
     }
 }
 
-/// Checks that a δ is finite, ≥ 0 and < 1.
+/// Checks that a δ limit is finite, ≥ 0 and < 1; −0 becomes +0 (which a report prints
+/// as 0, not "-0").
 pub(crate) fn check_delta(delta: f64) -> Result<f64, NoiseError> {
-    if delta.is_finite() && (0.0..1.0).contains(&delta) {
-        Ok(delta)
+    check_spent_delta(delta).and_then(|d| {
+        if d < 1.0 {
+            Ok(d)
+        } else {
+            Err(NoiseError::InvalidDelta(delta))
+        }
+    })
+}
+
+/// Checks that a spend's δ is finite, ≥ 0 and ≤ 1 (δ = 1, no guarantee, is a valid claim
+/// that every limit refuses); −0 becomes +0.
+pub(crate) fn check_spent_delta(delta: f64) -> Result<f64, NoiseError> {
+    if delta.is_finite() && (0.0..=1.0).contains(&delta) {
+        Ok(if delta == 0.0 { 0.0 } else { delta })
     } else {
         Err(NoiseError::InvalidDelta(delta))
     }

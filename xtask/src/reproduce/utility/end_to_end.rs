@@ -22,7 +22,7 @@ pub enum Choice {
     /// ε on a held-out part (ε end to end, parallel composition).
     SplitAndSelect,
     /// Random stopping over the fine grid, each run and score at ε/3 (3·ε/3 = ε end to end,
-    /// plus δ ≤ 1e-9 from the cap on runs).
+    /// plus δ = (1 + e^ε)·(1 − γ)^T ≤ (1 + e^ε)·10⁻⁹ from the default cap on runs: not pure ε).
     RandomStopping,
     /// `ErmParams::recommended_grouped`: objective perturbation with the noise shaped to
     /// the one-hot groups and its own rule (`RegularizationRule::GROUPED`, fitted on the
