@@ -7,7 +7,7 @@ use dp_noise::{InsecureSeededRng, NoiseError, PrivacyBudget};
 use dp_erm::{Classifier, ErmError, ErmParams, Examples, FeatureRow, Features, Loss, SolverChoice};
 
 use crate::candidates::held_out_mistakes;
-use crate::test_trainers::{FixedTrainer, rows_with_ids};
+use crate::test_trainers::{FixedTrainer, TrainLog, rows_with_ids};
 use crate::{RandomStopping, SplitAndSelect, TuneError};
 
 fn ok() -> FixedTrainer {
@@ -168,19 +168,23 @@ fn rejects_a_failing_trainer_naming_the_candidate() {
     assert!(matches!(e, TuneError::Training { .. }), "{e}");
 }
 
+/// Three candidates that record every training in the log returned beside them.
+fn three_logged_candidates() -> (TrainLog, Vec<FixedTrainer>) {
+    let trained = Arc::new(Mutex::new(Vec::new()));
+    let candidate = FixedTrainer {
+        trained: Some(trained.clone()),
+        ..ok()
+    };
+    (trained, vec![candidate; 3])
+}
+
 /// A budget that cannot pay is refused before any training, and nothing is charged.
 #[test]
 fn rejects_a_spent_budget() {
-    let trained = Arc::new(Mutex::new(Vec::new()));
-    let candidates = vec![
-        FixedTrainer {
-            trained: Some(trained.clone()),
-            ..ok()
-        };
-        3
-    ];
+    let (trained, candidates) = three_logged_candidates();
     let data = rows_with_ids(vec![1.0; 400]);
-    let mut budget = PrivacyBudget::new(1.5).unwrap();
+    // It accepts random stopping's δ, so that its ε is what is refused below.
+    let mut budget = PrivacyBudget::with_delta(1.5, 1e-3).unwrap();
     let tuning = SplitAndSelect::new(candidates.clone(), 1.0).unwrap();
     let mut rng = InsecureSeededRng::new(4);
     tuning
@@ -201,7 +205,10 @@ fn rejects_a_spent_budget() {
     let e = stopping
         .select_charging(&data, &mut budget, &mut rng)
         .unwrap_err();
-    assert!(matches!(e, TuneError::Budget(_)), "3 × 1.0 > 0.5 left: {e}");
+    assert!(
+        matches!(e, TuneError::Budget(NoiseError::BudgetExceeded { .. })),
+        "3 × 1.0 > 0.5 left: {e}"
+    );
     assert_eq!(trained.lock().unwrap().len(), before, "nothing trained");
 }
 
@@ -209,14 +216,7 @@ fn rejects_a_spent_budget() {
 /// training; a budget that accepts a δ records both.
 #[test]
 fn random_stopping_charges_its_delta_which_a_pure_budget_refuses() {
-    let trained = Arc::new(Mutex::new(Vec::new()));
-    let candidates = vec![
-        FixedTrainer {
-            trained: Some(trained.clone()),
-            ..ok()
-        };
-        3
-    ];
+    let (trained, candidates) = three_logged_candidates();
     let data = rows_with_ids(vec![1.0; 400]);
     let (gamma, runs) = (0.25, 40);
     let stopping = RandomStopping::new(candidates, 0.5, gamma)
