@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::safe_write::{FolderLock, OutDir, PathError};
+use crate::folder_lock::FolderLock;
+use crate::safe_write::{OutDir, PathError};
 
 /// The subfolder for a quick run over full results.
 pub const QUICK_FOLDER: &str = "quick";

@@ -17,6 +17,7 @@ mod audit_mia;
 mod audit_noise;
 mod bench;
 mod datasets_cmd;
+mod folder_lock;
 mod keep;
 mod reproduce;
 mod safe_write;

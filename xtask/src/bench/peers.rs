@@ -15,8 +15,9 @@ use super::memory::{Memory, measure};
 use super::python::{self, Job, Outcome, TOOLS};
 use super::report::{self, Machine};
 use super::{exchange, test_error};
+use crate::folder_lock::FolderLock;
 use crate::keep::{self, Holdings};
-use crate::safe_write::{FolderLock, OutDir, PathError, Temporary, temporary_name};
+use crate::safe_write::{OutDir, PathError, Temporary, temporary_name};
 
 /// The problems of the issue: Λ × ε on Adult (paper preprocessing).
 const LAMBDAS: [f64; 3] = [1e-3, 1e-4, 1e-5];
