@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::safe_write::{PathError, check_folder_path, missing_ancestors};
+use crate::safe_write::{PathError, check_folder_path, missing_ancestors, remove_created};
 
 /// The hidden file a run locks in the folder it writes results into.
 pub const LOCK_FILE: &str = ".xtask-run.lock";
@@ -28,17 +28,17 @@ impl FolderLock {
         let created = missing_ancestors(folder);
         std::fs::create_dir_all(folder).map_err(PathError::on("create output folder", folder))?;
         let path = folder.join(LOCK_FILE);
-        let claimed = Self::lock_file(&path).map(|file| Self {
-            file,
-            path,
-            created: created.clone(),
-        });
-        if claimed.is_err() {
-            for folder in &created {
-                let _ = std::fs::remove_dir(folder);
+        match Self::lock_file(&path) {
+            Ok(file) => Ok(Self {
+                file,
+                path,
+                created,
+            }),
+            Err(refused) => {
+                remove_created(&created);
+                Err(refused)
             }
         }
-        claimed
     }
 
     /// The locked file at `path`. A run that finishes removes its lock file, so the file
@@ -148,9 +148,7 @@ impl Drop for FolderLock {
             let _ = std::fs::remove_file(&self.path);
         }
         let _ = self.file.unlock();
-        for folder in &self.created {
-            let _ = std::fs::remove_dir(folder);
-        }
+        remove_created(&self.created);
     }
 }
 

@@ -85,10 +85,7 @@ impl OutDir {
                 create_new(&probe).map_err(PathError::on("write in output folder", path))?;
                 std::fs::remove_file(&probe).map_err(PathError::on("remove", &probe))
             });
-        // Only folders this call created, and only while empty: nothing that was there.
-        for folder in &created {
-            let _ = std::fs::remove_dir(folder);
-        }
+        remove_created(&created);
         probed?;
         for name in files {
             let target = path.join(name);
@@ -153,6 +150,14 @@ pub(crate) fn check_folder_path(path: &Path) -> Result<(), PathError> {
         format!("{} is {what}", there.display())
     };
     Err(PathError::because("use as output folder", path, why))
+}
+
+/// Removes `created` (folders a call made, deepest first) where they are still empty:
+/// nothing that was there before, and nothing put in them since.
+pub(crate) fn remove_created(created: &[PathBuf]) {
+    for folder in created {
+        let _ = std::fs::remove_dir(folder);
+    }
 }
 
 /// `path` and those of its ancestors that do not exist, deepest first.
