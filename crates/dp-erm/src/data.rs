@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use dp_optim::{CsrRows, DenseRows, Design};
+use dp_optim::{CsrRows, DenseRows, Design, RowBuffers, WeighChunk};
 use unit_ball::{clip_to_unit_ball, l2_norm};
 
 use crate::ErmError;
@@ -63,6 +63,19 @@ impl Design for Rows {
         match self {
             Self::Dense(x) => x.add_weighted_gram_lower(weights, h),
             Self::Sparse(x) => x.add_weighted_gram_lower(weights, h),
+        }
+    }
+    fn multiply_weigh_transpose(
+        &self,
+        w: &[f64],
+        chunk_rows: usize,
+        weigh: &WeighChunk<'_>,
+        rows: RowBuffers<'_>,
+        out: &mut [f64],
+    ) -> Vec<f64> {
+        match self {
+            Self::Dense(x) => x.multiply_weigh_transpose(w, chunk_rows, weigh, rows, out),
+            Self::Sparse(x) => x.multiply_weigh_transpose(w, chunk_rows, weigh, rows, out),
         }
     }
 }

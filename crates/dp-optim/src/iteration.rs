@@ -16,13 +16,12 @@ pub(crate) struct Point {
 }
 
 impl Point {
-    /// The point `w`, margins computed from scratch.
+    /// The point `w`, margins computed from scratch (in the same pass as the gradient).
     pub fn fresh<D: Design + ?Sized, L: MarginLoss>(
         objective: &GlmObjective<'_, D, L>,
         w: Vec<f64>,
     ) -> Self {
-        let xw = objective.margins(&w);
-        let evaluation = objective.evaluate_at(&w, &xw);
+        let (xw, evaluation) = objective.evaluate_fresh(&w);
         Self {
             w,
             xw,

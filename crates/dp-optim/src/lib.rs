@@ -74,7 +74,7 @@ mod pool;
 mod solution;
 mod solver;
 
-pub use design::{CsrRows, DenseRows, Design, MAX_SPARSE_COLUMNS};
+pub use design::{CsrRows, DenseRows, Design, MAX_SPARSE_COLUMNS, RowBuffers, WeighChunk};
 pub use error::OptimError;
 pub use lbfgs::Lbfgs;
 pub use loss::MarginLoss;

@@ -123,12 +123,12 @@ const CHORD_AFTER_NEWTON: f64 = 4.0;
 const CHORD_AFTER_CHORD: f64 = 2.0;
 /// Chord steps are taken only when this many are predicted to reach the tolerance.
 ///
-/// A chord step costs one product with `X`, one pass of the loss and one with `Xᵀ`; a
-/// Newton step adds forming the Hessian (on sparse rows with k entries about `k/4` times
-/// that: 3.5 on Adult) and factoring it. Two chord steps are cheaper than one Newton step
-/// whenever the Hessian costs more than one pass, which is why near the optimum, where
-/// Newton's last step overshoots the tolerance by orders of magnitude, the last Hessian
-/// is skipped.
+/// A chord step costs one evaluation at the full step (`X(w + p)`, the loss and `Xᵀ` of its
+/// slopes, in one pass where the design fuses them); a Newton step adds forming the
+/// Hessian (on sparse rows with k entries several times that) and factoring it. Two chord
+/// steps are cheaper than one Newton step whenever the Hessian costs more than one
+/// evaluation, which is why near the optimum, where Newton's last step overshoots the
+/// tolerance by orders of magnitude, the last Hessian is skipped.
 const CHORD_MAX_STEPS: i32 = 2;
 
 /// Which Hessian the next step uses. Far from the optimum any positive definite matrix

@@ -3,7 +3,7 @@
 use faer::Mat;
 use rayon::prelude::*;
 
-use crate::design::Design;
+use crate::design::{Design, RowBuffers};
 use crate::error::{check_finite, check_length};
 use crate::{MarginLoss, OptimError};
 
@@ -82,21 +82,20 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
     /// `F(w)`.
     pub fn value(&self, w: &[f64]) -> Result<f64, OptimError> {
         self.check_point("w", w)?;
-        Ok(self.evaluate_at(w, &self.margins(w)).value)
+        Ok(self.evaluate_fresh(w).1.value)
     }
 
     /// `∇F(w)`.
     pub fn gradient(&self, w: &[f64]) -> Result<Vec<f64>, OptimError> {
         self.check_point("w", w)?;
-        Ok(self.evaluate_at(w, &self.margins(w)).gradient)
+        Ok(self.evaluate_fresh(w).1.gradient)
     }
 
     /// `∇²F(w)`, the full symmetric d×d matrix (d ≤ [`MAX_HESSIAN_DIMENSION`]).
     pub fn hessian(&self, w: &[f64]) -> Result<Mat<f64>, OptimError> {
         self.check_point("w", w)?;
         check_hessian_dimension(self.dim())?;
-        let xw = self.margins(w);
-        let mut h = self.hessian_lower_from(&self.evaluate_at(w, &xw).curvatures);
+        let mut h = self.hessian_lower_from(&self.evaluate_fresh(w).1.curvatures);
         for j in 0..h.ncols() {
             for i in 0..j {
                 h[(i, j)] = h[(j, i)];
@@ -161,6 +160,46 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         self.complete(w, self.loss_pass(w, xw))
     }
 
+    /// The margins `X w` and everything [`GlmObjective::evaluate_at`] gives, with the
+    /// margins, the loss and the gradient's `Xᵀ` in one pass over the data where the design
+    /// allows ([`Design::multiply_weigh_transpose`]): what a point reached by a full step
+    /// needs. The value has the same bits as [`GlmObjective::loss_pass`] at these margins.
+    /// At `w = 0` the margins are known to be 0, and the pass skips them.
+    pub(crate) fn evaluate_fresh(&self, w: &[f64]) -> (Vec<f64>, Evaluation) {
+        let n = self.examples();
+        let mut xw = vec![0.0; n];
+        if w.iter().all(|&wj| wj == 0.0) {
+            let evaluation = self.evaluate_at(w, &xw);
+            return (xw, evaluation);
+        }
+        let mut slopes = vec![0.0; n];
+        let mut curvatures = vec![0.0; n];
+        let mut gradient = vec![0.0; self.dim()];
+        let weigh = |first: usize, margins: &[f64], slopes: &mut [f64], curvatures: &mut [f64]| {
+            self.weigh_chunk(first, margins, slopes, curvatures)
+        };
+        let loss_sums = self.design.multiply_weigh_transpose(
+            w,
+            LOSS_CHUNK_ROWS,
+            &weigh,
+            RowBuffers {
+                margins: &mut xw,
+                weights: &mut slopes,
+                extra: &mut curvatures,
+            },
+            &mut gradient,
+        );
+        let (value, magnitude) = self.value_from_loss_sum(w, loss_sums.iter().sum());
+        self.add_penalty_gradient(w, &mut gradient);
+        let evaluation = Evaluation {
+            value,
+            magnitude,
+            gradient,
+            curvatures,
+        };
+        (xw, evaluation)
+    }
+
     /// The value and the per-example weights at `w`, given `xw = X w`, without the gradient's
     /// product with `Xᵀ`: what a line search needs to judge a trial step. Bit for bit the
     /// value [`GlmObjective::evaluate_at`] reports.
@@ -168,29 +207,15 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         let n = self.examples();
         let mut slopes = vec![0.0; n];
         let mut curvatures = vec![0.0; n];
-        let inverse_n = 1.0 / n as f64;
         // Fixed chunks, summed in order: the same value whatever the thread count.
         let loss_sums: Vec<f64> = slopes
             .par_chunks_mut(LOSS_CHUNK_ROWS)
             .zip(curvatures.par_chunks_mut(LOSS_CHUNK_ROWS))
             .enumerate()
             .map(|(chunk, (slope_chunk, curvature_chunk))| {
-                let start = chunk * LOSS_CHUNK_ROWS;
-                let labels = &self.labels[start..start + slope_chunk.len()];
-                let margins = &xw[start..start + slope_chunk.len()];
-                for ((slope, &y), &margin) in slope_chunk.iter_mut().zip(labels).zip(margins) {
-                    *slope = y * margin;
-                }
-                let loss_sum = self.loss.evaluate_in_place(slope_chunk, curvature_chunk);
-                for ((slope, curvature), &y) in slope_chunk
-                    .iter_mut()
-                    .zip(curvature_chunk.iter_mut())
-                    .zip(labels)
-                {
-                    *slope *= y * inverse_n;
-                    *curvature *= y * y * inverse_n;
-                }
-                loss_sum
+                let first = chunk * LOSS_CHUNK_ROWS;
+                let margins = &xw[first..first + slope_chunk.len()];
+                self.weigh_chunk(first, margins, slope_chunk, curvature_chunk)
             })
             .collect();
         let (value, magnitude) = self.value_from_loss_sum(w, loss_sums.iter().sum());
@@ -202,18 +227,45 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         }
     }
 
+    /// The loss of the examples from `first` on, given their margins: sets their slopes
+    /// `ℓ'(z_i) y_i / n` and curvatures `ℓ''(z_i) y_i² / n`, returns `Σ ℓ(z_i)`.
+    fn weigh_chunk(
+        &self,
+        first: usize,
+        margins: &[f64],
+        slopes: &mut [f64],
+        curvatures: &mut [f64],
+    ) -> f64 {
+        let inverse_n = 1.0 / self.examples() as f64;
+        let labels = &self.labels[first..first + margins.len()];
+        for ((slope, &y), &margin) in slopes.iter_mut().zip(labels).zip(margins) {
+            *slope = y * margin;
+        }
+        let loss_sum = self.loss.evaluate_in_place(slopes, curvatures);
+        for ((slope, curvature), &y) in slopes.iter_mut().zip(curvatures.iter_mut()).zip(labels) {
+            *slope *= y * inverse_n;
+            *curvature *= y * y * inverse_n;
+        }
+        loss_sum
+    }
+
     /// Adds the gradient `Xᵀ(ℓ'·y/n) + μw + g` to a loss pass at `w`.
     pub(crate) fn complete(&self, w: &[f64], pass: LossPass) -> Evaluation {
         let mut gradient = vec![0.0; self.dim()];
         self.design.multiply_transpose(&pass.slopes, &mut gradient);
-        for (j, gj) in gradient.iter_mut().enumerate() {
-            *gj += self.regularization * w[j] + self.linear.map_or(0.0, |l| l[j]);
-        }
+        self.add_penalty_gradient(w, &mut gradient);
         Evaluation {
             value: pass.value,
             magnitude: pass.magnitude,
             gradient,
             curvatures: pass.curvatures,
+        }
+    }
+
+    /// Adds `μw + g` to the loss's gradient.
+    fn add_penalty_gradient(&self, w: &[f64], gradient: &mut [f64]) {
+        for (j, gj) in gradient.iter_mut().enumerate() {
+            *gj += self.regularization * w[j] + self.linear.map_or(0.0, |l| l[j]);
         }
     }
 

@@ -725,12 +725,25 @@ impl Design for CountingDesign<'_> {
     fn add_weighted_gram_lower(&self, weights: &[f64], h: faer::MatMut<'_, f64>) {
         self.inner.add_weighted_gram_lower(weights, h);
     }
+    fn multiply_weigh_transpose(
+        &self,
+        w: &[f64],
+        chunk_rows: usize,
+        weigh: &crate::WeighChunk<'_>,
+        rows: crate::RowBuffers<'_>,
+        out: &mut [f64],
+    ) -> Vec<f64> {
+        self.products
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner
+            .multiply_weigh_transpose(w, chunk_rows, weigh, rows, out)
+    }
 }
 
-/// A solve from 0 makes one product with `X` per step (`X p`, or `X(w + p)` for a full step
-/// below the rounding level) and none after: the last point's margins were computed from
-/// scratch, so its gradient is the certificate without a second evaluation. The
-/// certificate is still the gradient at the returned weights.
+/// A solve from 0 makes one product with `X` per step (the full step's `X(w + p)`, in one
+/// pass with the gradient; full steps are taken throughout here) and none after: the last
+/// point's margins were computed from scratch, so its gradient is the certificate without a
+/// second evaluation. The certificate is still the gradient at the returned weights.
 #[test]
 fn the_last_step_is_certified_without_a_second_evaluation() {
     for seed in 0..4 {

@@ -8,6 +8,7 @@ pub use dense::DenseRows;
 pub use sparse::{CsrRows, MAX_SPARSE_COLUMNS};
 
 use faer::MatMut;
+use rayon::prelude::*;
 
 /// The rows `x_1 … x_n ∈ ℝ^d` of a generalized linear model, as the solvers use them.
 ///
@@ -26,6 +27,79 @@ pub trait Design: Sync {
     fn multiply_transpose(&self, v: &[f64], out: &mut [f64]);
     /// `h += Σ_i s_i x_i x_iᵀ` on the **lower triangle** (diagonal included) of the d×d `h`.
     fn add_weighted_gram_lower(&self, weights: &[f64], h: MatMut<'_, f64>);
+
+    /// `X w`, then per-row weights computed from it, then `out = Xᵀ weights` (length d,
+    /// overwritten): a loss and its gradient, whose slopes depend on the margins row by
+    /// row. The rows are taken in chunks `[k·chunk_rows, (k+1)·chunk_rows)` (the last one
+    /// shorter): for each, once its margins are in `rows.margins`, `weigh(first row,
+    /// margins, weights, extra)` sets its slices of `rows.weights` and `rows.extra` (which
+    /// the pass never reads) and returns a partial sum. Returns the partial sums in chunk
+    /// order: summed in that order they have the same bits for any thread count and any
+    /// implementation.
+    ///
+    /// The default makes the passes one after the other ([`Design::multiply`], the chunks,
+    /// [`Design::multiply_transpose`]); [`CsrRows`] with a split copy (see there) reads each
+    /// row once for both products.
+    fn multiply_weigh_transpose(
+        &self,
+        w: &[f64],
+        chunk_rows: usize,
+        weigh: &WeighChunk<'_>,
+        rows: RowBuffers<'_>,
+        out: &mut [f64],
+    ) -> Vec<f64> {
+        separate_passes(self, w, chunk_rows, weigh, rows, out)
+    }
+}
+
+/// The loss's part of [`Design::multiply_weigh_transpose`] for one chunk of rows:
+/// `(first row, margins, weights to set, extra per-row output to set) → partial sum`.
+pub type WeighChunk<'a> = dyn Fn(usize, &[f64], &mut [f64], &mut [f64]) -> f64 + Sync + 'a;
+
+/// The per-row buffers (each of length n) [`Design::multiply_weigh_transpose`] fills.
+pub struct RowBuffers<'a> {
+    /// Receives `X w`.
+    pub margins: &'a mut [f64],
+    /// Set by the weigh function; the pass returns `Xᵀ` of them.
+    pub weights: &'a mut [f64],
+    /// Set by the weigh function as it likes (the Hessian's weights, say).
+    pub extra: &'a mut [f64],
+}
+
+/// [`Design::multiply_weigh_transpose`] as three passes: `X w`, the chunks, `Xᵀ weights`.
+pub(crate) fn separate_passes<D: Design + ?Sized>(
+    design: &D,
+    w: &[f64],
+    chunk_rows: usize,
+    weigh: &WeighChunk<'_>,
+    rows: RowBuffers<'_>,
+    out: &mut [f64],
+) -> Vec<f64> {
+    design.multiply(w, rows.margins);
+    let partials = weigh_chunks(chunk_rows, weigh, rows.margins, rows.weights, rows.extra);
+    design.multiply_transpose(rows.weights, out);
+    partials
+}
+
+/// `weigh` over the chunks of `chunk_rows` rows, in parallel; the partial sums in chunk
+/// order.
+fn weigh_chunks(
+    chunk_rows: usize,
+    weigh: &WeighChunk<'_>,
+    margins: &[f64],
+    weights: &mut [f64],
+    extra: &mut [f64],
+) -> Vec<f64> {
+    let chunk_rows = chunk_rows.max(1);
+    margins
+        .par_chunks(chunk_rows)
+        .zip(weights.par_chunks_mut(chunk_rows))
+        .zip(extra.par_chunks_mut(chunk_rows))
+        .enumerate()
+        .map(|(chunk, ((margins, weights), extra))| {
+            weigh(chunk * chunk_rows, margins, weights, extra)
+        })
+        .collect()
 }
 
 /// Row ranges of a fixed partition of `0..rows` into at most `max_chunks` pieces of at least
@@ -57,6 +131,46 @@ pub(crate) fn sum_in_order<T>(parts: Vec<T>, add: impl Fn(&mut T, &T)) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use super::split_gram::tests::{assert_all_close, fused_pass_of, fused_reference, rows};
+
+    /// Sparse rows with and without the split copy, and dense rows (the default method),
+    /// give the plain products; each gives the same bits on 1 and 3 threads.
+    #[test]
+    fn every_design_fuses_its_products_correctly_and_the_same_on_any_thread_count() {
+        let on_threads = |threads: usize, run: &(dyn Fn() -> [Vec<f64>; 5] + Sync)| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(run)
+        };
+        for (dense_columns, groups) in [(8, vec![9, 4, 30]), (0, vec![9, 4, 30])] {
+            let (cols, indptr, indices, values) = rows(9_000, dense_columns, &groups);
+            let w: Vec<f64> = (0..cols)
+                .map(|j| ((j * 37) % 11) as f64 / 5.0 - 1.0)
+                .collect();
+            let sparse =
+                CsrRows::new(cols, indptr.clone(), indices.clone(), values.clone()).unwrap();
+            let mut row_major = vec![0.0; 9_000 * cols];
+            for i in 0..9_000 {
+                for e in indptr[i]..indptr[i + 1] {
+                    row_major[i * cols + indices[e] as usize] = values[e];
+                }
+            }
+            let dense = DenseRows::from_row_major(9_000, cols, &row_major).unwrap();
+            let expected = fused_reference((cols, &indptr, &indices, &values), &w, 4096);
+            for design in [&sparse as &dyn Design, &dense] {
+                let one = on_threads(1, &|| fused_pass_of(design, &w, 4096));
+                let three = on_threads(3, &|| fused_pass_of(design, &w, 4096));
+                assert_all_close(&one, &expected);
+                for (a, b) in one.iter().zip(&three) {
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(a), bits(b));
+                }
+            }
+        }
+    }
 
     #[test]
     fn row_chunks_cover_all_rows_once() {

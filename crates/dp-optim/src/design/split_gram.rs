@@ -17,8 +17,8 @@ use faer::MatMut;
 use rayon::prelude::*;
 use wide::f64x8;
 
-use super::sparse::add_outer_product_lower;
-use super::{row_chunks, sum_in_order};
+use super::sparse::{add_outer_product_lower, sparse_dot};
+use super::{RowBuffers, WeighChunk, row_chunks, sum_in_order};
 
 /// f64 lanes of one register.
 const LANES: usize = 8;
@@ -177,6 +177,109 @@ impl SplitRows {
         }
     }
 
+    /// [`super::Design::multiply_weigh_transpose`] on the split rows: a row's leading
+    /// entries take `R` register-wide multiply-adds in both products, so only its trailing
+    /// entries are gathered (for `X w`) and scattered (for `Xᵀ v`): on Adult 7 of 14.
+    pub(super) fn multiply_weigh_transpose(
+        &self,
+        w: &[f64],
+        chunk_rows: usize,
+        weigh: &WeighChunk<'_>,
+        rows: RowBuffers<'_>,
+        out: &mut [f64],
+    ) -> Vec<f64> {
+        match self.registers {
+            1 => self.fused_pass::<1>(w, chunk_rows, weigh, rows, out),
+            2 => self.fused_pass::<2>(w, chunk_rows, weigh, rows, out),
+            3 => self.fused_pass::<3>(w, chunk_rows, weigh, rows, out),
+            _ => self.fused_pass::<MAX_REGISTERS>(w, chunk_rows, weigh, rows, out),
+        }
+    }
+
+    fn fused_pass<const R: usize>(
+        &self,
+        w: &[f64],
+        chunk_rows: usize,
+        weigh: &WeighChunk<'_>,
+        rows: RowBuffers<'_>,
+        out: &mut [f64],
+    ) -> Vec<f64> {
+        let chunk_rows = chunk_rows.max(1);
+        let w_leading: [f64x8; R] = std::array::from_fn(|r| {
+            f64x8::new(std::array::from_fn(|k| {
+                self.leading
+                    .get(r * LANES + k)
+                    .map_or(0.0, |&c| w[c as usize])
+            }))
+        });
+        let w_trailing: Vec<f64> = self.trailing.iter().map(|&c| w[c as usize]).collect();
+        let parts: Vec<(f64, [f64x8; R], Vec<f64>)> = rows
+            .margins
+            .par_chunks_mut(chunk_rows)
+            .zip(rows.weights.par_chunks_mut(chunk_rows))
+            .zip(rows.extra.par_chunks_mut(chunk_rows))
+            .enumerate()
+            .map(|(chunk, ((margins, weights), extra))| {
+                let first = chunk * chunk_rows;
+                for (i, margin) in (first..).zip(margins.iter_mut()) {
+                    let x = &self.dense[i * R..][..R];
+                    let mut leading = x[0] * w_leading[0];
+                    for r in 1..R {
+                        leading = x[r].mul_add(w_leading[r], leading);
+                    }
+                    let entries = self.indptr[i]..self.indptr[i + 1];
+                    let trailing = sparse_dot(
+                        &self.positions[entries.clone()],
+                        &self.values[entries],
+                        &w_trailing,
+                    );
+                    *margin = leading.reduce_add() + trailing;
+                }
+                let partial = weigh(first, margins, weights, extra);
+                let mut leading = [f64x8::ZERO; R];
+                let mut trailing = vec![0.0; self.trailing.len()];
+                for (i, &s) in (first..).zip(weights.iter()) {
+                    // Rows of zero slope (the Huber loss past its hinge) add nothing.
+                    if s == 0.0 {
+                        continue;
+                    }
+                    let scaled = f64x8::splat(s);
+                    for (sum, x) in leading.iter_mut().zip(&self.dense[i * R..][..R]) {
+                        *sum = x.mul_add(scaled, *sum);
+                    }
+                    let entries = self.indptr[i]..self.indptr[i + 1];
+                    for (&q, &v) in self.positions[entries.clone()]
+                        .iter()
+                        .zip(&self.values[entries])
+                    {
+                        trailing[q as usize] += s * v;
+                    }
+                }
+                (partial, leading, trailing)
+            })
+            .collect();
+        let mut partials = Vec::with_capacity(parts.len());
+        let mut leading = [f64x8::ZERO; R];
+        let mut trailing = vec![0.0; self.trailing.len()];
+        // Chunk by chunk, in order: the same bits for any thread count.
+        for (partial, chunk_leading, chunk_trailing) in parts {
+            partials.push(partial);
+            for (sum, x) in leading.iter_mut().zip(chunk_leading) {
+                *sum += x;
+            }
+            for (sum, x) in trailing.iter_mut().zip(chunk_trailing) {
+                *sum += x;
+            }
+        }
+        for (slot, &c) in self.leading.iter().enumerate() {
+            out[c as usize] = leading[slot / LANES].as_array()[slot % LANES];
+        }
+        for (&sum, &c) in trailing.iter().zip(&self.trailing) {
+            out[c as usize] = sum;
+        }
+        partials
+    }
+
     /// Registers of the dense and cross blocks and entries of the trailing triangle.
     fn partial_sizes(&self) -> [usize; 3] {
         let t = self.trailing.len();
@@ -289,14 +392,18 @@ fn leading_columns(rows: usize, colptr: &[usize]) -> Vec<u32> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::CsrRows;
     use crate::design::sparse::column_pointers;
     use faer::Mat;
 
     /// Rows with `dense` columns present in most rows (values varying) and one-hot groups.
-    fn rows(n: usize, dense: usize, groups: &[usize]) -> (usize, Vec<usize>, Vec<u32>, Vec<f64>) {
+    pub(in crate::design) fn rows(
+        n: usize,
+        dense: usize,
+        groups: &[usize],
+    ) -> (usize, Vec<usize>, Vec<u32>, Vec<f64>) {
         let cols = dense + groups.iter().sum::<usize>();
         let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
         for i in 0..n {
@@ -397,6 +504,124 @@ mod tests {
                         "upper triangle touched, leading {leading:?}"
                     );
                 }
+            }
+        }
+    }
+
+    /// A loss stand-in for the fused pass: zero weight on every 7th row (skipped rows),
+    /// the extra output twice the margin, and a partial sum that also checks `first`.
+    fn weigh(first: usize, margins: &[f64], weights: &mut [f64], extra: &mut [f64]) -> f64 {
+        for (k, ((&m, w), e)) in margins.iter().zip(weights).zip(extra).enumerate() {
+            *w = if (first + k).is_multiple_of(7) {
+                0.0
+            } else {
+                m.tanh() - 0.3
+            };
+            *e = 2.0 * m;
+        }
+        margins.iter().sum::<f64>() + first as f64
+    }
+
+    /// The fused pass the plain way: margins, weights, extra, chunk sums and `Xᵀ weights`.
+    pub(in crate::design) fn fused_reference(
+        (cols, indptr, indices, values): (usize, &[usize], &[u32], &[f64]),
+        w: &[f64],
+        chunk_rows: usize,
+    ) -> [Vec<f64>; 5] {
+        let n = indptr.len() - 1;
+        let margins: Vec<f64> = (0..n)
+            .map(|i| {
+                (indptr[i]..indptr[i + 1])
+                    .map(|e| values[e] * w[indices[e] as usize])
+                    .sum()
+            })
+            .collect();
+        let (mut weights, mut extra) = (vec![0.0; n], vec![0.0; n]);
+        let partials = (0..n)
+            .step_by(chunk_rows)
+            .map(|first| {
+                let end = (first + chunk_rows).min(n);
+                let (w, e) = (&mut weights[first..end], &mut extra[first..end]);
+                weigh(first, &margins[first..end], w, e)
+            })
+            .collect();
+        let mut out = vec![0.0; cols];
+        for i in 0..n {
+            for e in indptr[i]..indptr[i + 1] {
+                out[indices[e] as usize] += weights[i] * values[e];
+            }
+        }
+        [margins, weights, extra, partials, out]
+    }
+
+    /// Runs `design`'s fused pass with the stand-in loss.
+    pub(in crate::design) fn fused_pass_of(
+        design: &dyn crate::Design,
+        w: &[f64],
+        chunk_rows: usize,
+    ) -> [Vec<f64>; 5] {
+        let n = design.rows();
+        let (mut margins, mut weights, mut extra) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let mut out = vec![f64::NAN; design.cols()];
+        let partials = design.multiply_weigh_transpose(
+            w,
+            chunk_rows,
+            &weigh,
+            RowBuffers {
+                margins: &mut margins,
+                weights: &mut weights,
+                extra: &mut extra,
+            },
+            &mut out,
+        );
+        [margins, weights, extra, partials, out]
+    }
+
+    pub(in crate::design) fn assert_all_close(found: &[Vec<f64>; 5], expected: &[Vec<f64>; 5]) {
+        let names = ["margins", "weights", "extra", "partial sums", "Xᵀ weights"];
+        for ((name, found), expected) in names.iter().zip(found).zip(expected) {
+            assert_eq!(found.len(), expected.len(), "{name}");
+            for (k, (a, b)) in found.iter().zip(expected).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+                    "{name}[{k}]: {a} vs {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_fused_pass_matches_the_plain_products_for_every_width_of_leading_block() {
+        let (cols, indptr, indices, values) = rows(5_000, 12, &[9, 4, 30]);
+        let w: Vec<f64> = (0..cols)
+            .map(|j| ((j * 37) % 11) as f64 / 5.0 - 1.0)
+            .collect();
+        for chunk_rows in [700, 4096, 5_000, 9_999] {
+            let expected = fused_reference((cols, &indptr, &indices, &values), &w, chunk_rows);
+            for leading in [
+                vec![0],
+                (0..9).collect(),
+                (0..12).chain([20, 14, 40, 33]).collect::<Vec<u32>>(),
+                (10..42).collect(),
+            ] {
+                let split =
+                    SplitRows::with_leading(cols, &indptr, &indices, &values, leading.clone());
+                let n = indptr.len() - 1;
+                let (mut margins, mut weights, mut extra) =
+                    (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                let mut out = vec![f64::NAN; cols];
+                let partials = split.multiply_weigh_transpose(
+                    &w,
+                    chunk_rows,
+                    &weigh,
+                    RowBuffers {
+                        margins: &mut margins,
+                        weights: &mut weights,
+                        extra: &mut extra,
+                    },
+                    &mut out,
+                );
+                assert_all_close(&[margins, weights, extra, partials, out], &expected);
             }
         }
     }
