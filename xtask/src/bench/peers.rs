@@ -429,6 +429,30 @@ fn summarize(runs: &[Run]) -> Vec<Row> {
     rows
 }
 
+/// Our private fit against each non-private peer on the same Λ: `(Λ, ε, peer, the peer's
+/// median time over ours)` — what a user pays for privacy here against what the usual
+/// non-private tool costs (issue 16's comparison).
+fn private_against_non_private(rows: &[Row]) -> Vec<(f64, f64, String, f64)> {
+    let mut ratios = Vec::new();
+    for ours in rows.iter().filter(|r| r.tool == OURS) {
+        let Some(epsilon) = ours.epsilon else {
+            continue;
+        };
+        for peer in rows
+            .iter()
+            .filter(|r| r.tool != OURS && r.epsilon.is_none() && r.lambda == ours.lambda)
+        {
+            ratios.push((
+                ours.lambda,
+                epsilon,
+                peer.tool.clone(),
+                peer.median_ms / ours.median_ms,
+            ));
+        }
+    }
+    ratios
+}
+
 fn tool_order(tool: &str) -> usize {
     std::iter::once(OURS)
         .chain(TOOLS)
@@ -487,12 +511,54 @@ fn markdown(report: &Report) -> String {
             },
         );
     }
+    let ratios = private_against_non_private(&report.rows);
+    if !ratios.is_empty() {
+        md += "\nOur private fit against the non-private peers on the same Λ (the peer's median \
+               time over ours; above 1, our private fit is faster than their non-private one):\n\n\
+               | Λ | ε | peer (non-private) | ratio |\n|---|---|---|---|\n";
+        for (lambda, epsilon, peer, ratio) in ratios {
+            md += &format!("| {lambda:.0e} | {epsilon} | {peer} | {ratio:.2}× |\n");
+        }
+    }
     md
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn private_fits_are_compared_with_the_non_private_peers_of_the_same_lambda() {
+        let row = |tool: &str, lambda: f64, epsilon: Option<f64>, median_ms: f64| Row {
+            tool: tool.into(),
+            lambda,
+            epsilon,
+            runs: 5,
+            median_ms,
+            ratio_to_ours: 1.0,
+            objective: None,
+            objective_gap_to_ours: None,
+            gradient_norm: None,
+            median_test_error: 0.2,
+            max_memory_growth_mib: None,
+            max_peak_mib: None,
+        };
+        let rows = [
+            row(OURS, 1e-3, None, 5.0),
+            row(OURS, 1e-3, Some(0.1), 4.0),
+            row("sklearn-liblinear", 1e-3, None, 60.0),
+            row("diffprivlib", 1e-3, Some(0.1), 100.0),
+            row(OURS, 1e-4, Some(0.2), 8.0),
+            row("sklearn-liblinear", 1e-4, None, 120.0),
+        ];
+        assert_eq!(
+            private_against_non_private(&rows),
+            vec![
+                (1e-3, 0.1, "sklearn-liblinear".to_string(), 15.0),
+                (1e-4, 0.2, "sklearn-liblinear".to_string(), 15.0),
+            ]
+        );
+    }
 
     #[test]
     fn a_report_without_peers_keeps_an_earlier_one_with_peers() {
