@@ -73,6 +73,60 @@ fn kdd_matches_the_published_description() {
 }
 
 #[test]
+fn kdd_log_counts_compress_only_the_count_columns() {
+    let Some(dir) = real_data(&KDD_FILES) else {
+        return;
+    };
+    let paper = load_kddcup99(&dir).unwrap();
+    let logged = load_kddcup99_encoded(&dir, KddEncoding::LogCounts).unwrap();
+    assert_eq!(logged.labels, paper.labels);
+    assert_eq!(logged.feature_names, paper.feature_names);
+    assert_eq!(&paper.feature_names[..38], KDD_NUMERIC_COLUMNS.as_slice());
+    let is_count: Vec<bool> = (0..paper.features())
+        .map(|c| KDD_COUNT_COLUMNS.contains(&paper.feature_names[c].as_str()))
+        .collect();
+    assert_eq!(is_count.iter().filter(|&&c| c).count(), 17);
+    // Per column, the (paper, logged) value pairs: same rows non-zero, flags and rates
+    // untouched, counts raised (ln(1 + x)/ln(1 + max) ≥ x/max) in the same order.
+    let mut pairs: Vec<Vec<(f64, f64)>> = vec![Vec::new(); paper.features()];
+    for (a, b) in paper.rows.iter().zip(&logged.rows) {
+        assert_eq!(a.len(), b.len());
+        for (&(ja, va), &(jb, vb)) in a.iter().zip(b) {
+            assert_eq!(ja, jb);
+            if is_count[ja] {
+                assert!(
+                    vb >= va * (1.0 - 1e-12),
+                    "{}: {vb} < {va}",
+                    paper.feature_names[ja]
+                );
+            } else {
+                assert_eq!(va, vb, "{} changed", paper.feature_names[ja]);
+            }
+            pairs[ja].push((va, vb));
+        }
+    }
+    for (c, column) in pairs.iter_mut().enumerate().filter(|(c, _)| is_count[*c]) {
+        column.sort_by(|x, y| x.0.total_cmp(&y.0));
+        assert!(
+            column.windows(2).all(|w| w[0].1 <= w[1].1),
+            "{}: order changed",
+            paper.feature_names[c]
+        );
+    }
+    // src_bytes spans nine orders of magnitude: max-scaled, its typical value is ~0; logged,
+    // it is a sizable fraction of the largest.
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let src_bytes = &pairs[1];
+    let paper_median = median(&mut src_bytes.iter().map(|p| p.0).collect());
+    let logged_median = median(&mut src_bytes.iter().map(|p| p.1).collect());
+    assert!(paper_median < 1e-5, "{paper_median}");
+    assert!(logged_median > 0.2, "{logged_median}");
+}
+
+#[test]
 fn corrupt_and_missing_files_are_explained() {
     let empty_path = scratch("empty-dir");
     let empty = DataDir::at(&empty_path);

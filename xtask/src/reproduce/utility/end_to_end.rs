@@ -70,8 +70,10 @@ fn stop_probability(candidates: usize) -> f64 {
     1.0 / (2.0 * candidates as f64)
 }
 
+/// Each of `choices` at each ε, over `folds` folds × `runs` runs.
 pub fn run(
     data: &Dataset,
+    choices: &[Choice],
     lambdas: &[f64],
     epsilons: &[f64],
     folds: usize,
@@ -81,7 +83,7 @@ pub fn run(
     let order = shuffled(data.len(), seed ^ 0xe2e);
     let rule = RegularizationRule::DEFAULT;
     let groups = feature_groups(data)?;
-    let jobs: Vec<(Choice, usize, usize)> = Choice::ALL
+    let jobs: Vec<(Choice, usize, usize)> = choices
         .iter()
         .flat_map(|&c| (0..epsilons.len()).flat_map(move |e| (0..runs).map(move |r| (c, e, r))))
         .collect();
@@ -130,7 +132,7 @@ pub fn run(
     }
     progress.finish_and_clear();
     let mut cells = Vec::new();
-    for &choice in &Choice::ALL {
+    for &choice in choices {
         for (e, &epsilon) in epsilons.iter().enumerate() {
             let outcomes: Vec<(Option<f64>, Option<f64>)> = jobs
                 .iter()

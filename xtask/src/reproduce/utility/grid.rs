@@ -62,17 +62,19 @@ pub struct GridCell {
 type Key = (usize, u64, u64);
 
 /// Runs every variant at every (Λ, ε) with `folds`-fold cross-validation and `draws` noise
-/// draws, in parallel and deterministically for the seed. Variants whose lever does not apply
-/// to `data` are skipped.
+/// draws, in parallel and deterministically for the seed. `encoded` holds the encodings that
+/// the loader made (the same rows in the same order; [`Lever::apply`] gives `None` for them).
+/// Variants whose lever does not apply to `data` are skipped.
 pub fn run(
     data: &Dataset,
+    encoded: &[(Lever, &Dataset)],
     protocol: &Protocol<'_>,
 ) -> Result<Vec<GridCell>, Box<dyn std::error::Error>> {
     let order = shuffled(data.len(), protocol.seed);
     let splits: Vec<_> = (0..protocol.folds)
         .map(|fold| split(&order, fold, protocol.folds))
         .collect();
-    run_on_splits(data, &splits, protocol)
+    run_on_splits(data, encoded, &splits, protocol)
 }
 
 /// As [`run`] with one split: the first `rows` rows train, the others test (for synthetic
@@ -83,11 +85,12 @@ pub fn run_split(
     protocol: &Protocol<'_>,
 ) -> Result<Vec<GridCell>, Box<dyn std::error::Error>> {
     let split = ((0..rows).collect(), (rows..data.len()).collect());
-    run_on_splits(data, &[split], protocol)
+    run_on_splits(data, &[], &[split], protocol)
 }
 
 fn run_on_splits(
     data: &Dataset,
+    encoded: &[(Lever, &Dataset)],
     splits: &[(Vec<usize>, Vec<usize>)],
     protocol: &Protocol<'_>,
 ) -> Result<Vec<GridCell>, Box<dyn std::error::Error>> {
@@ -97,6 +100,17 @@ fn run_on_splits(
     );
     let groups = feature_groups(data)?;
     let mut encodings: BTreeMap<Lever, Dataset> = BTreeMap::new();
+    for &(lever, dataset) in encoded {
+        if dataset.len() != data.len() {
+            return Err(format!(
+                "{lever:?} encoding has {} rows, the data {}",
+                dataset.len(),
+                data.len()
+            )
+            .into());
+        }
+        encodings.insert(lever, dataset.clone());
+    }
     for variant in protocol.variants {
         let lever = variant.lever.rows();
         if !encodings.contains_key(&lever)
@@ -210,4 +224,58 @@ pub fn progress_bar(name: &str, total: usize) -> ProgressBar {
     );
     progress.set_prefix(name.to_owned());
     progress
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dp_erm::ObjectiveCalibration::CliffFree;
+
+    fn protocol(variants: &[Variant]) -> Protocol<'_> {
+        Protocol {
+            variants,
+            lambdas: &[1e-2],
+            epsilons: &[10.0],
+            folds: 2,
+            draws: 1,
+            seed: 5,
+        }
+    }
+
+    #[test]
+    fn a_loader_made_encoding_is_trained_on_and_must_match_the_rows() {
+        let data = dp_datasets::noisy_linear(400, 3, 0.0, 1).unwrap();
+        // The "encoding": the same labels with every feature erased, so a model trained on
+        // it can only guess.
+        let erased = Dataset {
+            rows: vec![Vec::new(); data.len()],
+            ..data.clone()
+        };
+        let variants = [
+            Variant::new(None, CliffFree, Lever::Paper),
+            Variant::new(None, CliffFree, Lever::LogCounts),
+        ];
+        let protocol = protocol(&variants);
+        // Without it, the lever has no rows and no cells.
+        let cells = run(&data, &[], &protocol).unwrap();
+        assert!(cells.iter().all(|c| c.variant.lever == Lever::Paper));
+        assert_eq!(cells.len(), 1);
+        let cells = run(&data, &[(Lever::LogCounts, &erased)], &protocol).unwrap();
+        let error = |lever| {
+            cells
+                .iter()
+                .find(|c| c.variant.lever == lever)
+                .expect("a cell per lever")
+                .mean_error
+        };
+        assert!(error(Lever::Paper) < 0.2, "{}", error(Lever::Paper));
+        assert!(error(Lever::LogCounts) > 0.3, "{}", error(Lever::LogCounts));
+        // An encoding of other rows is refused, naming both counts.
+        let shorter = dp_datasets::noisy_linear(399, 3, 0.0, 1).unwrap();
+        let refused = run(&data, &[(Lever::LogCounts, &shorter)], &protocol).unwrap_err();
+        assert!(
+            refused.to_string().contains("399 rows, the data 400"),
+            "{refused}"
+        );
+    }
 }

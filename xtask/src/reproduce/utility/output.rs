@@ -10,7 +10,7 @@ use super::super::plot::{self, Series};
 use super::end_to_end::Choice;
 use super::grid::{GridCell, on_decade_grid};
 use super::variant::{Lever, Variant};
-use super::{EPSILONS, UtilityRecord};
+use super::{EPSILONS, LOG_COUNTS_NAME, UtilityRecord};
 use crate::safe_write::OutDir;
 
 /// Issue 14's targets: (dataset, ε, end-to-end bound, best-in-hindsight bound).
@@ -185,20 +185,7 @@ fn headline(s: &mut String, record: &UtilityRecord, dataset: &str) {
         let grouped = best(&record.cells, dataset, epsilon, |c| {
             c.variant.lever == Lever::GroupNoise
         });
-        let e2e = |choice| {
-            end_to_end(record, dataset, choice, epsilon).map_or("—".into(), |c| {
-                let lambda = c
-                    .rule_lambda
-                    .or(c.mean_chosen_lambda)
-                    .map_or(String::new(), |l| format!(", Λ ≈ {l:.1e}"));
-                let refused = if c.refusals > 0 {
-                    format!(", {} refused", c.refusals)
-                } else {
-                    String::new()
-                };
-                format!("{:.4} ± {:.4}{lambda}{refused}", c.mean_error, c.std_error)
-            })
-        };
+        let e2e = |choice| end_to_end_text(end_to_end(record, dataset, choice, epsilon));
         let target = TARGETS
             .iter()
             .find(|t| t.0 == dataset && t.1 == epsilon)
@@ -223,6 +210,49 @@ fn headline(s: &mut String, record: &UtilityRecord, dataset: &str) {
         );
     }
     s.push('\n');
+    if record
+        .end_to_end
+        .iter()
+        .any(|c| c.dataset == LOG_COUNTS_NAME)
+        && dataset == "kddcup99"
+    {
+        log_counts_end_to_end(s, record);
+    }
+}
+
+/// The rules end to end on KDD with its count columns logged (the log-counts lever).
+fn log_counts_end_to_end(s: &mut String, record: &UtilityRecord) {
+    s.push_str(
+        "With the count columns as ln(1 + x) before max-scaling (the log-counts lever), the \
+         rules end to end:\n\n| ε | rule (end to end) | group-shaped noise and its rule (end \
+         to end) |\n|---|---|---|\n",
+    );
+    for &epsilon in &EPSILONS {
+        let e2e = |choice| end_to_end_text(end_to_end(record, LOG_COUNTS_NAME, choice, epsilon));
+        let _ = writeln!(
+            s,
+            "| {epsilon} | {} | {} |",
+            e2e(Choice::Rule),
+            e2e(Choice::GroupedRule)
+        );
+    }
+    s.push('\n');
+}
+
+/// An end-to-end cell as `mean ± se, Λ ≈ …[, k refused]`, or "—".
+fn end_to_end_text(cell: Option<&super::EndToEndCell>) -> String {
+    cell.map_or("—".into(), |c| {
+        let lambda = c
+            .rule_lambda
+            .or(c.mean_chosen_lambda)
+            .map_or(String::new(), |l| format!(", Λ ≈ {l:.1e}"));
+        let refused = if c.refusals > 0 {
+            format!(", {} refused", c.refusals)
+        } else {
+            String::new()
+        };
+        format!("{:.4} ± {:.4}{lambda}{refused}", c.mean_error, c.std_error)
+    })
 }
 
 /// Each lever's effect at each ε: the best-in-hindsight error of the variant with the lever
@@ -264,12 +294,13 @@ fn levers(s: &mut String, record: &UtilityRecord, dataset: &str) {
             false,
         ));
     }
-    for lever in [
-        Lever::Intercept,
-        Lever::PublicEncoding,
-        Lever::PublicRowBound,
-    ] {
-        for h in [None, Some(0.5)] {
+    for lever in Lever::ENCODINGS {
+        let widths: &[Option<f64>] = if lever == Lever::LogCounts {
+            &[None, Some(0.5), Some(1.0)]
+        } else {
+            &[None, Some(0.5)]
+        };
+        for &h in widths {
             let with = Variant::new(h, CliffFree, lever);
             comparisons.push((
                 format!("{} ({})", lever.label(), with.loss_label()),

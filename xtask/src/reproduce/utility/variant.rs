@@ -25,9 +25,21 @@ pub enum Lever {
     /// The papers' rows, with objective perturbation's noise shaped to the one-hot groups
     /// (`ErmParams::group_noise`, groups from the column names `attribute=level`).
     GroupNoise,
+    /// KDD: the schema's count columns (seconds, bytes, events) as `ln(1 + x)` before the
+    /// max-scaling (`dp_datasets::KddEncoding::LogCounts`). Made by the loader from the raw
+    /// values, so it is handed to the grid already encoded.
+    LogCounts,
 }
 
 impl Lever {
+    /// The levers that change the rows, each compared with the papers' encoding.
+    pub const ENCODINGS: [Lever; 4] = [
+        Self::Intercept,
+        Self::PublicEncoding,
+        Self::PublicRowBound,
+        Self::LogCounts,
+    ];
+
     pub fn label(self) -> &'static str {
         match self {
             Self::Paper => "paper encoding, unit-norm rows",
@@ -35,6 +47,7 @@ impl Lever {
             Self::PublicEncoding => "public encoding (collapsed country, no education one-hot)",
             Self::PublicRowBound => "rows divided by the schema's norm bound",
             Self::GroupNoise => "noise shaped to the one-hot groups",
+            Self::LogCounts => "count columns as ln(1 + x) before max-scaling",
         }
     }
 
@@ -48,14 +61,16 @@ impl Lever {
         }
     }
 
-    /// The dataset as this lever encodes it; `None` where the lever does not apply (the
-    /// public encoding is Adult's).
+    /// The dataset as this lever encodes it from the papers' rows; `None` where the lever
+    /// does not apply (the public encoding is Adult's) or needs the raw values (log counts:
+    /// the loader encodes them).
     pub fn apply(self, data: &Dataset) -> Option<Dataset> {
         match self {
             Self::Paper | Self::GroupNoise => Some(data.clone()),
             Self::Intercept => Some(with_intercept(data, INTERCEPT)),
             Self::PublicEncoding => public_encoding(data),
             Self::PublicRowBound => Some(divided_by_schema_bound(data)),
+            Self::LogCounts => None,
         }
     }
 }
@@ -141,7 +156,8 @@ impl Variant {
 }
 
 /// The ablation's configurations: the papers' two losses under both rules, the Huber widths
-/// under the cliff-free rule, each encoding lever on logistic and Huber h = 0.5, and the
+/// under the cliff-free rule, each encoding lever on logistic and Huber h = 0.5 (log counts
+/// also on Huber h = 1, the rules' loss), and the
 /// group-shaped noise on logistic and Huber h = 0.5 and 1.
 pub fn ablation_variants() -> Vec<Variant> {
     use ObjectiveCalibration::{CliffFree, Cms11};
@@ -153,15 +169,12 @@ pub fn ablation_variants() -> Vec<Variant> {
     for h in [0.1, 0.5, 1.0, 2.0] {
         variants.push(Variant::new(Some(h), CliffFree, Lever::Paper));
     }
-    for lever in [
-        Lever::Intercept,
-        Lever::PublicEncoding,
-        Lever::PublicRowBound,
-    ] {
+    for lever in Lever::ENCODINGS {
         for huber_width in [None, Some(0.5)] {
             variants.push(Variant::new(huber_width, CliffFree, lever));
         }
     }
+    variants.push(Variant::new(Some(1.0), CliffFree, Lever::LogCounts));
     for huber_width in [None, Some(0.5), Some(1.0)] {
         variants.push(Variant::new(huber_width, CliffFree, Lever::GroupNoise));
     }
