@@ -82,6 +82,30 @@ fn kdd_log_counts_compress_only_the_count_columns() {
     assert_eq!(logged.labels, paper.labels);
     assert_eq!(logged.feature_names, paper.feature_names);
     assert_eq!(&paper.feature_names[..38], KDD_NUMERIC_COLUMNS.as_slice());
+    // The names sit on the right columns: rows with a non-zero value, counted from the file.
+    let non_zero = |name: &str| {
+        let column = paper.feature_names.iter().position(|n| n == name).unwrap();
+        paper
+            .rows
+            .iter()
+            .filter(|row| row.iter().any(|&(j, _)| j == column))
+            .count()
+    };
+    for (name, count) in [
+        ("duration", 12_350),
+        ("src_bytes", 378_679),
+        ("dst_bytes", 85_763),
+        ("logged_in", 73_237),
+        ("num_compromised", 2_224),
+        ("su_attempted", 12),
+        ("count", 494_019),
+        ("serror_rate", 89_234),
+        ("dst_host_count", 494_018),
+        ("dst_host_same_src_port_rate", 351_161),
+        ("dst_host_srv_rerror_rate", 34_216),
+    ] {
+        assert_eq!(non_zero(name), count, "{name}");
+    }
     let is_count: Vec<bool> = (0..paper.features())
         .map(|c| KDD_COUNT_COLUMNS.contains(&paper.feature_names[c].as_str()))
         .collect();

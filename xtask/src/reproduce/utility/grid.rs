@@ -109,6 +109,13 @@ fn run_on_splits(
             )
             .into());
         }
+        // The same rows in the same order: the labels and columns must agree too.
+        if dataset.labels != data.labels || dataset.feature_names != data.feature_names {
+            return Err(format!(
+                "{lever:?} encoding's labels or columns differ from the data's: not the same rows"
+            )
+            .into());
+        }
         encodings.insert(lever, dataset.clone());
     }
     for variant in protocol.variants {
@@ -275,6 +282,17 @@ mod tests {
         let refused = run(&data, &[(Lever::LogCounts, &shorter)], &protocol).unwrap_err();
         assert!(
             refused.to_string().contains("399 rows, the data 400"),
+            "{refused}"
+        );
+        // So is one of the same length in another order.
+        let reversed = Dataset {
+            rows: data.rows.iter().rev().cloned().collect(),
+            labels: data.labels.iter().rev().copied().collect(),
+            ..data.clone()
+        };
+        let refused = run(&data, &[(Lever::LogCounts, &reversed)], &protocol).unwrap_err();
+        assert!(
+            refused.to_string().contains("not the same rows"),
             "{refused}"
         );
     }

@@ -51,6 +51,13 @@ impl Lever {
         }
     }
 
+    /// Whether the headline's best-in-hindsight columns may pick this lever. Log counts may
+    /// not: the lever was added after KDD's numbers were known, so it is reported as an
+    /// effect (the lever table, its own end-to-end rows), not as part of the best result.
+    pub fn in_headline(self) -> bool {
+        self != Self::LogCounts
+    }
+
     /// The lever whose rows this one trains on: group-shaped noise changes the mechanism,
     /// not the rows, so it shares the papers' encoding (one copy of the data, one training
     /// set per fold).
