@@ -164,25 +164,23 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         cells.extend(grid::run(&data, &encoded, &protocol)?);
         let grid_seconds = grid_started.elapsed().as_secs_f64();
         let end_to_end_started = Instant::now();
-        end_to_end.extend(end_to_end::run(
-            &data,
-            &Choice::ALL,
-            &lambdas,
-            &EPSILONS,
-            plan.folds,
-            plan.end_to_end_runs,
-            options.seed,
-        )?);
-        if let Some(log_counts) = &log_counts {
-            // The rules only: what a user who encodes the counts so gets with no tuning.
-            end_to_end.extend(end_to_end::run(
-                log_counts,
-                &[Choice::Rule, Choice::GroupedRule],
+        let choose_end_to_end = |data: &Dataset, choices: &[Choice]| {
+            end_to_end::run(
+                data,
+                choices,
                 &lambdas,
                 &EPSILONS,
                 plan.folds,
                 plan.end_to_end_runs,
                 options.seed,
+            )
+        };
+        end_to_end.extend(choose_end_to_end(&data, &Choice::ALL)?);
+        if let Some(log_counts) = &log_counts {
+            // The rules only: what a user who encodes the counts so gets with no tuning.
+            end_to_end.extend(choose_end_to_end(
+                log_counts,
+                &[Choice::Rule, Choice::GroupedRule],
             )?);
         }
         let end_to_end_seconds = end_to_end_started.elapsed().as_secs_f64();
