@@ -1,6 +1,7 @@
 //! Error over a (variant, Λ, ε) grid by cross-validation, keeping every fold's and noise
 //! draw's error so that two variants can be compared pair by pair.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use dp_datasets::Dataset;
@@ -99,7 +100,8 @@ fn run_on_splits(
         "the warm-start chain runs from large Λ to small"
     );
     let groups = feature_groups(data)?;
-    let mut encodings: BTreeMap<Lever, Dataset> = BTreeMap::new();
+    // The loader-made encodings are borrowed; the others are made here from `data`.
+    let mut encodings: BTreeMap<Lever, Cow<'_, Dataset>> = BTreeMap::new();
     for &(lever, dataset) in encoded {
         if dataset.len() != data.len() {
             return Err(format!(
@@ -116,14 +118,14 @@ fn run_on_splits(
             )
             .into());
         }
-        encodings.insert(lever, dataset.clone());
+        encodings.insert(lever, Cow::Borrowed(dataset));
     }
     for variant in protocol.variants {
         let lever = variant.lever.rows();
         if !encodings.contains_key(&lever)
             && let Some(encoded) = lever.apply(data)
         {
-            encodings.insert(lever, encoded);
+            encodings.insert(lever, Cow::Owned(encoded));
         }
     }
     let runnable: Vec<usize> = (0..protocol.variants.len())

@@ -210,11 +210,11 @@ fn headline(s: &mut String, record: &UtilityRecord, dataset: &str) {
         );
     }
     s.push('\n');
-    if record
-        .end_to_end
-        .iter()
-        .any(|c| c.dataset == LOG_COUNTS_NAME)
-        && dataset == "kddcup99"
+    if dataset == "kddcup99"
+        && record
+            .end_to_end
+            .iter()
+            .any(|c| c.dataset == LOG_COUNTS_NAME)
     {
         log_counts_end_to_end(s, record);
     }
@@ -297,12 +297,7 @@ fn levers(s: &mut String, record: &UtilityRecord, dataset: &str) {
         ));
     }
     for lever in Lever::ENCODINGS {
-        let widths: &[Option<f64>] = if lever == Lever::LogCounts {
-            &[None, Some(0.5), Some(1.0)]
-        } else {
-            &[None, Some(0.5)]
-        };
-        for &h in widths {
+        for &h in lever.widths() {
             let with = Variant::new(h, CliffFree, lever);
             comparisons.push((
                 format!("{} ({})", lever.label(), with.loss_label()),
