@@ -1,8 +1,8 @@
-//! The README's Rust snippets are compiled and run here, so that they cannot drift from the
-//! API: each snippet below sits between `README snippet N` markers inside a function that
-//! makes its inputs, and a test checks that the README's N-th Rust block is that text,
-//! character for character. The last block, a whole program, is dp-noise's
-//! `private_release` example (which `cargo test` builds).
+//! The Rust blocks of the README and of the user guide (`docs/src`) are compiled and run here,
+//! so that they cannot drift from the API: each snippet below sits between `README snippet N`
+//! markers inside a function that makes its inputs, and a test checks that every Rust block of
+//! those documents is, character for character, one of these snippets or a whole example
+//! program that `cargo test` builds (and every snippet is shown somewhere).
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -124,19 +124,50 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The README's Rust code blocks, in order.
-fn readme_blocks() -> Vec<String> {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+/// The Markdown files whose Rust blocks are checked: the README and every page of the guide.
+fn documents() -> Vec<PathBuf> {
+    let mut pages = vec![root().join("README.md")];
+    let mut folders = vec![root().join("docs/src")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    pages.sort();
+    pages
+}
+
+/// The Rust code blocks of one Markdown file, in order, with mdBook's `{{#include path}}`
+/// lines replaced by the file they name (relative to the page).
+fn rust_blocks(page: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(page).unwrap();
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
-    for line in readme.lines() {
+    for line in text.lines() {
         match (&mut current, line.trim_end()) {
             (None, "```rust") => current = Some(String::new()),
             (Some(_), "```") => blocks.push(current.take().unwrap()),
-            (Some(block), _) => {
-                block.push_str(line);
-                block.push('\n');
-            }
+            (Some(block), _) => match line
+                .trim()
+                .strip_prefix("{{#include ")
+                .and_then(|rest| rest.strip_suffix("}}"))
+            {
+                Some(included) => {
+                    let path = page.parent().unwrap().join(included);
+                    block.push_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                        panic!("{}: cannot include {}: {e}", page.display(), path.display())
+                    }));
+                }
+                None => {
+                    block.push_str(line);
+                    block.push('\n');
+                }
+            },
             (None, _) => {}
         }
     }
@@ -157,27 +188,52 @@ fn marked_snippet(n: usize) -> String {
         .collect()
 }
 
-#[test]
-fn the_readme_shows_exactly_the_snippets_compiled_here() {
-    let blocks = readme_blocks();
-    assert_eq!(blocks.len(), 5, "Rust blocks in the README");
-    for (n, block) in blocks.iter().enumerate().take(4) {
-        assert_eq!(
-            *block,
-            marked_snippet(n + 1),
-            "README block {} differs from snippet {} here",
-            n + 1,
-            n + 1
-        );
+/// Whole programs the documents may show: examples that `cargo test` builds.
+const EXAMPLES: [&str; 2] = [
+    "crates/dp-erm/examples/quick_start.rs",
+    "crates/dp-noise/examples/private_release.rs",
+];
+
+/// What a block may be: a snippet run here, or an example program from its first `use` on.
+fn allowed_blocks() -> Vec<(String, String)> {
+    let mut allowed: Vec<(String, String)> = (1..=4)
+        .map(|n| (format!("snippet {n}"), marked_snippet(n)))
+        .collect();
+    for example in EXAMPLES {
+        let text = std::fs::read_to_string(root().join(example)).unwrap();
+        let first_use = if text.starts_with("use ") {
+            0
+        } else {
+            text.find("\nuse ").unwrap() + 1
+        };
+        let program = text[first_use..].to_string();
+        allowed.push((example.to_string(), program));
     }
-    let example =
-        std::fs::read_to_string(root().join("crates/dp-noise/examples/private_release.rs"))
-            .unwrap();
-    let program = &example[example.find("use dp_noise").unwrap()..];
-    assert_eq!(
-        blocks[4], program,
-        "README block 5 differs from private_release.rs"
-    );
+    allowed
+}
+
+#[test]
+fn every_rust_block_of_the_readme_and_the_guide_is_compiled_here() {
+    let allowed = allowed_blocks();
+    let mut shown = vec![false; allowed.len()];
+    let mut blocks = 0;
+    for page in documents() {
+        for (i, block) in rust_blocks(&page).iter().enumerate() {
+            blocks += 1;
+            match allowed.iter().position(|(_, text)| text == block) {
+                Some(k) => shown[k] = true,
+                None => panic!(
+                    "{} block {} is neither a snippet of readme_snippets.rs nor an example:\n{block}",
+                    page.display(),
+                    i + 1
+                ),
+            }
+        }
+    }
+    assert!(blocks >= allowed.len(), "only {blocks} Rust blocks found");
+    for ((name, _), seen) in allowed.iter().zip(shown) {
+        assert!(seen, "{name} is shown in no document");
+    }
 }
 
 #[test]

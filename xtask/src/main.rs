@@ -185,8 +185,10 @@ enum Experiment {
 
 #[derive(Args)]
 struct ReproduceArgs {
-    /// Fewer folds and noise draws (3 × 2 instead of the paper's 10 × 50); over full
-    /// results, writes to OUT/EXPERIMENT/quick/ and keeps them.
+    /// A smaller run of each experiment: fewer folds, noise draws, rows or grid points (linear:
+    /// 3 folds × 2 draws instead of 10 × 50; utility: 3 folds, 1 draw, 7 Λ values; kernel:
+    /// 24,000 rows, 2 folds × 1 draw, D ≤ 500); each summary.md says what it ran. Over
+    /// full results, writes to OUT/EXPERIMENT/quick/ and keeps them.
     #[arg(long, global = true)]
     quick: bool,
     /// Folder with the data files (default: $DP_ML_DATA_DIR, else data/ in the workspace).
