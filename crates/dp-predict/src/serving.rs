@@ -59,9 +59,11 @@ const REFILL_TARGET: u64 = 4096;
 ///   overrun reflects the machine (a preemption, a page fault); for the soft majority and
 ///   the walk the sampler's length also depends on the data, with a geometric tail (each
 ///   proposal of the two-label exponential mechanism is accepted with probability ≥ ½).
-///   An overrun whose probability depends on the data adds a δ up to that probability:
-///   choose a slot far above the typical computation (the crate's test uses 10 µs for a
-///   sub-microsecond answer) and watch `overruns()`.
+///   If `p` bounds the probability of an overrun on every dataset, (answer, slot count)
+///   is (ε, δ)-DP with `δ = (1 + e^ε)·p` per answer (split any event on `k = 1` and
+///   `k > 1`; the first part is post-processing of the answer). Choose a slot far above
+///   the typical computation (the crate's test uses 10 µs for a sub-microsecond answer)
+///   and watch `overruns()`.
 /// - **Jitter.** The release time carries the OS's scheduling and timer jitter; it is
 ///   independent of the computation while that fits in the slot, up to shared-hardware
 ///   effects (caches, frequency scaling, a core busy with a sibling thread) that the
@@ -77,6 +79,36 @@ const REFILL_TARGET: u64 = 4096;
 ///
 /// The CPU spins for the last 200 µs of each slot (sleeping is too coarse to release on
 /// time); a slot costs one core for at most that long.
+///
+/// ```
+/// use std::time::Duration;
+/// use dp_erm::{Examples, Features, Loss};
+/// use dp_noise::DpRng;
+/// use dp_predict::{ServingInterface, StableErmParams};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let data = Examples::new(
+///     Features::dense(1, vec![-0.5, -0.2, 0.3, 0.8])?,
+///     vec![-1.0, -1.0, 1.0, 1.0],
+/// )?;
+/// let mut rng = DpRng::from_os_entropy()?;
+/// let model = StableErmParams::new(Loss::Logistic, 0.1, 1.0).fit(&data, &mut rng)?;
+/// // Ten 1-DP answers, each released 100 µs after its call; noise for all ten drawn now.
+/// let slot = Duration::from_micros(100);
+/// let mut serving = ServingInterface::new(model, 10.0, slot, &mut rng)?;
+/// assert_eq!(serving.pooled(), Some(10));
+/// let _answer = serving.answer(&[0.4], &mut rng)?;
+/// assert_eq!(serving.pooled(), Some(9));
+///
+/// // Noise for later answers, drawn on another thread while this one serves.
+/// let source = serving.noise_source().expect("a Laplace mechanism");
+/// let mut background = DpRng::from_os_entropy()?;
+/// let drawing = std::thread::spawn(move || source.draw(100, &mut background));
+/// serving.add_noise(drawing.join().expect("the drawing thread")?)?;
+/// assert_eq!(serving.pooled(), Some(109));
+/// # Ok(())
+/// # }
+/// ```
 pub struct ServingInterface<P> {
     inner: PredictionInterface<P>,
     slot: Duration,
