@@ -80,7 +80,7 @@ pub use error::{MAX_EPSILON, MAX_POINTS, PredictError};
 pub use interface::{PredictionInterface, PrivatePredictor};
 pub use line::LineData;
 pub use pool::{MAX_POOL, NoisePool, NoiseSource};
-pub use serving::{MAX_SLOT, ServingInterface};
+pub use serving::{AnswerSlot, MAX_SLOT, ServingInterface};
 pub use sgd::{ProjectedSgd, SgdParams};
 pub use stable::{DEFAULT_TOLERANCE, ScoreAnswer, StableErm, StableErmParams};
 pub use threshold::{

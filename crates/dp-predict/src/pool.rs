@@ -49,6 +49,11 @@ impl NoiseSource {
                 limit: MAX_POOL,
             });
         }
+        Ok(self.draw_any(count, rng))
+    }
+
+    /// As [`NoiseSource::draw`] without the cap (callers keep `count` small).
+    pub(crate) fn draw_any<R: ReleaseRng + ?Sized>(&self, count: usize, rng: &mut R) -> NoisePool {
         // Laplace noise first, then the coin: the order in which the direct path draws them
         // (the crate's tests check that a pooled answer equals a direct one from the same
         // stream).
@@ -58,10 +63,10 @@ impl NoiseSource {
                 coin: rng.random::<f64>(),
             })
             .collect();
-        Ok(NoisePool {
+        NoisePool {
             source: *self,
             draws,
-        })
+        }
     }
 }
 

@@ -129,25 +129,24 @@ impl<P: PrivatePredictor> ServingInterface<P> {
         slot: Duration,
         rng: &mut R,
     ) -> Result<Self, PredictError> {
-        check_slot(slot)?;
-        PredictionInterface::new(predictor, total_epsilon)?.serving(slot, rng)
+        let slot = AnswerSlot::new(slot)?;
+        Ok(PredictionInterface::new(predictor, total_epsilon)?.serving(slot, rng))
     }
 
-    pub(crate) fn from_interface<R: ReleaseRng + ?Sized>(
+    fn from_interface<R: ReleaseRng + ?Sized>(
         inner: PredictionInterface<P>,
-        slot: Duration,
+        slot: AnswerSlot,
         rng: &mut R,
-    ) -> Result<Self, PredictError> {
-        check_slot(slot)?;
+    ) -> Self {
         let pool = inner.predictor().noise_source().map(NoisePool::empty);
         let mut serving = Self {
             inner,
-            slot,
+            slot: slot.0,
             pool,
             overruns: 0,
         };
-        serving.refill(rng)?;
-        Ok(serving)
+        serving.refill(rng);
+        serving
     }
 
     /// The budget: limit, spent, ledger.
@@ -194,13 +193,13 @@ impl<P: PrivatePredictor> ServingInterface<P> {
     /// that accepts none meanwhile. To refill while serving, draw a pool on another thread
     /// from [`ServingInterface::noise_source`] and hand it over with
     /// [`ServingInterface::add_noise`].
-    pub fn refill<R: ReleaseRng + ?Sized>(&mut self, rng: &mut R) -> Result<(), PredictError> {
+    pub fn refill<R: ReleaseRng + ?Sized>(&mut self, rng: &mut R) {
+        // At most 4096 draws, far below the pool's cap.
         let target = self.inner.queries_left().min(REFILL_TARGET) as usize;
         if let Some(pool) = &mut self.pool {
             let missing = target.saturating_sub(pool.len());
-            pool.append(pool.source().draw(missing, rng)?);
+            pool.append(pool.source().draw_any(missing, rng));
         }
-        Ok(())
     }
 
     /// Adds `noise` (drawn with this interface's [`ServingInterface::noise_source`]) to the
@@ -355,13 +354,39 @@ impl<P: PrivatePredictor<Query = [f64]>> ServingInterface<P> {
 impl<P: PrivatePredictor> PredictionInterface<P> {
     /// This interface (its mechanism and its budget, spent so far included) as a
     /// [`ServingInterface`] releasing answers at slots of `slot`, its pool filled from
-    /// `rng`. The way to answer queries from anyone who can time the answers.
+    /// `rng`. The way to answer queries from anyone who can time the answers. Cannot fail
+    /// (the slot was checked when it was made), so the budget spent is never lost with a
+    /// consumed interface.
     pub fn serving<R: ReleaseRng + ?Sized>(
         self,
-        slot: Duration,
+        slot: AnswerSlot,
         rng: &mut R,
-    ) -> Result<ServingInterface<P>, PredictError> {
+    ) -> ServingInterface<P> {
         ServingInterface::from_interface(self, slot, rng)
+    }
+}
+
+/// The time slot of a [`ServingInterface`]: a duration above 0 and at most [`MAX_SLOT`],
+/// chosen by the operator (public: it must not depend on the data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerSlot(Duration);
+
+impl AnswerSlot {
+    /// `slot`, refused (naming it, in seconds) if 0 or above [`MAX_SLOT`].
+    pub fn new(slot: Duration) -> Result<Self, PredictError> {
+        if slot.is_zero() || slot > MAX_SLOT {
+            return Err(PredictError::InvalidParameter {
+                what: "answer slot (seconds)",
+                value: slot.as_secs_f64(),
+                requirement: "above 0 and at most 60",
+            });
+        }
+        Ok(Self(slot))
+    }
+
+    /// The duration.
+    pub fn duration(&self) -> Duration {
+        self.0
     }
 }
 
@@ -374,18 +399,6 @@ impl<P> std::fmt::Debug for ServingInterface<P> {
             .field("overruns", &self.overruns)
             .finish()
     }
-}
-
-/// A slot in (0, [`MAX_SLOT`]].
-fn check_slot(slot: Duration) -> Result<(), PredictError> {
-    if slot.is_zero() || slot > MAX_SLOT {
-        return Err(PredictError::InvalidParameter {
-            what: "answer slot (seconds)",
-            value: slot.as_secs_f64(),
-            requirement: "above 0 and at most 60",
-        });
-    }
-    Ok(())
 }
 
 /// The slot of a batch of `queries` answers: `queries · slot`, saturating.

@@ -9,7 +9,7 @@ use rand::{Rng, RngExt};
 
 use super::{examples, line_examples, rng, threshold_data};
 use crate::{
-    Ensemble, LaplaceAverageEnsemble, MAX_POOL, PredictError, PredictionInterface,
+    AnswerSlot, Ensemble, LaplaceAverageEnsemble, MAX_POOL, PredictError, PredictionInterface,
     PrivatePredictor, ProjectedSgd, ServingInterface, SgdParams, SoftMajorityEnsemble, StableErm,
     StableErmParams, ThresholdErm, VoteKind, WalkParams,
 };
@@ -256,8 +256,7 @@ fn rejects_bad_slots_naming_them() {
         // Checked before the budget: a bad budget too still names the slot.
         let both = ServingInterface::new(stable(), -1.0, slot, &mut r).unwrap_err();
         assert!(both.to_string().contains("slot"), "{both}");
-        let interface = PredictionInterface::new(stable(), 1.0).unwrap();
-        assert!(interface.serving(slot, &mut r).is_err());
+        assert_eq!(AnswerSlot::new(slot).unwrap_err(), refused);
     }
     assert!(ServingInterface::new(stable(), 1.0, crate::MAX_SLOT, &mut rng(23)).is_ok());
 }
@@ -269,7 +268,7 @@ fn serving_keeps_the_budget_spent() {
     let mut interface = PredictionInterface::new(stable(), 4.0).unwrap();
     let mut r = rng(24);
     interface.answer(&[0.1, 0.1], &mut r).unwrap();
-    let serving = interface.serving(SLOT, &mut r).unwrap();
+    let serving = interface.serving(AnswerSlot::new(SLOT).unwrap(), &mut r);
     assert_eq!(serving.budget().spent(), 1.0);
     assert_eq!(serving.queries_left(), 3);
     assert_eq!(serving.pooled(), Some(3));
