@@ -131,6 +131,23 @@ fn answers_are_released_a_whole_slot_after_the_call() {
     let (answer, took) = elapsed(|| pooled.answer(&[0.5, 0.5], &mut r));
     answer.unwrap();
     assert!(took >= slot, "{took:?}");
+    let rows = Features::dense(2, vec![0.1, 0.2, 0.3, 0.4]).unwrap();
+    let (answers, took) = elapsed(|| pooled.answer_rows(&rows, &mut r));
+    assert_eq!(answers.unwrap().len(), 2);
+    assert!(took >= 2 * slot, "{took:?}");
+
+    let ensemble = Ensemble::train(
+        &ThresholdErm,
+        &line_examples(&threshold_data(50, 0.5, 0.0, 2)),
+        5,
+        &mut rng(8),
+    )
+    .unwrap();
+    let soft = SoftMajorityEnsemble::new(ensemble, 1.0).unwrap();
+    let mut soft = ServingInterface::new(soft, 10.0, slot, &mut rng(9)).unwrap();
+    let (answer, took) = elapsed(|| soft.answer(&[0.4], &mut r));
+    answer.unwrap();
+    assert!(took >= slot, "{took:?}");
 }
 
 /// With a slot shorter than any computation every answer overruns: released at a later
