@@ -7,6 +7,7 @@ use rand::RngExt;
 
 use crate::error::{PredictError, check_finite};
 use crate::interface::PrivatePredictor;
+use crate::pool::{Drawn, NoiseSource};
 use crate::vote::{AveragedAnswer, LaplaceAverage, SoftMajority, VoteKind, check_parts};
 
 /// `k` models, model `j` trained on part `j` of a random partition of the training data
@@ -286,5 +287,14 @@ impl<M: Classifier> PrivatePredictor for LaplaceAverageEnsemble<M> {
     ) -> Result<AveragedAnswer, PredictError> {
         let sum = self.ensemble.vote_sum(query, self.kind)?;
         self.average.release_sum(sum, rng)
+    }
+
+    fn noise_source(&self) -> Option<NoiseSource> {
+        Some(self.average.noise_source())
+    }
+
+    fn answer_with(&self, query: &[f64], drawn: Drawn) -> Result<AveragedAnswer, PredictError> {
+        let sum = self.ensemble.vote_sum(query, self.kind)?;
+        self.average.release_sum_with(sum, drawn)
     }
 }

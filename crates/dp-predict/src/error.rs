@@ -103,6 +103,18 @@ pub enum PredictError {
         /// The trainer's error message.
         message: String,
     },
+    /// A [`crate::ServingInterface`] has pre-drawn noise for fewer answers than asked for;
+    /// nothing was computed or charged. Depends on the counts only: refill the pool off the
+    /// request path.
+    NoisePoolEmpty {
+        /// Answers asked for in this call.
+        needed: usize,
+        /// Answers the pool has noise for.
+        pooled: usize,
+    },
+    /// A noise pool was drawn for a mechanism with a different noise law (or for one that
+    /// takes no pre-drawn noise).
+    NoisePoolMismatch,
     /// An error from dp-erm (data contract, solver, model).
     Erm(ErmError),
     /// An error from dp-noise (samplers, budget).
@@ -163,6 +175,15 @@ impl fmt::Display for PredictError {
             Self::Training { part, message } => {
                 write!(f, "training part {part} failed: {message}")
             }
+            Self::NoisePoolEmpty { needed, pooled } => write!(
+                f,
+                "the noise pool holds draws for {pooled} answers, {needed} asked for; nothing \
+                 was answered or charged (refill it off the request path)"
+            ),
+            Self::NoisePoolMismatch => write!(
+                f,
+                "the noise pool was drawn for a different noise law than this mechanism's"
+            ),
             Self::Erm(e) => write!(f, "{e}"),
             Self::Noise(e) => write!(f, "{e}"),
         }

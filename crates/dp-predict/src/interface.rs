@@ -4,6 +4,7 @@ use dp_erm::Features;
 use dp_noise::{PrivacyBudget, ReleaseRng, add_rounding_up};
 
 use crate::error::PredictError;
+use crate::pool::{Drawn, NoiseSource};
 
 mod sealed {
     pub trait Sealed {}
@@ -32,6 +33,25 @@ pub trait PrivatePredictor: sealed::Sealed {
         query: &Self::Query,
         rng: &mut R,
     ) -> Result<Self::Answer, PredictError>;
+
+    /// The law of the noise an answer adds, when it does not depend on the data and can be
+    /// drawn ahead of the query (the Laplace-based mechanisms); `None` for mechanisms that
+    /// sample from a law the data set (the soft majority, the walk).
+    fn noise_source(&self) -> Option<NoiseSource> {
+        None
+    }
+
+    /// As [`PrivatePredictor::answer_unchecked`] with the noise drawn ahead: crate-internal
+    /// (a [`crate::ServingInterface`] calls it with draws from its pool, which only this
+    /// crate can make).
+    #[doc(hidden)]
+    fn answer_with(
+        &self,
+        _query: &Self::Query,
+        _drawn: Drawn,
+    ) -> Result<Self::Answer, PredictError> {
+        Err(PredictError::NoisePoolMismatch)
+    }
 }
 
 macro_rules! sealed_predictor {
@@ -65,6 +85,13 @@ impl<M> sealed::Sealed for crate::LaplaceAverageEnsemble<M> {}
 ///
 /// The same training data behind two interfaces has two budgets that add up: give each
 /// dataset one interface.
+///
+/// **Timing is not covered.** The guarantee is for the answer, not for how long the call
+/// took: the exact samplers run longer for larger noise (Laplace) or for some data
+/// (exponential mechanism), and measured, answer plus time tells neighbouring datasets
+/// apart far beyond ε. To answer anyone who can time the answers — over a network, in a
+/// shared process — use [`crate::ServingInterface`] ([`PredictionInterface::serving`]),
+/// which draws the noise ahead and releases answers at fixed slots.
 pub struct PredictionInterface<P> {
     predictor: P,
     budget: PrivacyBudget,
@@ -79,9 +106,8 @@ impl<P: PrivatePredictor> PredictionInterface<P> {
         })
     }
 
-    /// The mechanism (crate tests only). Not public: whoever holds an interface must not
+    /// The mechanism (crate-internal). Not public: whoever holds an interface must not
     /// reach the mechanism's uncharged answers or its secret model.
-    #[cfg(test)]
     pub(crate) fn predictor(&self) -> &P {
         &self.predictor
     }
@@ -123,7 +149,7 @@ impl<P: PrivatePredictor> PredictionInterface<P> {
     }
 
     /// The refusal for `queries` answers, if the budget cannot pay for them.
-    fn unaffordable(&self, queries: usize) -> Option<PredictError> {
+    pub(crate) fn unaffordable(&self, queries: usize) -> Option<PredictError> {
         let requested = self.cost(queries);
         (!self.budget.can_spend(requested)).then(|| PredictError::BudgetExceeded {
             queries,
@@ -134,7 +160,7 @@ impl<P: PrivatePredictor> PredictionInterface<P> {
     }
 
     /// Charges `queries` answers or refuses them all, before any computation.
-    fn charge(&mut self, queries: usize) -> Result<(), PredictError> {
+    pub(crate) fn charge(&mut self, queries: usize) -> Result<(), PredictError> {
         if let Some(refusal) = self.unaffordable(queries) {
             return Err(refusal);
         }

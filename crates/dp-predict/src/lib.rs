@@ -28,6 +28,12 @@
 //! and refusing the whole batch (shapes first, then the budget) before any answer. There
 //! is no `predict_proba` here: an answer is a label or a noisy score, each one a release.
 //!
+//! **Serving.** An answer's ε covers the answer, not the time it took to compute, and the
+//! exact samplers take longer for larger noise: to answer people who can time the answers,
+//! use a [`ServingInterface`] (`PredictionInterface::serving`), which draws the Laplace
+//! mechanisms' noise ahead of the query into a [`NoisePool`] and releases every answer at
+//! a fixed time slot the operator chooses (its `# Privacy` says what remains).
+//!
 //! **Generalization** (DF §6): for any ε-DP prediction algorithm and a loss in [0, 1],
 //! `e^{−ε} E[L_S] ≤ E[L_D] ≤ e^{ε} E[L_S]` — answers on training points are as good a guide
 //! to the true error as fresh points, up to `e^{±ε}`; the crate's tests check it on
@@ -61,6 +67,8 @@ mod aggregate;
 mod error;
 mod interface;
 mod line;
+mod pool;
+mod serving;
 mod sgd;
 mod stable;
 mod threshold;
@@ -71,6 +79,8 @@ pub use aggregate::{Ensemble, LaplaceAverageEnsemble, SoftMajorityEnsemble};
 pub use error::{MAX_EPSILON, MAX_POINTS, PredictError};
 pub use interface::{PredictionInterface, PrivatePredictor};
 pub use line::LineData;
+pub use pool::{MAX_POOL, NoisePool, NoiseSource};
+pub use serving::{AnswerSlot, MAX_SLOT, ServingInterface};
 pub use sgd::{ProjectedSgd, SgdParams};
 pub use stable::{DEFAULT_TOLERANCE, ScoreAnswer, StableErm, StableErmParams};
 pub use threshold::{

@@ -7,7 +7,10 @@ use dp_optim::MarginLoss;
 
 use crate::error::{PredictError, check_epsilon, check_positive};
 use crate::interface::PrivatePredictor;
-use crate::stable::{ScoreAnswer, check_row, release_score, score_in_unit_ball};
+use crate::pool::{Drawn, NoiseSource};
+use crate::stable::{
+    ScoreAnswer, check_row, release_score, release_score_with, score_in_unit_ball,
+};
 
 /// Parameters of projected SGD (§7.4): a smooth 1-Lipschitz loss, step size η, radius B of
 /// the ball the iterates are projected onto, and the per-query ε.
@@ -202,6 +205,18 @@ impl PrivatePredictor for ProjectedSgd {
         rng: &mut R,
     ) -> Result<ScoreAnswer, PredictError> {
         release_score(&self.laplace, score_in_unit_ball(&self.weights, query), rng)
+    }
+
+    fn noise_source(&self) -> Option<NoiseSource> {
+        Some(NoiseSource::of(&self.laplace))
+    }
+
+    fn answer_with(&self, query: &[f64], drawn: Drawn) -> Result<ScoreAnswer, PredictError> {
+        release_score_with(
+            &self.laplace,
+            score_in_unit_ball(&self.weights, query),
+            drawn,
+        )
     }
 }
 

@@ -6,6 +6,7 @@ use dp_noise::{Laplace, ReleaseRng};
 
 use crate::error::{PredictError, check_epsilon, check_finite, check_positive};
 use crate::interface::PrivatePredictor;
+use crate::pool::{Drawn, NoiseSource, release_with};
 
 /// An answer that releases a real score: `score` is the ε-DP noisy `⟨w, x⟩`, `label` its
 /// sign (+1 when `score ≥ 0`), which is post-processing.
@@ -218,6 +219,18 @@ impl PrivatePredictor for StableErm {
             rng,
         )
     }
+
+    fn noise_source(&self) -> Option<NoiseSource> {
+        Some(NoiseSource::of(&self.laplace))
+    }
+
+    fn answer_with(&self, query: &[f64], drawn: Drawn) -> Result<ScoreAnswer, PredictError> {
+        release_score_with(
+            &self.laplace,
+            score_in_unit_ball(self.model.weights(), query),
+            drawn,
+        )
+    }
 }
 
 impl std::fmt::Debug for StableErm {
@@ -276,6 +289,19 @@ pub(crate) fn release_score<R: ReleaseRng + ?Sized>(
     rng: &mut R,
 ) -> Result<ScoreAnswer, PredictError> {
     let score = laplace.release(score, rng)?;
+    Ok(ScoreAnswer {
+        score,
+        label: if score >= 0.0 { 1.0 } else { -1.0 },
+    })
+}
+
+/// As [`release_score`] with the noise drawn ahead.
+pub(crate) fn release_score_with(
+    laplace: &Laplace,
+    score: f64,
+    drawn: Drawn,
+) -> Result<ScoreAnswer, PredictError> {
+    let score = release_with(laplace, score, drawn.laplace)?;
     Ok(ScoreAnswer {
         score,
         label: if score >= 0.0 { 1.0 } else { -1.0 },

@@ -5,6 +5,7 @@ use dp_noise::{ExponentialMechanism, Laplace, ReleaseRng};
 use rand::RngExt;
 
 use crate::error::{PredictError, check_epsilon};
+use crate::pool::{Drawn, NoiseSource, release_with};
 
 /// Most parts (models) an aggregate accepts: keeps sums of quantized votes exact (see
 /// [`quantize_vote`]) and the training loop finite.
@@ -215,15 +216,31 @@ impl LaplaceAverage {
         rng: &mut R,
     ) -> Result<AveragedAnswer, PredictError> {
         let noisy = self.laplace.release(sum, rng)?;
-        let probability = (noisy / self.parts as f64).clamp(0.0, 1.0);
         // Post-processing of the released q: any generator would do; the release one is
         // at hand.
-        let label = if rng.random::<f64>() < probability {
-            1.0
-        } else {
-            -1.0
-        };
-        Ok(AveragedAnswer { probability, label })
+        Ok(self.post_process(noisy, rng.random::<f64>()))
+    }
+
+    /// As [`LaplaceAverage::release_sum`] with the noise and the label's coin drawn ahead.
+    pub(crate) fn release_sum_with(
+        &self,
+        sum: f64,
+        drawn: Drawn,
+    ) -> Result<AveragedAnswer, PredictError> {
+        let noisy = release_with(&self.laplace, sum, drawn.laplace)?;
+        Ok(self.post_process(noisy, drawn.coin))
+    }
+
+    /// `q` from the noisy sum, and the label drawn with `P[+1] = q` from a uniform coin.
+    fn post_process(&self, noisy: f64, coin: f64) -> AveragedAnswer {
+        let probability = (noisy / self.parts as f64).clamp(0.0, 1.0);
+        let label = if coin < probability { 1.0 } else { -1.0 };
+        AveragedAnswer { probability, label }
+    }
+
+    /// The law of the noise each answer adds (drawable ahead of the query).
+    pub(crate) fn noise_source(&self) -> NoiseSource {
+        NoiseSource::of(&self.laplace)
     }
 }
 

@@ -16,7 +16,7 @@ const RUNS: usize = 100_000;
 
 /// The canary pair: row 0 is the canary `e₁` with label `canary_label`; the other rows lie
 /// along `e₂` (orthogonal: they do not touch the weight on `e₁`), with random labels.
-fn canary_examples(n: usize, canary_label: f64) -> dp_erm::Examples {
+pub(super) fn canary_examples(n: usize, canary_label: f64) -> dp_erm::Examples {
     let mut r = rng(40);
     let mut rows = vec![vec![1.0, 0.0]];
     let mut labels = vec![canary_label];

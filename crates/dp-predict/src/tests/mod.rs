@@ -8,6 +8,8 @@ mod budget;
 mod exact_privacy;
 mod generalization;
 mod rejects;
+mod serving;
+mod timing;
 
 use dp_erm::{Examples, Features};
 use dp_noise::InsecureSeededRng;
