@@ -74,7 +74,7 @@ pub use exponential::{ExponentialMechanism, PermuteAndFlip};
 pub use group_norm::{FeatureGroups, GroupNormVector};
 pub use laplace::Laplace;
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
-pub use vector::{GammaNormVector, MAX_DIMENSION};
+pub use vector::{GammaNormVector, GaussianVector, MAX_DIMENSION};
 pub use zcdp::{Zcdp, ZcdpBudget};
 
 #[cfg(test)]
