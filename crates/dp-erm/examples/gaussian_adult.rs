@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("|---|---|---|---|---|---|");
     for epsilon in [0.1, 1.0] {
-        for lambda in [1e-5, 3e-5, 1e-4, 3e-4, 1e-3] {
+        for lambda in [1e-5, 1e-4, 1e-3, 3e-3, 1e-2] {
             let gaussian =
                 GaussianErm::objective_perturbation(Loss::Logistic, lambda, epsilon, 1e-5);
             let output = GaussianErm::output_perturbation(Loss::Logistic, lambda, epsilon, 1e-5);

@@ -120,8 +120,10 @@ impl DiscreteGaussian {
     /// The zCDP guarantee of adding this noise to an integer query of sensitivity
     /// `sensitivity`: `ρ = Δ²/(2σ²)`, rounded up.
     pub fn zcdp(&self, sensitivity: f64) -> Result<Zcdp, NoiseError> {
-        // σ rounded down bounds ρ from above: sqrt is correctly rounded, one ulp down.
-        let sigma = self.variance().next_down().sqrt().next_down();
+        // σ rounded down bounds ρ from above: n and m as doubles and their quotient err by
+        // half an ulp each, 4·2⁻⁵² covers them; sqrt is correctly rounded, one ulp down.
+        let variance = self.variance() * (1.0 - 4.0 * f64::EPSILON);
+        let sigma = variance.sqrt().next_down();
         Zcdp::gaussian(sensitivity, sigma)
     }
 

@@ -184,7 +184,7 @@ fn log_delta_at(rho: f64, epsilon: f64, alpha: f64) -> (f64, f64) {
     (terms.iter().sum(), terms.iter().map(|x| x.abs()).sum())
 }
 
-/// The α in (1, 1 + e⁴⁵] that minimizes `objective`: a grid over `ln(α − 1)`, then golden
+/// The α in (1, 1 + e³⁶] (below 2⁵³, so `α − 1` is exact) that minimizes `objective`: a grid over `ln(α − 1)`, then golden
 /// section around its best point. Only tightness depends on finding the true minimum.
 fn best_alpha(objective: impl Fn(f64) -> f64) -> f64 {
     let alpha_of = |s: f64| {
@@ -192,7 +192,7 @@ fn best_alpha(objective: impl Fn(f64) -> f64) -> f64 {
         if alpha > 1.0 { alpha } else { 1.0f64.next_up() }
     };
     const LO: f64 = -35.0;
-    const HI: f64 = 45.0;
+    const HI: f64 = 36.0;
     const STEPS: usize = 400;
     let step = (HI - LO) / STEPS as f64;
     let mut best = (f64::INFINITY, LO);
