@@ -250,7 +250,7 @@ impl GaussianErm {
         let target = Zcdp::largest_for(self.epsilon, self.delta)?.rho();
         let (sigma, noise) = gaussian_for_rho(d, sensitivity, target)?;
         let noise_norm = sigma * ((d as f64).sqrt() + 80f64.sqrt());
-        if !(noise_norm <= MAX_NOISE_NORM) {
+        if noise_norm.is_nan() || noise_norm > MAX_NOISE_NORM {
             return Err(ErmError::NoiseBeyondPrecision {
                 epsilon: self.epsilon,
                 noise_norm,
