@@ -37,15 +37,43 @@ pub enum Mechanism {
         /// How ε is split (paper rule or cliff-free).
         calibration: ObjectiveCalibration,
     },
+    /// Output perturbation with snapped discrete Gaussian noise ([`crate::GaussianErm`]):
+    /// (ε, δ)-DP, not ε-DP.
+    GaussianOutputPerturbation {
+        /// The ε of the (ε, δ) guarantee.
+        epsilon: f64,
+        /// The δ of the (ε, δ) guarantee.
+        delta: f64,
+    },
+    /// Objective perturbation with Gaussian noise ([`crate::GaussianErm`]): (ε, δ)-DP, not
+    /// ε-DP.
+    GaussianObjectivePerturbation {
+        /// The ε of the (ε, δ) guarantee.
+        epsilon: f64,
+        /// The δ of the (ε, δ) guarantee.
+        delta: f64,
+    },
 }
 
 impl Mechanism {
-    /// The ε of the guarantee, or `None` for [`Mechanism::NonPrivate`].
+    /// The ε of the guarantee, or `None` for [`Mechanism::NonPrivate`]. For the Gaussian
+    /// mechanisms it is the ε of an (ε, δ) guarantee: read [`Mechanism::delta`] with it.
     pub fn epsilon(&self) -> Option<f64> {
         match *self {
             Mechanism::NonPrivate => None,
             Mechanism::OutputPerturbation { epsilon }
-            | Mechanism::ObjectivePerturbation { epsilon, .. } => Some(epsilon),
+            | Mechanism::ObjectivePerturbation { epsilon, .. }
+            | Mechanism::GaussianOutputPerturbation { epsilon, .. }
+            | Mechanism::GaussianObjectivePerturbation { epsilon, .. } => Some(epsilon),
+        }
+    }
+
+    /// The δ of the guarantee: 0 for the pure-ε mechanisms (and the non-private one).
+    pub fn delta(&self) -> f64 {
+        match *self {
+            Mechanism::GaussianOutputPerturbation { delta, .. }
+            | Mechanism::GaussianObjectivePerturbation { delta, .. } => delta,
+            _ => 0.0,
         }
     }
 }
@@ -303,7 +331,9 @@ impl ErmParams {
         match &mut self.mechanism {
             Mechanism::NonPrivate => {}
             Mechanism::OutputPerturbation { epsilon }
-            | Mechanism::ObjectivePerturbation { epsilon, .. } => {
+            | Mechanism::ObjectivePerturbation { epsilon, .. }
+            | Mechanism::GaussianOutputPerturbation { epsilon, .. }
+            | Mechanism::GaussianObjectivePerturbation { epsilon, .. } => {
                 *epsilon = new_epsilon;
             }
         }
@@ -375,6 +405,14 @@ impl ErmParams {
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. } => {
                 check_epsilon(epsilon)?;
+            }
+            // No constructor of ErmParams makes these: GaussianErm trains them.
+            Mechanism::GaussianOutputPerturbation { .. }
+            | Mechanism::GaussianObjectivePerturbation { .. } => {
+                return Err(ErmError::MisplacedOption {
+                    option: "a Gaussian mechanism",
+                    applies_to: "GaussianErm, not ErmParams",
+                });
             }
         }
         Ok(())
@@ -479,6 +517,12 @@ impl ErmParams {
                 self.check_warm_start(features, (1.0 + noise_gradient) / total)?;
                 Ok(Plan::Objective(calibration, minimizer))
             }
+            // Refused by `check` above.
+            Mechanism::GaussianOutputPerturbation { .. }
+            | Mechanism::GaussianObjectivePerturbation { .. } => Err(ErmError::MisplacedOption {
+                option: "a Gaussian mechanism",
+                applies_to: "GaussianErm, not ErmParams",
+            }),
         }
     }
 
@@ -631,7 +675,7 @@ impl ErmParams {
     /// certified solution. If the first solver stops short (an iteration limit or a line
     /// search that cannot progress), the other one continues from where it stopped; only if
     /// both fail is the fit refused, with nothing in the error but the refusal.
-    fn solve(
+    pub(crate) fn solve(
         &self,
         data: &TrainingSet,
         total_regularization: f64,
@@ -753,7 +797,7 @@ impl Plan {
 /// `output_perturbation_release_leaks_nothing_through_its_low_bits`). In real arithmetic rounding is
 /// post-processing and costs no privacy; in floating point it leaves only the rare draws
 /// whose exact sum lies within an ulp of a grid midpoint.
-fn snap_to_grid(weights: &mut [f64], grid: f64) {
+pub(crate) fn snap_to_grid(weights: &mut [f64], grid: f64) {
     for w in weights.iter_mut() {
         let snapped = (*w / grid).round() * grid;
         if snapped.is_finite() {

@@ -12,6 +12,11 @@
 //! | [`Mechanism::OutputPerturbation`] (CMS11 Alg. 1) | ε-DP | `f* + b`, `β = ε/(2/(nΛ) + 2γ/Λ)` |
 //! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2 + approximate-minima noise) | ε-DP for the released (approximate) minimizer | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2`, plus noise of rate `ε₂/(2(γ + floor)/(Λ+Δ))`, `ε₂ = ε/100` |
 //!
+//! | [`GaussianErm::output_perturbation`] | (ε, δ)-DP (ρ-zCDP) | `f̂` snapped, plus discrete Gaussian noise on the sensitivity `2/(nΛ) + 2γ'/Λ` |
+//! | [`GaussianErm::objective_perturbation`] (KST12) | (ε, δ)-DP | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `b ~ N(0, σ²I)`, plus minimizer noise |
+//!
+//! Pure ε is the default; the Gaussian mechanisms are for users who accept a δ.
+//!
 //! Every guarantee is for neighbouring datasets that differ in one row, and assumes every
 //! row has `‖x‖₂ ≤ 1` and labels ±1 — which [`TrainingSet`] checks, refusing data that
 //! breaks it with an error naming the first offending row. See [`ErmParams`]'s `# Privacy`.
@@ -65,6 +70,7 @@ mod data;
 mod error;
 mod estimator;
 mod features;
+mod gaussian;
 mod logistic_math;
 mod loss;
 mod model;
@@ -82,6 +88,7 @@ pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
 pub use features::{Examples, FeatureRow, Features, check_row};
+pub use gaussian::{GaussianCalibration, GaussianErm, GaussianMechanism};
 pub use loss::Loss;
 pub use model::{
     LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,

@@ -56,7 +56,9 @@ impl OneVsRest {
             });
         }
         let (per_class, epsilon) = match params.mechanism() {
-            Mechanism::NonPrivate => (params.clone(), None),
+            Mechanism::NonPrivate
+            | Mechanism::GaussianOutputPerturbation { .. }
+            | Mechanism::GaussianObjectivePerturbation { .. } => (params.clone(), None),
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. } => {
                 // class_count ≤ MAX_CLASSES < 2^32.

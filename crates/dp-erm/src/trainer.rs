@@ -46,8 +46,9 @@ pub trait Classifier {
 ///
 /// # Privacy
 ///
-/// An implementation whose [`Trainer::epsilon`] is `Some(ε)` promises that the model it
-/// returns is ε-differentially private with respect to `data`, for datasets that differ in
+/// An implementation whose [`Trainer::epsilon`] is `Some(ε)` (and [`Trainer::delta`] δ,
+/// 0 unless it says otherwise) promises that the model it returns is (ε, δ)-differentially
+/// private — ε-DP when δ = 0 — with respect to `data`, for datasets that differ in
 /// one example (replaced), under the input conditions its own documentation states — and
 /// that any error it returns depends on `data` only through what that documentation says.
 /// Tuning and private prediction compose these promises; they cannot check them. `None`
@@ -77,6 +78,14 @@ pub trait Trainer {
 
     /// The ε one call to [`Trainer::train`] spends, or `None` if it is not private.
     fn epsilon(&self) -> Option<f64>;
+
+    /// The δ one call to [`Trainer::train`] spends beside [`Trainer::epsilon`]: 0 (the
+    /// default) for an ε-DP trainer; above 0 for an (ε, δ)-DP one such as
+    /// [`crate::GaussianErm`]. A composition that accounts pure ε only must refuse a trainer
+    /// whose δ is not 0.
+    fn delta(&self) -> f64 {
+        0.0
+    }
 
     /// Trains on `data` with randomness from `rng`.
     fn train(&self, data: &Examples, rng: &mut dyn ReleaseRng) -> Result<Self::Model, Self::Error>;

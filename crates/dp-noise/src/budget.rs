@@ -190,6 +190,29 @@ impl PrivacyBudget {
         Ok(())
     }
 
+    /// Charges a ρ-zCDP mechanism as the (ε, δ) point the CKS20 conversion certifies at
+    /// `delta` ([`crate::Zcdp::epsilon`], rounded up), by basic composition: a pure-ε budget
+    /// refuses it (zCDP gives no finite ε at δ = 0). To compose many zCDP mechanisms
+    /// tightly, charge them to a [`crate::ZcdpBudget`] and convert once. On error nothing is
+    /// charged.
+    pub fn spend_zcdp(
+        &mut self,
+        label: &str,
+        cost: crate::Zcdp,
+        delta: f64,
+    ) -> Result<(), NoiseError> {
+        // δ first, with the same refusal as any (ε, δ) spend, before converting.
+        let delta = check_spent_delta(delta)?;
+        if add_rounding_up(self.delta_spent, delta) > self.delta_limit || delta == 0.0 {
+            return Err(NoiseError::DeltaBudgetExceeded {
+                requested: delta,
+                spent: self.delta_spent,
+                limit: self.delta_limit,
+            });
+        }
+        self.spend_approximate(label, cost.epsilon(delta)?, delta)
+    }
+
     /// Charges mechanisms run on disjoint parts of the data, one ε per part (parallel
     /// composition): costs the largest of them. On error nothing is charged.
     pub fn spend_parallel(&mut self, label: &str, epsilons: &[f64]) -> Result<(), NoiseError> {

@@ -65,6 +65,17 @@ pub enum NoiseError {
     EntropyUnavailable(String),
     /// A δ must be finite and ≥ 0, and a δ limit below 1 (a spend's δ may be 1).
     InvalidDelta(f64),
+    /// A zCDP ρ must be finite and strictly positive.
+    InvalidRho(f64),
+    /// A spend would take a zCDP budget's ρ past its limit; nothing was charged.
+    RhoBudgetExceeded {
+        /// The ρ of the refused spend.
+        requested: f64,
+        /// The ρ spent before it.
+        spent: f64,
+        /// The budget's limit on ρ.
+        limit: f64,
+    },
     /// A spend's δ would take the budget past its δ limit (0 for a pure-ε budget); nothing
     /// was charged.
     DeltaBudgetExceeded {
@@ -130,6 +141,16 @@ impl fmt::Display for NoiseError {
                     "delta must be finite, at least 0 and at most 1 (below 1 for a limit), got {delta:?}"
                 )
             }
+            Self::InvalidRho(rho) => write!(f, "rho must be finite and > 0, got {rho:?}"),
+            Self::RhoBudgetExceeded {
+                requested,
+                spent,
+                limit,
+            } => write!(
+                f,
+                "zCDP budget exceeded: spending rho {requested:?} on top of {spent:?} already \
+                 spent would pass the limit {limit:?}"
+            ),
             Self::DeltaBudgetExceeded {
                 requested,
                 spent,

@@ -89,6 +89,17 @@ fn bernoulli_exp_neg_at_most_one<R: Rng + ?Sized>(x: Ratio, rng: &mut R) -> bool
 pub(crate) fn bernoulli_exp_neg<R: Rng + ?Sized>(x: Ratio, rng: &mut R) -> bool {
     let whole = x.numerator / x.denominator;
     let fraction = Ratio::new(x.numerator % x.denominator, x.denominator);
+    bernoulli_exp_neg_parts(whole, fraction, rng)
+}
+
+/// Bernoulli(exp(−(whole + fraction))) for a proper fraction, exactly (as
+/// [`bernoulli_exp_neg`], for exponents whose numerator does not fit in 128 bits).
+pub(crate) fn bernoulli_exp_neg_parts<R: Rng + ?Sized>(
+    whole: u128,
+    fraction: Ratio,
+    rng: &mut R,
+) -> bool {
+    debug_assert!(fraction.numerator < fraction.denominator || fraction.numerator == 0);
     let one = Ratio::new(1, 1);
     let mut done: u128 = 0;
     while done < whole {

@@ -10,6 +10,9 @@
 //! | integer noise | [`DiscreteLaplace`] | exact |
 //! | choose one of many candidates | [`ExponentialMechanism`], [`PermuteAndFlip`] | exact |
 //! | track ε across releases | [`PrivacyBudget`] | sums rounded up |
+//! | integer Gaussian noise | [`DiscreteGaussian`] | exact |
+//! | Gaussian noise for a released vector | [`DiscreteGaussianVector`] | exact (grid + discrete Gaussian) |
+//! | track ρ-zCDP and convert to (ε, δ) | [`Zcdp`], [`ZcdpBudget`] | sums rounded up, CKS20 conversion |
 //! | randomness | [`DpRng`], [`InsecureSeededRng`] | ChaCha20 from OS entropy; seeded for experiments |
 //!
 //! Every sampler takes its randomness as `R: ReleaseRng`, a sealed trait: [`DpRng`]
@@ -45,6 +48,7 @@
 #![warn(missing_docs)]
 
 mod budget;
+mod discrete_gaussian;
 mod discrete_laplace;
 mod error;
 mod exact;
@@ -57,18 +61,21 @@ mod proptests;
 mod rng;
 pub mod stats;
 mod vector;
+mod zcdp;
 
 pub use budget::{
     Charge, EXACT_SHARE_SPENDS, PrivacyBudget, add_rounding_up, parallel_composition,
     sequential_composition,
 };
+pub use discrete_gaussian::{DiscreteGaussian, DiscreteGaussianVector};
 pub use discrete_laplace::DiscreteLaplace;
 pub use error::NoiseError;
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
 pub use group_norm::{FeatureGroups, GroupNormVector};
 pub use laplace::Laplace;
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
-pub use vector::{GammaNormVector, MAX_DIMENSION};
+pub use vector::{GammaNormVector, GaussianVector, MAX_DIMENSION};
+pub use zcdp::{Zcdp, ZcdpBudget};
 
 #[cfg(test)]
 mod send_sync {

@@ -275,6 +275,12 @@ pub fn binomial_check(successes: u64, trials: u64, claimed: f64, alpha: f64) -> 
     }
 }
 
+/// `P(Z > t)` for a standard normal Z, by statrs' `erfc` (relative error of a few ulps in
+/// the tails, where `1 − Φ(t)` computed directly would lose every digit).
+pub fn normal_upper_tail(t: f64) -> f64 {
+    0.5 * statrs::function::erf::erfc(t / std::f64::consts::SQRT_2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -165,3 +165,44 @@ pub(crate) fn fill_uniform_direction<R: Rng + ?Sized>(out: &mut [f64], rng: &mut
 
 #[cfg(test)]
 mod tests;
+
+/// Continuous Gaussian noise `N(0, σ²·I_d)`, drawn in floating point (rand_distr's ziggurat
+/// normals), for noise that is **never released directly**: objective perturbation's
+/// random linear term, whose proof needs a density on ℝ^d (a lattice-valued term would let
+/// neighbouring datasets map to disjoint sets of minimizers). Releases of a noisy real
+/// vector use [`crate::DiscreteGaussianVector`] instead.
+///
+/// # Numerics
+/// As for [`GammaNormVector`]: the guarantees that use it hold in idealized real arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GaussianVector {
+    dim: usize,
+    sigma: f64,
+}
+
+impl GaussianVector {
+    /// Noise in dimension `dim ≥ 1` with standard deviation `sigma` (finite, > 0) per
+    /// coordinate.
+    pub fn new(dim: usize, sigma: f64) -> Result<Self, NoiseError> {
+        check_dimension(dim)?;
+        if !(sigma.is_finite() && sigma > 0.0) {
+            return Err(NoiseError::InvalidScale(sigma));
+        }
+        Ok(Self { dim, sigma })
+    }
+
+    /// The standard deviation per coordinate.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// One draw.
+    pub fn sample<R: ReleaseRng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
+        (0..self.dim)
+            .map(|_| {
+                let z: f64 = StandardNormal.sample(rng);
+                z * self.sigma
+            })
+            .collect()
+    }
+}

@@ -14,6 +14,11 @@ pub(crate) fn training_epsilon<T: Trainer>(candidates: &[T]) -> Result<f64, Tune
     }
     let mut epsilons = Vec::with_capacity(candidates.len());
     for (candidate, trainer) in candidates.iter().enumerate() {
+        // A δ would go uncharged: neither selection's proof covers (ε, δ) candidates here.
+        let delta = trainer.delta();
+        if delta != 0.0 {
+            return Err(TuneError::CandidateNotPureEpsilon { candidate, delta });
+        }
         match trainer.epsilon() {
             None => return Err(TuneError::CandidateNotPrivate { candidate }),
             Some(value) if !(value.is_finite() && value > 0.0) => {

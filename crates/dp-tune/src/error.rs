@@ -24,6 +24,14 @@ pub enum TuneError {
         /// The ε it reports.
         value: f64,
     },
+    /// A candidate's trainer is (ε, δ)-DP with δ > 0 (`Trainer::delta`): the selections
+    /// here compose pure ε only, and would under-report its δ.
+    CandidateNotPureEpsilon {
+        /// The candidate's position in the list.
+        candidate: usize,
+        /// The δ it reports.
+        delta: f64,
+    },
     /// A tuning parameter is out of range.
     InvalidParameter {
         /// Which parameter.
@@ -99,6 +107,11 @@ impl fmt::Display for TuneError {
             Self::InvalidCandidateEpsilon { candidate, value } => write!(
                 f,
                 "candidate {candidate} reports epsilon {value:?}, which must be finite and > 0"
+            ),
+            Self::CandidateNotPureEpsilon { candidate, delta } => write!(
+                f,
+                "candidate {candidate} is (epsilon, delta)-DP with delta {delta:?}: the \
+                 selections here compose pure-epsilon trainers only"
             ),
             Self::InvalidParameter {
                 what,

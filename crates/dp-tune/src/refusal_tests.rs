@@ -49,6 +49,28 @@ fn rejects_selection_epsilon_that_is_not_positive_or_finite() {
     }
 }
 
+/// An (ε, δ) trainer (Gaussian objective perturbation) is refused by both selections,
+/// naming it and its δ: they compose pure ε only. (Before `Trainer::delta` existed, it
+/// reported only its ε and was accepted as if pure.)
+#[test]
+fn rejects_candidates_with_a_delta() {
+    let gaussian = dp_erm::GaussianErm::objective_perturbation(Loss::Logistic, 0.1, 1.0, 1e-6);
+    let pure = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0);
+    let trainers: Vec<Box<dyn Fn() -> Result<(), TuneError>>> = vec![
+        Box::new(|| SplitAndSelect::new(vec![gaussian.clone()], 1.0).map(drop)),
+        Box::new(|| RandomStopping::new(vec![gaussian.clone()], 1.0, 0.1).map(drop)),
+    ];
+    for attempt in trainers {
+        let e = attempt().unwrap_err();
+        assert!(
+            matches!(e, TuneError::CandidateNotPureEpsilon { candidate: 0, delta } if delta == 1e-6),
+            "{e}"
+        );
+        assert!(e.to_string().contains("1e-6"), "{e}");
+    }
+    assert!(SplitAndSelect::new(vec![pure], 1.0).is_ok());
+}
+
 #[test]
 fn rejects_candidates_whose_epsilon_is_missing_non_positive_or_not_finite() {
     let bad = |epsilon| FixedTrainer { epsilon, ..ok() };

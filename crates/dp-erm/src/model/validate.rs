@@ -103,11 +103,10 @@ fn check_metadata(metadata: &ModelMetadata) -> Result<(), ErmError> {
         _ => {}
     }
     // The crate's own parameter checks, so a file can hold only what `fit` would accept.
-    if let Mechanism::OutputPerturbation { epsilon }
-    | Mechanism::ObjectivePerturbation { epsilon, .. } = metadata.mechanism
-    {
+    if let Some(epsilon) = metadata.mechanism.epsilon() {
         check_epsilon(epsilon).map_err(parameter_out_of_range)?;
     }
+    crate::gaussian::check_mechanism_delta(&metadata.mechanism).map_err(parameter_out_of_range)?;
     check_regularization(metadata.regularization).map_err(parameter_out_of_range)?;
     check_noise_groups(metadata)?;
     metadata.loss.check().map_err(parameter_out_of_range)?;
