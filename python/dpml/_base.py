@@ -189,7 +189,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         return self._models.decision(**call)
 
     def decision_function(self, X):
-        """Scores: shape (n,) for two classes (> 0 means ``classes_[1]``), else
+        """Scores: shape (n,) for two classes (>= 0 means ``classes_[1]``, as in dp-erm), else
         (n, n_classes), one-vs-rest."""
         scores = self._scores(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
@@ -198,7 +198,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         """The class of each row of ``X``."""
         scores = self._scores(X)
         if scores.shape[1] == 1:
-            index = (scores[:, 0] > 0).astype(np.intp)
+            index = (scores[:, 0] >= 0).astype(np.intp)  # dp-erm: +1 when the score is >= 0
         else:
             index = np.argmax(scores, axis=1)
         return self.classes_[index]
@@ -250,7 +250,8 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         }
 
     def __getstate__(self):
-        state = super().__getstate__()
+        # A copy: BaseEstimator returns the instance's own __dict__ for non-sklearn classes.
+        state = dict(super().__getstate__())
         models = state.pop("_models", None)
         if models is not None:
             state["_model_files"] = [bytes(f) for f in models.to_bytes()]

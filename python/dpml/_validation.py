@@ -82,8 +82,9 @@ def _dense(X):
     if array.ndim != 2:
         raise DPMLValueError(
             f"Expected 2D array, got {array.ndim}D array instead: X must be a matrix of "
-            "n_samples rows and n_features columns (reshape a single feature with "
-            "X.reshape(-1, 1), a single sample with X.reshape(1, -1))"
+            "n_samples rows and n_features columns. Reshape your data either using "
+            "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it "
+            "contains a single sample."
         )
     return array
 
@@ -121,9 +122,13 @@ def rows(estimator, X, *, reset):
         shape = array.shape
         call = dict(x=array)
     if shape[0] == 0:
-        raise DPMLValueError(f"X has 0 samples (shape {shape}); at least 1 is required")
+        raise DPMLValueError(
+            f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is required."
+        )
     if shape[1] == 0:
-        raise DPMLValueError(f"X has 0 features (shape {shape}); at least 1 is required")
+        raise DPMLValueError(
+            f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required."
+        )
     if reset:
         estimator.n_features_in_ = shape[1]
     elif shape[1] != estimator.n_features_in_:
@@ -189,7 +194,7 @@ def public_classes(classes, y, infer):
     except TypeError as e:
         raise DPMLTypeError(f"classes must be labels of one comparable type ({e})") from e
     if len(unique) != len(values):
-        raise DPMLValueError(f"classes holds repeated labels: {list(values)}")
+        raise DPMLValueError(f"classes holds repeated labels: {values.tolist()}")
     if len(unique) < 2:
         raise DPMLValueError(
             f"classes has {len(unique)} class; a classifier needs at least 2 classes"
@@ -203,7 +208,7 @@ def class_indices(y, classes):
     if _is_continuous(y) and classes.dtype.kind not in "f":
         raise DPMLValueError(
             "Unknown label type: continuous values in y, outside classes "
-            f"{list(classes)}"
+            f"{classes.tolist()}"
         )
     lookup = {}
     for k, c in enumerate(classes.tolist()):
@@ -214,7 +219,7 @@ def class_indices(y, classes):
         if k is None:
             raise DPMLValueError(
                 f"y holds the label {label!r} (row {i}), which is not one of classes="
-                f"{list(classes)}: classes are fixed in advance, never read from the data"
+                f"{classes.tolist()}: classes are fixed in advance, never read from the data"
             )
         out[i] = k
     return out

@@ -4,7 +4,7 @@
 use dp_erm::{Loss, ObjectiveCalibration};
 use dp_kernel::{Kernel, Sampling};
 use numpy::{
-    PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
@@ -403,7 +403,7 @@ fn fit_kernel_model<'py>(
 /// The released models of one estimator, held in Rust; crosses into Python as the project's
 /// model files (`to_bytes`, `save`), which dp-erm and dp-kernel read too.
 #[pyclass(name = "Models", module = "dpml._dpml", frozen)]
-struct PyModels {
+pub struct PyModels {
     inner: Models,
 }
 

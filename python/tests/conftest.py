@@ -11,7 +11,12 @@ def fixtures():
     return Path(os.environ.get("DPML_FIXTURES", Path(__file__).parent / "data"))
 
 
-def reference_data(classes):
+@pytest.fixture
+def reference_data():
+    return _reference_data
+
+
+def _reference_data(classes):
     """The rows of src/tests.rs: x[i][j] = ((7i + 3j) mod 11 - 5) / 8, exact in both
     languages; class of row i = (5i mod 7) mod classes."""
     i = np.arange(40)[:, None]

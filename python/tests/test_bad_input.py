@@ -43,7 +43,7 @@ def test_wrong_dimensions(data):
     fitted = clf().fit(X, y)
     with pytest.raises(dpml.DPMLValueError, match="X has 3 features, but LogisticRegression is expecting 4"):
         fitted.predict(X[:, :3])
-    with pytest.raises(dpml.DPMLValueError, match="0 samples"):
+    with pytest.raises(dpml.DPMLValueError, match="0 sample"):
         clf().fit(X[:0], y[:0])
 
 
@@ -166,5 +166,5 @@ def test_raw_core_refuses_wrong_types_without_crashing():
             calibration="cliff-free", regularization=0.1, feature_groups=None, tol=None,
             data_norm=1.0, clip_rows=False, intercept=None, seed=None,
         )
-    with pytest.raises(dpml.DPMLValueError, match="model files"):
+    with pytest.raises(dpml.DPMLValueError, match="invalid model file: 11 bytes"):
         _dpml.Models.from_bytes("linear", [b"not a model"])

@@ -53,7 +53,7 @@ def test_overspend_is_refused_before_any_work(blobs):
     ledger = dpml.Ledger(epsilon=1.0)
     clf(epsilon=0.75).fit(X, y, ledger=ledger)
     estimator = clf(epsilon=0.5)
-    with pytest.raises(dpml.BudgetExceededError, match="needs epsilon=0.5.*0.25 left.*nothing was trained"):
+    with pytest.raises(dpml.BudgetExceededError, match="needs epsilon=0.5.*has epsilon=0.25, delta=0.0 left.*nothing was trained"):
         estimator.fit(X, y, ledger=ledger)
     assert not hasattr(estimator, "classes_") and not hasattr(estimator, "privacy_")
     assert ledger.spent_epsilon == 0.75 and len(ledger) == 1

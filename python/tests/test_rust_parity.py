@@ -7,7 +7,6 @@ import pytest
 import scipy.sparse as sp
 
 import dpml
-from conftest import reference_data
 
 
 def seeded(**params):
@@ -21,7 +20,7 @@ def seeded(**params):
 
 
 @pytest.mark.parametrize("n_classes,name", [(2, "seeded_binary"), (3, "seeded_ovr")])
-def test_seeded_fit_is_the_rust_fit_byte_for_byte(fixtures, n_classes, name):
+def test_seeded_fit_is_the_rust_fit_byte_for_byte(fixtures, reference_data, n_classes, name):
     X, y = reference_data(n_classes)
     clf = seeded(classes=list(range(n_classes))).fit(X, y)
     files = clf._models.to_bytes()
@@ -30,7 +29,7 @@ def test_seeded_fit_is_the_rust_fit_byte_for_byte(fixtures, n_classes, name):
     assert [bytes(f) for f in files] == expected
 
 
-def test_sparse_and_dense_inputs_give_the_same_model():
+def test_sparse_and_dense_inputs_give_the_same_model(reference_data):
     X, y = reference_data(2)
     dense = seeded(classes=[0, 1]).fit(X, y)
     for matrix in (sp.csr_matrix(X), sp.csc_matrix(X), sp.coo_matrix(X)):
@@ -39,7 +38,7 @@ def test_sparse_and_dense_inputs_give_the_same_model():
         np.testing.assert_array_equal(sparse.decision_function(matrix), dense.decision_function(X))
 
 
-def test_a_rust_model_file_loads_and_predicts_like_the_python_fit(fixtures):
+def test_a_rust_model_file_loads_and_predicts_like_the_python_fit(fixtures, reference_data):
     X, y = reference_data(2)
     fitted = seeded(classes=[0, 1]).fit(X, y)
     loaded = dpml.LogisticRegression.load(fixtures / "seeded_binary_0.dpm", classes=[0, 1])
@@ -48,14 +47,14 @@ def test_a_rust_model_file_loads_and_predicts_like_the_python_fit(fixtures):
     assert loaded.privacy_["epsilon"] == 1.0 and loaded.privacy_["from_file"]
 
 
-def test_save_writes_the_rust_file(tmp_path, fixtures):
+def test_save_writes_the_rust_file(tmp_path, fixtures, reference_data):
     X, y = reference_data(2)
     path = tmp_path / "model.dpm"
     seeded(classes=[0, 1]).fit(X, y).save(path)
     assert path.read_bytes() == (fixtures / "seeded_binary_0.dpm").read_bytes()
 
 
-def test_decision_function_is_coef_times_x_plus_intercept():
+def test_decision_function_is_coef_times_x_plus_intercept(reference_data):
     X, y = reference_data(3)
     clf = seeded(classes=[0, 1, 2]).fit(X, y)
     np.testing.assert_allclose(
@@ -73,7 +72,7 @@ def test_decision_function_is_coef_times_x_plus_intercept():
         ),
     ],
 )
-def test_pickle_round_trip_keeps_the_model(make):
+def test_pickle_round_trip_keeps_the_model(make, reference_data):
     X, y = reference_data(3)
     labels = np.array(["a", "b", "c"])[y]
     clf = make().fit(X, labels)
@@ -96,7 +95,7 @@ def _dump(joblib, obj):
     return buffer
 
 
-def test_kernel_file_round_trip(tmp_path):
+def test_kernel_file_round_trip(tmp_path, reference_data):
     X, y = reference_data(2)
     clf = dpml.RandomFeaturesSVC(epsilon=1.0, classes=[0, 1], n_components=20).fit(X, y)
     clf.save(tmp_path / "k.dpm")
@@ -104,7 +103,7 @@ def test_kernel_file_round_trip(tmp_path):
     np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))
 
 
-def test_multiclass_save_is_refused_with_the_alternative(tmp_path):
+def test_multiclass_save_is_refused_with_the_alternative(tmp_path, reference_data):
     X, y = reference_data(3)
     clf = seeded(classes=[0, 1, 2]).fit(X, y)
     with pytest.raises(dpml.DPMLValueError, match="one-vs-rest models"):

@@ -15,36 +15,25 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import dpml
 
 
-def private_estimators():
+def estimators(epsilon):
+    """The same hyperparameters in both modes, so that a check failing in the private
+    mode only is failed by the noise."""
     return [
-        dpml.LogisticRegression(epsilon=1.0),
-        dpml.HuberSVC(epsilon=1.0),
-        dpml.RandomFeaturesSVC(epsilon=1.0, n_components=50),
+        dpml.LogisticRegression(epsilon=epsilon),
+        dpml.HuberSVC(epsilon=epsilon),
+        dpml.RandomFeaturesSVC(epsilon=epsilon, n_components=100, gamma=0.1),
     ]
 
 
-def non_private_estimators():
-    return [
-        dpml.LogisticRegression(epsilon=math.inf),
-        dpml.HuberSVC(epsilon=math.inf),
-        dpml.RandomFeaturesSVC(epsilon=math.inf, n_components=100, gamma=0.1),
-    ]
-
-
+# The one check whose assertion is about accuracy: at least 0.83 on the check's own data,
+# about 150 rows, at epsilon = 1. Measured over 25 runs of the private checks:
+# RandomFeaturesSVC failed it every time (objective perturbation's noise, of norm about
+# 2D/(n·epsilon'), swamps the 100 random-feature weights at n = 150; the same estimator
+# passes with epsilon = inf), the linear models never (kept: the noise can fail them too).
+# Non-strict: a run where the noise happens to allow 0.83 passes. No other check failed.
 NOISE = {
-    "check_classifiers_train": "a private model on the checks' 30-150 rows is mostly noise: "
-    "its accuracy is below the check's 0.83 floor",
-    "check_classifiers_one_label": "with one label in the data the private model may still "
-    "predict the other public class (the classes are public, the noise picks)",
-    "check_classifiers_one_label_sample_weights": "as check_classifiers_one_label",
-    "check_classifier_multioutput": "noise",
-    "check_classifiers_classes": "the noisy model's predictions miss some of the checks' classes",
-    "check_decision_proba_consistency": "noise",
-    "check_supervised_y_2d": "two fits of the column and flat y draw different noise",
-    "check_fit_idempotent": "each fit draws fresh noise (an int seed would make it "
-    "repeatable but is refused outside check mode)",
-    "check_n_features_in": "noise",
-    "check_classifiers_regression_target": "noise",
+    "check_classifiers_train": "accuracy on the check's ~150 rows at epsilon=1 is below its "
+    "0.83 floor: the noise, not the model (passes with epsilon=inf)",
 }
 
 
@@ -52,13 +41,13 @@ def expected_noise_failures(estimator):
     return NOISE
 
 
-@parametrize_with_checks(private_estimators(), expected_failed_checks=expected_noise_failures)
+@parametrize_with_checks(estimators(1.0), expected_failed_checks=expected_noise_failures)
 def test_sklearn_checks_private(estimator, check):
     with dpml.testing.check_mode():
         check(estimator)
 
 
-@parametrize_with_checks(non_private_estimators())
+@parametrize_with_checks(estimators(math.inf))
 def test_sklearn_checks_non_private(estimator, check):
     with dpml.testing.check_mode(non_private=True):
         check(estimator)
