@@ -260,7 +260,9 @@ pub fn fit_linear(
     let params = erm_params(spec, rows.len(), rows.features(), models)?;
     // Every refusal of the parameters, before the rows are touched.
     let per_model = match spec.mechanism.epsilon() {
-        Some(epsilon) => params.clone().with_epsilon(per_model_epsilon(epsilon, models)?),
+        Some(epsilon) => params
+            .clone()
+            .with_epsilon(per_model_epsilon(epsilon, models)?),
         None => params.clone(),
     };
     let calibration =
@@ -340,7 +342,9 @@ pub fn fit_kernel(
     };
     let params = erm_params(&linear, rows.len(), map.components, models)?;
     let per_model = match spec.mechanism.epsilon() {
-        Some(epsilon) => params.clone().with_epsilon(per_model_epsilon(epsilon, models)?),
+        Some(epsilon) => params
+            .clone()
+            .with_epsilon(per_model_epsilon(epsilon, models)?),
         None => params,
     };
     let calibration = per_model.noise_calibration(rows.len(), map.components)?;

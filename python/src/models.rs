@@ -62,7 +62,10 @@ impl Models {
     /// of them must share, as they must share their input features.
     fn from_linear(models: Vec<LinearModel>) -> Result<Self, CoreError> {
         let Some(first) = models.first() else {
-            return Err(CoreError::value("model files", "are empty: at least one is required"));
+            return Err(CoreError::value(
+                "model files",
+                "are empty: at least one is required",
+            ));
         };
         let id = first.metadata().feature_map.clone().unwrap_or_default();
         let transform = RowTransform::from_id(&id)?;
@@ -84,7 +87,10 @@ impl Models {
 
     fn from_kernel(models: Vec<KernelModel>) -> Result<Self, CoreError> {
         let Some(first) = models.first() else {
-            return Err(CoreError::value("model files", "are empty: at least one is required"));
+            return Err(CoreError::value(
+                "model files",
+                "are empty: at least one is required",
+            ));
         };
         let d = first.map().input_features();
         if models.iter().any(|m| m.map().input_features() != d) {

@@ -4,8 +4,8 @@
 use dp_erm::{Loss, ObjectiveCalibration};
 use dp_kernel::{Kernel, Sampling};
 use numpy::{
-    PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
-    PyUntypedArray, PyUntypedArrayMethods,
+    PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -156,9 +156,8 @@ impl<'py> Held<'py> {
                 data: vector::<f64>("X.data", "float64", x)?,
                 indices: IndexArray::new("X.indices", &indices)?,
                 indptr: IndexArray::new("X.indptr", &indptr)?,
-                features: n_features.ok_or_else(|| {
-                    CoreError::value("n_features", "is required with sparse X")
-                })?,
+                features: n_features
+                    .ok_or_else(|| CoreError::value("n_features", "is required with sparse X"))?,
             }),
         }
     }
@@ -235,7 +234,9 @@ fn randomness(seed: Option<u64>) -> Randomness {
 /// The class index of each row, as `usize`.
 fn class_indices(y: &Bound<'_, PyAny>) -> Result<Vec<usize>, CoreError> {
     let y = vector::<i64>("y (class indices)", "int64", y)?;
-    let y = y.as_slice().map_err(|_| CoreError::type_error("y", "must be contiguous"))?;
+    let y = y
+        .as_slice()
+        .map_err(|_| CoreError::type_error("y", "must be contiguous"))?;
     y.iter()
         .enumerate()
         .map(|(row, &c)| {
@@ -246,10 +247,7 @@ fn class_indices(y: &Bound<'_, PyAny>) -> Result<Vec<usize>, CoreError> {
 }
 
 /// The fit's public report as a dict.
-fn report<'py, M>(
-    py: Python<'py>,
-    fit: &FitReport<M>,
-) -> PyResult<Bound<'py, PyDict>> {
+fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("regularization", fit.regularization)?;
     d.set_item("epsilon", fit.epsilon)?;
@@ -308,7 +306,11 @@ fn fit_linear_model<'py>(
             }
             .checked()?,
         };
-        Ok((spec, Held::new(x, csr.clone(), n_features)?, class_indices(y)?))
+        Ok((
+            spec,
+            Held::new(x, csr.clone(), n_features)?,
+            class_indices(y)?,
+        ))
     })
     .map_err(|e| raise(py, e))?;
     let (spec, held, classes) = prepared;
@@ -388,7 +390,12 @@ fn fit_kernel_model<'py>(
             sampling,
             components: n_components,
         };
-        Ok((spec, map, Held::new(x, csr.clone(), n_features)?, class_indices(y)?))
+        Ok((
+            spec,
+            map,
+            Held::new(x, csr.clone(), n_features)?,
+            class_indices(y)?,
+        ))
     })
     .map_err(|e| raise(py, e))?;
     let (spec, map, held, classes) = prepared;
@@ -458,14 +465,15 @@ impl PyModels {
         let n = rows.len();
         let k = self.inner.len();
         let scores = detached(py, || self.inner.decision(rows))?;
-        Ok(PyArray1::from_vec(py, scores)
-            .reshape([n, k])?
-            .into_any())
+        Ok(PyArray1::from_vec(py, scores).reshape([n, k])?.into_any())
     }
 
     /// `(coef, intercept)` in the input's units (linear models): `K × d` and `K` arrays
     /// with `score = coef·x + intercept`.
-    fn coefficients<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    fn coefficients<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let (coef, intercept, d) = self.inner.coefficients().map_err(|e| raise(py, e))?;
         let k = intercept.len();
         Ok((

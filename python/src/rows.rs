@@ -59,7 +59,10 @@ impl<'a> Rows<'a> {
         match self {
             Rows::Dense { values, features } => {
                 if features == 0 {
-                    return Err(CoreError::value("X", "has 0 features; at least 1 is required"));
+                    return Err(CoreError::value(
+                        "X",
+                        "has 0 features; at least 1 is required",
+                    ));
                 }
                 if values.is_empty() {
                     return Err(CoreError::value("X", "has 0 rows; at least 1 is required"));
@@ -81,7 +84,10 @@ impl<'a> Rows<'a> {
                 features,
             } => {
                 if features == 0 {
-                    return Err(CoreError::value("X", "has 0 features; at least 1 is required"));
+                    return Err(CoreError::value(
+                        "X",
+                        "has 0 features; at least 1 is required",
+                    ));
                 }
                 if indptr.len() < 2 {
                     return Err(CoreError::value("X", "has 0 rows; at least 1 is required"));

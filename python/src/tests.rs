@@ -65,8 +65,8 @@ fn rust_reference(class_count: usize) -> Vec<LinearModel> {
         .append_intercept(1.0)
         .build()
         .unwrap();
-    let params = ErmParams::objective_perturbation(Loss::Logistic, 0.01, 1.0)
-        .feature_map(&transform().id());
+    let params =
+        ErmParams::objective_perturbation(Loss::Logistic, 0.01, 1.0).feature_map(&transform().id());
     let mut rng = InsecureSeededRng::new(SEED);
     if class_count == 2 {
         vec![params.fit(&data, &mut rng).unwrap().into_model()]
@@ -214,7 +214,11 @@ fn transform_id_round_trips_and_rejects_others() {
         assert!(t.id().len() <= dp_erm::MAX_MODEL_TEXT_BYTES);
         assert_eq!(RowTransform::from_id(&t.id()).unwrap(), t);
     }
-    for id in ["", "rbf:gaussian", "dpml-rows/v1 norm_bound=-1e0 clip=false intercept=none"] {
+    for id in [
+        "",
+        "rbf:gaussian",
+        "dpml-rows/v1 norm_bound=-1e0 clip=false intercept=none",
+    ] {
         assert!(RowTransform::from_id(id).is_err(), "{id}");
     }
 }

@@ -128,7 +128,7 @@ def test_the_gil_is_released_while_fitting():
     from dpml import _dpml
 
     rng = np.random.default_rng(0)
-    X = rng.uniform(-0.1, 0.1, size=(200_000, 20))
+    X = rng.uniform(-0.1, 0.1, size=(100_000, 20))
     y = (X[:, 0] > 0).astype(np.int64)
     ticks = []
     done = threading.Event()
