@@ -171,6 +171,11 @@ impl Models {
         }
     }
 
+    /// Always false: a model set holds at least one model.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Features an input row must have.
     pub fn input_features(&self) -> usize {
         match self {

@@ -152,6 +152,11 @@ impl<'a> Rows<'a> {
         }
     }
 
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Number of features.
     pub fn features(&self) -> usize {
         match self {
@@ -178,9 +183,9 @@ impl<'a> Rows<'a> {
             } => {
                 // Checked by `checked`: non-negative, increasing, in range.
                 let (start, end) = (indptr.get(r).unwrap_or(0), indptr.get(r + 1).unwrap_or(0));
-                for k in start..end {
-                    if data[k] != 0.0 {
-                        f(indices.get(k).unwrap_or(0), data[k]);
+                for (k, &v) in data.iter().enumerate().take(end).skip(start) {
+                    if v != 0.0 {
+                        f(indices.get(k).unwrap_or(0), v);
                     }
                 }
             }
