@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The Python package's CI: builds the dpml wheel for a portable x86-64 target, installs it
+# into a fresh virtual environment with pinned requirements, and runs the Rust and Python
+# tests. dpml-python is not a member of the root workspace (PyO3 needs a Python
+# interpreter to build), so its format check, clippy and tests run here.
+#
+#   python/ci.sh                                            newest pinned versions
+#   DPML_REQUIREMENTS=requirements-oldest.txt python/ci.sh  oldest supported versions
+set -euo pipefail
+cd "$(dirname "$0")"
+here="$(pwd)"
+root="$(cd .. && pwd)"
+export CARGO_TARGET_DIR="${DPML_TARGET_DIR:-$root/target/python}"
+requirements="${DPML_REQUIREMENTS:-requirements-test.txt}"
+venv="${DPML_VENV:-$CARGO_TARGET_DIR/venv-$(basename "$requirements" .txt)}"
+# A wheel built for the building machine (the workspace's target-cpu=native) crashes on
+# older processors: build for x86-64-v2, which every x86-64 machine since about 2009 runs
+# (faer picks AVX2/AVX-512 kernels at run time). RUSTFLAGS replaces build.rustflags.
+if [ "$(uname -m)" = "x86_64" ]; then
+    export RUSTFLAGS="${DPML_RUSTFLAGS:--C target-cpu=x86-64-v2}"
+fi
+
+echo "== python: virtual environment $venv ($requirements)"
+if [ ! -x "$venv/bin/python" ]; then
+    "${PYTHON:-python3}" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+export PYO3_PYTHON="$venv/bin/python"
+
+echo "== python: cargo fmt --check, clippy (warnings are errors)"
+cargo fmt --manifest-path Cargo.toml -- --check
+cargo clippy --release --locked --all-targets -- -D warnings
+cargo clippy --release --locked --all-targets --no-default-features -- -D warnings
+
+echo "== python: Rust tests (the reference fits the Python tests compare with)"
+cargo test --release --locked --no-default-features
+
+echo "== python: wheel (RUSTFLAGS=${RUSTFLAGS:-})"
+start=$(date +%s)
+rm -rf "$CARGO_TARGET_DIR/wheels"
+"$venv/bin/maturin" build --release --locked --quiet --interpreter "$venv/bin/python" \
+    --out "$CARGO_TARGET_DIR/wheels"
+echo "wheel built in $(( $(date +%s) - start )) s: $(ls "$CARGO_TARGET_DIR"/wheels/*.whl)"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
+    --no-deps "$CARGO_TARGET_DIR"/wheels/*.whl
+
+echo "== python: pytest against the installed wheel"
+# From tests/ with the pytest script (not `python -m`): the source tree's dpml/, which
+# lacks the compiled core, must not shadow the installed package.
+cd "$here/tests"
+export DPML_FIXTURES="$here/tests/data"
+"$venv/bin/pytest" -q -p no:cacheprovider --import-mode=importlib "$@"

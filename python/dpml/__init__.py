@@ -1,0 +1,41 @@
+"""dpml: differentially private classifiers with scikit-learn's interface, over the Rust
+crates of dp-ml (dp-erm, dp-kernel).
+
+>>> import dpml
+>>> clf = dpml.LogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1])
+
+Every model is ε-differentially private for training sets that differ in one row, given
+the public facts it asks for (``data_norm``, ``classes``); see each class's docstring and
+``privacy_``. ``dpml.Ledger`` keeps a total budget across fits.
+"""
+
+from . import testing
+from ._dpml import __version__
+from ._errors import (
+    BudgetExceededError,
+    DPMLError,
+    DPMLIOError,
+    DPMLTypeError,
+    DPMLValueError,
+    NotFittedError,
+)
+from ._ledger import Ledger
+from ._randomness import InsecureSeed
+from .kernel import RandomFeaturesSVC
+from .linear import HuberSVC, LogisticRegression
+
+__all__ = [
+    "BudgetExceededError",
+    "DPMLError",
+    "DPMLIOError",
+    "DPMLTypeError",
+    "DPMLValueError",
+    "HuberSVC",
+    "InsecureSeed",
+    "Ledger",
+    "LogisticRegression",
+    "NotFittedError",
+    "RandomFeaturesSVC",
+    "__version__",
+    "testing",
+]

@@ -1,0 +1,296 @@
+"""What the estimators share: parameter checks, the ledger, the Rust models, pickling."""
+
+import math
+import numbers
+
+import numpy as np
+
+from . import _dpml, _validation, testing
+from ._errors import DPMLError, DPMLTypeError, DPMLValueError, NotFittedError
+from ._ledger import Ledger, active_ledger
+from ._randomness import resolve_seed
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin
+except ImportError as _e:  # pragma: no cover - scikit-learn is an optional extra
+    raise ImportError(
+        "dpml's estimators use scikit-learn's BaseEstimator and ClassifierMixin: "
+        "pip install 'dpml[sklearn]'"
+    ) from _e
+
+NEIGHBOURS = (
+    "replace-one: two training sets of the same size n that differ in one row "
+    "(its features and its label)"
+)
+
+_MAX_EPSILON = 1000.0
+
+
+def _number(name, value, *, positive=True, allow_inf=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DPMLTypeError(f"{name}={value!r} must be a number")
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise DPMLValueError(f"{name}={value!r} must be finite")
+    if positive and not value > 0:
+        raise DPMLValueError(f"{name}={value!r} must be > 0")
+    return value
+
+
+def _choice(name, value, options):
+    if value not in options:
+        raise DPMLValueError(f"{name}={value!r}; expected one of {options}")
+    return value
+
+
+class PrivateClassifier(ClassifierMixin, BaseEstimator):
+    """Base of dpml's estimators (scikit-learn's mixins only: no scikit-learn model is
+    subclassed and no private module imported). Subclasses define ``_kind``, ``_loss()``
+    and ``_fit_call(n_rows, n_classes)``."""
+
+    _kind = "linear"
+
+    # -- parameters shared by every estimator ------------------------------------------
+
+    def _epsilon_and_mechanism(self):
+        epsilon = self.epsilon
+        if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool):
+            if math.isinf(epsilon) and epsilon > 0:
+                if testing.allow_non_private():
+                    return math.inf, "non-private"
+                raise DPMLValueError(
+                    "epsilon=inf would train without privacy; pass a finite epsilon in "
+                    f"(0, {_MAX_EPSILON}]"
+                )
+        epsilon = _number("epsilon", epsilon)
+        if epsilon > _MAX_EPSILON:
+            raise DPMLValueError(f"epsilon={epsilon!r} must be at most {_MAX_EPSILON}")
+        mechanism = _choice("mechanism", self.mechanism, ("objective", "output"))
+        _choice("calibration", self.calibration, ("cliff-free", "cms11"))
+        if mechanism == "output" and self.calibration != "cliff-free":
+            raise DPMLValueError(
+                "calibration applies to mechanism='objective' only; leave it at its default "
+                "with mechanism='output'"
+            )
+        return epsilon, mechanism
+
+    def _regularization(self, n_rows):
+        """Λ, or None for dp-erm's data-independent rule."""
+        C, reg = self.C, self.regularization
+        if C is not None:
+            if not (isinstance(reg, str) and reg == "auto"):
+                raise DPMLValueError(
+                    f"pass either C={C!r} or regularization={reg!r}, not both"
+                )
+            # scikit-learn's C: C·Σ loss + ½‖w‖², i.e. Λ = 1/(C·n) on the mean loss.
+            return 1.0 / (_number("C", C) * n_rows)
+        if isinstance(reg, str):
+            _choice("regularization", reg, ("auto",))
+            if testing.allow_non_private() and not math.isfinite(self.epsilon):
+                # No ε for the rule: scikit-learn's default C = 1.
+                return 1.0 / n_rows
+            return None
+        return _number("regularization", reg)
+
+    def _tol(self):
+        return None if self.tol is None else _number("tol", self.tol)
+
+    def _seed(self):
+        return resolve_seed(self.random_state, testing.allow_int_seed())
+
+    # -- fitting ------------------------------------------------------------------------
+
+    def fit(self, X, y, ledger=None):
+        """Trains on ``X`` (n_samples × n_features) and ``y`` (one label per row, each in
+        ``classes``), charging ``ledger`` (or the ledger active in a ``with`` block) the
+        fit's ε before any work. Returns ``self``."""
+        if ledger is not None and not isinstance(ledger, Ledger):
+            raise DPMLTypeError(f"ledger must be a dpml.Ledger; got {type(ledger).__name__}")
+        epsilon, mechanism = self._epsilon_and_mechanism()
+        seed = self._seed()
+        shape, call = _validation.rows(self, X, reset=True)
+        y = _validation.labels(y, shape[0])
+        classes = _validation.public_classes(self.classes, y, testing.infer_public_facts())
+        indices = _validation.class_indices(y, classes)
+        kwargs = self._fit_kwargs(shape, call, epsilon, mechanism)
+        ledger = ledger if ledger is not None else active_ledger()
+        record = None
+        if ledger is not None:
+            record = ledger.charge(epsilon, 0.0, what=type(self).__name__, mechanism=mechanism)
+        try:
+            models, report = self._fit_rust(call, indices, len(classes), kwargs, seed)
+        except DPMLValueError:
+            # Refused before any noise was drawn (parameters or rows): nothing was spent.
+            if record is not None:
+                ledger.refund(record)
+            raise
+        self.classes_ = classes
+        self._models = models
+        self.privacy_ = self._privacy_report(report, epsilon, mechanism, seed, kwargs)
+        return self
+
+    def _fit_kwargs(self, shape, call, epsilon, mechanism):
+        loss, width = self._loss()
+        return dict(
+            loss_name=loss,
+            huber_width=width,
+            mechanism_name=mechanism,
+            epsilon=epsilon if math.isfinite(epsilon) else 1.0,
+            calibration=self.calibration,
+            regularization=self._regularization(shape[0]),
+            tol=self._tol(),
+        )
+
+    def _privacy_report(self, report, epsilon, mechanism, seed, kwargs):
+        info = self._models.info()
+        test_mode = testing.infer_public_facts()
+        private = mechanism != "non-private" and seed is None and not test_mode
+        privacy = {
+            "epsilon": epsilon,
+            "delta": 0.0,
+            "private": private,
+            "seeded": seed is not None,
+            "test_mode": test_mode,
+            "mechanism": mechanism,
+            "calibration": self.calibration if mechanism == "objective" else None,
+            "regularization": report["regularization"],
+            "loss": info["loss"],
+            "huber_width": info["huber_width"],
+            "models": len(self._models),
+            "epsilon_per_model": info["epsilon_per_model"],
+            "neighbouring": NEIGHBOURS,
+            "noise": report.get("calibration"),
+            "library_version": _dpml.__version__,
+            "crate_version": info["crate_version"],
+        }
+        if "data_norm" in kwargs:
+            privacy["data_norm"] = kwargs["data_norm"]
+            privacy["clip_rows"] = kwargs["clip_rows"]
+            privacy["intercept_scaling"] = kwargs["intercept"]
+        if seed is not None:
+            privacy["warning"] = (
+                "trained with dpml.InsecureSeed: the noise is predictable and this model "
+                "is NOT private"
+            )
+        return privacy
+
+    # -- prediction ---------------------------------------------------------------------
+
+    def _check_fitted(self):
+        if getattr(self, "_models", None) is None:
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
+                "appropriate arguments before using this estimator."
+            )
+
+    def _scores(self, X):
+        self._check_fitted()
+        _, call = _validation.rows(self, X, reset=False)
+        return self._models.decision(**call)
+
+    def decision_function(self, X):
+        """Scores: shape (n,) for two classes (>= 0 means ``classes_[1]``, as in dp-erm), else
+        (n, n_classes), one-vs-rest."""
+        scores = self._scores(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """The class of each row of ``X``."""
+        scores = self._scores(X)
+        if scores.shape[1] == 1:
+            index = (scores[:, 0] >= 0).astype(np.intp)  # dp-erm: +1 when the score is >= 0
+        else:
+            index = np.argmax(scores, axis=1)
+        return self.classes_[index]
+
+    # -- files and pickles --------------------------------------------------------------
+
+    def save(self, path):
+        """Writes the model file the Rust crates read (``dp_erm::LinearModel::load`` or
+        ``dp_kernel::KernelModel::load``): binary models only. The file holds the
+        weights, ε, mechanism, Λ and (linear) the row transform; not ``classes``."""
+        self._check_fitted()
+        self._models.save(str(path))
+
+    @classmethod
+    def load(cls, path, classes, **params):
+        """An estimator predicting with the model file at ``path`` (written by ``save``
+        or by Rust), for the public ``classes`` it was trained on."""
+        estimator = cls(classes=classes, **params)
+        models = _dpml.Models.load(cls._kind, str(path))
+        estimator._adopt(models)
+        return estimator
+
+    def _adopt(self, models):
+        info = models.info()
+        classes = _validation.public_classes(self.classes, None, False)
+        if len(models) != (1 if len(classes) == 2 else len(classes)):
+            raise DPMLValueError(
+                f"the model holds {len(models)} binary models, which does not fit "
+                f"{len(classes)} classes"
+            )
+        self.classes_ = classes
+        self.n_features_in_ = info["features"]
+        self._models = models
+        self.privacy_ = {
+            "epsilon": None
+            if info["epsilon_per_model"] is None
+            else info["epsilon_per_model"] * len(models),
+            "delta": 0.0,
+            "mechanism": info["mechanism"],
+            "calibration": info["calibration"],
+            "regularization": info["regularization"],
+            "loss": info["loss"],
+            "neighbouring": NEIGHBOURS,
+            "library_version": _dpml.__version__,
+            "crate_version": info["crate_version"],
+            "from_file": True,
+            "note": "read from a plain model file: its epsilon and mechanism are claims, "
+            "not evidence (see dp-erm's file format)",
+        }
+
+    def __getstate__(self):
+        # A copy: BaseEstimator returns the instance's own __dict__ for non-sklearn classes.
+        state = dict(super().__getstate__())
+        models = state.pop("_models", None)
+        if models is not None:
+            state["_model_files"] = [bytes(f) for f in models.to_bytes()]
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        files = state.pop("_model_files", None)
+        if files is not None:
+            state["_models"] = _dpml.Models.from_bytes(self._kind, files)
+        super().__setstate__(state)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def require_data_norm(data_norm, call):
+    """The public norm bound, or (check mode only) the largest row norm of the data."""
+    if data_norm is None:
+        if testing.infer_public_facts():
+            x = call["x"]
+            if "csr" in call:
+                indptr = call["csr"][1]
+                norms = np.sqrt(np.add.reduceat(np.append(x * x, 0.0), indptr[:-1]))
+                norms[np.diff(indptr) == 0] = 0.0
+            else:
+                norms = np.linalg.norm(x, axis=1)
+            largest = float(np.max(norms)) if len(norms) else 0.0
+            # A margin over the computed norm, which may round below Rust's.
+            return largest * (1 + 1e-9) if largest > 0 and math.isfinite(largest) else 1.0
+        raise DPMLValueError(
+            "data_norm is required: pass a public bound B on the Euclidean norm of every "
+            "row of X, known without looking at the data (e.g. from the features' "
+            "documented ranges). Rows are divided by B; a row above B is refused, naming "
+            "it, unless you also pass clip_rows=True to clip such rows to norm B."
+        )
+    return _number("data_norm", data_norm)
+
+
+__all__ = ["PrivateClassifier", "DPMLError", "require_data_norm"]

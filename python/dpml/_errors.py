@@ -1,0 +1,33 @@
+"""The exceptions of dpml. The Rust core raises these classes by name, with its message."""
+
+
+class DPMLError(Exception):
+    """Every error dpml raises derives from this class."""
+
+
+class DPMLValueError(DPMLError, ValueError):
+    """A bad value: a parameter, a label, a row (NaN, infinite, above the norm bound)."""
+
+
+class DPMLTypeError(DPMLError, TypeError):
+    """A bad type or memory layout (strings where numbers belong, a non-contiguous array
+    handed to the low-level functions)."""
+
+
+class DPMLIOError(DPMLError, OSError):
+    """A model file could not be read or written."""
+
+
+class BudgetExceededError(DPMLValueError):
+    """A fit would spend more than a ledger has left; refused before any work."""
+
+
+try:  # scikit-learn's class, so that its tooling recognises it
+    from sklearn.exceptions import NotFittedError as _SklearnNotFitted
+except ImportError:  # pragma: no cover - scikit-learn is an optional extra
+    _SklearnNotFitted = AttributeError
+
+
+class NotFittedError(DPMLError, _SklearnNotFitted):
+    """An estimator used before `fit`. A subclass of scikit-learn's `NotFittedError`
+    (when scikit-learn is installed) and of `ValueError`/`AttributeError` like it."""

@@ -1,0 +1,126 @@
+//! Errors of the binding, by the Python exception class they become.
+
+use dp_erm::ErmError;
+use dp_kernel::KernelError;
+use dp_noise::NoiseError;
+
+/// What a call can fail with. Every variant names the parameter or input at fault.
+#[derive(Debug)]
+pub enum CoreError {
+    /// A bad value: becomes `dpml.DPMLValueError` (a `ValueError`).
+    Value {
+        /// The parameter or input.
+        what: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A bad type or memory layout: becomes `dpml.DPMLTypeError` (a `TypeError`).
+    Type {
+        /// The parameter or input.
+        what: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The crates refused; the message is theirs.
+    Erm(ErmError),
+    /// dp-kernel refused; the message is its own.
+    Kernel(KernelError),
+    /// dp-noise refused (the operating system's entropy, a budget).
+    Noise(NoiseError),
+    /// A Rust panic caught at the boundary: a bug, reported instead of crashing Python.
+    Panic(String),
+}
+
+impl CoreError {
+    /// A bad value of `what`.
+    pub fn value(what: impl Into<String>, problem: impl Into<String>) -> Self {
+        CoreError::Value {
+            what: what.into(),
+            problem: problem.into(),
+        }
+    }
+
+    /// A bad type or layout of `what`.
+    pub fn type_error(what: impl Into<String>, problem: impl Into<String>) -> Self {
+        CoreError::Type {
+            what: what.into(),
+            problem: problem.into(),
+        }
+    }
+
+    /// The Python class this error becomes (defined in `dpml/_errors.py`).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            CoreError::Value { .. } => "DPMLValueError",
+            CoreError::Type { .. } => "DPMLTypeError",
+            CoreError::Erm(e) | CoreError::Kernel(KernelError::Erm(e)) => erm_class(e),
+            CoreError::Kernel(_) => "DPMLValueError",
+            CoreError::Noise(NoiseError::EntropyUnavailable(_)) | CoreError::Panic(_) => {
+                "DPMLError"
+            }
+            CoreError::Noise(_) => "DPMLValueError",
+        }
+    }
+}
+
+fn erm_class(e: &ErmError) -> &'static str {
+    match e {
+        // Not the caller's values: the solver or the file system.
+        ErmError::NotConverged => "DPMLError",
+        ErmError::ModelFileAccess(_) => "DPMLIOError",
+        _ => "DPMLValueError",
+    }
+}
+
+impl std::fmt::Display for CoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CoreError::Value { what, problem } | CoreError::Type { what, problem } => {
+                write!(f, "{what} {problem}")
+            }
+            CoreError::Erm(e) => write!(f, "{e}"),
+            CoreError::Kernel(e) => write!(f, "{e}"),
+            CoreError::Noise(e) => write!(f, "{e}"),
+            CoreError::Panic(message) => write!(
+                f,
+                "internal error in dpml's Rust core (a bug, please report it): {message}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CoreError {}
+
+impl From<ErmError> for CoreError {
+    fn from(e: ErmError) -> Self {
+        CoreError::Erm(e)
+    }
+}
+
+impl From<KernelError> for CoreError {
+    fn from(e: KernelError) -> Self {
+        CoreError::Kernel(e)
+    }
+}
+
+impl From<NoiseError> for CoreError {
+    fn from(e: NoiseError) -> Self {
+        CoreError::Noise(e)
+    }
+}
+
+/// Runs `f`, turning a panic into [`CoreError::Panic`]: the last line of defence, so that
+/// no panic unwinds into Python (PyO3 would raise `PanicException`, a `BaseException`).
+pub fn guarded<T>(f: impl FnOnce() -> Result<T, CoreError>) -> Result<T, CoreError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_owned());
+            Err(CoreError::Panic(message))
+        }
+    }
+}

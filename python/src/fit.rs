@@ -1,0 +1,384 @@
+//! The fits Python calls, as plain Rust: each is the path a Rust user of dp-erm or
+//! dp-kernel writes (`TrainingSet::builder`, `ErmParams`, `OneVsRest`, `KernelParams`).
+
+use dp_erm::{
+    ErmError, ErmParams, Examples, Features, LinearModel, Loss, NoiseCalibration,
+    ObjectiveCalibration, OneVsRest, TrainingSet,
+};
+use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
+use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, PrivacyBudget, ReleaseRng};
+
+use crate::error::CoreError;
+use crate::rows::{RowTransform, Rows};
+
+/// Where a fit's randomness comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Randomness {
+    /// `DpRng`: ChaCha20 keyed from the operating system. The only private choice.
+    Secure,
+    /// `InsecureSeededRng::new(seed)`: reproducible and **not private** (Python's
+    /// `dpml.InsecureSeed`).
+    InsecureSeed(u64),
+}
+
+/// A generator for one fit.
+fn generator(randomness: Randomness) -> Result<Box<dyn ReleaseRng>, CoreError> {
+    Ok(match randomness {
+        Randomness::Secure => Box::new(DpRng::from_os_entropy()?),
+        Randomness::InsecureSeed(seed) => Box::new(InsecureSeededRng::new(seed)),
+    })
+}
+
+/// The mechanism a Python estimator asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MechanismSpec {
+    /// No privacy: reachable only from `dpml.testing`'s non-private mode.
+    NonPrivate,
+    /// Output perturbation at ε.
+    Output {
+        /// The ε of the guarantee.
+        epsilon: f64,
+    },
+    /// Objective perturbation at ε with a calibration rule.
+    Objective {
+        /// The ε of the guarantee.
+        epsilon: f64,
+        /// How ε is split.
+        calibration: ObjectiveCalibration,
+    },
+}
+
+impl MechanismSpec {
+    fn epsilon(&self) -> Option<f64> {
+        match *self {
+            MechanismSpec::NonPrivate => None,
+            MechanismSpec::Output { epsilon } | MechanismSpec::Objective { epsilon, .. } => {
+                Some(epsilon)
+            }
+        }
+    }
+}
+
+/// How Λ is chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Regularization {
+    /// dp-erm's data-independent rule (`ErmParams::recommended`, or
+    /// `recommended_grouped` with feature groups), from n, d and each model's ε.
+    Auto,
+    /// A fixed Λ.
+    Fixed(f64),
+}
+
+/// Everything a linear fit needs besides the data.
+#[derive(Clone, Debug)]
+pub struct LinearSpec {
+    /// The loss.
+    pub loss: Loss,
+    /// The mechanism and its ε.
+    pub mechanism: MechanismSpec,
+    /// How Λ is chosen.
+    pub regularization: Regularization,
+    /// The group of each input feature (the intercept gets a group of its own).
+    pub feature_groups: Option<Vec<usize>>,
+    /// The solver's certified gradient norm (None: dp-erm's default).
+    pub tolerance: Option<f64>,
+    /// The public row transform (linear estimators).
+    pub transform: RowTransform,
+}
+
+/// What a fit released, and the public numbers behind it.
+pub struct FitReport<M> {
+    /// One model (binary) or one per class (one-vs-rest).
+    pub models: Vec<M>,
+    /// The regularization Λ used.
+    pub regularization: f64,
+    /// The ε of the whole release (None: not private).
+    pub epsilon: Option<f64>,
+    /// The calibration of each model's fit (public: parameters and sizes only).
+    pub calibration: Option<NoiseCalibration>,
+}
+
+/// The training set a Rust user builds from these rows: the scaled rows through
+/// `TrainingSetBuilder` with its opt-in clipping and intercept.
+pub fn training_set(
+    rows: &Rows<'_>,
+    labels: Vec<f64>,
+    transform: &RowTransform,
+) -> Result<TrainingSet, CoreError> {
+    let pairs = (0..rows.len())
+        .map(|r| transform.scaled_pairs(rows, r))
+        .collect();
+    let mut builder = TrainingSet::builder(rows.features())
+        .sparse_rows(pairs)
+        .labels(labels);
+    if transform.clip {
+        builder = builder.clip_rows_to_unit_ball();
+    }
+    if let Some(c) = transform.intercept {
+        builder = builder.append_intercept(c);
+    }
+    builder.build().map_err(|e| match e {
+        ErmError::RowNormAboveOne { row, norm } => CoreError::value(
+            "X",
+            format!(
+                "row {row} has norm {} above data_norm = {}: pass a larger public bound \
+                 (never one read from the data), or clip_rows=True to clip such rows",
+                norm * transform.norm_bound,
+                transform.norm_bound
+            ),
+        ),
+        other => other.into(),
+    })
+}
+
+/// The feature groups over the transformed features: the intercept in a group of its own.
+fn groups(spec: &LinearSpec, features: usize) -> Result<Option<FeatureGroups>, CoreError> {
+    let Some(group_of) = &spec.feature_groups else {
+        return Ok(None);
+    };
+    if group_of.len() != features {
+        return Err(CoreError::value(
+            "feature_groups",
+            format!(
+                "has {} entries for {features} features (one group index per feature)",
+                group_of.len()
+            ),
+        ));
+    }
+    let mut all = group_of.clone();
+    if spec.transform.intercept.is_some() {
+        all.push(group_of.iter().max().map_or(0, |g| g + 1));
+    }
+    Ok(Some(FeatureGroups::new(&all)?))
+}
+
+/// The ε each of `models` fits gets: the whole ε, or its even share (one-vs-rest).
+fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, CoreError> {
+    if models == 1 {
+        return Ok(epsilon);
+    }
+    PrivacyBudget::new(epsilon)?
+        .even_share(models as u32)
+        .ok_or_else(|| {
+            CoreError::value(
+                "epsilon",
+                format!("= {epsilon} is too small to split across {models} classes"),
+            )
+        })
+}
+
+/// The dp-erm parameters of one model's fit, each checked before any data is read.
+pub fn erm_params(
+    spec: &LinearSpec,
+    rows: usize,
+    features: usize,
+    models: usize,
+) -> Result<ErmParams, CoreError> {
+    let groups = groups(spec, features)?;
+    let features = spec.transform.output_features(features);
+    let epsilon = spec.mechanism.epsilon();
+    let lambda = match spec.regularization {
+        Regularization::Fixed(lambda) => lambda,
+        Regularization::Auto => {
+            let Some(epsilon) = epsilon else {
+                return Err(CoreError::value(
+                    "regularization",
+                    "= 'auto' needs a finite epsilon: pass a number for a non-private fit",
+                ));
+            };
+            let share = per_model_epsilon(epsilon, models)?;
+            match &groups {
+                Some(g) => ErmParams::recommended_grouped(rows, features, share, g.clone())?,
+                None => ErmParams::recommended(rows, features, share)?,
+            }
+            .regularization()
+        }
+    };
+    let mut params = match spec.mechanism {
+        MechanismSpec::NonPrivate => ErmParams::non_private(spec.loss, lambda),
+        MechanismSpec::Output { epsilon } => {
+            ErmParams::output_perturbation(spec.loss, lambda, epsilon)
+        }
+        MechanismSpec::Objective {
+            epsilon,
+            calibration,
+        } => ErmParams::objective_perturbation(spec.loss, lambda, epsilon)
+            .objective_calibration(calibration),
+    };
+    if let Some(g) = groups {
+        params = params.group_noise(g);
+    }
+    if let Some(tolerance) = spec.tolerance {
+        params = params.tolerance(tolerance);
+    }
+    Ok(params.feature_map(&spec.transform.id()))
+}
+
+/// Checks class indices and returns the ±1 labels of a binary problem (class 1 is +1).
+fn binary_labels(classes: &[usize]) -> Vec<f64> {
+    classes
+        .iter()
+        .map(|&c| if c == 1 { 1.0 } else { -1.0 })
+        .collect()
+}
+
+fn check_classes(classes: &[usize], rows: usize, class_count: usize) -> Result<(), CoreError> {
+    if classes.len() != rows {
+        return Err(CoreError::value(
+            "y",
+            format!("has {} labels for {rows} rows of X", classes.len()),
+        ));
+    }
+    if class_count < 2 {
+        return Err(CoreError::value(
+            "classes",
+            format!("has {class_count} classes; at least 2 are required"),
+        ));
+    }
+    if let Some(row) = classes.iter().position(|&c| c >= class_count) {
+        return Err(CoreError::value(
+            "y",
+            format!("row {row} has a class index outside 0..{class_count}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Trains a linear classifier: binary through `ErmParams::fit`, more classes through
+/// dp-erm's `OneVsRest` (ε split evenly). `classes[i]` is row i's class index.
+pub fn fit_linear(
+    rows: Rows<'_>,
+    classes: &[usize],
+    class_count: usize,
+    spec: &LinearSpec,
+    randomness: Randomness,
+) -> Result<FitReport<LinearModel>, CoreError> {
+    let rows = rows.checked()?;
+    spec.transform.checked()?;
+    check_classes(classes, rows.len(), class_count)?;
+    let models = if class_count == 2 { 1 } else { class_count };
+    let params = erm_params(spec, rows.len(), rows.features(), models)?;
+    // Every refusal of the parameters, before the rows are touched.
+    let per_model = match spec.mechanism.epsilon() {
+        Some(epsilon) => params
+            .clone()
+            .with_epsilon(per_model_epsilon(epsilon, models)?),
+        None => params.clone(),
+    };
+    let calibration =
+        per_model.noise_calibration(rows.len(), spec.transform.output_features(rows.features()))?;
+    let mut rng = generator(randomness)?;
+    let data = training_set(&rows, binary_labels(classes), &spec.transform)?;
+    let models = if class_count == 2 {
+        vec![params.fit(&data, &mut *rng)?.into_model()]
+    } else {
+        OneVsRest::fit(&params, &data, classes, class_count, &mut *rng)?
+            .models()
+            .to_vec()
+    };
+    Ok(FitReport {
+        models,
+        regularization: params.regularization(),
+        epsilon: spec.mechanism.epsilon(),
+        calibration,
+    })
+}
+
+/// The random feature map of a kernel estimator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MapSpec {
+    /// The kernel the map approximates.
+    pub kernel: Kernel,
+    /// How the frequencies are drawn.
+    pub sampling: Sampling,
+    /// D, the number of random features.
+    pub components: usize,
+}
+
+/// Raw rows as dp-erm's `Features` (kernel inputs need no norm bound).
+fn features(rows: &Rows<'_>) -> Result<Features, CoreError> {
+    Ok(match rows {
+        Rows::Dense { values, features } => Features::dense(*features, values.to_vec())?,
+        Rows::Csr { .. } => {
+            let sparse = (0..rows.len())
+                .map(|r| {
+                    let mut row = Vec::new();
+                    rows.for_each_entry(r, |c, v| row.push((c, v)));
+                    row
+                })
+                .collect();
+            Features::sparse(rows.features(), sparse)?
+        }
+    })
+}
+
+/// Trains a random-features kernel classifier: the map drawn from the fit's generator, then
+/// `KernelParams::fit` (binary) or one fit per class at ε/K sharing the map (one-vs-rest,
+/// composed as dp-erm's `OneVsRest` composes its fits).
+pub fn fit_kernel(
+    rows: Rows<'_>,
+    classes: &[usize],
+    class_count: usize,
+    spec: &LinearSpec,
+    map: &MapSpec,
+    randomness: Randomness,
+) -> Result<FitReport<KernelModel>, CoreError> {
+    let rows = rows.checked()?;
+    check_classes(classes, rows.len(), class_count)?;
+    if spec.transform.intercept.is_some() || spec.feature_groups.is_some() {
+        return Err(CoreError::value(
+            "RandomFeaturesSVC",
+            "takes no intercept or feature groups (its features are random cosines)",
+        ));
+    }
+    let models = if class_count == 2 { 1 } else { class_count };
+    let linear = LinearSpec {
+        transform: RowTransform {
+            norm_bound: 1.0,
+            clip: false,
+            intercept: None,
+        },
+        ..spec.clone()
+    };
+    let params = erm_params(&linear, rows.len(), map.components, models)?;
+    let per_model = match spec.mechanism.epsilon() {
+        Some(epsilon) => params
+            .clone()
+            .with_epsilon(per_model_epsilon(epsilon, models)?),
+        None => params,
+    };
+    let calibration = per_model.noise_calibration(rows.len(), map.components)?;
+    let mut rng = generator(randomness)?;
+    let drawn = FeatureMap::draw(
+        map.kernel,
+        map.sampling,
+        rows.features(),
+        map.components,
+        &mut *rng,
+    )?;
+    let kernel = KernelParams::new(drawn, per_model.clone());
+    // Every refusal of the parameters and sizes, before the map touches a row.
+    dp_erm::Trainer::check_shape(&kernel, rows.len(), rows.features())?;
+    let inputs = features(&rows)?;
+    let fitted = if class_count == 2 {
+        let data = Examples::new(inputs, binary_labels(classes))?;
+        vec![kernel.fit(&data, &mut *rng)?.into_model()]
+    } else {
+        (0..class_count)
+            .map(|k| {
+                let labels = classes
+                    .iter()
+                    .map(|&c| if c == k { 1.0 } else { -1.0 })
+                    .collect();
+                let data = Examples::new(inputs.clone(), labels)?;
+                Ok(kernel.fit(&data, &mut *rng)?.into_model())
+            })
+            .collect::<Result<Vec<_>, CoreError>>()?
+    };
+    Ok(FitReport {
+        models: fitted,
+        regularization: per_model.regularization(),
+        epsilon: spec.mechanism.epsilon(),
+        calibration,
+    })
+}

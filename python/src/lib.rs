@@ -1,0 +1,26 @@
+//! # dpml-python
+//!
+//! The Rust core of the Python package `dpml`: scikit-learn-style private classifiers over
+//! dp-erm and dp-kernel. The Python classes (`python/dpml`) are thin; this crate reads
+//! numpy and scipy arrays in place, trains through the crates' public API with the GIL
+//! released, and hands models back as the crates' own model files.
+//!
+//! - [`rows`]: borrowed dense and CSR rows, and the linear estimators' public row transform.
+//! - [`fit`]: the fits, as a Rust user of dp-erm and dp-kernel writes them.
+//! - [`models`]: released models, their files and scores.
+//! - `py` (feature `python`, on by default): the module `dpml._dpml`.
+//!
+//! Without the `python` feature the crate is plain Rust, so the reference fits that the
+//! Python tests compare against are tested with `cargo test --no-default-features`.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod fit;
+pub mod models;
+pub mod rows;
+
+#[cfg(feature = "python")]
+mod py;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,518 @@
+//! The Python module `dpml._dpml`: arrays read in place, the GIL released while Rust works,
+//! every error raised as a `dpml` exception, no panic unwinding into Python.
+
+use dp_erm::{Loss, ObjectiveCalibration};
+use dp_kernel::{Kernel, Sampling};
+use numpy::{
+    PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyType};
+
+use crate::error::{CoreError, guarded};
+use crate::fit::{
+    FitReport, LinearSpec, MapSpec, MechanismSpec, Randomness, Regularization, fit_kernel,
+    fit_linear,
+};
+use crate::models::Models;
+use crate::rows::{Ints, RowTransform, Rows};
+
+/// The `dpml` exception of `e`'s class (from `dpml/_errors.py`), with the Rust message.
+fn raise(py: Python<'_>, e: CoreError) -> PyErr {
+    let message = e.to_string();
+    let class = py
+        .import("dpml._errors")
+        .and_then(|m| m.getattr(e.class_name()))
+        .ok()
+        .and_then(|c| c.cast_into::<PyType>().ok());
+    match class {
+        Some(class) => PyErr::from_type(class, message),
+        None => PyValueError::new_err(message),
+    }
+}
+
+/// Runs `f` without the GIL and with panics caught.
+fn detached<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, CoreError> + Send,
+) -> PyResult<T> {
+    py.detach(|| guarded(f)).map_err(|e| raise(py, e))
+}
+
+/// A 1-D or 2-D array of the dtype `T`, C-contiguous, or a `DPMLTypeError` saying what it
+/// is instead. Never converts: the estimators convert other inputs once, in Python.
+fn describe(array: &Bound<'_, PyAny>) -> String {
+    match array.cast::<PyUntypedArray>() {
+        Ok(a) => format!(
+            "a {}-D array of dtype {}{}",
+            a.ndim(),
+            a.dtype().str().map(|s| s.to_string()).unwrap_or_default(),
+            if a.is_c_contiguous() {
+                ""
+            } else {
+                ", not C-contiguous"
+            }
+        ),
+        Err(_) => format!(
+            "a {}",
+            array
+                .get_type()
+                .name()
+                .map(|s| s.to_string())
+                .unwrap_or_default()
+        ),
+    }
+}
+
+fn dense<'py>(what: &str, x: &Bound<'py, PyAny>) -> Result<PyReadonlyArray2<'py, f64>, CoreError> {
+    let array = x.extract::<PyReadonlyArray2<'py, f64>>().map_err(|_| {
+        CoreError::type_error(
+            what,
+            format!(
+                "must be a 2-D float64 numpy array (read in place); got {}",
+                describe(x)
+            ),
+        )
+    })?;
+    if !array.is_c_contiguous() {
+        return Err(CoreError::type_error(
+            what,
+            format!(
+                "must be C-contiguous (read in place, never copied here); got {}",
+                describe(x)
+            ),
+        ));
+    }
+    Ok(array)
+}
+
+fn vector<'py, T: numpy::Element>(
+    what: &str,
+    dtype: &str,
+    x: &Bound<'py, PyAny>,
+) -> Result<PyReadonlyArray1<'py, T>, CoreError> {
+    let array = x.extract::<PyReadonlyArray1<'py, T>>().map_err(|_| {
+        CoreError::type_error(
+            what,
+            format!("must be a 1-D {dtype} numpy array; got {}", describe(x)),
+        )
+    })?;
+    if !array.is_c_contiguous() {
+        return Err(CoreError::type_error(
+            what,
+            format!("must be contiguous; got {}", describe(x)),
+        ));
+    }
+    Ok(array)
+}
+
+/// An index array of scipy's CSR parts: int32 or int64, contiguous.
+enum IndexArray<'py> {
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
+}
+
+impl<'py> IndexArray<'py> {
+    fn new(what: &str, x: &Bound<'py, PyAny>) -> Result<Self, CoreError> {
+        if let Ok(a) = vector::<i32>(what, "int32", x) {
+            return Ok(IndexArray::I32(a));
+        }
+        vector::<i64>(what, "int32 or int64", x).map(IndexArray::I64)
+    }
+
+    fn ints(&self) -> Ints<'_> {
+        // Contiguity checked in `new`.
+        match self {
+            IndexArray::I32(a) => Ints::I32(a.as_slice().unwrap_or(&[])),
+            IndexArray::I64(a) => Ints::I64(a.as_slice().unwrap_or(&[])),
+        }
+    }
+}
+
+/// The arrays behind `Rows`, held (and so borrowed read-only) for the call.
+enum Held<'py> {
+    Dense(PyReadonlyArray2<'py, f64>),
+    Csr {
+        data: PyReadonlyArray1<'py, f64>,
+        indices: IndexArray<'py>,
+        indptr: IndexArray<'py>,
+        features: usize,
+    },
+}
+
+impl<'py> Held<'py> {
+    /// `x` dense (2-D float64), or the CSR parts `(data, indices, indptr)` of an
+    /// `n × n_features` matrix when `csr` is given.
+    fn new(
+        x: &Bound<'py, PyAny>,
+        csr: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        n_features: Option<usize>,
+    ) -> Result<Self, CoreError> {
+        match csr {
+            None => Ok(Held::Dense(dense("X", x)?)),
+            Some((indices, indptr)) => Ok(Held::Csr {
+                data: vector::<f64>("X.data", "float64", x)?,
+                indices: IndexArray::new("X.indices", &indices)?,
+                indptr: IndexArray::new("X.indptr", &indptr)?,
+                features: n_features
+                    .ok_or_else(|| CoreError::value("n_features", "is required with sparse X"))?,
+            }),
+        }
+    }
+
+    fn rows(&self) -> Result<Rows<'_>, CoreError> {
+        match self {
+            Held::Dense(x) => {
+                let shape = x.shape();
+                Ok(Rows::Dense {
+                    values: x.as_slice().map_err(|_| {
+                        CoreError::type_error("X", "must be C-contiguous (read in place)")
+                    })?,
+                    features: shape[1],
+                })
+            }
+            Held::Csr {
+                data,
+                indices,
+                indptr,
+                features,
+            } => Ok(Rows::Csr {
+                data: data.as_slice().map_err(|_| {
+                    CoreError::type_error("X.data", "must be contiguous (read in place)")
+                })?,
+                indices: indices.ints(),
+                indptr: indptr.ints(),
+                features: *features,
+            }),
+        }
+    }
+}
+
+fn mechanism(name: &str, epsilon: f64, calibration: &str) -> Result<MechanismSpec, CoreError> {
+    let calibration = match calibration {
+        "cliff-free" => ObjectiveCalibration::CliffFree,
+        "cms11" => ObjectiveCalibration::Cms11,
+        other => {
+            return Err(CoreError::value(
+                "calibration",
+                format!("= {other:?}; expected 'cliff-free' or 'cms11'"),
+            ));
+        }
+    };
+    match name {
+        "objective" => Ok(MechanismSpec::Objective {
+            epsilon,
+            calibration,
+        }),
+        "output" => Ok(MechanismSpec::Output { epsilon }),
+        // Only `dpml.testing`'s non-private mode passes this.
+        "non-private" => Ok(MechanismSpec::NonPrivate),
+        other => Err(CoreError::value(
+            "mechanism",
+            format!("= {other:?}; expected 'objective' or 'output'"),
+        )),
+    }
+}
+
+fn loss(name: &str, huber_width: f64) -> Result<Loss, CoreError> {
+    match name {
+        "logistic" => Ok(Loss::Logistic),
+        "huber" => Ok(Loss::huber(huber_width)?),
+        other => Err(CoreError::value(
+            "loss",
+            format!("= {other:?}; expected 'logistic' or 'huber'"),
+        )),
+    }
+}
+
+fn randomness(seed: Option<u64>) -> Randomness {
+    seed.map_or(Randomness::Secure, Randomness::InsecureSeed)
+}
+
+/// The class index of each row, as `usize`.
+fn class_indices(y: &Bound<'_, PyAny>) -> Result<Vec<usize>, CoreError> {
+    let y = vector::<i64>("y (class indices)", "int64", y)?;
+    let y = y
+        .as_slice()
+        .map_err(|_| CoreError::type_error("y", "must be contiguous"))?;
+    y.iter()
+        .enumerate()
+        .map(|(row, &c)| {
+            usize::try_from(c)
+                .map_err(|_| CoreError::value("y", format!("row {row} has a negative class index")))
+        })
+        .collect()
+}
+
+/// The fit's public report as a dict.
+fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("regularization", fit.regularization)?;
+    d.set_item("epsilon", fit.epsilon)?;
+    if let Some(c) = &fit.calibration {
+        let cal = PyDict::new(py);
+        cal.set_item("epsilon_per_model", c.epsilon)?;
+        cal.set_item("epsilon_prime", c.epsilon_prime)?;
+        cal.set_item("extra_regularization", c.extra_regularization)?;
+        cal.set_item("beta", c.beta)?;
+        cal.set_item("l2_sensitivity", c.l2_sensitivity)?;
+        cal.set_item("tolerance", c.tolerance)?;
+        d.set_item("calibration", cal)?;
+    }
+    Ok(d)
+}
+
+/// Trains a linear classifier (see `dpml.LogisticRegression` and `dpml.HuberSVC`).
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, mechanism_name,
+    epsilon, calibration, regularization, feature_groups, tol, data_norm, clip_rows,
+    intercept, seed
+))]
+#[allow(clippy::too_many_arguments)]
+fn fit_linear_model<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    n_classes: usize,
+    csr: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    n_features: Option<usize>,
+    loss_name: &str,
+    huber_width: f64,
+    mechanism_name: &str,
+    epsilon: f64,
+    calibration: &str,
+    regularization: Option<f64>,
+    feature_groups: Option<Vec<usize>>,
+    tol: Option<f64>,
+    data_norm: f64,
+    clip_rows: bool,
+    intercept: Option<f64>,
+    seed: Option<u64>,
+) -> PyResult<(Models, Bound<'py, PyDict>)> {
+    let prepared = guarded(|| {
+        let spec = LinearSpec {
+            loss: loss(loss_name, huber_width)?,
+            mechanism: mechanism(mechanism_name, epsilon, calibration)?,
+            regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
+            feature_groups: feature_groups.clone(),
+            tolerance: tol,
+            transform: RowTransform {
+                norm_bound: data_norm,
+                clip: clip_rows,
+                intercept,
+            }
+            .checked()?,
+        };
+        Ok((
+            spec,
+            Held::new(x, csr.clone(), n_features)?,
+            class_indices(y)?,
+        ))
+    })
+    .map_err(|e| raise(py, e))?;
+    let (spec, held, classes) = prepared;
+    let rows = held.rows().map_err(|e| raise(py, e))?;
+    let fit = detached(py, || {
+        fit_linear(rows, &classes, n_classes, &spec, randomness(seed))
+    })?;
+    let info = report(py, &fit)?;
+    Ok((
+        Models::linear(fit.models, spec.transform).map_err(|e| raise(py, e))?,
+        info,
+    ))
+}
+
+/// Trains a random-features kernel classifier (see `dpml.RandomFeaturesSVC`).
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, mechanism_name,
+    epsilon, calibration, regularization, tol, kernel, gamma, n_components, sampling, seed
+))]
+#[allow(clippy::too_many_arguments)]
+fn fit_kernel_model<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    n_classes: usize,
+    csr: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    n_features: Option<usize>,
+    loss_name: &str,
+    huber_width: f64,
+    mechanism_name: &str,
+    epsilon: f64,
+    calibration: &str,
+    regularization: Option<f64>,
+    tol: Option<f64>,
+    kernel: &str,
+    gamma: f64,
+    n_components: usize,
+    sampling: &str,
+    seed: Option<u64>,
+) -> PyResult<(Models, Bound<'py, PyDict>)> {
+    let prepared = guarded(|| {
+        let spec = LinearSpec {
+            loss: loss(loss_name, huber_width)?,
+            mechanism: mechanism(mechanism_name, epsilon, calibration)?,
+            regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
+            feature_groups: None,
+            tolerance: tol,
+            transform: RowTransform {
+                norm_bound: 1.0,
+                clip: false,
+                intercept: None,
+            },
+        };
+        let kernel = match kernel {
+            "gaussian" => Kernel::gaussian(gamma)?,
+            "laplacian" => Kernel::laplacian(gamma)?,
+            other => {
+                return Err(CoreError::value(
+                    "kernel",
+                    format!("= {other:?}; expected 'gaussian' or 'laplacian'"),
+                ));
+            }
+        };
+        let sampling = match sampling {
+            "standard" => Sampling::Standard,
+            "orthogonal" => Sampling::Orthogonal,
+            other => {
+                return Err(CoreError::value(
+                    "sampling",
+                    format!("= {other:?}; expected 'standard' or 'orthogonal'"),
+                ));
+            }
+        };
+        let map = MapSpec {
+            kernel,
+            sampling,
+            components: n_components,
+        };
+        Ok((
+            spec,
+            map,
+            Held::new(x, csr.clone(), n_features)?,
+            class_indices(y)?,
+        ))
+    })
+    .map_err(|e| raise(py, e))?;
+    let (spec, map, held, classes) = prepared;
+    let rows = held.rows().map_err(|e| raise(py, e))?;
+    let fit = detached(py, || {
+        fit_kernel(rows, &classes, n_classes, &spec, &map, randomness(seed))
+    })?;
+    let info = report(py, &fit)?;
+    Ok((Models::kernel(fit.models), info))
+}
+
+/// The released models of one estimator, held in Rust; crosses into Python as the project's
+/// model files (`to_bytes`, `save`), which dp-erm and dp-kernel read too.
+#[pyclass(name = "Models", module = "dpml._dpml", frozen)]
+pub struct PyModels {
+    inner: Models,
+}
+
+impl<'py> IntoPyObject<'py> for Models {
+    type Target = PyModels;
+    type Output = Bound<'py, PyModels>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        Bound::new(py, PyModels { inner: self })
+    }
+}
+
+#[pymethods]
+impl PyModels {
+    /// Reads model files (`kind` 'linear' or 'kernel'), one per binary model.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, kind: &str, files: Vec<Vec<u8>>) -> PyResult<Self> {
+        let inner = detached(py, || Models::from_files(kind, &files))?;
+        Ok(PyModels { inner })
+    }
+
+    /// Reads one model file from `path` (dp-erm's bounded read, errors name the path).
+    #[staticmethod]
+    fn load(py: Python<'_>, kind: &str, path: std::path::PathBuf) -> PyResult<Self> {
+        let inner = detached(py, || Models::load(kind, &path))?;
+        Ok(PyModels { inner })
+    }
+
+    /// Writes the (single, binary) model to `path` atomically, as dp-erm or dp-kernel do.
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        detached(py, || self.inner.save(&path))
+    }
+
+    /// The model files, one per binary model.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let files = detached(py, || self.inner.to_files())?;
+        Ok(files.iter().map(|f| PyBytes::new(py, f)).collect())
+    }
+
+    /// Scores of every row: an `n × K` float64 array (K = 1 for a binary model).
+    #[pyo3(signature = (x, *, csr=None, n_features=None))]
+    fn decision<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        csr: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        n_features: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let held = guarded(|| Held::new(x, csr, n_features)).map_err(|e| raise(py, e))?;
+        let rows = held.rows().map_err(|e| raise(py, e))?;
+        let n = rows.len();
+        let k = self.inner.len();
+        let scores = detached(py, || self.inner.decision(rows))?;
+        Ok(PyArray1::from_vec(py, scores).reshape([n, k])?.into_any())
+    }
+
+    /// `(coef, intercept)` in the input's units (linear models): `K × d` and `K` arrays
+    /// with `score = coef·x + intercept`.
+    fn coefficients<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let (coef, intercept, d) = self.inner.coefficients().map_err(|e| raise(py, e))?;
+        let k = intercept.len();
+        Ok((
+            PyArray1::from_vec(py, coef).reshape([k, d])?.into_any(),
+            PyArray1::from_vec(py, intercept).into_any(),
+        ))
+    }
+
+    /// Public metadata: kind, ε, mechanism, loss, Λ, features, transform, version.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let info = self.inner.info();
+        let d = PyDict::new(py);
+        d.set_item("kind", info.kind)?;
+        d.set_item("models", info.models)?;
+        d.set_item("epsilon_per_model", info.epsilon_per_model)?;
+        d.set_item("mechanism", info.mechanism)?;
+        d.set_item("calibration", info.calibration)?;
+        d.set_item("loss", info.loss)?;
+        d.set_item("huber_width", info.huber_width)?;
+        d.set_item("regularization", info.regularization)?;
+        d.set_item("features", info.features)?;
+        d.set_item("noise_groups", info.noise_groups)?;
+        d.set_item("feature_map", info.feature_map)?;
+        d.set_item("crate_version", info.crate_version)?;
+        Ok(d)
+    }
+
+    /// Number of binary models (1, or one per class).
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+/// `dpml._dpml`: the Rust core.
+#[pymodule]
+fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fit_linear_model, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_kernel_model, m)?)?;
+    m.add_class::<PyModels>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

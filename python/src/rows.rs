@@ -1,0 +1,321 @@
+//! Rows as numpy and scipy hold them, read in place, and the public row transform of the
+//! linear estimators (norm bound, optional clipping, intercept feature).
+
+use crate::error::CoreError;
+
+/// An integer index array of scipy's CSR parts, as stored (int32 or int64).
+#[derive(Clone, Copy)]
+pub enum Ints<'a> {
+    /// `int32` indices.
+    I32(&'a [i32]),
+    /// `int64` indices.
+    I64(&'a [i64]),
+}
+
+impl Ints<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Ints::I32(v) => v.len(),
+            Ints::I64(v) => v.len(),
+        }
+    }
+
+    /// Entry `i` as an index, or `None` when it is negative.
+    fn get(&self, i: usize) -> Option<usize> {
+        let v = match self {
+            Ints::I32(v) => i64::from(v[i]),
+            Ints::I64(v) => v[i],
+        };
+        usize::try_from(v).ok()
+    }
+}
+
+/// Borrowed rows: never copied as a whole; each consumer walks them row by row.
+#[derive(Clone, Copy)]
+pub enum Rows<'a> {
+    /// A C-contiguous `n × features` matrix.
+    Dense {
+        /// The values, row after row.
+        values: &'a [f64],
+        /// Values per row.
+        features: usize,
+    },
+    /// scipy CSR parts: row r is `indices/data[indptr[r]..indptr[r + 1]]`.
+    Csr {
+        /// The stored values.
+        data: &'a [f64],
+        /// The column of each stored value.
+        indices: Ints<'a>,
+        /// Where each row starts in `data` (n + 1 offsets).
+        indptr: Ints<'a>,
+        /// The number of columns.
+        features: usize,
+    },
+}
+
+impl<'a> Rows<'a> {
+    /// Checks the shapes (not the values: the crates check those) and returns the rows.
+    pub fn checked(self) -> Result<Self, CoreError> {
+        match self {
+            Rows::Dense { values, features } => {
+                if features == 0 {
+                    return Err(CoreError::value(
+                        "X",
+                        "has 0 features; at least 1 is required",
+                    ));
+                }
+                if values.is_empty() {
+                    return Err(CoreError::value("X", "has 0 rows; at least 1 is required"));
+                }
+                if !values.len().is_multiple_of(features) {
+                    return Err(CoreError::value(
+                        "X",
+                        format!(
+                            "holds {} values, not a multiple of its {features} features",
+                            values.len()
+                        ),
+                    ));
+                }
+            }
+            Rows::Csr {
+                data,
+                indices,
+                indptr,
+                features,
+            } => {
+                if features == 0 {
+                    return Err(CoreError::value(
+                        "X",
+                        "has 0 features; at least 1 is required",
+                    ));
+                }
+                if indptr.len() < 2 {
+                    return Err(CoreError::value("X", "has 0 rows; at least 1 is required"));
+                }
+                if indices.len() != data.len() {
+                    return Err(CoreError::value(
+                        "X",
+                        format!(
+                            "sparse matrix has {} indices for {} values",
+                            indices.len(),
+                            data.len()
+                        ),
+                    ));
+                }
+                let mut previous = 0;
+                for r in 0..indptr.len() {
+                    let at = indptr.get(r);
+                    let ok = match at {
+                        Some(p) => (r > 0 || p == 0) && p >= previous && p <= data.len(),
+                        None => false,
+                    };
+                    if !ok {
+                        return Err(CoreError::value(
+                            "X",
+                            format!("sparse matrix has an invalid indptr at entry {r}"),
+                        ));
+                    }
+                    previous = at.unwrap_or(0);
+                }
+                if previous != data.len() {
+                    return Err(CoreError::value(
+                        "X",
+                        format!(
+                            "sparse matrix's indptr ends at {previous}, not at its {} values",
+                            data.len()
+                        ),
+                    ));
+                }
+                for k in 0..indices.len() {
+                    match indices.get(k) {
+                        Some(c) if c < features => {}
+                        _ => {
+                            return Err(CoreError::value(
+                                "X",
+                                format!(
+                                    "sparse matrix has a column index out of range 0..{features}"
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            Rows::Dense { values, features } => values.len() / features,
+            Rows::Csr { indptr, .. } => indptr.len() - 1,
+        }
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of features.
+    pub fn features(&self) -> usize {
+        match self {
+            Rows::Dense { features, .. } | Rows::Csr { features, .. } => *features,
+        }
+    }
+
+    /// Calls `f(column, value)` on the entries of row `r` that are not zero, in the stored
+    /// order (CSR rows are not required to be sorted; the crates refuse repeats).
+    pub fn for_each_entry(&self, r: usize, mut f: impl FnMut(usize, f64)) {
+        match *self {
+            Rows::Dense { values, features } => {
+                let row = &values[r * features..(r + 1) * features];
+                row.iter()
+                    .enumerate()
+                    .filter(|&(_, &v)| v != 0.0)
+                    .for_each(|(c, &v)| f(c, v));
+            }
+            Rows::Csr {
+                data,
+                indices,
+                indptr,
+                ..
+            } => {
+                // Checked by `checked`: non-negative, increasing, in range.
+                let (start, end) = (indptr.get(r).unwrap_or(0), indptr.get(r + 1).unwrap_or(0));
+                for (k, &v) in data.iter().enumerate().take(end).skip(start) {
+                    if v != 0.0 {
+                        f(indices.get(k).unwrap_or(0), v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes row `r` densely into `out` (length = features; a repeated CSR column keeps
+    /// its last value — predictions only; training refuses repeats).
+    pub fn write_dense(&self, r: usize, out: &mut [f64]) {
+        match *self {
+            Rows::Dense { values, features } => {
+                out.copy_from_slice(&values[r * features..(r + 1) * features]);
+            }
+            Rows::Csr { .. } => {
+                out.fill(0.0);
+                self.for_each_entry(r, |c, v| out[c] = v);
+            }
+        }
+    }
+}
+
+/// The public transform a linear estimator applies to every row, fixed before any data is
+/// seen: `x ↦ x / B`, then (opt-in) clipping to the unit ball, then the intercept feature.
+///
+/// With an intercept constant c, the row `(x/B, c)` is scaled by `s = 1/√(1 + c²)`
+/// (dp-erm's `TrainingSetBuilder::append_intercept`), so it stays in the unit ball when
+/// `‖x‖ ≤ B`; the model's last weight times `c·s` is the intercept.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowTransform {
+    /// B, the public bound on the rows' Euclidean norm.
+    pub norm_bound: f64,
+    /// Clip rows of norm above B to norm B (at training time; the user's explicit choice).
+    pub clip: bool,
+    /// The constant c of the intercept feature, if any.
+    pub intercept: Option<f64>,
+}
+
+/// Prefix of the feature-map identifier a linear model trained through Python records.
+const TRANSFORM_ID: &str = "dpml-rows/v1";
+
+impl RowTransform {
+    /// Checks the parameters by name.
+    pub fn checked(self) -> Result<Self, CoreError> {
+        if !(self.norm_bound.is_finite() && self.norm_bound > 0.0) {
+            return Err(CoreError::value(
+                "data_norm",
+                format!("is {}; it must be finite and > 0", self.norm_bound),
+            ));
+        }
+        if let Some(c) = self.intercept
+            && !(c.is_finite() && c > 0.0)
+        {
+            return Err(CoreError::value(
+                "intercept_scaling",
+                format!("is {c}; it must be finite and > 0"),
+            ));
+        }
+        Ok(self)
+    }
+
+    /// The features a model over transformed rows has.
+    pub fn output_features(&self, input: usize) -> usize {
+        input + usize::from(self.intercept.is_some())
+    }
+
+    /// The identifier stored in the model file's `feature_map` metadata: a Rust program
+    /// that loads the file reads from it how to transform its rows. Floats in Rust's
+    /// shortest round-trip exponent form.
+    pub fn id(&self) -> String {
+        let intercept = match self.intercept {
+            Some(c) => format!("{c:e}"),
+            None => "none".to_owned(),
+        };
+        format!(
+            "{TRANSFORM_ID} norm_bound={:e} clip={} intercept={intercept}",
+            self.norm_bound, self.clip
+        )
+    }
+
+    /// Parses [`RowTransform::id`]'s output.
+    pub fn from_id(id: &str) -> Result<Self, CoreError> {
+        let bad = || {
+            CoreError::value(
+                "model file",
+                "its feature map is not a dpml row transform (was it trained through Python?)",
+            )
+        };
+        let mut parts = id.split(' ');
+        if parts.next() != Some(TRANSFORM_ID) {
+            return Err(bad());
+        }
+        let mut field = |name: &str| {
+            parts
+                .next()
+                .and_then(|p| p.strip_prefix(name))
+                .and_then(|p| p.strip_prefix('='))
+                .ok_or_else(bad)
+        };
+        let norm_bound = field("norm_bound")?.parse().map_err(|_| bad())?;
+        let clip = field("clip")?.parse().map_err(|_| bad())?;
+        let intercept = match field("intercept")? {
+            "none" => None,
+            c => Some(c.parse().map_err(|_| bad())?),
+        };
+        RowTransform {
+            norm_bound,
+            clip,
+            intercept,
+        }
+        .checked()
+    }
+
+    /// Row `r` of `rows` as training pairs: each value divided by B, exactly as dp-erm's
+    /// `scale_by_public_bounds` divides (clipping and the intercept are the builder's).
+    pub fn scaled_pairs(&self, rows: &Rows<'_>, r: usize) -> Vec<(usize, f64)> {
+        let mut out = Vec::new();
+        rows.for_each_entry(r, |c, v| out.push((c, v / self.norm_bound)));
+        out
+    }
+
+    /// Row `r` transformed for scoring into `out` (length `output_features`): `x/B`, then
+    /// `(x/B, c)·s` with an intercept. No clipping: a score is `coef_ᵀx + intercept_`.
+    pub fn write_scoring_row(&self, rows: &Rows<'_>, r: usize, out: &mut [f64]) {
+        let d = rows.features();
+        rows.write_dense(r, &mut out[..d]);
+        out[..d].iter_mut().for_each(|v| *v /= self.norm_bound);
+        if let Some(c) = self.intercept {
+            let shrink = 1.0 / 1f64.hypot(c);
+            out[d] = c;
+            out.iter_mut().for_each(|v| *v *= shrink);
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The binding's fits against the path a Rust user writes, and the fixtures the Python
+//! tests compare their seeded fits with.
+
+use std::path::PathBuf;
+
+use dp_erm::{ErmParams, LinearModel, Loss, OneVsRest, TrainingSet};
+use dp_noise::InsecureSeededRng;
+
+use crate::error::CoreError;
+use crate::fit::{LinearSpec, MechanismSpec, Randomness, Regularization, fit_linear};
+use crate::models::Models;
+use crate::rows::{Ints, RowTransform, Rows};
+
+const FEATURES: usize = 3;
+const ROWS: usize = 40;
+const SEED: u64 = 42;
+
+/// Exactly representable values (multiples of 1/8), so Python builds the same bits:
+/// `x[i][j] = ((7i + 3j) mod 11 − 5) / 8`.
+fn values() -> Vec<f64> {
+    (0..ROWS)
+        .flat_map(|i| (0..FEATURES).map(move |j| ((7 * i + 3 * j) % 11) as f64 - 5.0))
+        .map(|v| v / 8.0)
+        .collect()
+}
+
+/// Class of row i: `(5i mod 7) mod classes`, so both classes (or all three) occur.
+fn classes(count: usize) -> Vec<usize> {
+    (0..ROWS).map(|i| (5 * i % 7) % count).collect()
+}
+
+fn transform() -> RowTransform {
+    RowTransform {
+        norm_bound: 2.0,
+        clip: false,
+        intercept: Some(1.0),
+    }
+}
+
+fn spec() -> LinearSpec {
+    LinearSpec {
+        loss: Loss::Logistic,
+        mechanism: MechanismSpec::Objective {
+            epsilon: 1.0,
+            calibration: Default::default(),
+        },
+        regularization: Regularization::Fixed(0.01),
+        feature_groups: None,
+        tolerance: None,
+        transform: transform(),
+    }
+}
+
+/// What a Rust user writes: the builder's public bounds and intercept, then `fit` or
+/// `OneVsRest::fit` with the seeded generator.
+fn rust_reference(class_count: usize) -> Vec<LinearModel> {
+    let labels = classes(class_count)
+        .iter()
+        .map(|&c| if c == 1 { 1.0 } else { -1.0 })
+        .collect();
+    let data = TrainingSet::builder(FEATURES)
+        .dense_rows(values())
+        .labels(labels)
+        .scale_by_public_bounds(vec![2.0; FEATURES])
+        .append_intercept(1.0)
+        .build()
+        .unwrap();
+    let params =
+        ErmParams::objective_perturbation(Loss::Logistic, 0.01, 1.0).feature_map(&transform().id());
+    let mut rng = InsecureSeededRng::new(SEED);
+    if class_count == 2 {
+        vec![params.fit(&data, &mut rng).unwrap().into_model()]
+    } else {
+        let classes = classes(class_count);
+        OneVsRest::fit(&params, &data, &classes, class_count, &mut rng)
+            .unwrap()
+            .models()
+            .to_vec()
+    }
+}
+
+fn binding_fit(rows: Rows<'_>, class_count: usize) -> Vec<LinearModel> {
+    fit_linear(
+        rows,
+        &classes(class_count),
+        class_count,
+        &spec(),
+        Randomness::InsecureSeed(SEED),
+    )
+    .unwrap()
+    .models
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("data")
+        .join(name)
+}
+
+/// The binding's seeded fit is bit for bit the Rust user's, and both are the checked-in
+/// fixture the Python test compares with (`DPML_WRITE_FIXTURES=1` rewrites it).
+#[test]
+fn seeded_fit_is_the_rust_users_fit_and_the_fixture() {
+    let values = values();
+    for (class_count, name) in [(2, "seeded_binary"), (3, "seeded_ovr")] {
+        let reference = rust_reference(class_count);
+        let ours = binding_fit(
+            Rows::Dense {
+                values: &values,
+                features: FEATURES,
+            },
+            class_count,
+        );
+        assert_eq!(ours, reference, "{name}");
+        for (k, model) in reference.iter().enumerate() {
+            let path = fixture(&format!("{name}_{k}.dpm"));
+            let bytes = model.to_bytes().unwrap();
+            if std::env::var_os("DPML_WRITE_FIXTURES").is_some() {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &bytes).unwrap();
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), bytes, "{}", path.display());
+        }
+    }
+}
+
+/// The same rows as CSR (int32 and int64 indices) give the same model.
+#[test]
+fn csr_rows_fit_like_dense_rows() {
+    let values = values();
+    let (mut data, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0i64]);
+    for row in values.chunks(FEATURES) {
+        for (j, &v) in row.iter().enumerate() {
+            if v != 0.0 {
+                data.push(v);
+                indices.push(j as i64);
+            }
+        }
+        indptr.push(data.len() as i64);
+    }
+    let dense = binding_fit(
+        Rows::Dense {
+            values: &values,
+            features: FEATURES,
+        },
+        2,
+    );
+    let sparse = binding_fit(
+        Rows::Csr {
+            data: &data,
+            indices: Ints::I64(&indices),
+            indptr: Ints::I64(&indptr),
+            features: FEATURES,
+        },
+        2,
+    );
+    assert_eq!(dense, sparse);
+    let indices32: Vec<i32> = indices.iter().map(|&i| i as i32).collect();
+    let indptr32: Vec<i32> = indptr.iter().map(|&i| i as i32).collect();
+    let sparse32 = binding_fit(
+        Rows::Csr {
+            data: &data,
+            indices: Ints::I32(&indices32),
+            indptr: Ints::I32(&indptr32),
+            features: FEATURES,
+        },
+        2,
+    );
+    assert_eq!(dense, sparse32);
+}
+
+/// Scores through the transform equal `coef·x + intercept` and the model's own score of
+/// the builder's transformed row.
+#[test]
+fn scores_apply_the_training_transform() {
+    let values = values();
+    let rows = Rows::Dense {
+        values: &values,
+        features: FEATURES,
+    };
+    let models = Models::linear(binding_fit(rows, 2), transform()).unwrap();
+    let scores = models.decision(rows).unwrap();
+    let (coef, intercept, d) = models.coefficients().unwrap();
+    assert_eq!(d, FEATURES);
+    let Models::Linear { models: m, .. } = &models else {
+        unreachable!()
+    };
+    let s = 1.0 / 2f64.sqrt();
+    for (i, row) in values.chunks(FEATURES).enumerate() {
+        let by_coef: f64 = row.iter().zip(&coef).map(|(x, c)| x * c).sum::<f64>() + intercept[0];
+        assert!((scores[i] - by_coef).abs() < 1e-12, "row {i}");
+        let mut transformed: Vec<f64> = row.iter().map(|x| x / 2.0 * s).collect();
+        transformed.push(s);
+        assert_eq!(scores[i], m[0].decision_function(&transformed).unwrap());
+    }
+}
+
+#[test]
+fn transform_id_round_trips_and_rejects_others() {
+    for t in [
+        transform(),
+        RowTransform {
+            norm_bound: 1e300,
+            clip: true,
+            intercept: None,
+        },
+        RowTransform {
+            norm_bound: 0.1,
+            clip: false,
+            intercept: Some(3.7e-5),
+        },
+    ] {
+        assert!(t.id().len() <= dp_erm::MAX_MODEL_TEXT_BYTES);
+        assert_eq!(RowTransform::from_id(&t.id()).unwrap(), t);
+    }
+    for id in [
+        "",
+        "rbf:gaussian",
+        "dpml-rows/v1 norm_bound=-1e0 clip=false intercept=none",
+    ] {
+        assert!(RowTransform::from_id(id).is_err(), "{id}");
+    }
+}
+
+fn value_error(e: CoreError) -> String {
+    assert_eq!(e.class_name(), "DPMLValueError", "{e}");
+    e.to_string()
+}
+
+/// Bad shapes and parameters are refused by name before anything is trained.
+#[test]
+fn refusals_name_the_problem() {
+    let values = values();
+    let rows = Rows::Dense {
+        values: &values,
+        features: FEATURES,
+    };
+    let fit = |rows: Rows<'_>, classes: &[usize], count: usize, spec: &LinearSpec| {
+        fit_linear(rows, classes, count, spec, Randomness::InsecureSeed(1))
+            .err()
+            .map(value_error)
+            .unwrap_or_default()
+    };
+    let c = classes(2);
+    assert!(fit(rows, &c[1..], 2, &spec()).contains("y has 39 labels for 40 rows"));
+    assert!(fit(rows, &c, 1, &spec()).contains("at least 2"));
+    let mut tight = spec();
+    tight.transform.norm_bound = 0.5;
+    let message = fit(rows, &c, 2, &tight);
+    assert!(message.contains("above data_norm = 0.5"), "{message}");
+    tight.transform.clip = true;
+    assert!(fit_linear(rows, &c, 2, &tight, Randomness::InsecureSeed(1)).is_ok());
+    let mut zero = spec();
+    zero.transform.norm_bound = 0.0;
+    assert!(fit(rows, &c, 2, &zero).contains("data_norm"));
+    let mut groups = spec();
+    groups.feature_groups = Some(vec![0, 1]);
+    assert!(fit(rows, &c, 2, &groups).contains("feature_groups has 2 entries"));
+    let bad_indptr = [0i64, 5];
+    let csr = Rows::Csr {
+        data: &values[..2],
+        indices: Ints::I64(&[0, 1]),
+        indptr: Ints::I64(&bad_indptr),
+        features: FEATURES,
+    };
+    assert!(fit(csr, &[0], 2, &spec()).contains("indptr"));
+    let out_of_range = Rows::Csr {
+        data: &values[..2],
+        indices: Ints::I64(&[0, 7]),
+        indptr: Ints::I64(&[0, 2]),
+        features: FEATURES,
+    };
+    assert!(fit(out_of_range, &[0], 2, &spec()).contains("column index out of range"));
+    let mut nan = values.clone();
+    nan[4] = f64::NAN;
+    let message = fit(
+        Rows::Dense {
+            values: &nan,
+            features: FEATURES,
+        },
+        &c,
+        2,
+        &spec(),
+    );
+    assert!(message.contains("row 1"), "{message}");
+}
+
+/// A panic inside the guard becomes an error, not an unwind.
+#[test]
+fn panics_become_errors() {
+    let e = crate::error::guarded::<()>(|| panic!("boom")).unwrap_err();
+    assert_eq!(e.class_name(), "DPMLError");
+    assert!(e.to_string().contains("boom"));
+}

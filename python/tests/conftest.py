@@ -1,0 +1,36 @@
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def fixtures():
+    """The model files the Rust tests write and check (src/tests.rs)."""
+    return Path(os.environ.get("DPML_FIXTURES", Path(__file__).parent / "data"))
+
+
+@pytest.fixture
+def reference_data():
+    return _reference_data
+
+
+def _reference_data(classes):
+    """The rows of src/tests.rs: x[i][j] = ((7i + 3j) mod 11 - 5) / 8, exact in both
+    languages; class of row i = (5i mod 7) mod classes."""
+    i = np.arange(40)[:, None]
+    j = np.arange(3)[None, :]
+    X = (((7 * i + 3 * j) % 11) - 5.0) / 8.0
+    y = (5 * np.arange(40) % 7) % classes
+    return np.ascontiguousarray(X), y
+
+
+@pytest.fixture
+def blobs():
+    """Two well-separated classes in the unit ball, 400 rows."""
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, size=400)
+    X = rng.normal(scale=0.15, size=(400, 4))
+    X[:, 0] += np.where(y == 1, 0.5, -0.5)
+    return X, y
