@@ -4,7 +4,7 @@ use std::fs::File;
 
 use crate::DatasetError;
 use crate::dataset::{
-    Dataset, Scaling, parse_finite, scale_columns_by_bounds, scale_columns_by_max,
+    Dataset, Scaling, column_maxima, parse_finite, scale_columns_by_bounds, scale_columns_by_max,
 };
 use crate::dir::{ADULT_FILES, DataDir};
 
@@ -37,6 +37,84 @@ enum Attribute {
 /// one-hot encoded over the categories listed in `adult.names` (the public schema, not
 /// the categories seen in the data), the 6 numeric ones kept: 105 columns. Then `scaling`.
 pub fn load_adult(dir: &DataDir, scaling: Scaling) -> Result<Dataset, DatasetError> {
+    let mut adult = load_adult_unscaled(dir)?;
+    match scaling {
+        Scaling::PaperColumnMax => {
+            let features = adult.features();
+            scale_columns_by_max(&mut adult.rows, features);
+        }
+        Scaling::PublicBounds => {
+            let bounds = public_bounds(&adult);
+            scale_columns_by_bounds(&mut adult.rows, &bounds);
+        }
+        Scaling::None => {}
+    }
+    adult.scaling = scaling;
+    Ok(adult)
+}
+
+/// Adult's official split: `(train, test)` with the rows of `adult.data` (30,162) and of
+/// `adult.test` (15,060; its junk first line skipped, the trailing `.` of its labels
+/// stripped), encoded as [`load_adult`] encodes them (the public schema's one-hot columns,
+/// the same 105 columns in both). Nothing about the training set is chosen from the test
+/// rows: with [`Scaling::PaperColumnMax`] each column is divided by its maximum over the
+/// **training** rows, and test values are clamped to `[−1, 1]` after the same division (a
+/// per-row map fixed by the training set); [`Scaling::PublicBounds`] reads neither.
+pub fn load_adult_split(
+    dir: &DataDir,
+    scaling: Scaling,
+) -> Result<(Dataset, Dataset), DatasetError> {
+    let adult = load_adult_unscaled(dir)?;
+    let bounds = match scaling {
+        Scaling::PaperColumnMax => {
+            let maxima = column_maxima(&adult.rows[..ADULT_TRAIN_ROWS], adult.features());
+            // An all-zero training column stays as it is (divided by 1).
+            Some(
+                maxima
+                    .into_iter()
+                    .map(|m| if m > 0.0 { m } else { 1.0 })
+                    .collect(),
+            )
+        }
+        Scaling::PublicBounds => Some(public_bounds(&adult)),
+        Scaling::None => None,
+    };
+    let part = |name: &str, range: std::ops::Range<usize>| {
+        let mut rows = adult.rows[range.clone()].to_vec();
+        if let Some(bounds) = &bounds {
+            scale_columns_by_bounds(&mut rows, bounds);
+        }
+        Dataset {
+            name: name.into(),
+            rows,
+            labels: adult.labels[range].to_vec(),
+            scaling,
+            feature_names: adult.feature_names.clone(),
+            checksums: adult.checksums.clone(),
+        }
+    };
+    Ok((
+        part("adult (adult.data)", 0..ADULT_TRAIN_ROWS),
+        part("adult (adult.test)", ADULT_TRAIN_ROWS..adult.len()),
+    ))
+}
+
+/// [`ADULT_NUMERIC_BOUNDS`] per column, 1 for the one-hot columns.
+fn public_bounds(adult: &Dataset) -> Vec<f64> {
+    adult
+        .feature_names
+        .iter()
+        .map(|name| {
+            ADULT_NUMERIC_BOUNDS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(1.0, |&(_, b)| b)
+        })
+        .collect()
+}
+
+/// Both files, unscaled; the row count checked against [`ADULT_TRAIN_ROWS`].
+fn load_adult_unscaled(dir: &DataDir) -> Result<Dataset, DatasetError> {
     let paths: Vec<_> = ADULT_FILES
         .iter()
         .map(|f| dir.verified(f))
@@ -122,22 +200,17 @@ pub fn load_adult(dir: &DataDir, scaling: Scaling) -> Result<Dataset, DatasetErr
             });
             rows.push(row);
         }
-    }
-    match scaling {
-        Scaling::PaperColumnMax => scale_columns_by_max(&mut rows, feature_names.len()),
-        Scaling::PublicBounds => {
-            let bounds: Vec<f64> = feature_names
-                .iter()
-                .map(|name| {
-                    ADULT_NUMERIC_BOUNDS
-                        .iter()
-                        .find(|(n, _)| n == name)
-                        .map_or(1.0, |&(_, b)| b)
-                })
-                .collect();
-            scale_columns_by_bounds(&mut rows, &bounds);
+        // The split point is a constant: the files are verified, but say so if it moves.
+        if file == ADULT_FILES[0].name && rows.len() != ADULT_TRAIN_ROWS {
+            return Err(DatasetError::Parse {
+                file,
+                line: 0,
+                why: format!(
+                    "{} complete rows, expected ADULT_TRAIN_ROWS = {ADULT_TRAIN_ROWS}",
+                    rows.len()
+                ),
+            });
         }
-        Scaling::None => {}
     }
     Ok(Dataset {
         name: "adult".into(),
@@ -148,7 +221,7 @@ pub fn load_adult(dir: &DataDir, scaling: Scaling) -> Result<Dataset, DatasetErr
             .iter()
             .map(|f| (f.name.to_owned(), f.sha256.to_owned()))
             .collect(),
-        scaling,
+        scaling: Scaling::None,
     })
 }
 

@@ -169,12 +169,7 @@ pub(crate) fn parse_finite(
 /// Divides every column by its largest |value| in `rows` (columns that are all zero stay).
 /// Reads all rows: the papers' preprocessing, not private.
 pub(crate) fn scale_columns_by_max(rows: &mut [Vec<(usize, f64)>], features: usize) {
-    let mut largest = vec![0.0f64; features];
-    for row in rows.iter() {
-        for &(c, v) in row {
-            largest[c] = largest[c].max(v.abs());
-        }
-    }
+    let largest = column_maxima(rows, features);
     for row in rows.iter_mut() {
         for (c, v) in row.iter_mut() {
             if largest[*c] > 0.0 {
@@ -182,6 +177,17 @@ pub(crate) fn scale_columns_by_max(rows: &mut [Vec<(usize, f64)>], features: usi
             }
         }
     }
+}
+
+/// The largest |value| of every column in `rows` (0 for a column that is all zero).
+pub(crate) fn column_maxima(rows: &[Vec<(usize, f64)>], features: usize) -> Vec<f64> {
+    let mut largest = vec![0.0f64; features];
+    for row in rows {
+        for &(c, v) in row {
+            largest[c] = largest[c].max(v.abs());
+        }
+    }
+    largest
 }
 
 /// Clamps every column to `[−bound, bound]` and divides by the bound: per row, private.

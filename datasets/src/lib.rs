@@ -40,7 +40,7 @@ mod error;
 mod kdd;
 mod synthetic;
 
-pub use adult::{ADULT_NUMERIC_BOUNDS, ADULT_TRAIN_ROWS, load_adult};
+pub use adult::{ADULT_NUMERIC_BOUNDS, ADULT_TRAIN_ROWS, load_adult, load_adult_split};
 pub use dataset::{Dataset, Scaling};
 pub use dir::{ADULT_FILES, DATA_DIR_VARIABLE, DataDir, DataFile, KDD_FILES, sha256_hex};
 pub use error::{DatasetError, HOW_TO_GET};
@@ -48,7 +48,8 @@ pub use kdd::{
     KDD_COUNT_COLUMNS, KDD_NUMERIC_COLUMNS, KddEncoding, load_kddcup99, load_kddcup99_encoded,
 };
 pub use synthetic::{
-    MAX_GENERATED_COLUMNS, MAX_GENERATED_VALUES, adult_like, nested_balls, noisy_linear, tabular,
+    MAX_GENERATED_COLUMNS, MAX_GENERATED_VALUES, TabularShape, adult_like, nested_balls,
+    noisy_linear, tabular, tabular_mixed,
 };
 
 #[cfg(test)]

@@ -293,3 +293,145 @@ pub fn adult_like(rows: usize, d: usize, seed: u64) -> Result<Dataset, DatasetEr
         scaling: Scaling::None,
     })
 }
+
+/// The shape of a [`tabular_mixed`] problem: what real tabular data vary in and the older
+/// generators fix (group sizes, skewed level frequencies, sparse numeric columns, class
+/// balance, label noise).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TabularShape {
+    /// The levels of each categorical attribute (each one-hot over its levels, at least 1).
+    pub levels: Vec<usize>,
+    /// Numeric columns: even ones uniform in [0, 1], odd ones 0 with probability 0.9 and
+    /// uniform otherwise (like capital gains or byte counts).
+    pub numeric: usize,
+    /// Level frequencies ∝ `(k + 1)^−skew` within each attribute (0: uniform; census
+    /// attributes such as native country are near 1.5). Finite, in [0, 4].
+    pub skew: f64,
+    /// The slope of the logistic label model on the hidden score (its weights are N(0, 1)
+    /// per level and numeric column): small is noisy labels, large nearly separable.
+    /// Finite and > 0.
+    pub sharpness: f64,
+    /// The share of +1 labels aimed at (about; the offset is the score's quantile on a
+    /// pilot sample). In (0, 1).
+    pub positive_share: f64,
+}
+
+/// A synthetic tabular problem of the given [`TabularShape`] (public, for fitting rules that
+/// must not see real data): each row has one level per attribute and the numeric columns,
+/// scaled to norm 1 as the papers' preprocessing leaves Adult's and KDD's rows; label +1
+/// with probability `σ(sharpness · (s − t))`, `s` the row's summed hidden weights (before
+/// the scaling), `t` the score's `(1 − positive_share)` quantile over 4,096 pilot rows.
+/// Columns are named `a<i>=l<k>` and `numeric<k>`, so the one-hot groups can be read from
+/// the names as from the real datasets'.
+///
+/// `rows` at least 1, at least one column, every attribute at least 1 level, `rows ×
+/// (attributes + numeric)` at most [`MAX_GENERATED_VALUES`] and the column count at most
+/// [`MAX_GENERATED_COLUMNS`]; errors name the first parameter out of range.
+pub fn tabular_mixed(
+    rows: usize,
+    shape: &TabularShape,
+    seed: u64,
+) -> Result<Dataset, DatasetError> {
+    if let Some(&levels) = shape.levels.iter().find(|&&l| l == 0) {
+        return Err(DatasetError::parameter(
+            "levels",
+            levels,
+            "every attribute at least 1",
+        ));
+    }
+    if !(0.0..=4.0).contains(&shape.skew) {
+        return Err(DatasetError::parameter(
+            "skew",
+            shape.skew,
+            "finite, in [0, 4]",
+        ));
+    }
+    if !(shape.sharpness.is_finite() && shape.sharpness > 0.0) {
+        return Err(DatasetError::parameter(
+            "sharpness",
+            shape.sharpness,
+            "finite and > 0",
+        ));
+    }
+    if !(shape.positive_share > 0.0 && shape.positive_share < 1.0) {
+        return Err(DatasetError::parameter(
+            "positive_share",
+            shape.positive_share,
+            "in (0, 1)",
+        ));
+    }
+    let stored = shape.levels.len().saturating_add(shape.numeric);
+    check_shape(rows, stored)?;
+    let d = shape
+        .levels
+        .iter()
+        .try_fold(shape.numeric, |d, &l| d.checked_add(l))
+        .unwrap_or(usize::MAX);
+    check_columns("levels + numeric", d)?;
+    let mut starts = Vec::with_capacity(shape.levels.len());
+    let mut cumulative = Vec::with_capacity(shape.levels.len());
+    let mut next = 0;
+    for &levels in &shape.levels {
+        starts.push(next);
+        next += levels;
+        let mut total = 0.0;
+        let sums: Vec<f64> = (0..levels)
+            .map(|k| {
+                total += ((k + 1) as f64).powf(-shape.skew);
+                total
+            })
+            .collect();
+        cumulative.push(sums.into_iter().map(|s| s / total).collect::<Vec<f64>>());
+    }
+    let mut rng = InsecureSeededRng::new(seed);
+    let weights: Vec<f64> = (0..d).map(|_| StandardNormal.sample(&mut rng)).collect();
+    let draw_row = |rng: &mut InsecureSeededRng| -> Vec<(usize, f64)> {
+        let mut row: Vec<(usize, f64)> = Vec::with_capacity(stored);
+        for (start, sums) in starts.iter().zip(&cumulative) {
+            let u: f64 = rng.random_range(0.0..1.0);
+            let level = sums.partition_point(|&s| s <= u).min(sums.len() - 1);
+            row.push((start + level, 1.0));
+        }
+        for k in 0..shape.numeric {
+            let value: f64 = rng.random_range(0.0..1.0);
+            let sparse_zero = k % 2 == 1 && rng.random_range(0.0..1.0) < 0.9;
+            if !sparse_zero && value > 0.0 {
+                row.push((next + k, value));
+            }
+        }
+        row
+    };
+    let score = |row: &[(usize, f64)]| row.iter().map(|&(c, v)| v * weights[c]).sum::<f64>();
+    let mut pilot: Vec<f64> = (0..4096).map(|_| score(&draw_row(&mut rng))).collect();
+    pilot.sort_by(f64::total_cmp);
+    let offset = pilot[((1.0 - shape.positive_share) * 4095.0).round() as usize];
+    let (mut data, mut labels) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+    for _ in 0..rows {
+        let mut row = draw_row(&mut rng);
+        let positive = 1.0 / (1.0 + (-shape.sharpness * (score(&row) - offset)).exp());
+        labels.push(if rng.random_range(0.0..1.0) < positive {
+            1.0
+        } else {
+            -1.0
+        });
+        let norm = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+        if norm > 0.0 {
+            row.iter_mut().for_each(|(_, v)| *v /= norm);
+        }
+        data.push(row);
+    }
+    Ok(Dataset {
+        name: "tabular-mixed".into(),
+        feature_names: shape
+            .levels
+            .iter()
+            .enumerate()
+            .flat_map(|(a, &l)| (0..l).map(move |k| format!("a{a}=l{k}")))
+            .chain((0..shape.numeric).map(|k| format!("numeric{k}")))
+            .collect(),
+        rows: data,
+        labels,
+        checksums: Vec::new(),
+        scaling: Scaling::None,
+    })
+}

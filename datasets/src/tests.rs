@@ -445,3 +445,167 @@ fn adult_like_rows_have_adults_shape_at_any_dimension() {
     assert!(adult_like(10, 9, 1).is_err());
     assert!(adult_like(0, 105, 1).is_err());
 }
+
+#[test]
+fn adult_official_split_is_adult_data_then_adult_test_encoded_alike() {
+    let Some(dir) = real_data(&ADULT_FILES) else {
+        return;
+    };
+    let whole = load_adult(&dir, Scaling::PublicBounds).unwrap();
+    let (train, test) = load_adult_split(&dir, Scaling::PublicBounds).unwrap();
+    assert_eq!((train.len(), test.len()), (30_162, 15_060));
+    assert_eq!(train.feature_names, whole.feature_names);
+    assert_eq!(test.feature_names, whole.feature_names);
+    // The per-row public scaling gives exactly the whole file's rows, split.
+    assert_eq!(train.rows, whole.rows[..ADULT_TRAIN_ROWS]);
+    assert_eq!(test.rows, whole.rows[ADULT_TRAIN_ROWS..]);
+    assert_eq!(test.labels, whole.labels[ADULT_TRAIN_ROWS..]);
+    // adult.test's labels ("<=50K." / ">50K.") parsed: its published positive share.
+    assert!(
+        (test.positive_rate() - 0.2457).abs() < 5e-4,
+        "{}",
+        test.positive_rate()
+    );
+    assert!(
+        (train.positive_rate() - 0.2489).abs() < 5e-4,
+        "{}",
+        train.positive_rate()
+    );
+    // The papers' max-scaling from the training rows only: every training column's
+    // maximum is 1 (or the column is empty), test values stay in [−1, 1].
+    let (train, test) = load_adult_split(&dir, Scaling::PaperColumnMax).unwrap();
+    let mut largest = vec![0.0f64; train.features()];
+    for &(c, v) in train.rows.iter().flatten() {
+        largest[c] = largest[c].max(v.abs());
+    }
+    assert!(largest.iter().all(|&m| m == 1.0 || m == 0.0), "{largest:?}");
+    assert!(test.rows.iter().flatten().all(|&(_, v)| v.abs() <= 1.0));
+    assert_eq!(test.scaling, Scaling::PaperColumnMax);
+    test.training_set(&(0..test.len()).collect::<Vec<_>>())
+        .unwrap();
+}
+
+fn mixed_shape() -> TabularShape {
+    TabularShape {
+        levels: vec![2, 9, 16, 41],
+        numeric: 4,
+        skew: 1.5,
+        sharpness: 4.0,
+        positive_share: 0.25,
+    }
+}
+
+#[test]
+fn tabular_mixed_has_its_shape_balance_and_skew() {
+    let shape = mixed_shape();
+    let data = tabular_mixed(8_000, &shape, 11).unwrap();
+    assert_eq!(data.features(), 2 + 9 + 16 + 41 + 4);
+    assert_eq!(data.feature_names[2], "a1=l0");
+    assert_eq!(data.feature_names[68], "numeric0");
+    for row in &data.rows {
+        let norm = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-12, "{norm}");
+        // One level per attribute.
+        assert_eq!(row.iter().filter(|&&(c, _)| c < 68).count(), 4);
+    }
+    let share = data.positive_rate();
+    assert!((share - 0.25).abs() < 0.04, "{share}");
+    // Zipf 1.5 over 41 levels: the first level holds about 41% of the rows, the last 0.2%.
+    let count = |column: usize| {
+        data.rows
+            .iter()
+            .filter(|r| r.iter().any(|&(c, _)| c == column))
+            .count()
+    };
+    let (first, last) = (count(27), count(67));
+    assert!(
+        (2_800..3_800).contains(&first) && last < 60,
+        "{first} {last}"
+    );
+    // The odd numeric column is mostly zero, the even one almost never.
+    assert!(
+        count(69) < 1_000 && count(68) > 7_900,
+        "{} {}",
+        count(69),
+        count(68)
+    );
+    // Labels follow the hidden score: a sharper shape is more predictable by its own
+    // balance, a flatter one (sharpness 0.1) nearly a coin weighted by the balance.
+    let flat = tabular_mixed(
+        8_000,
+        &TabularShape {
+            sharpness: 0.1,
+            ..shape.clone()
+        },
+        11,
+    )
+    .unwrap();
+    assert!(
+        (flat.positive_rate() - 0.5).abs() < 0.1,
+        "{}",
+        flat.positive_rate()
+    );
+    assert_eq!(tabular_mixed(8_000, &shape, 11).unwrap(), data);
+}
+
+#[test]
+fn tabular_mixed_refuses_bad_shapes_naming_them() {
+    let cases = [
+        (
+            TabularShape {
+                levels: vec![3, 0],
+                ..mixed_shape()
+            },
+            "levels = 0",
+        ),
+        (
+            TabularShape {
+                skew: f64::NAN,
+                ..mixed_shape()
+            },
+            "skew = NaN",
+        ),
+        (
+            TabularShape {
+                skew: 5.0,
+                ..mixed_shape()
+            },
+            "skew = 5.0",
+        ),
+        (
+            TabularShape {
+                sharpness: 0.0,
+                ..mixed_shape()
+            },
+            "sharpness = 0.0",
+        ),
+        (
+            TabularShape {
+                positive_share: 1.0,
+                ..mixed_shape()
+            },
+            "positive_share = 1.0",
+        ),
+        (
+            TabularShape {
+                levels: vec![],
+                numeric: 0,
+                ..mixed_shape()
+            },
+            "dimension = 0",
+        ),
+        (
+            TabularShape {
+                levels: vec![1 << 24],
+                ..mixed_shape()
+            },
+            "MAX_GENERATED_COLUMNS",
+        ),
+    ];
+    for (shape, named) in cases {
+        let err = tabular_mixed(10, &shape, 1).unwrap_err().to_string();
+        assert!(err.contains(named), "{err} should name {named}");
+    }
+    let err = tabular_mixed(0, &mixed_shape(), 1).unwrap_err().to_string();
+    assert!(err.contains("rows = 0"), "{err}");
+}

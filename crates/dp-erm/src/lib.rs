@@ -96,7 +96,7 @@ pub use model::{
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
 pub use proba::{Probabilities, logistic_probability};
-pub use rule::RegularizationRule;
+pub use rule::{RegularizationRule, UtilityOutlook};
 pub use trainer::{Classifier, Trainer};
 
 #[cfg(test)]

@@ -310,4 +310,43 @@ proptest! {
             }
         }
     }
+
+    /// The a-priori outlook accepts exactly the sizes and ε a rule accepts, reads nothing
+    /// else, and its ratio and flags follow `d/(nε)` and the documented thresholds
+    /// (recomputed here, not taken from the code under test).
+    #[test]
+    fn outlook_is_defined_for_every_accepted_size((n, d, epsilon) in accepted_sizes()) {
+        let outlook = crate::RegularizationRule::outlook(n, d, epsilon);
+        prop_assert!(outlook.is_ok(), "n = {n}, d = {d}, ε = {epsilon}: {outlook:?}");
+        let outlook = outlook.unwrap();
+        let ratio = d as f64 / n as f64 / epsilon;
+        prop_assert!((outlook.noise_ratio / ratio - 1.0).abs() < 1e-9, "{outlook:?} vs {ratio}");
+        prop_assert_eq!(outlook.near_chance, outlook.noise_ratio > 0.3);
+        prop_assert_eq!(outlook.at_risk, outlook.noise_ratio > 0.025);
+        prop_assert!(!outlook.near_chance || outlook.at_risk);
+        prop_assert_eq!(outlook.warning().is_some(), outlook.at_risk);
+    }
+
+    /// Anything else is an error naming the value, as for the rules.
+    #[test]
+    fn outlook_refuses_what_no_fit_accepts(
+        n in hostile_count(),
+        d in hostile_count(),
+        epsilon in hostile_f64(),
+    ) {
+        let valid = n >= 1 && (1..=MAX_FEATURES).contains(&d) && epsilon > 0.0 && epsilon <= crate::MAX_EPSILON;
+        match crate::RegularizationRule::outlook(n, d, epsilon) {
+            Ok(o) => prop_assert!(valid && o.noise_ratio > 0.0, "n = {n}, d = {d}, ε = {epsilon}: {o:?}"),
+            Err(e) => {
+                prop_assert!(!valid, "n = {n}, d = {d}, ε = {epsilon}: {e}");
+                let message = e.to_string();
+                prop_assert!(
+                    matches!(e, ErmError::EmptyData)
+                        || message.contains("epsilon")
+                        || message.contains("features = "),
+                    "{message}"
+                );
+            }
+        }
+    }
 }

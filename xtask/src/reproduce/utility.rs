@@ -7,11 +7,15 @@ mod end_to_end;
 mod grid;
 mod output;
 mod rule_fit;
+mod validation;
 mod variant;
 
 use std::time::Instant;
 
-use dp_datasets::{DataDir, Dataset, KddEncoding, Scaling, load_adult, load_kddcup99_encoded};
+use dp_datasets::{
+    ADULT_TRAIN_ROWS, DataDir, Dataset, KddEncoding, Scaling, load_adult, load_adult_split,
+    load_kddcup99_encoded,
+};
 use serde::Serialize;
 
 use super::linear::shuffled;
@@ -23,7 +27,8 @@ use variant::Lever;
 
 pub use end_to_end::EndToEndCell;
 pub use grid::GridCell;
-pub use rule_fit::RuleFit;
+pub use rule_fit::{Regret, RuleFit};
+pub use validation::ValidationCell;
 
 /// The files this experiment writes in `<out>/utility`.
 pub const FILES: [&str; 7] = [
@@ -39,6 +44,12 @@ pub const FILES: [&str; 7] = [
 /// The privacy levels of the study.
 pub const EPSILONS: [f64; 5] = [0.05, 0.1, 0.2, 0.5, 1.0];
 
+/// Issue 31's regret targets hold for cells with `d/(nε)` up to this.
+pub const VALIDATED_RATIO: f64 = 0.1;
+
+/// The dataset name of Adult's official split (train `adult.data`, test `adult.test`).
+pub const OFFICIAL_ADULT: &str = "adult (official split)";
+
 /// The dataset name of the end-to-end runs on KDD with its count columns logged.
 pub const LOG_COUNTS_NAME: &str = "kddcup99 (log counts)";
 
@@ -51,6 +62,9 @@ struct Plan {
     end_to_end_runs: usize,
     /// The grid runs from 1e-1 down to 10^−smallest_lambda.
     smallest_lambda: u32,
+    /// Adult's official split (one split): noise draws per grid cell and end-to-end runs.
+    official_draws: usize,
+    official_runs: usize,
 }
 
 impl Plan {
@@ -62,6 +76,8 @@ impl Plan {
                 per_decade: 2,
                 end_to_end_runs: 1,
                 smallest_lambda: 4,
+                official_draws: 3,
+                official_runs: 6,
             }
         } else {
             Self {
@@ -70,6 +86,8 @@ impl Plan {
                 per_decade: 4,
                 end_to_end_runs: 2,
                 smallest_lambda: 5,
+                official_draws: 10,
+                official_runs: 20,
             }
         }
     }
@@ -104,6 +122,12 @@ pub struct UtilityRecord {
     pub rule_fit: RuleFit,
     pub cells: Vec<GridCell>,
     pub end_to_end: Vec<EndToEndCell>,
+    /// The rules on every validation cell, and the regret's distribution where
+    /// `d/(nε) ≤ 0.1`.
+    pub validation: Vec<ValidationCell>,
+    pub validation_regret: Regret,
+    pub official_draws: usize,
+    pub official_runs: usize,
 }
 
 /// Runs the study; `Ok(false)` when a sanity bound is broken. The output folder and the
@@ -119,8 +143,15 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     eprintln!("utility: rule fitted in {rule_fit_seconds:.1} s");
     for fit in &rule_fit.losses {
         eprintln!(
-            "  {}: κ = {:.3}, p = {}, mean regret {:.4} (the library's rule: {:.4})",
-            fit.loss, fit.scale, fit.exponent, fit.mean_regret, fit.library_regret
+            "  {}{}: κ = {:.4e}, a = {}, b = {}, c = {}, mean regret {:.4} (the library's rule: {:.4})",
+            fit.loss,
+            if fit.grouped { ", group-shaped" } else { "" },
+            fit.form.scale,
+            fit.form.features_exponent,
+            fit.form.rows_exponent,
+            fit.form.epsilon_exponent,
+            fit.regret.mean,
+            fit.library_regret.mean
         );
     }
     let lambdas = grid::log_grid(1, plan.smallest_lambda, plan.per_decade);
@@ -128,6 +159,7 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     let mut cells = Vec::new();
     let mut end_to_end = Vec::new();
     let mut datasets = Vec::new();
+    let mut protocols = Vec::new();
     for name in ["adult", "kddcup99"] {
         let started = Instant::now();
         let data = load(&dir, name, KddEncoding::Paper, options.seed)?;
@@ -189,6 +221,13 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
             "{name}: done in {seconds:.1} s (grid {grid_seconds:.1} s, end to end \
              {end_to_end_seconds:.1} s)"
         );
+        protocols.push(validation::Protocol {
+            dataset: data.name.clone(),
+            // The first fold's training rows, as the end-to-end runs give the rule.
+            training_rows: data.len() - data.len() / plan.folds,
+            features: data.features(),
+            majority_error: majority_error(&data.labels, &data.labels),
+        });
         datasets.push(DatasetRecord {
             name: data.name.clone(),
             rows: data.len(),
@@ -199,6 +238,55 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
             end_to_end_seconds,
         });
     }
+    // Adult's official split: the rules' variants on the grid, and the rules end to end.
+    let started = Instant::now();
+    let official = official_adult(&dir)?;
+    let rule_variants = rule_fit::fitted_variants();
+    let protocol = grid::Protocol {
+        variants: &rule_variants,
+        lambdas: &lambdas,
+        epsilons: &EPSILONS,
+        folds: 1,
+        draws: plan.official_draws,
+        seed: options.seed,
+    };
+    let grid_started = Instant::now();
+    cells.extend(grid::run_split(&official, ADULT_TRAIN_ROWS, &protocol)?);
+    let grid_seconds = grid_started.elapsed().as_secs_f64();
+    let end_to_end_started = Instant::now();
+    end_to_end.extend(end_to_end::run_split(
+        &official,
+        ADULT_TRAIN_ROWS,
+        &[Choice::Rule, Choice::GroupedRule],
+        &lambdas,
+        &EPSILONS,
+        plan.official_runs,
+        options.seed,
+    )?);
+    datasets.push(DatasetRecord {
+        name: official.name.clone(),
+        rows: official.len(),
+        features: official.features(),
+        checksums: official.checksums.clone(),
+        seconds: started.elapsed().as_secs_f64(),
+        grid_seconds,
+        end_to_end_seconds: end_to_end_started.elapsed().as_secs_f64(),
+    });
+    eprintln!(
+        "{OFFICIAL_ADULT}: done in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    protocols.push(validation::Protocol {
+        dataset: OFFICIAL_ADULT.into(),
+        training_rows: ADULT_TRAIN_ROWS,
+        features: official.features(),
+        majority_error: majority_error(
+            &official.labels[..ADULT_TRAIN_ROWS],
+            &official.labels[ADULT_TRAIN_ROWS..],
+        ),
+    });
+    let validation = validation::cells(&protocols, &cells, &end_to_end, &EPSILONS);
+    let validation_regret = validation::regret_in_range(&validation);
     let record = UtilityRecord {
         experiment: "utility",
         mode: if options.quick { "quick" } else { "full" },
@@ -215,6 +303,10 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         rule_fit,
         cells,
         end_to_end,
+        validation,
+        validation_regret,
+        official_draws: plan.official_draws,
+        official_runs: plan.official_runs,
     };
     output::write(&out, &record)?;
     output::entry(&record, options.quick, start).write(&out)?;
@@ -224,6 +316,29 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         start.elapsed().as_secs_f64()
     );
     Ok(Finished::complete(output::sanity(&record), &out))
+}
+
+/// Adult's official split as one dataset: the `adult.data` rows first (training), then
+/// `adult.test`'s, max-scaled by the training rows only.
+fn official_adult(dir: &DataDir) -> Result<Dataset, Box<dyn std::error::Error>> {
+    let (train, test) = load_adult_split(dir, Scaling::PaperColumnMax)?;
+    Ok(Dataset {
+        name: OFFICIAL_ADULT.into(),
+        rows: train.rows.into_iter().chain(test.rows).collect(),
+        labels: train.labels.into_iter().chain(test.labels).collect(),
+        ..train
+    })
+}
+
+/// The error on `test` of predicting the majority label of `train`.
+fn majority_error(train: &[f64], test: &[f64]) -> f64 {
+    let positive = train.iter().filter(|&&y| y > 0.0).count();
+    let majority = if 2 * positive >= train.len() {
+        1.0
+    } else {
+        -1.0
+    };
+    test.iter().filter(|&&y| y != majority).count() as f64 / test.len().max(1) as f64
 }
 
 /// Adult with the papers' preprocessing, or KDD's 60,000-row random subset (as the linear

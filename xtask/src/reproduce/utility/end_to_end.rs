@@ -81,6 +81,35 @@ pub fn run(
     seed: u64,
 ) -> Result<Vec<EndToEndCell>, Box<dyn std::error::Error>> {
     let order = shuffled(data.len(), seed ^ 0xe2e);
+    let splits: Vec<_> = (0..folds).map(|fold| split(&order, fold, folds)).collect();
+    run_on_splits(data, &splits, choices, lambdas, epsilons, runs, seed)
+}
+
+/// As [`run`] with one split: the first `rows` rows train, the others test (a dataset's
+/// official split).
+pub fn run_split(
+    data: &Dataset,
+    rows: usize,
+    choices: &[Choice],
+    lambdas: &[f64],
+    epsilons: &[f64],
+    runs: usize,
+    seed: u64,
+) -> Result<Vec<EndToEndCell>, Box<dyn std::error::Error>> {
+    let split = ((0..rows).collect(), (rows..data.len()).collect());
+    run_on_splits(data, &[split], choices, lambdas, epsilons, runs, seed)
+}
+
+fn run_on_splits(
+    data: &Dataset,
+    splits: &[(Vec<usize>, Vec<usize>)],
+    choices: &[Choice],
+    lambdas: &[f64],
+    epsilons: &[f64],
+    runs: usize,
+    seed: u64,
+) -> Result<Vec<EndToEndCell>, Box<dyn std::error::Error>> {
+    let folds = splits.len();
     let rule = RegularizationRule::DEFAULT;
     let groups = feature_groups(data)?;
     let jobs: Vec<(Choice, usize, usize)> = choices
@@ -92,10 +121,9 @@ pub fn run(
     let mut results: Vec<Vec<(Option<f64>, Option<f64>)>> = vec![Vec::new(); jobs.len()];
     // Per ε: the Λ of the Euclidean and of the grouped rule (first fold's training size).
     let mut rule_lambda = vec![(None, None); epsilons.len()];
-    for fold in 0..folds {
-        let (train_rows, test_rows) = split(&order, fold, folds);
-        let train = data.training_set(&train_rows)?.to_examples();
-        let test = data.training_set(&test_rows)?.to_examples();
+    for (fold, (train_rows, test_rows)) in splits.iter().enumerate() {
+        let train = data.training_set(train_rows)?.to_examples();
+        let test = data.training_set(test_rows)?.to_examples();
         for (e, &epsilon) in epsilons.iter().enumerate() {
             // The Λ the fit uses (the rule's, raised only where double precision needs it).
             let lambda = rule
@@ -186,7 +214,7 @@ fn choose_and_test(
     };
     let rule = RegularizationRule::DEFAULT;
     let candidates = |epsilon: f64| -> Result<Vec<ErmParams>, ErmError> {
-        let loss = dp_erm::Loss::huber(rule.huber_width)?;
+        let loss = rule.loss;
         Ok(lambdas
             .iter()
             .map(|&l| ErmParams::objective_perturbation(loss, l, epsilon))

@@ -1,10 +1,15 @@
-//! Fitting the data-independent Λ rule on synthetic data only: for each synthetic problem,
-//! size and ε, the error curve over a fine Λ grid; then per loss the κ and p of
-//! `Λ = κ·(d/(nε))^p` that lose least against each problem's best Λ (mean regret), and the
-//! loss whose rule loses least.
+//! Fitting the data-independent Λ rules on synthetic data only: a family of tabular problems
+//! drawn to cover what real tabular data vary in (one-hot group sizes, skewed level
+//! frequencies, sparse numeric columns, class balance, label noise), and for each problem,
+//! size and ε the error curve over a fine Λ grid; then per (loss, noise shape) the
+//! `Λ = κ·d^a/(n^b·ε^c)` that loses least against each problem's best Λ (mean regret), and
+//! where private models fall to chance (the outlook's threshold on `d/(nε)`).
 
-use dp_datasets::{Dataset, noisy_linear, tabular};
-use dp_erm::{ObjectiveCalibration, RegularizationRule};
+use dp_datasets::{Dataset, TabularShape, tabular_mixed};
+use dp_erm::{ErmParams, Loss, ObjectiveCalibration, RegularizationRule, UtilityOutlook};
+use dp_noise::InsecureSeededRng;
+use rand::RngExt;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::grid::{self, GridCell, Protocol};
@@ -14,250 +19,477 @@ use super::variant::{Lever, Variant};
 /// fresh draws).
 const TEST_ROWS: usize = 10_000;
 
-/// A synthetic problem.
-#[derive(Clone, Copy)]
-enum Problem {
-    /// [`tabular`]: attributes × categories one-hot, numeric columns, label sharpness.
-    Tabular(usize, usize, usize, f64),
-    /// [`noisy_linear`]: dimension, share of flipped labels.
-    NoisyLinear(usize, f64),
-}
+/// The ε of the sweep (wider than the study's: the slope in ε is fitted).
+const EPSILONS: [f64; 6] = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0];
 
-impl Problem {
-    fn name(self) -> String {
-        match self {
-            Self::Tabular(a, c, k, s) => {
-                format!(
-                    "tabular {a}×{c} + {k} numeric (d = {}), sharpness {s}",
-                    a * c + k
-                )
+/// The problems of the family, drawn from `seed`: 3–12 attributes of 2–42 levels
+/// (log-uniform), 0–8 numeric columns, level skew 0–1.5, label sharpness 0.5–8
+/// (log-uniform: from labels barely predictable to nearly separable), positive share
+/// 0.1–0.5. Adult (8 attributes of 2–41 levels, 6 numeric, 24% positive) and KDD lie
+/// inside; neither is read.
+pub fn family(count: usize, seed: u64) -> Vec<TabularShape> {
+    let mut rng = InsecureSeededRng::new(seed ^ 0xfa11);
+    let log_uniform = |rng: &mut InsecureSeededRng, lo: f64, hi: f64| {
+        (lo.ln() + rng.random_range(0.0..1.0) * (hi / lo).ln()).exp()
+    };
+    (0..count)
+        .map(|_| {
+            let attributes = rng.random_range(3..=12usize);
+            TabularShape {
+                levels: (0..attributes)
+                    .map(|_| log_uniform(&mut rng, 2.0, 42.99).floor() as usize)
+                    .collect(),
+                numeric: rng.random_range(0..=8usize),
+                skew: rng.random_range(0.0..1.5),
+                sharpness: log_uniform(&mut rng, 0.5, 8.0),
+                positive_share: rng.random_range(0.1..0.5),
             }
-            Self::NoisyLinear(d, flip) => format!("noisy linear d = {d}, {}% flips", flip * 100.0),
-        }
-    }
-
-    fn generate(self, rows: usize, seed: u64) -> Result<Dataset, dp_datasets::DatasetError> {
-        match self {
-            Self::Tabular(a, c, k, s) => tabular(rows, a, c, k, s, seed),
-            Self::NoisyLinear(d, flip) => noisy_linear(rows, d, flip, seed),
-        }
-    }
+        })
+        .collect()
 }
 
-/// Problems from hard (labels barely predictable, small comparator norm) to nearly
-/// separable (large norm): the best Λ depends on the comparator's norm, which a rule that
-/// reads no data cannot know, so the sweep spans the range. Quick mode runs the first three.
-const PROBLEMS: [Problem; 8] = [
-    Problem::Tabular(8, 8, 4, 1.5),
-    Problem::Tabular(8, 8, 4, 5.0),
-    Problem::NoisyLinear(10, 0.1),
-    Problem::Tabular(4, 5, 2, 1.5),
-    Problem::Tabular(4, 5, 2, 5.0),
-    Problem::Tabular(12, 16, 4, 1.5),
-    Problem::NoisyLinear(50, 0.1),
-    Problem::NoisyLinear(10, 0.02),
-];
+fn describe(shape: &TabularShape) -> String {
+    format!(
+        "levels {:?} + {} numeric (d = {}), skew {:.2}, sharpness {:.2}, {:.0}% positive",
+        shape.levels,
+        shape.numeric,
+        shape.levels.iter().sum::<usize>() + shape.numeric,
+        shape.skew,
+        shape.sharpness,
+        shape.positive_share * 100.0
+    )
+}
 
-/// The losses the rule may use, each under the cliff-free calibration.
-pub const WIDTHS: [Option<f64>; 4] = [None, Some(0.5), Some(1.0), Some(2.0)];
-/// The losses fitted again with the noise shaped to the one-hot groups.
-pub const GROUPED_WIDTHS: [Option<f64>; 2] = [None, Some(1.0)];
-
-/// The (loss, lever) pairs the sweep fits a rule for.
-fn fitted_variants() -> Vec<Variant> {
-    let euclidean = WIDTHS
-        .iter()
-        .map(|&h| Variant::new(h, ObjectiveCalibration::CliffFree, Lever::Paper));
-    let grouped = GROUPED_WIDTHS
-        .iter()
-        .map(|&h| Variant::new(h, ObjectiveCalibration::CliffFree, Lever::GroupNoise));
-    euclidean.chain(grouped).collect()
+/// The (loss, noise shape) pairs a rule is fitted for, each under the cliff-free calibration.
+pub fn fitted_variants() -> Vec<Variant> {
+    [None, Some(1.0)]
+        .into_iter()
+        .flat_map(|h| {
+            [Lever::Paper, Lever::GroupNoise]
+                .map(|lever| Variant::new(h, ObjectiveCalibration::CliffFree, lever))
+        })
+        .collect()
 }
 
 /// Best Λ of one (problem, n, loss, ε).
 #[derive(Debug, Clone, Serialize)]
 pub struct BestLambda {
-    pub problem: String,
+    pub problem: usize,
     pub rows: usize,
     pub features: usize,
     pub loss: String,
-    pub huber_width: Option<f64>,
+    pub grouped: bool,
     pub epsilon: f64,
     pub lambda: f64,
     pub error: f64,
 }
 
-/// The fitted rule for one loss.
+/// A rule `Λ = κ·d^a/(n^b·ε^c)`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Form {
+    pub scale: f64,
+    pub features_exponent: f64,
+    pub rows_exponent: f64,
+    pub epsilon_exponent: f64,
+}
+
+impl Form {
+    fn lambda(&self, rows: usize, features: usize, epsilon: f64) -> f64 {
+        (self.scale.ln() + self.features_exponent * (features as f64).ln()
+            - self.rows_exponent * (rows as f64).ln()
+            - self.epsilon_exponent * epsilon.ln())
+        .exp()
+    }
+
+    fn of(rule: &RegularizationRule) -> Self {
+        Self {
+            scale: rule.scale,
+            features_exponent: rule.features_exponent,
+            rows_exponent: rule.rows_exponent,
+            epsilon_exponent: rule.epsilon_exponent,
+        }
+    }
+}
+
+/// Regret over cells: mean, 90th percentile, max.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Regret {
+    pub mean: f64,
+    pub p90: f64,
+    pub max: f64,
+    pub cells: usize,
+}
+
+impl Regret {
+    pub fn of(mut values: Vec<f64>) -> Self {
+        values.sort_by(f64::total_cmp);
+        let k = values.len();
+        if k == 0 {
+            return Self {
+                mean: f64::NAN,
+                p90: f64::NAN,
+                max: f64::NAN,
+                cells: 0,
+            };
+        }
+        Self {
+            mean: values.iter().sum::<f64>() / k as f64,
+            // The nearest-rank 90th percentile.
+            p90: values[((0.9 * k as f64).ceil() as usize).clamp(1, k) - 1],
+            max: values[k - 1],
+            cells: k,
+        }
+    }
+}
+
+/// The fitted rule for one (loss, noise shape).
 #[derive(Debug, Clone, Serialize)]
 pub struct LossFit {
     pub loss: String,
     pub huber_width: Option<f64>,
     /// Fitted with the noise shaped to the one-hot groups.
     pub grouped: bool,
-    /// κ and p of `Λ = κ·(d/(nε))^p` with the least mean regret.
-    pub scale: f64,
-    pub exponent: f64,
-    /// Least-squares slope of `ln Λ*` on `ln(d/(nε))`, for reference (grid-edge optima,
-    /// where the curve is flat or the model trivial, pull it).
-    pub slope: f64,
-    /// Mean over (problem, n, ε) of the error at the rule's Λ (interpolated on the grid)
-    /// minus the best error on the grid, with the fitted κ and p.
-    pub mean_regret: f64,
-    /// The best κ with p = 1 (the theory's shape) and its regret.
-    pub linear_scale: f64,
-    pub linear_regret: f64,
-    /// The regret of the library's rule with this loss (`RegularizationRule::GROUPED` for
-    /// the group-shaped noise, `DEFAULT` otherwise).
-    pub library_regret: f64,
+    /// The four constants with the least mean regret.
+    pub form: Form,
+    /// Its regret over all cells, and over the cells with `d/(nε) ≤ 0.1`.
+    pub regret: Regret,
+    pub regret_in_range: Regret,
+    /// The best rule of the old shape `κ·(d/(nε))^p` (one exponent) and its regret.
+    pub one_slope: Form,
+    pub one_slope_regret: Regret,
+    /// The regret of the library's rule for this noise shape at this loss's curves (its Λ
+    /// evaluated on this loss: informative only where the losses match).
+    pub library_regret: Regret,
+}
+
+/// One synthetic cell of the chosen rules: where private models fall to chance.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutlookCell {
+    pub problem: usize,
+    pub rows: usize,
+    pub features: usize,
+    pub epsilon: f64,
+    pub grouped: bool,
+    pub noise_ratio: f64,
+    /// Test error of majority-class prediction (the training set's majority).
+    pub majority_error: f64,
+    /// A non-private fit's test error (the chosen loss, Λ = 1e-4).
+    pub non_private_error: f64,
+    /// The chosen rule's error (on the curve) and the best on the grid.
+    pub rule_error: f64,
+    pub best_error: f64,
+}
+
+impl OutlookCell {
+    /// The rule's model is no better than predicting the majority class, where a
+    /// non-private model would be (by at least 0.01).
+    pub fn near_chance(&self) -> bool {
+        self.majority_error - self.non_private_error >= 0.01
+            && self.rule_error
+                >= self.majority_error - 0.1 * (self.majority_error - self.non_private_error)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RuleFit {
+    pub problems: Vec<String>,
     pub best: Vec<BestLambda>,
     pub losses: Vec<LossFit>,
-    /// The library's κ, p and Huber width.
-    pub library: (f64, f64, f64),
-    /// The loss with the smallest mean regret, its κ and p.
-    pub chosen: (Option<f64>, f64, f64),
-    /// The same among the fits with group-shaped noise.
-    pub chosen_grouped: (Option<f64>, f64, f64),
+    /// The fits with the smallest mean regret: Euclidean noise, group-shaped noise.
+    pub chosen: usize,
+    pub chosen_grouped: usize,
+    pub outlook: Vec<OutlookCell>,
+    /// The smallest `d/(nε)` of a near-chance cell (the outlook's threshold must stay below).
+    pub smallest_near_chance_ratio: f64,
+    /// Of the cells above `UtilityOutlook::NEAR_CHANCE_RATIO`, the share near chance.
+    pub near_chance_share_above: f64,
 }
 
-/// Runs the synthetic sweep and fits the rule.
+/// One (problem, n) of the sweep.
+struct Run {
+    problem: usize,
+    rows: usize,
+    features: usize,
+    cells: Vec<GridCell>,
+    majority_error: f64,
+    non_private: NonPrivate,
+}
+
+/// Runs the synthetic sweep and fits the rules.
 pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>> {
     let sizes: &[usize] = if quick {
-        &[4_000, 16_000]
+        &[2_000, 8_000]
     } else {
-        &[4_000, 16_000, 64_000]
+        &[2_000, 6_000, 20_000]
     };
-    let epsilons = [0.05, 0.1, 0.2, 0.5, 1.0];
-    let lambdas = grid::log_grid(0, 6, 2);
+    let shapes = family(if quick { 3 } else { 12 }, seed);
+    let lambdas = grid::log_grid(0, 6, 3);
     let variants = fitted_variants();
-    let mut all: Vec<(usize, usize, Vec<GridCell>, String)> = Vec::new();
-    let problems = if quick { &PROBLEMS[..3] } else { &PROBLEMS[..] };
-    for (p, problem) in problems.iter().enumerate() {
+    let mut runs = Vec::new();
+    for (p, shape) in shapes.iter().enumerate() {
         for (s, &rows) in sizes.iter().enumerate() {
             let data_seed = seed ^ ((p * 16 + s) as u64 + 1) << 20;
-            let data = problem.generate(rows + TEST_ROWS, data_seed)?;
-            let d = data.features();
-            // One split: the first `rows` rows train, the rest test (fresh i.i.d. draws).
+            let data = tabular_mixed(rows + TEST_ROWS, shape, data_seed)?;
             let protocol = Protocol {
                 variants: &variants,
                 lambdas: &lambdas,
-                epsilons: &epsilons,
+                epsilons: &EPSILONS,
                 folds: 1,
                 draws: 2,
                 seed: data_seed,
             };
             let cells = grid::run_split(&data, rows, &protocol)?;
-            all.push((rows, d, cells, problem.name()));
+            let (majority_error, non_private) = baselines(&data, rows)?;
+            runs.push(Run {
+                problem: p,
+                rows,
+                features: data.features(),
+                cells,
+                majority_error,
+                non_private,
+            });
         }
     }
-    Ok(fit(&all, &epsilons))
+    Ok(fit(shapes.iter().map(describe).collect(), &runs))
 }
 
-/// One (problem, n, ε): `d/(nε)`, the error at each Λ of the grid, the best error.
-type Curve = (f64, Vec<(f64, f64)>, f64);
+/// Per loss (`None`: logistic), a non-private fit's test error.
+type NonPrivate = Vec<(Option<f64>, f64)>;
 
-/// Best Λ per (problem, n, loss, ε) and the fitted rule per loss.
-fn fit(all: &[(usize, usize, Vec<GridCell>, String)], epsilons: &[f64]) -> RuleFit {
+/// Majority-class test error (majority of the training rows) and a non-private fit's test
+/// error per loss.
+fn baselines(data: &Dataset, rows: usize) -> Result<(f64, NonPrivate), Box<dyn std::error::Error>> {
+    let positive = data.labels[..rows].iter().filter(|&&y| y > 0.0).count();
+    let majority = if 2 * positive >= rows { 1.0 } else { -1.0 };
+    let test = &data.labels[rows..];
+    let majority_error = test.iter().filter(|&&y| y != majority).count() as f64 / test.len() as f64;
+    let train = data.training_set(&(0..rows).collect::<Vec<_>>())?;
+    let held_out = data.training_set(&(rows..data.len()).collect::<Vec<_>>())?;
+    let mut non_private = Vec::new();
+    for h in [None, Some(1.0)] {
+        let loss = h.map_or(Ok(Loss::Logistic), Loss::huber)?;
+        let fit = ErmParams::non_private(loss, 1e-4).fit(&train, &mut InsecureSeededRng::new(1))?;
+        non_private.push((h, fit.model().error_rate(&held_out)?));
+    }
+    Ok((majority_error, non_private))
+}
+
+/// One (problem, n, ε) of one variant.
+struct Curve {
+    problem: usize,
+    rows: usize,
+    features: usize,
+    epsilon: f64,
+    points: Vec<(f64, f64)>,
+    best: f64,
+}
+
+impl Curve {
+    fn ratio(&self) -> f64 {
+        self.features as f64 / (self.rows as f64 * self.epsilon)
+    }
+
+    fn regret(&self, form: &Form) -> f64 {
+        interpolate(
+            &self.points,
+            form.lambda(self.rows, self.features, self.epsilon),
+        ) - self.best
+    }
+}
+
+fn regrets<'a>(curves: impl Iterator<Item = &'a Curve>, form: &Form) -> Regret {
+    Regret::of(curves.map(|c| c.regret(form)).collect())
+}
+
+/// Best Λ per (problem, n, loss, ε), the fitted rule per loss and the outlook's cells.
+fn fit(problems: Vec<String>, runs: &[Run]) -> RuleFit {
     let mut best = Vec::new();
     let mut losses = Vec::new();
-    let library = RegularizationRule::DEFAULT;
+    let mut curves_of = Vec::new();
     for fitted in fitted_variants() {
-        let (width, lever) = (fitted.huber_width, fitted.lever);
-        let mut points: Vec<(f64, f64)> = Vec::new(); // (ln(d/(nε)), ln Λ*)
         let mut curves: Vec<Curve> = Vec::new();
-        for (rows, d, cells, problem) in all {
-            for &epsilon in epsilons {
-                let mut curve: Vec<(f64, f64)> = cells
+        for run in runs {
+            for &epsilon in &EPSILONS {
+                let mut points: Vec<(f64, f64)> = run
+                    .cells
                     .iter()
-                    .filter(|c| {
-                        c.variant.huber_width == width
-                            && c.variant.lever == lever
-                            && c.epsilon == epsilon
-                    })
+                    .filter(|c| c.variant == fitted && c.epsilon == epsilon && c.fits > 0)
                     .map(|c| (c.lambda, c.mean_error))
                     .collect();
-                curve.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let Some(&(lambda, error)) = curve.iter().min_by(|a, b| a.1.total_cmp(&b.1)) else {
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let Some(&(lambda, error)) = points.iter().min_by(|a, b| a.1.total_cmp(&b.1))
+                else {
                     continue;
                 };
-                let ratio = *d as f64 / (*rows as f64 * epsilon);
-                points.push((ratio.ln(), lambda.ln()));
-                curves.push((ratio, curve, error));
                 best.push(BestLambda {
-                    problem: problem.clone(),
-                    rows: *rows,
-                    features: *d,
-                    loss: fitted.label(),
-                    huber_width: width,
+                    problem: run.problem,
+                    rows: run.rows,
+                    features: run.features,
+                    loss: fitted.loss_label(),
+                    grouped: fitted.lever == Lever::GroupNoise,
                     epsilon,
                     lambda,
                     error,
                 });
+                curves.push(Curve {
+                    problem: run.problem,
+                    rows: run.rows,
+                    features: run.features,
+                    epsilon,
+                    points,
+                    best: error,
+                });
             }
         }
-        let regret = |scale: f64, exponent: f64| {
-            let total: f64 = curves
-                .iter()
-                .map(|(ratio, curve, best)| interpolate(curve, scale * ratio.powf(exponent)) - best)
-                .sum();
-            total / curves.len().max(1) as f64
+        let grouped = fitted.lever == Lever::GroupNoise;
+        let library = if grouped {
+            RegularizationRule::GROUPED
+        } else {
+            RegularizationRule::DEFAULT
         };
-        // κ on a grid of 20 steps per decade from 1e-4 to 1e2, p in quarter steps.
-        let fit_scale = |exponent: f64| {
-            (-80..=40)
-                .map(|k| 10f64.powf(k as f64 / 20.0))
-                .map(|scale| (scale, regret(scale, exponent)))
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-                .expect("a non-empty grid")
-        };
-        let (scale, exponent, mean_regret) = [1.0, 1.25, 1.5, 1.75, 2.0]
-            .into_iter()
-            .map(|p| {
-                let (scale, regret) = fit_scale(p);
-                (scale, p, regret)
-            })
-            .min_by(|a, b| a.2.total_cmp(&b.2))
-            .expect("five exponents");
-        let (linear_scale, linear_regret) = fit_scale(1.0);
+        let form = best_form(&curves, false);
+        let one_slope = best_form(&curves, true);
+        let in_range = |c: &&Curve| c.ratio() <= super::VALIDATED_RATIO;
         losses.push(LossFit {
-            loss: fitted.label(),
-            huber_width: width,
-            grouped: lever == Lever::GroupNoise,
-            scale,
-            exponent,
-            slope: slope(&points),
-            mean_regret,
-            linear_scale,
-            linear_regret,
-            library_regret: {
-                let rule = if lever == Lever::GroupNoise {
-                    RegularizationRule::GROUPED
-                } else {
-                    library
-                };
-                regret(rule.scale, rule.exponent)
-            },
+            loss: fitted.loss_label(),
+            huber_width: fitted.huber_width,
+            grouped,
+            form,
+            regret: regrets(curves.iter(), &form),
+            regret_in_range: regrets(curves.iter().filter(in_range), &form),
+            one_slope,
+            one_slope_regret: regrets(curves.iter(), &one_slope),
+            library_regret: regrets(curves.iter(), &Form::of(&library)),
         });
+        curves_of.push(curves);
     }
     let choose = |grouped: bool| {
-        losses
-            .iter()
-            .filter(|l| l.grouped == grouped)
-            .min_by(|a, b| a.mean_regret.total_cmp(&b.mean_regret))
-            .map_or((None, f64::NAN, f64::NAN), |l| {
-                (l.huber_width, l.scale, l.exponent)
-            })
+        (0..losses.len())
+            .filter(|&k| losses[k].grouped == grouped)
+            .min_by(|&a, &b| losses[a].regret.mean.total_cmp(&losses[b].regret.mean))
+            .expect("a fit per noise shape")
     };
-    RuleFit {
-        best,
-        chosen: choose(false),
-        chosen_grouped: choose(true),
-        losses,
-        library: (library.scale, library.exponent, library.huber_width),
+    let (chosen, chosen_grouped) = (choose(false), choose(true));
+    let mut outlook = Vec::new();
+    for k in [chosen, chosen_grouped] {
+        let fit = &losses[k];
+        for curve in &curves_of[k] {
+            let run = runs
+                .iter()
+                .find(|r| r.problem == curve.problem && r.rows == curve.rows)
+                .expect("the curve's run");
+            let non_private_error = run
+                .non_private
+                .iter()
+                .find(|(h, _)| *h == fit.huber_width)
+                .map_or(f64::NAN, |p| p.1);
+            outlook.push(OutlookCell {
+                problem: curve.problem,
+                rows: curve.rows,
+                features: curve.features,
+                epsilon: curve.epsilon,
+                grouped: fit.grouped,
+                noise_ratio: curve.ratio(),
+                majority_error: run.majority_error,
+                non_private_error,
+                rule_error: curve.best + curve.regret(&fit.form),
+                best_error: curve.best,
+            });
+        }
     }
+    let smallest_near_chance_ratio = outlook
+        .iter()
+        .filter(|c| c.near_chance())
+        .map(|c| c.noise_ratio)
+        .fold(f64::INFINITY, f64::min);
+    let above: Vec<&OutlookCell> = outlook
+        .iter()
+        .filter(|c| c.noise_ratio > UtilityOutlook::NEAR_CHANCE_RATIO)
+        .collect();
+    let near_chance_share_above =
+        above.iter().filter(|c| c.near_chance()).count() as f64 / above.len().max(1) as f64;
+    RuleFit {
+        problems,
+        best,
+        losses,
+        chosen,
+        chosen_grouped,
+        outlook,
+        smallest_near_chance_ratio,
+        near_chance_share_above,
+    }
+}
+
+/// The form of least mean regret: exponents on a grid of eighths (a from 0 to 2.5, b and c
+/// from 0.25 to 2.5; with `one_slope`, a = b = c), κ on 20 steps per decade for each
+/// exponent triple (its best value given the exponents), refined once by coordinate
+/// search on sixteenths.
+fn best_form(curves: &[Curve], one_slope: bool) -> Form {
+    let mean = |form: &Form| {
+        curves.iter().map(|c| c.regret(form)).sum::<f64>() / curves.len().max(1) as f64
+    };
+    // κ is searched relative to the Λ the exponents give at a central cell (d = 100,
+    // n = 10⁴, ε = 0.3), so the grid of κ needs only 6 decades around it.
+    let with_best_scale = |a: f64, b: f64, c: f64| -> (Form, f64) {
+        let centre = a * 100f64.ln() - b * 1e4f64.ln() - c * 0.3f64.ln();
+        (-60..=60)
+            .map(|k| {
+                let form = Form {
+                    scale: (k as f64 / 20.0 * 10f64.ln() - centre - 3.0 * 10f64.ln()).exp(),
+                    features_exponent: a,
+                    rows_exponent: b,
+                    epsilon_exponent: c,
+                };
+                (form, mean(&form))
+            })
+            .min_by(|x, y| x.1.total_cmp(&y.1))
+            .expect("a non-empty grid")
+    };
+    let steps = |lo: f64, hi: f64, step: f64| {
+        let count = ((hi - lo) / step).round() as usize;
+        (0..=count).map(move |k| lo + k as f64 * step)
+    };
+    let triples: Vec<(f64, f64, f64)> = if one_slope {
+        steps(0.25, 2.5, 0.125).map(|p| (p, p, p)).collect()
+    } else {
+        steps(0.0, 2.5, 0.25)
+            .flat_map(|a| {
+                steps(0.25, 2.5, 0.25)
+                    .flat_map(move |b| steps(0.25, 2.5, 0.25).map(move |c| (a, b, c)))
+            })
+            .collect()
+    };
+    let (mut form, mut regret) = triples
+        .par_iter()
+        .map(|&(a, b, c)| with_best_scale(a, b, c))
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .expect("candidates");
+    if !one_slope {
+        // Coordinate search on sixteenths around the best grid point.
+        for _ in 0..4 {
+            for (da, db, dc) in [
+                (0.0625, 0.0, 0.0),
+                (-0.0625, 0.0, 0.0),
+                (0.0, 0.0625, 0.0),
+                (0.0, -0.0625, 0.0),
+                (0.0, 0.0, 0.0625),
+                (0.0, 0.0, -0.0625),
+            ] {
+                let (a, b, c) = (
+                    form.features_exponent + da,
+                    form.rows_exponent + db,
+                    form.epsilon_exponent + dc,
+                );
+                if [a, b, c].iter().all(|x| (0.0..=4.0).contains(x)) {
+                    let (f, r) = with_best_scale(a, b, c);
+                    if r < regret {
+                        (form, regret) = (f, r);
+                    }
+                }
+            }
+        }
+    }
+    form
 }
 
 /// The error curve at Λ, linear in ln Λ between grid points, flat beyond its ends.
@@ -275,14 +507,117 @@ pub fn interpolate(curve: &[(f64, f64)], lambda: f64) -> f64 {
     a.1 + t * (b.1 - a.1)
 }
 
-/// Least-squares slope of y on x.
-fn slope(points: &[(f64, f64)]) -> f64 {
-    let k = points.len() as f64;
-    let (mx, my) = points
-        .iter()
-        .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x / k, sy + y / k));
-    let (sxy, sxx) = points.iter().fold((0.0, 0.0), |(sxy, sxx), (x, y)| {
-        (sxy + (x - mx) * (y - my), sxx + (x - mx).powi(2))
-    });
-    sxy / sxx
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sweep alone (minutes): `RULE_FIT_FULL=1` for the full family; the fit as JSON
+    /// in `RULE_FIT_OUT` (default `rule_fit.json` in the working directory).
+    #[test]
+    #[ignore = "an experiment, run by hand"]
+    fn sweep() {
+        let full = std::env::var_os("RULE_FIT_FULL").is_some();
+        let started = std::time::Instant::now();
+        let fit = run(!full, 2011).unwrap();
+        let out = std::env::var("RULE_FIT_OUT").unwrap_or_else(|_| "rule_fit.json".into());
+        std::fs::write(&out, serde_json::to_string_pretty(&fit).unwrap()).unwrap();
+        for l in &fit.losses {
+            eprintln!(
+                "{} grouped={} {:?} regret {:?} in range {:?} one-slope {:?} {:?} library {:?}",
+                l.loss,
+                l.grouped,
+                l.form,
+                l.regret,
+                l.regret_in_range,
+                l.one_slope,
+                l.one_slope_regret,
+                l.library_regret
+            );
+        }
+        eprintln!(
+            "near chance from {:.4}; share above threshold {:.2}; {:.1} s",
+            fit.smallest_near_chance_ratio,
+            fit.near_chance_share_above,
+            started.elapsed().as_secs_f64()
+        );
+    }
+
+    #[test]
+    fn regret_distribution_uses_the_nearest_rank() {
+        let r = Regret::of((1..=10).map(f64::from).collect());
+        assert_eq!((r.mean, r.p90, r.max, r.cells), (5.5, 9.0, 10.0, 10));
+        let r = Regret::of(vec![3.0]);
+        assert_eq!((r.p90, r.max), (3.0, 3.0));
+        assert!(Regret::of(Vec::new()).mean.is_nan());
+    }
+
+    #[test]
+    fn the_fit_recovers_a_planted_rule() {
+        // Curves whose best Λ is exactly 0.5·d^0.5/(n^1·ε^0.75), V-shaped in ln Λ.
+        let planted = Form {
+            scale: 0.5,
+            features_exponent: 0.5,
+            rows_exponent: 1.0,
+            epsilon_exponent: 0.75,
+        };
+        let grid = grid::log_grid(0, 7, 4);
+        let mut curves = Vec::new();
+        for (features, rows) in [(20, 1_000), (100, 4_000), (300, 50_000), (50, 20_000)] {
+            for epsilon in [0.05, 0.2, 1.0, 2.0] {
+                let optimum = planted.lambda(rows, features, epsilon);
+                let mut points: Vec<(f64, f64)> = grid
+                    .iter()
+                    .map(|&l| (l, 0.2 + 0.01 * (l / optimum).ln().abs()))
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                curves.push(Curve {
+                    problem: 0,
+                    rows,
+                    features,
+                    epsilon,
+                    points,
+                    best: 0.2,
+                });
+            }
+        }
+        let form = best_form(&curves, false);
+        // Every cell's Λ within a factor 1.5 of the planted optimum (the grid of κ and the
+        // exponents' eighths cannot do much better on 16 cells).
+        for c in &curves {
+            let ratio = form.lambda(c.rows, c.features, c.epsilon)
+                / planted.lambda(c.rows, c.features, c.epsilon);
+            assert!(
+                (1.0 / 1.5..1.5).contains(&ratio),
+                "{form:?}: {ratio} at n = {}, ε = {}",
+                c.rows,
+                c.epsilon
+            );
+        }
+        assert!(regrets(curves.iter(), &form).mean < 0.002, "{form:?}");
+        // One slope cannot fit it: a clear regret left.
+        let one = best_form(&curves, true);
+        let (full, one) = (
+            regrets(curves.iter(), &form).mean,
+            regrets(curves.iter(), &one).mean,
+        );
+        assert!(
+            one > 2.0 * full && one > 0.001,
+            "one slope {one}, four constants {full}"
+        );
+    }
+
+    #[test]
+    fn the_family_covers_tabular_shapes() {
+        let shapes = family(16, 2011);
+        assert_eq!(shapes, family(16, 2011));
+        assert!(shapes.iter().all(|s| (3..=12).contains(&s.levels.len())));
+        assert!(
+            shapes
+                .iter()
+                .flat_map(|s| &s.levels)
+                .all(|&l| (2..=42).contains(&l))
+        );
+        let sharp = shapes.iter().map(|s| s.sharpness);
+        assert!(sharp.clone().any(|s| s < 1.5) && sharp.clone().any(|s| s > 4.0));
+    }
 }
