@@ -71,9 +71,9 @@ impl RegularizationRule {
             return Err(ErmError::EmptyData);
         }
         if features == 0 || features > MAX_FEATURES {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "features",
-                value: features as f64,
+                value: features,
                 requirement: "between 1 and 2^24",
             });
         }
