@@ -65,7 +65,7 @@ pub use budget::{
 pub use discrete_laplace::DiscreteLaplace;
 pub use error::NoiseError;
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
-pub use group_norm::{FeatureGroups, GroupNormVector};
+pub use group_norm::{FeatureGroups, GroupNormVector, MAX_GROUPED_DIMENSION};
 pub use laplace::Laplace;
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
 pub use vector::{GammaNormVector, MAX_DIMENSION};
