@@ -420,14 +420,15 @@ impl ErmParams {
             });
         }
         let plain_floor = tolerance_floor(examples, features, self.loss, self.regularization, None);
-        let plain_tolerance =
-            || resolve_tolerance(
-            examples,
-            self.tolerance,
-            &plain_floor,
-            self.regularization,
-            None,
-        );
+        let plain_tolerance = || {
+            resolve_tolerance(
+                examples,
+                self.tolerance,
+                &plain_floor,
+                self.regularization,
+                None,
+            )
+        };
         match self.mechanism {
             Mechanism::NonPrivate => {
                 self.check_warm_start(features, plain_floor.largest_weights)?;

@@ -167,7 +167,10 @@ fn rejects_a_bad_row_index_as_an_index() {
         }
     );
     let message = err.to_string();
-    assert!(message.contains("index 5") && message.contains("2"), "{message}");
+    assert!(
+        message.contains("index 5") && message.contains("2"),
+        "{message}"
+    );
     assert!(!message.contains("length"), "{message}");
     let examples = Examples::new(rows, vec![1.0, -1.0]).unwrap();
     assert!(matches!(
@@ -211,10 +214,7 @@ fn rejects_counts_naming_them_as_integers() {
             crate::ModelKey::from_bytes(&[7; 5]).unwrap_err(),
             "5".into(),
         ),
-        (
-            Features::dense(0, vec![]).unwrap_err(),
-            "0".into(),
-        ),
+        (Features::dense(0, vec![]).unwrap_err(), "0".into()),
         (
             crate::ErmParams::non_private(crate::Loss::Logistic, 1e-2)
                 .solver(crate::SolverChoice::Newton)

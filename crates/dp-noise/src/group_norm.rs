@@ -134,7 +134,10 @@ impl FeatureGroups {
                 });
             }
             if !v.is_finite() {
-                return Err(NoiseError::NonFiniteValue { index: position, value: v });
+                return Err(NoiseError::NonFiniteValue {
+                    index: position,
+                    value: v,
+                });
             }
         }
         let mut by_group: Vec<(usize, usize, f64)> = entries

@@ -306,7 +306,10 @@ fn rejects_group_sizes_beyond_the_cap_before_allocating() {
     // At the cap: built in time, three words per coordinate.
     let at_cap = within_two_seconds(|| FeatureGroups::singletons(MAX_GROUPED_DIMENSION)).unwrap();
     assert_eq!(at_cap.count(), MAX_GROUPED_DIMENSION);
-    assert_eq!(at_cap.group(MAX_GROUPED_DIMENSION - 1), MAX_GROUPED_DIMENSION - 1);
+    assert_eq!(
+        at_cap.group(MAX_GROUPED_DIMENSION - 1),
+        MAX_GROUPED_DIMENSION - 1
+    );
 }
 
 /// An out-of-range coordinate is named as a coordinate (not a length, and without the
@@ -324,10 +327,16 @@ fn rejects_bad_sparse_entries_naming_them() {
         }
     );
     let message = g.sparse_norm(&[(3, 1.0)]).unwrap_err().to_string();
-    assert!(message.contains("coordinate 3") && !message.contains("length"), "{message}");
+    assert!(
+        message.contains("coordinate 3") && !message.contains("length"),
+        "{message}"
+    );
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let err = g.sparse_norm(&[(1, 0.5), (2, bad)]).unwrap_err();
-        assert!(matches!(err, NoiseError::NonFiniteValue { index: 1, .. }), "{err:?}");
+        assert!(
+            matches!(err, NoiseError::NonFiniteValue { index: 1, .. }),
+            "{err:?}"
+        );
         assert!(matches!(
             g.norm(&[0.5, bad, 0.0]),
             Err(NoiseError::NonFiniteValue { index: 1, .. })
@@ -388,7 +397,11 @@ mod properties {
             NoiseError::DimensionMismatch { expected, found } => {
                 vec![expected.to_string(), found.to_string()]
             }
-            NoiseError::IndexOutOfRange { position, index, len } => {
+            NoiseError::IndexOutOfRange {
+                position,
+                index,
+                len,
+            } => {
                 vec![position.to_string(), index.to_string(), len.to_string()]
             }
             NoiseError::RepeatedIndex { position, index } => {
