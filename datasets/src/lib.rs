@@ -52,4 +52,6 @@ pub use synthetic::{
 };
 
 #[cfg(test)]
+mod scaling_tests;
+#[cfg(test)]
 mod tests;
