@@ -656,7 +656,7 @@ pub(crate) mod unit_ball {
             let a = v.abs();
             // |v| > 1 puts the row outside the ball; it also keeps every sum below 2^25
             // (d ≤ 2^24 terms of at most 1), so nothing below overflows.
-            if !(a <= 1.0) {
+            if a.is_nan() || a > 1.0 {
                 self.outside = true;
                 return;
             }

@@ -259,7 +259,7 @@ pub fn suggested_parts(epsilon: f64, alpha: f64) -> Result<usize, PredictError> 
     }
     // ln(2/α) = ln 2 − ln α: finite for every α > 0 (2/α overflows below 1e-308).
     let k = (4.0 / epsilon * (std::f64::consts::LN_2 - alpha.ln())).ceil();
-    if !(k <= MAX_PARTS as f64) {
+    if k.is_nan() || k > MAX_PARTS as f64 {
         return Err(PredictError::ComputedTooLarge {
             what: "the suggested number of parts (4/epsilon)·ln(2/alpha)",
             value: k,

@@ -32,7 +32,7 @@ impl WalkParams {
         // beyond it (ε ≲ 1e-15) a step could round away and the privacy proof fail. Both
         // parameters set m: the error names the clamp they give, not one of them.
         let clamp = params.clamp_bound();
-        if !(clamp < 2f64.powi(52)) {
+        if clamp.is_nan() || clamp >= 2f64.powi(52) {
             return Err(PredictError::InvalidParameter {
                 what: "walk clamp (2/epsilon)·ln((1-alpha)/alpha)",
                 value: clamp,

@@ -104,7 +104,9 @@ fn rejects_a_bad_radius_for_the_suggested_step() {
     let step = SgdParams::suggested_step(Loss::Logistic, f64::from_bits(1), usize::MAX);
     assert!(step.is_err(), "{step:?}");
     let tiny = SgdParams::suggested_step(Loss::Logistic, 1e-300, usize::MAX).unwrap();
-    SgdParams::new(Loss::Logistic, tiny, 1e-300, 1.0).check().unwrap();
+    SgdParams::new(Loss::Logistic, tiny, 1e-300, 1.0)
+        .check()
+        .unwrap();
     // √100 = 10: η = 2/10.
     assert_eq!(
         SgdParams::suggested_step(Loss::Logistic, 2.0, 100).unwrap(),
