@@ -16,12 +16,15 @@ pub enum Scaling {
     /// Each column clamped to a bound declared in advance and divided by it: per-row, so
     /// privacy-free.
     PublicBounds,
-    /// As generated (synthetic data already in the unit ball).
+    /// As generated or read, unscaled: synthetic data already in the unit ball, or raw
+    /// values for trainers with their own feature map ([`Dataset::examples`]). Such rows
+    /// are never clipped: [`Dataset::training_set`] refuses a row outside the unit ball.
     None,
 }
 
-/// Rows (sparse `(column, value)` pairs), labels ±1, and where they came from. Rows are
-/// clipped into the unit ball (per row, privacy-free) when a [`TrainingSet`] is made.
+/// Rows (sparse `(column, value)` pairs), labels ±1, and where they came from. Scaled rows
+/// are clipped into the unit ball (per row, privacy-free) when a [`TrainingSet`] is made;
+/// unscaled ones ([`Scaling::None`]) must already lie in it.
 ///
 /// `Debug` shows the shape and provenance only, never rows or labels: the data may be
 /// sensitive and debug output ends up in logs.
@@ -98,9 +101,12 @@ impl Dataset {
         Ok(Examples::new(features, labels)?)
     }
 
-    /// The rows at `indices` as a checked training set, each row clipped to the unit ball.
-    /// An index past the end, or a dataset whose rows and labels differ in number, is an
-    /// error rather than a panic.
+    /// The rows at `indices` as a checked training set. Scaled rows
+    /// ([`Scaling::PaperColumnMax`], [`Scaling::PublicBounds`]) are clipped to the unit ball,
+    /// as part of that preprocessing; unscaled rows ([`Scaling::None`]) are never changed: a
+    /// row outside the unit ball is refused ([`DatasetError::OutsideUnitBall`], naming it
+    /// and the scalings to choose). An index past the end, or a dataset whose rows and
+    /// labels differ in number, is an error rather than a panic.
     pub fn training_set(&self, indices: &[usize]) -> Result<TrainingSet, DatasetError> {
         if self.rows.len() != self.labels.len() {
             return Err(DatasetError::Inconsistent {
@@ -126,11 +132,25 @@ impl Dataset {
                 });
             }
         }
-        Ok(TrainingSet::builder(self.features())
+        let builder = TrainingSet::builder(self.features())
             .sparse_rows(indices.iter().map(|&i| self.rows[i].clone()).collect())
-            .labels(indices.iter().map(|&i| self.labels[i]).collect())
-            .clip_rows_to_unit_ball()
-            .build()?)
+            .labels(indices.iter().map(|&i| self.labels[i]).collect());
+        if self.scaling == Scaling::None {
+            // Named here, with the dataset's row index and the fix, before anything is built.
+            for &row in indices {
+                let values: Vec<f64> = self.rows[row].iter().map(|&(_, v)| v).collect();
+                if !dp_erm::within_unit_ball(&values) {
+                    let norm = values.iter().map(|v| v * v).sum::<f64>().sqrt();
+                    return Err(DatasetError::OutsideUnitBall {
+                        name: self.name.clone(),
+                        row,
+                        norm,
+                    });
+                }
+            }
+            return Ok(builder.build()?);
+        }
+        Ok(builder.clip_rows_to_unit_ball().build()?)
     }
 }
 

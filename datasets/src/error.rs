@@ -97,6 +97,16 @@ pub enum DatasetError {
         /// Number of labels.
         labels: usize,
     },
+    /// A row of a dataset loaded without scaling ([`crate::Scaling::None`]) lies outside
+    /// the unit ball: its training set is refused, never clipped.
+    OutsideUnitBall {
+        /// The dataset's name.
+        name: String,
+        /// The row's index in the dataset.
+        row: usize,
+        /// Its norm (rounded to nearest; it may show as 1 for a row just outside).
+        norm: f64,
+    },
     /// The rows did not form a valid training set.
     Erm(dp_erm::ErmError),
 }
@@ -195,6 +205,14 @@ impl fmt::Display for DatasetError {
             Self::Inconsistent { name, rows, labels } => {
                 write!(f, "dataset {name:?} has {rows} rows but {labels} labels")
             }
+            Self::OutsideUnitBall { name, row, norm } => write!(
+                f,
+                "row {row} of {name:?} has norm {norm:?}, outside the unit ball that training \
+                 needs: the dataset was loaded without scaling (Scaling::None), and its rows \
+                 are not clipped; load it with Scaling::PublicBounds (privacy-free) or \
+                 Scaling::PaperColumnMax (the papers' preprocessing), whose rows are clipped \
+                 into the unit ball per row"
+            ),
             Self::Erm(e) => write!(f, "{e}"),
         }
     }

@@ -53,4 +53,6 @@ pub use synthetic::{
 };
 
 #[cfg(test)]
+mod scaling_tests;
+#[cfg(test)]
 mod tests;

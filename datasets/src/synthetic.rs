@@ -70,7 +70,12 @@ fn check_probability(name: &'static str, value: f64) -> Result<(), DatasetError>
 /// `(a^d + U·(b^d − a^d))^{1/d}`.
 /// Callers pass `d ≥ 1` (checked by [`check_shape`], which also keeps `d` within `i32`) and
 /// constant radii `0 ≤ inner ≤ outer ≤ 1`.
-fn in_annulus(d: usize, inner: f64, outer: f64, rng: &mut InsecureSeededRng) -> Vec<(usize, f64)> {
+fn in_annulus(
+    d: usize,
+    inner: f64,
+    outer: f64,
+    rng: &mut InsecureSeededRng,
+) -> Result<Vec<(usize, f64)>, DatasetError> {
     debug_assert!(d >= 1 && (0.0..=outer).contains(&inner) && outer <= 1.0);
     // An all-zero Gaussian draw has no direction; redraw (probability 0, but it would be NaN).
     let (direction, length) = loop {
@@ -83,11 +88,15 @@ fn in_annulus(d: usize, inner: f64, outer: f64, rng: &mut InsecureSeededRng) -> 
     let dim = i32::try_from(d).unwrap_or(i32::MAX);
     let u: f64 = rng.random_range(0.0..1.0);
     let radius = (inner.powi(dim) + u * (outer.powi(dim) - inner.powi(dim))).powf(1.0 / d as f64);
-    direction
+    let mut row: Vec<(usize, f64)> = direction
         .iter()
         .enumerate()
         .map(|(c, v)| (c, v * radius / length))
-        .collect()
+        .collect();
+    // A radius near 1 can round to a norm just above it: part of the generator, so the
+    // rows are in the ball as the training set decides it (exactly).
+    dp_erm::clip_row_to_unit_ball(&mut row)?;
+    Ok(row)
 }
 
 /// The SVM paper's "nested balls" in ℝ⁵ (EXPERIMENTS.md): with probability 0.45 uniform in
@@ -102,16 +111,16 @@ pub fn nested_balls(rows: usize, seed: u64) -> Result<Dataset, DatasetError> {
     for _ in 0..rows {
         let u: f64 = rng.random_range(0.0..1.0);
         let (row, label) = if u < 0.45 {
-            (in_annulus(5, 0.0, 0.1, &mut rng), 1.0)
+            (in_annulus(5, 0.0, 0.1, &mut rng)?, 1.0)
         } else if u < 0.9 {
-            (in_annulus(5, 0.2, 0.5, &mut rng), -1.0)
+            (in_annulus(5, 0.2, 0.5, &mut rng)?, -1.0)
         } else {
             let label = if rng.random_range(0.0..1.0) < 0.5 {
                 1.0
             } else {
                 -1.0
             };
-            (in_annulus(5, 0.1, 0.2, &mut rng), label)
+            (in_annulus(5, 0.1, 0.2, &mut rng)?, label)
         };
         data.push(row);
         labels.push(label);
@@ -139,7 +148,7 @@ pub fn noisy_linear(rows: usize, d: usize, flip: f64, seed: u64) -> Result<Datas
     let direction: Vec<f64> = (0..d).map(|_| StandardNormal.sample(&mut rng)).collect();
     let (mut data, mut labels) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
     for _ in 0..rows {
-        let row = in_annulus(d, 0.0, 1.0, &mut rng);
+        let row = in_annulus(d, 0.0, 1.0, &mut rng)?;
         let score: f64 = row.iter().map(|&(c, v)| v * direction[c]).sum();
         let flipped = rng.random_range(0.0..1.0) < flip;
         labels.push(if (score > 0.0) != flipped { 1.0 } else { -1.0 });
@@ -227,6 +236,8 @@ pub fn tabular(
         });
         let norm = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
         row.iter_mut().for_each(|(_, v)| *v /= norm);
+        // Divided by its rounded norm, a row can land a few ulps outside the ball.
+        dp_erm::clip_row_to_unit_ball(&mut row)?;
         data.push(row);
     }
     Ok(Dataset {
@@ -279,6 +290,8 @@ pub fn adult_like(rows: usize, d: usize, seed: u64) -> Result<Dataset, DatasetEr
         }
         let length = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
         row.iter_mut().for_each(|(_, v)| *v /= length);
+        // Divided by its rounded norm, a row can land a few ulps outside the ball.
+        dp_erm::clip_row_to_unit_ball(&mut row)?;
         let score: f64 = row.iter().map(|&(c, v)| v * truth[c]).sum();
         let noisy = score - 0.6 + rng.random_range(-0.3..0.3);
         labels.push(if noisy > 0.0 { 1.0 } else { -1.0 });

@@ -9,7 +9,7 @@ use crate::{ErmError, ErmParams, Loss, OneVsRest, TrainingSet};
 
 fn small_set() -> TrainingSet {
     TrainingSet::builder(2)
-        .dense_rows(vec![0.6, 0.8, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
+        .dense_rows(vec![0.6, 0.75, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
         .labels(vec![1.0, -1.0, -1.0, -1.0])
         .build()
         .unwrap()
@@ -26,7 +26,7 @@ fn rejects_feature_counts_that_would_exhaust_memory_before_allocating() {
         assert!(
             matches!(
                 err,
-                ErmError::InvalidParameter {
+                ErmError::InvalidCount {
                     what: "feature count",
                     ..
                 }
@@ -52,7 +52,7 @@ fn rejects_class_counts_that_would_hang_before_any_fit() {
         assert!(
             matches!(
                 err,
-                ErmError::InvalidParameter {
+                ErmError::InvalidCount {
                     what: "class count",
                     ..
                 }
@@ -310,12 +310,13 @@ fn the_row_group_norm_check_agrees_with_the_group_norm_of_each_row() {
 #[test]
 fn the_row_group_norm_check_bounds_the_exact_norm_despite_rounding() {
     use dp_noise::FeatureGroups;
-    // One group: an entry 1.0 and 2²⁰ entries 1.1e-16, each below half an ulp of 1, so a
-    // sum rounded to nearest stays 1.0; the exact group norm is 1 + 1.15e-10, above the
-    // 1 + 1e-12 the mechanism covers. (The Euclidean norm is 1 + 6e-27: the row is valid.)
+    // One group: an entry just below 1 and 2²⁰ entries 1.1e-16, each below half an ulp of
+    // 1, so a sum rounded to nearest stays below 1; the exact group norm is 1 + 1.15e-10,
+    // above the 1 + 1e-12 the mechanism covers. (The squared Euclidean norm is
+    // 1 − 1.1e-16 + 1.3e-26: the row is valid.)
     let tiny = 1 << 20;
     let features = tiny + 1;
-    let mut row = vec![(0, 1.0)];
+    let mut row = vec![(0, 1f64.next_down())];
     row.extend((1..features).map(|j| (j, 1.1e-16)));
     let set = TrainingSet::builder(features)
         .sparse_rows(vec![row])
@@ -342,12 +343,12 @@ fn rejects_group_noise_on_rows_groups_or_mechanisms_it_does_not_cover() {
     let mut rng = InsecureSeededRng::new(3);
     let one_group = FeatureGroups::new(&[0, 0]).unwrap();
     let grouped = |params: ErmParams| params.group_noise(one_group.clone());
-    // small_set's rows have two non-zeros in the one group: group norm up to 1.4 > 1.
+    // small_set's rows have two non-zeros in the one group: group norm up to 1.35 > 1.
     let err = grouped(ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0))
         .fit(&small_set(), &mut rng)
         .unwrap_err();
     assert!(
-        matches!(err, ErmError::RowGroupNormAboveOne { row: 0, norm } if (norm - 1.4).abs() < 1e-12),
+        matches!(err, ErmError::RowGroupNormAboveOne { row: 0, norm } if (norm - 1.35).abs() < 1e-12),
         "{err:?}"
     );
     // Separate groups: the same rows are fine (group norm = Euclidean norm ≤ 1).

@@ -183,6 +183,7 @@ pub(crate) fn check_tolerance(tolerance: f64) -> Result<f64, ErmError> {
 /// bound, for objective perturbation) or an objective too ill-conditioned (the total
 /// regularization).
 pub(crate) fn resolve_tolerance(
+    examples: usize,
     requested: Option<f64>,
     floor: &ToleranceFloor,
     regularization: f64,
@@ -196,10 +197,11 @@ pub(crate) fn resolve_tolerance(
                 noise_norm,
             }
         }
-        _ if floor.rounding >= floor.conditioning => ErmError::InvalidParameter {
+        _ if floor.rounding >= floor.conditioning => ErmError::InvalidCount {
             what: "number of rows",
-            value: floor.rounding / (ROUNDING_MARGIN * f64::EPSILON),
-            requirement: "small enough that the rounding of a sum over the rows stays below 1e-6 (the square root of the row count is shown)",
+            value: examples,
+            requirement: "small enough that the rounding of a sum over the rows stays below \
+                          1e-6 (about 10^15 rows)",
         },
         _ => ErmError::IllConditioned {
             regularization,
@@ -253,6 +255,7 @@ pub(crate) fn objective_perturbation(
     let total_regularization = regularization + extra_regularization;
     let floor = tolerance_floor(examples, features, loss, total_regularization, Some(beta));
     let tolerance = resolve_tolerance(
+        examples,
         tolerance,
         &floor,
         total_regularization,

@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use dp_optim::{CsrRows, DenseRows, Design, RowBuffers, WeighChunk};
-use unit_ball::{clip_to_unit_ball, l2_norm};
+use unit_ball::{SquareSum, clip_to_unit_ball, l2_norm};
 
 use crate::ErmError;
 
-/// A checked training set: every row `x_i` satisfies `‖x_i‖₂ ≤ 1` (as computed in floating
-/// point, so the exact norm may exceed 1 by an ulp, a relative change of ~1e-16 to the
-/// sensitivity), every label is −1 or +1, every value is finite, n ≥ 1. The privacy guarantees of this crate hold for data of
+/// A checked training set: every row `x_i` satisfies `‖x_i‖₂ ≤ 1` exactly (decided on an
+/// error-bounded sum of squares, in the safe direction: a row whose rounded norm is 1 but
+/// whose exact norm is above is refused), every label is −1 or +1, every value is finite, n ≥ 1. The privacy guarantees of this crate hold for data of
 /// this type (neighbouring datasets: one row replaced).
 ///
 /// Build it with [`TrainingSet::builder`]; the builder also offers the explicit, opt-in
@@ -129,9 +129,9 @@ impl TrainingSet {
             return Err(ErmError::EmptyData);
         }
         if features == 0 || features > MAX_FEATURES {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "feature count",
-                value: features as f64,
+                value: features,
                 requirement: "between 1 and 2^24 = 16777216",
             });
         }
@@ -142,31 +142,28 @@ impl TrainingSet {
             }
             other => ErmError::Optim(other),
         })?;
-        // Row norms column by column, in the order and with the scaling of `l2_norm`, so
-        // the computed norms are the ones a row-wise check would compute.
+        // The unit-ball contract decided exactly (see `SquareSum`), column by column
+        // within blocks of rows: faer stores columns contiguously, and a block's sums stay
+        // in cache whatever n is.
         let x = rows.as_mat();
-        let mut largest = vec![0.0f64; n];
-        for col in 0..features {
-            let column = x.col(col);
-            for (row, m) in largest.iter_mut().enumerate() {
-                *m = m.max(column[row].abs());
-            }
-        }
-        let mut squares = vec![0.0f64; n];
-        for col in 0..features {
-            let column = x.col(col);
-            for (row, sum) in squares.iter_mut().enumerate() {
-                let m = largest[row];
-                if m > 0.0 {
-                    *sum += (column[row] / m) * (column[row] / m);
+        const BLOCK: usize = 256;
+        let mut sums = [SquareSum::default(); BLOCK];
+        for start in (0..n).step_by(BLOCK) {
+            let len = BLOCK.min(n - start);
+            sums[..len].fill(SquareSum::default());
+            for col in 0..features {
+                let column = x.col(col);
+                for (i, sum) in sums[..len].iter_mut().enumerate() {
+                    sum.add(column[start + i]);
                 }
             }
-        }
-        if let Some(row) = (0..n).find(|&row| largest[row] * squares[row].sqrt() > 1.0) {
-            return Err(ErmError::RowNormAboveOne {
-                row,
-                norm: largest[row] * squares[row].sqrt(),
-            });
+            if let Some(i) = sums[..len].iter().position(|sum| !sum.at_most_one()) {
+                let row = start + i;
+                return Err(ErmError::RowNormAboveOne {
+                    row,
+                    norm: l2_norm((0..features).map(|col| x[(row, col)])),
+                });
+            }
         }
         Ok(TrainingSet {
             rows: Arc::new(Rows::Dense(rows)),
@@ -372,9 +369,9 @@ impl TrainingSetBuilder {
     pub fn build(self) -> Result<TrainingSet, ErmError> {
         let features = self.features;
         if features == 0 || features > MAX_FEATURES {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "feature count",
-                value: features as f64,
+                value: features,
                 requirement: "between 1 and 2^24 = 16777216",
             });
         }
@@ -442,8 +439,8 @@ impl TrainingSetBuilder {
             rows.iter_mut().for_each(|row| clip_to_unit_ball(row));
         }
         for (r, row) in rows.iter().enumerate() {
-            let norm = l2_norm(row.iter().map(|&(_, v)| v));
-            if norm > 1.0 {
+            if !unit_ball::within_unit_ball(row.iter().map(|&(_, v)| v)) {
+                let norm = l2_norm(row.iter().map(|&(_, v)| v));
                 return Err(ErmError::RowNormAboveOne { row: r, norm });
             }
         }
@@ -465,9 +462,9 @@ impl TrainingSetBuilder {
                     // ‖(x, c)‖/√(1+c²) ≤ 1 in exact arithmetic; make sure it is in floating point.
                     clip_to_unit_ball(row);
                 }
-                features.checked_add(1).ok_or(ErmError::InvalidParameter {
+                features.checked_add(1).ok_or(ErmError::InvalidCount {
                     what: "feature count",
-                    value: features as f64,
+                    value: features,
                     requirement: "small enough to append an intercept",
                 })?
             }
@@ -548,6 +545,27 @@ fn scale_by_bounds(
     Ok(())
 }
 
+/// Whether the row `values` lies in the unit ball, `Σ v² ≤ 1` in exact arithmetic — the
+/// check every training set makes — decided in the safe direction on an error-bounded sum
+/// of squares (false for a row whose rounded norm is 1 but whose exact norm is above).
+/// False for a non-finite value.
+pub fn within_unit_ball(values: &[f64]) -> bool {
+    unit_ball::within_unit_ball(values.iter().copied())
+}
+
+/// Scales a sparse row into the unit ball if it is outside (by `1/‖x‖`, then shrunk by a
+/// few ulps until [`within_unit_ball`] accepts it), as
+/// [`TrainingSetBuilder::clip_rows_to_unit_ball`] does. Per row, so privacy-free; it
+/// changes the data, so it is for generators and explicit opt-ins. A non-finite value is
+/// refused, naming its column, and the row left unchanged.
+pub fn clip_row_to_unit_ball(row: &mut [(usize, f64)]) -> Result<(), ErmError> {
+    if let Some(&(col, value)) = row.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(ErmError::NonFiniteFeature { row: 0, col, value });
+    }
+    clip_to_unit_ball(row);
+    Ok(())
+}
+
 /// [`TrainingSet::check_group_norms`] for `rows` rows of `features` features, each visited
 /// entry by entry through `for_each_entry`.
 pub(crate) fn check_group_norms_of(
@@ -593,17 +611,110 @@ pub(crate) fn check_group_norms_of(
 /// The first row of `inputs` of Euclidean norm above 1, as an error naming it.
 pub(crate) fn check_unit_ball(inputs: &crate::Features) -> Result<(), ErmError> {
     for row in 0..inputs.len() {
-        let norm = l2_norm(inputs.row(row).values().iter().copied());
-        if norm > 1.0 {
+        let values = inputs.row(row).values();
+        if !unit_ball::within_unit_ball(values.iter().copied()) {
+            let norm = l2_norm(values.iter().copied());
             return Err(ErmError::RowNormAboveOne { row, norm });
         }
     }
     Ok(())
 }
 
-/// Norms and scaling into the unit ball, without overflow and exactly in floating point.
-mod unit_ball {
-    /// `‖x‖₂`, scaled by the largest magnitude first so that huge entries do not overflow.
+/// Norms and scaling into the unit ball, without overflow, decided in the safe direction.
+pub(crate) mod unit_ball {
+    /// Half an ulp of 1: the relative rounding error of one operation rounded to nearest.
+    const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
+    /// The absolute error an operation may add where its result is subnormal (half the
+    /// smallest subnormal, counted as a whole one).
+    const UNDERFLOW: f64 = f64::from_bits(1);
+    /// 2^-480: entries at least this large have squares whose rounding error is a normal
+    /// number, so the fma gives it exactly.
+    const TINY: f64 = f64::from_bits((1023 - 480) << 52);
+
+    /// An error-bounded sum of squares `Σ v²`: the exact sum lies in
+    /// `[high + low − error, high + low + error]`.
+    ///
+    /// Each square is split exactly into `p + e` (`e = fma(v, v, −p)`), the `p` are added
+    /// with an exact two-sum (`high` plus the exact errors `t`), and the small parts
+    /// `t + e` are added in `low`. Only the additions into `low` and the fma round; each
+    /// rounding adds at most `u·|result|` (plus [`UNDERFLOW`] where results are subnormal)
+    /// to `error`, accumulated rounded up. So `error` is about `n²u²`: at d = 10⁴ below
+    /// 10⁻²³, where a sum rounded to nearest errs by up to 10⁻¹².
+    #[derive(Clone, Copy, Debug, Default)]
+    pub(crate) struct SquareSum {
+        high: f64,
+        low: f64,
+        error: f64,
+        /// A value of magnitude above 1 (or NaN) was added: the row is outside the ball.
+        outside: bool,
+    }
+
+    impl SquareSum {
+        /// Adds `v²`.
+        #[inline]
+        pub(crate) fn add(&mut self, v: f64) {
+            let a = v.abs();
+            // |v| > 1 puts the row outside the ball; it also keeps every sum below 2^25
+            // (d ≤ 2^24 terms of at most 1), so nothing below overflows.
+            if a.is_nan() || a > 1.0 {
+                self.outside = true;
+                return;
+            }
+            let p = a * a;
+            let e = a.mul_add(a, -p);
+            // Two-sum (Knuth): high + p = s + t exactly.
+            let s = self.high + p;
+            let b = s - self.high;
+            let t = (self.high - (s - b)) + (p - b);
+            self.high = s;
+            let small = t + e;
+            self.low += small;
+            // Three roundings (the fma, `t + e`, the sum into `low`), each at most u times
+            // its result; counted as 2u times their rounded sum, which covers that sum's
+            // own rounding. Squares of entries below 2^-480 may underflow: a fixed allowance
+            // each (exact sums, such as a single entry of 1, keep an error of 0).
+            let mut bound = (e.abs() + small.abs() + self.low.abs()) * (2.0 * UNIT_ROUNDOFF);
+            if a != 0.0 && a < TINY {
+                bound += 3.0 * UNDERFLOW;
+            }
+            if bound > 0.0 {
+                self.error = (self.error + bound).next_up();
+            }
+        }
+
+        /// Whether the exact sum is at most 1, decided in the safe direction: true only if
+        /// the computed sum plus its error bound is ≤ 1. Rows whose exact norm is within
+        /// about `n²u²` below 1 may be refused; no row above 1 is accepted.
+        pub(crate) fn at_most_one(&self) -> bool {
+            if self.outside || self.high > 1.0 {
+                return false;
+            }
+            // 1 − high is exact for high in [1/2, 1] (Sterbenz); below, round it down.
+            let slack = if self.high >= 0.5 {
+                1.0 - self.high
+            } else {
+                (1.0 - self.high).next_down()
+            };
+            if self.error == 0.0 {
+                // Every operation was exact: so is `low`.
+                self.low <= slack
+            } else {
+                (self.low + self.error).next_up() <= slack
+            }
+        }
+    }
+
+    /// Whether `Σ v² ≤ 1` holds exactly for `values`, decided in the safe direction (see
+    /// [`SquareSum`]).
+    pub(crate) fn within_unit_ball(values: impl Iterator<Item = f64>) -> bool {
+        let mut sum = SquareSum::default();
+        values.for_each(|v| sum.add(v));
+        sum.at_most_one()
+    }
+
+    /// `‖x‖₂` as computed to nearest (for messages), scaled by the largest magnitude first
+    /// so that huge entries do not overflow. Not for deciding the contract: see
+    /// [`within_unit_ball`].
     pub fn l2_norm(values: impl Iterator<Item = f64> + Clone) -> f64 {
         let largest = values.clone().fold(0.0f64, |m, v| m.max(v.abs()));
         if largest == 0.0 || !largest.is_finite() {
@@ -616,12 +727,12 @@ mod unit_ball {
                 .sqrt()
     }
 
-    /// Scales `row` by `1/‖x‖` when `‖x‖ > 1` (nudged down until the computed norm is ≤ 1).
+    /// Scales `row` by `1/‖x‖` when it is outside the unit ball, then shrinks it until
+    /// [`within_unit_ball`] accepts it (by `1 − k·2⁻⁵²`, k doubling: a few passes).
     /// Divides by the largest magnitude first, so a row whose norm overflows (entries near
     /// 1e308) is scaled correctly rather than multiplied by 1/∞ = 0.
     pub fn clip_to_unit_ball(row: &mut [(usize, f64)]) {
-        let norm = l2_norm(row.iter().map(|&(_, v)| v));
-        if norm <= 1.0 {
+        if within_unit_ball(row.iter().map(|&(_, v)| v)) {
             return;
         }
         let largest = row.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
@@ -632,8 +743,10 @@ mod unit_ball {
             .sqrt();
         row.iter_mut()
             .for_each(|(_, v)| *v = (*v / largest) / relative_norm);
-        while l2_norm(row.iter().map(|&(_, v)| v)) > 1.0 {
-            row.iter_mut().for_each(|(_, v)| *v *= 1.0 - f64::EPSILON);
+        let mut step = f64::EPSILON;
+        while !within_unit_ball(row.iter().map(|&(_, v)| v)) {
+            row.iter_mut().for_each(|(_, v)| *v *= 1.0 - step);
+            step = (2.0 * step).min(0.5);
         }
     }
 }

@@ -29,11 +29,13 @@ pub enum ErmError {
         /// The value.
         value: f64,
     },
-    /// A row's L2 norm exceeds 1: every guarantee assumes `‖x_i‖ ≤ 1`.
+    /// A row's L2 norm exceeds 1: every guarantee assumes `‖x_i‖ ≤ 1`. Decided in the safe
+    /// direction, on an error-bounded sum of squares: a row is accepted only if its exact
+    /// norm is at most 1.
     RowNormAboveOne {
         /// The first offending row.
         row: usize,
-        /// Its norm.
+        /// Its norm, computed rounded to nearest (it may show as 1 for a row just outside).
         norm: f64,
     },
     /// With group-shaped noise ([`crate::ErmParams::group_noise`]), a row's group norm
@@ -79,6 +81,33 @@ pub enum ErmError {
         value: f64,
         /// What it must satisfy.
         requirement: &'static str,
+    },
+    /// A count or size (features, classes, rows, bytes) outside its accepted range; shown as
+    /// the integer it is.
+    InvalidCount {
+        /// Which count.
+        what: &'static str,
+        /// Its value.
+        value: usize,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+    /// An index (of a row, a position) at or past the end of what it indexes.
+    IndexOutOfRange {
+        /// Which index.
+        what: &'static str,
+        /// The index given.
+        index: usize,
+        /// The length indexed: valid indices are `0..len`.
+        len: usize,
+    },
+    /// Memory for a buffer of the accepted size could not be had (the process's memory
+    /// limit): refused with this error rather than aborting.
+    AllocationFailed {
+        /// What was to be allocated.
+        what: &'static str,
+        /// Its size in bytes.
+        bytes: usize,
     },
     /// The solver did not certify its tolerance, so no model is released. It carries no
     /// numbers: how close the solver got depends on the data and is not private. Accepted
@@ -177,10 +206,17 @@ impl fmt::Display for ErmError {
                 write!(f, "feature {col} of row {row} is not finite: {value:?}")
             }
             Self::RowNormAboveOne { row, norm } => {
+                // The contract is decided on an error-bounded sum of squares: a row just
+                // outside can round to a norm of 1 or less.
+                let relation = if *norm > 1.0 {
+                    "> 1"
+                } else {
+                    "as rounded, but its exact norm is above 1"
+                };
                 write!(
                     f,
-                    "row {row} has norm {norm:?} > 1; the privacy guarantees need every row in \
-                     the unit ball (scale by public bounds, or clip rows explicitly: \
+                    "row {row} has norm {norm:?} {relation}; the privacy guarantees need every \
+                     row in the unit ball (scale by public bounds, or clip rows explicitly: \
                      TrainingSetBuilder::clip_rows_to_unit_ball)"
                 )?;
                 if *norm <= 1.0 + ROUNDING_EXCESS {
@@ -228,6 +264,20 @@ impl fmt::Display for ErmError {
             } => {
                 write!(f, "{what} = {value:?} is invalid: it must be {requirement}")
             }
+            Self::InvalidCount {
+                what,
+                value,
+                requirement,
+            } => write!(f, "{what} = {value} is invalid: it must be {requirement}"),
+            Self::IndexOutOfRange { what, index, len } => write!(
+                f,
+                "{what} {index} is out of range: there are {len} (indices 0..{len})"
+            ),
+            Self::AllocationFailed { what, bytes } => write!(
+                f,
+                "could not allocate {bytes} bytes for {what}: not enough memory (use fewer \
+                 rows or features, or raise the memory limit)"
+            ),
             Self::NoProbabilities { loss } => write!(
                 f,
                 "a model trained with the {loss} loss has no class probabilities (only logistic \

@@ -385,9 +385,9 @@ impl ErmParams {
         if let Some(id) = &self.feature_map
             && crate::model::check_text("feature map", id).is_err()
         {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "feature map identifier length",
-                value: id.len() as f64,
+                value: id.len(),
                 requirement: "1 to 256 bytes, without control characters (it is stored in model files)",
             });
         }
@@ -439,9 +439,9 @@ impl ErmParams {
             return Err(ErmError::EmptyData);
         }
         if features == 0 || features > crate::MAX_FEATURES {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "feature count",
-                value: features as f64,
+                value: features,
                 requirement: "between 1 and 2^24 = 16777216",
             });
         }
@@ -450,16 +450,23 @@ impl ErmParams {
             "the message below names it"
         );
         if self.solver == SolverChoice::Newton && features > MAX_HESSIAN_DIMENSION {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "feature count for the Newton solver",
-                value: features as f64,
+                value: features,
                 requirement: "at most 16384 (it factors a d×d Hessian); use SolverChoice::Auto \
                               or SolverChoice::Lbfgs",
             });
         }
         let plain_floor = tolerance_floor(examples, features, self.loss, self.regularization, None);
-        let plain_tolerance =
-            || resolve_tolerance(self.tolerance, &plain_floor, self.regularization, None);
+        let plain_tolerance = || {
+            resolve_tolerance(
+                examples,
+                self.tolerance,
+                &plain_floor,
+                self.regularization,
+                None,
+            )
+        };
         match self.mechanism {
             Mechanism::NonPrivate => {
                 self.check_warm_start(features, plain_floor.largest_weights)?;

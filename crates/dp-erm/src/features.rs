@@ -226,10 +226,10 @@ impl Features {
         }
         let n = self.len();
         if let Some(&bad) = indices.iter().find(|&&i| i >= n) {
-            return Err(ErmError::DimensionMismatch {
-                what: "selected row index (must be below the row count)",
-                expected: n,
-                found: bad,
+            return Err(ErmError::IndexOutOfRange {
+                what: "selected row index",
+                index: bad,
+                len: n,
             });
         }
         let storage = match &self.storage {
@@ -319,9 +319,9 @@ pub fn check_row(x: &[f64], features: usize) -> Result<(), ErmError> {
 
 fn check_feature_count(features: usize) -> Result<(), ErmError> {
     if features == 0 || features > MAX_FEATURES {
-        return Err(ErmError::InvalidParameter {
+        return Err(ErmError::InvalidCount {
             what: "feature count",
-            value: features as f64,
+            value: features,
             requirement: "between 1 and 2^24 = 16777216",
         });
     }

@@ -27,13 +27,13 @@
 //!
 //! # fn main() -> Result<(), dp_erm::ErmError> {
 //! let data = TrainingSet::builder(2)
-//!     .dense_rows(vec![0.6, 0.8, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
+//!     .dense_rows(vec![0.6, 0.75, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
 //!     .labels(vec![1.0, -1.0, -1.0, -1.0])
 //!     .build()?;
 //! let mut rng = DpRng::from_os_entropy()?;
 //! let fit = ErmParams::objective_perturbation(Loss::huber(0.5)?, 0.1, 1.0).fit(&data, &mut rng)?;
 //! assert_eq!(fit.epsilon(), Some(1.0));
-//! let label = fit.model().predict(&[0.6, 0.8])?;
+//! let label = fit.model().predict(&[0.6, 0.75])?;
 //! # assert!(label == 1.0 || label == -1.0);
 //! # Ok(())
 //! # }
@@ -49,7 +49,7 @@
 //!
 //! # fn main() -> Result<(), dp_erm::ErmError> {
 //! # let data = TrainingSet::builder(2)
-//! #     .dense_rows(vec![0.6, 0.8, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
+//! #     .dense_rows(vec![0.6, 0.75, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2])
 //! #     .labels(vec![1.0, -1.0, -1.0, -1.0])
 //! #     .build()?;
 //! let model = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0)
@@ -83,7 +83,10 @@ pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
     ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, release_grid, tolerance_floor,
 };
-pub use data::{GROUP_NORM_SLACK, MAX_FEATURES, TrainingSet, TrainingSetBuilder};
+pub use data::{
+    GROUP_NORM_SLACK, MAX_FEATURES, TrainingSet, TrainingSetBuilder, clip_row_to_unit_ball,
+    within_unit_ball,
+};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
@@ -113,3 +116,5 @@ mod refusal_tests;
 mod tests;
 #[cfg(test)]
 mod trainer_tests;
+#[cfg(test)]
+mod unit_ball_tests;

@@ -35,9 +35,9 @@ impl OneVsRest {
     ) -> Result<Self, ErmError> {
         params.check()?;
         if !(2..=MAX_CLASSES).contains(&class_count) {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "class count",
-                value: class_count as f64,
+                value: class_count,
                 requirement: "between 2 and 65536",
             });
         }

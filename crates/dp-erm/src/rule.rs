@@ -213,9 +213,9 @@ fn check_sizes(rows: usize, features: usize, epsilon: f64) -> Result<(f64, f64, 
         return Err(ErmError::EmptyData);
     }
     if features == 0 || features > MAX_FEATURES {
-        return Err(ErmError::InvalidParameter {
+        return Err(ErmError::InvalidCount {
             what: "features",
-            value: features as f64,
+            value: features,
             requirement: "between 1 and 2^24",
         });
     }

@@ -242,7 +242,7 @@ fn public_bounds_clipping_and_intercept_are_explicit() {
     assert_eq!(model.model().weights().len(), 2);
     // Intercept: one more feature, rows still in the unit ball.
     let with_intercept = TrainingSet::builder(2)
-        .dense_rows(vec![0.6, 0.8, 0.0, 1.0])
+        .dense_rows(vec![0.6, 0.75, 0.0, 1.0])
         .labels(vec![1.0, -1.0])
         .append_intercept(1.0)
         .build()
@@ -834,7 +834,7 @@ fn one_vs_rest_rejects_bad_classes() {
     let mut rng = InsecureSeededRng::new(23);
     assert!(matches!(
         OneVsRest::fit(&params, &rows, &classes, 1, &mut rng),
-        Err(ErmError::InvalidParameter { .. })
+        Err(ErmError::InvalidCount { .. })
     ));
     assert!(matches!(
         OneVsRest::fit(&params, &rows, &classes[1..], 3, &mut rng),
@@ -1057,7 +1057,7 @@ fn rejects_bad_public_bounds_intercepts_and_feature_counts() {
             .dense_rows(vec![])
             .labels(vec![])
             .build(),
-        Err(ErmError::InvalidParameter {
+        Err(ErmError::InvalidCount {
             what: "feature count",
             ..
         })
@@ -1070,7 +1070,7 @@ fn rejects_bad_public_bounds_intercepts_and_feature_counts() {
     assert!(
         matches!(
             huge,
-            Err(ErmError::InvalidParameter { .. } | ErmError::Optim(_))
+            Err(ErmError::InvalidCount { .. } | ErmError::Optim(_))
         ),
         "{huge:?}"
     );

@@ -6,7 +6,7 @@ use crate::{
     Classifier, ErmError, ErmParams, Examples, FeatureRow, Features, Loss, Trainer, TrainingSet,
 };
 
-const ROWS: [f64; 8] = [0.6, 0.8, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2];
+const ROWS: [f64; 8] = [0.6, 0.75, -0.5, 0.1, 0.3, -0.9, -0.7, -0.2];
 const LABELS: [f64; 4] = [1.0, -1.0, -1.0, -1.0];
 
 fn training_set() -> TrainingSet {
@@ -43,13 +43,13 @@ fn select_picks_rows_in_order_and_refuses_bad_indices() {
     let picked = features.select(&[3, 0, 3]).unwrap();
     assert_eq!(
         picked.dense_values().unwrap(),
-        &[-0.7, -0.2, 0.6, 0.8, -0.7, -0.2]
+        &[-0.7, -0.2, 0.6, 0.75, -0.7, -0.2]
     );
     let examples = Examples::new(features, LABELS.to_vec()).unwrap();
     assert_eq!(examples.select(&[0, 2]).unwrap().labels(), &[1.0, -1.0]);
     assert!(matches!(
         examples.select(&[4]),
-        Err(ErmError::DimensionMismatch { found: 4, .. })
+        Err(ErmError::IndexOutOfRange { index: 4, .. })
     ));
     assert_eq!(examples.select(&[]), Err(ErmError::EmptyData));
 }
@@ -60,14 +60,14 @@ fn rejects_bad_features_naming_the_value() {
     assert_eq!(Features::sparse(2, vec![]), Err(ErmError::EmptyData));
     assert!(matches!(
         Features::dense(0, vec![1.0]),
-        Err(ErmError::InvalidParameter {
+        Err(ErmError::InvalidCount {
             what: "feature count",
             ..
         })
     ));
     assert!(matches!(
         Features::dense(1 << 40, vec![1.0]),
-        Err(ErmError::InvalidParameter {
+        Err(ErmError::InvalidCount {
             what: "feature count",
             ..
         })
@@ -132,7 +132,7 @@ fn rejects_bad_labels_and_wrong_dimensions() {
 
 #[test]
 fn rejects_raw_examples_outside_the_unit_ball_when_training_linearly() {
-    let features = Features::dense(2, vec![0.6, 0.8, 3.0, 4.0]).unwrap();
+    let features = Features::dense(2, vec![0.6, 0.75, 3.0, 4.0]).unwrap();
     let examples = Examples::new(features, vec![1.0, -1.0]).unwrap();
     let params = ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1.0);
     let err = params

@@ -17,6 +17,16 @@ pub enum KernelError {
         /// What it must satisfy.
         requirement: &'static str,
     },
+    /// A count or size (features, map entries, work) outside its accepted range; shown as
+    /// the integer it is.
+    InvalidCount {
+        /// Which count.
+        what: &'static str,
+        /// Its value (saturated at `usize::MAX` where a product overflows).
+        value: usize,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
     /// Orthogonal random features need a rotation-invariant spectral measure: the Gaussian
     /// kernel has one, the Laplacian kernel (Cauchy coordinates) does not.
     OrthogonalNeedsGaussian,
@@ -28,6 +38,11 @@ impl fmt::Display for KernelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             KernelError::InvalidParameter {
+                what,
+                value,
+                requirement,
+            } => write!(f, "invalid {what}: {value}; it must be {requirement}"),
+            KernelError::InvalidCount {
                 what,
                 value,
                 requirement,

@@ -47,11 +47,16 @@ mod model;
 
 pub use error::KernelError;
 pub use estimator::{KernelFit, KernelParams};
-pub use map::{FeatureMap, Kernel, MAX_MAP_ENTRIES, MAX_OUTPUT_FEATURES, Sampling};
+pub use map::{
+    FeatureMap, Kernel, MAX_GAMMA, MAX_MAP_ENTRIES, MAX_ORTHOGONAL_WORK, MAX_OUTPUT_FEATURES,
+    Sampling,
+};
 pub use mapping::MAX_DESIGN_ENTRIES;
 pub use model::KernelModel;
 
 #[cfg(test)]
 mod audit;
+#[cfg(test)]
+mod hardening_tests;
 #[cfg(test)]
 mod tests;

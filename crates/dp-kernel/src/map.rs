@@ -8,6 +8,8 @@ use rand_chacha::ChaCha20Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
+use dp_erm::ErmError;
+
 use crate::KernelError;
 
 /// Most random features D a map may have.
@@ -16,6 +18,18 @@ pub const MAX_OUTPUT_FEATURES: usize = 1 << 20;
 /// Most frequencies (D × d numbers) a map may hold: 2²⁴, 128 MiB, which keeps a kernel model
 /// inside dp-erm's model container.
 pub const MAX_MAP_ENTRIES: usize = 1 << 24;
+
+/// Largest kernel width γ accepted: 10²⁰⁰. Every frequency a map draws is then finite
+/// (Gaussian: `√(2γ)` times a normal and a chi(d) draw, below 10¹⁰⁸; Laplacian: γ times a
+/// tangent of magnitude below 2·10¹⁶), so every map [`FeatureMap::draw`] returns is one a
+/// model file may hold. At γ = 10²⁰⁰ the kernel already vanishes between inputs 10⁻⁹⁹ apart.
+pub const MAX_GAMMA: f64 = 1e200;
+
+/// Most work an orthogonal draw may take: `D · d · min(D, d)` ≤ 2³⁰ (Gram–Schmidt projects
+/// each of a block's min(D, d) rows of d values onto the rows before it, twice, for ⌈D/d⌉
+/// blocks), about a second of one core. Standard sampling costs D · d, bounded by
+/// [`MAX_MAP_ENTRIES`].
+pub const MAX_ORTHOGONAL_WORK: usize = 1 << 30;
 
 /// Every mapped row is scaled by `(1 − 1e-12)/√D` rather than `1/√D`: the exact norm is
 /// then at most `1 − 1e-12`, so the norm computed in floating point (a few ulps off) cannot
@@ -57,17 +71,30 @@ impl Kernel {
         }
     }
 
-    /// The exact kernel value `k(x, y)` (for tests and references; equal lengths assumed).
-    pub fn evaluate(&self, x: &[f64], y: &[f64]) -> f64 {
+    /// The exact kernel value `k(x, y)` (for tests and references). Refuses inputs of
+    /// unequal lengths (naming both) or with a non-finite value, and a kernel whose γ
+    /// [`Kernel::gaussian`] would refuse (a value built directly as the enum).
+    pub fn evaluate(&self, x: &[f64], y: &[f64]) -> Result<f64, KernelError> {
+        self.check()?;
+        dp_erm::check_row(x, x.len())?;
+        if y.len() != x.len() {
+            return Err(KernelError::Erm(ErmError::DimensionMismatch {
+                what: "second input of the kernel (the first input's length)",
+                expected: x.len(),
+                found: y.len(),
+            }));
+        }
+        dp_erm::check_row(y, x.len())?;
         let pairs = x.iter().zip(y);
-        match *self {
+        // Differences of finite values may overflow to ∞: the kernel is then exp(−∞) = 0.
+        Ok(match *self {
             Kernel::Gaussian { gamma } => {
                 (-gamma * pairs.map(|(a, b)| (a - b) * (a - b)).sum::<f64>()).exp()
             }
             Kernel::Laplacian { gamma } => {
                 (-gamma * pairs.map(|(a, b)| (a - b).abs()).sum::<f64>()).exp()
             }
-        }
+        })
     }
 
     fn check(&self) -> Result<(), KernelError> {
@@ -82,14 +109,16 @@ impl Kernel {
     }
 }
 
+/// γ in `(0, MAX_GAMMA]`: checked by the constructors, by [`FeatureMap::draw`] and by a
+/// model file's map, the same function for all three.
 fn check_gamma(gamma: f64) -> Result<(), KernelError> {
-    if gamma.is_finite() && gamma > 0.0 {
+    if gamma > 0.0 && gamma <= MAX_GAMMA {
         Ok(())
     } else {
         Err(KernelError::InvalidParameter {
             what: "kernel width gamma",
             value: gamma,
-            requirement: "finite and > 0",
+            requirement: "finite, > 0 and at most 1e200",
         })
     }
 }
@@ -145,7 +174,11 @@ impl std::fmt::Debug for FeatureMap {
 
 impl FeatureMap {
     /// Draws a map of `output_features` (D) random features for rows of `input_features`
-    /// (d) values. Every parameter is checked before anything is allocated.
+    /// (d) values. Every parameter is checked before anything is allocated: the kernel
+    /// (γ up to [`MAX_GAMMA`]), D ≤ [`MAX_OUTPUT_FEATURES`], D·d ≤ [`MAX_MAP_ENTRIES`], and
+    /// for orthogonal features the drawing work D·d·min(D, d) ≤ [`MAX_ORTHOGONAL_WORK`].
+    /// The drawn map then passes the very check a model file's map passes, so every map
+    /// drawn (and every model trained on it) can be saved and loaded.
     ///
     /// The generator only needs to be independent of the data: the map is released with
     /// the model, and the privacy argument holds for every map whose outputs lie in the
@@ -158,6 +191,7 @@ impl FeatureMap {
         rng: &mut R,
     ) -> Result<Self, KernelError> {
         check_shape(kernel, sampling, input_features, output_features)?;
+        check_drawing_work(sampling, input_features, output_features)?;
         let d = input_features;
         let frequencies = match (kernel, sampling) {
             (Kernel::Gaussian { gamma }, Sampling::Standard) => {
@@ -176,7 +210,8 @@ impl FeatureMap {
         let phases = (0..output_features)
             .map(|_| PI * (2.0 * rng.random::<f64>() - 1.0))
             .collect();
-        Ok(Self {
+        // Whatever a fit accepts, a load must accept: the same validation as a file's map.
+        Self::try_from(RawFeatureMap {
             kernel,
             sampling,
             input_features,
@@ -268,24 +303,45 @@ fn check_shape(
         return Err(KernelError::OrthogonalNeedsGaussian);
     }
     if input_features == 0 || input_features > MAX_MAP_ENTRIES {
-        return Err(KernelError::InvalidParameter {
+        return Err(KernelError::InvalidCount {
             what: "input feature count d",
-            value: input_features as f64,
-            requirement: "between 1 and 2^24",
+            value: input_features,
+            requirement: "between 1 and 2^24 = 16777216",
         });
     }
     if output_features == 0 || output_features > MAX_OUTPUT_FEATURES {
-        return Err(KernelError::InvalidParameter {
+        return Err(KernelError::InvalidCount {
             what: "random feature count D",
-            value: output_features as f64,
+            value: output_features,
             requirement: "between 1 and 2^20 = 1048576",
         });
     }
     if output_features.saturating_mul(input_features) > MAX_MAP_ENTRIES {
-        return Err(KernelError::InvalidParameter {
+        return Err(KernelError::InvalidCount {
             what: "map size D × d",
-            value: output_features as f64 * input_features as f64,
+            value: output_features.saturating_mul(input_features),
             requirement: "at most 2^24 = 16777216 frequencies",
+        });
+    }
+    Ok(())
+}
+
+/// Refuses an orthogonal draw whose Gram–Schmidt work `D · d · min(D, d)` exceeds
+/// [`MAX_ORTHOGONAL_WORK`] (the size checks bound D·d only), before anything is drawn.
+fn check_drawing_work(
+    sampling: Sampling,
+    input_features: usize,
+    output_features: usize,
+) -> Result<(), KernelError> {
+    let work = output_features
+        .saturating_mul(input_features)
+        .saturating_mul(output_features.min(input_features));
+    if sampling == Sampling::Orthogonal && work > MAX_ORTHOGONAL_WORK {
+        return Err(KernelError::InvalidCount {
+            what: "orthogonal drawing work D · d · min(D, d)",
+            value: work,
+            requirement: "at most 2^30 = 1073741824 (about a second); use fewer random \
+                          features, or standard sampling",
         });
     }
     Ok(())
@@ -358,9 +414,9 @@ impl TryFrom<RawFeatureMap> for FeatureMap {
         )?;
         let expected = raw.phases.len() * raw.input_features;
         if raw.frequencies.len() != expected {
-            return Err(KernelError::InvalidParameter {
+            return Err(KernelError::InvalidCount {
                 what: "frequency count (must be D × d)",
-                value: raw.frequencies.len() as f64,
+                value: raw.frequencies.len(),
                 requirement: "equal to the number of phases times the input features",
             });
         }

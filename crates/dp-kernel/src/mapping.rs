@@ -18,7 +18,9 @@ use crate::cosine::{any_cos, scaled_cos_in_place};
 pub(crate) const BLOCK_ROWS: usize = 256;
 
 /// Most entries (n × D) of a mapped design this crate will allocate: 2³⁰, 8 GiB. Above it
-/// a fit is refused before mapping anything.
+/// a fit is refused before mapping anything; at or below it, a design the process cannot
+/// allocate (its memory limit) is refused with [`ErmError::AllocationFailed`], never an
+/// abort. The fit needs the raw rows and the solver's O(n + D²) buffers on top.
 pub const MAX_DESIGN_ENTRIES: usize = 1 << 30;
 
 impl FeatureMap {
@@ -44,9 +46,9 @@ impl FeatureMap {
     pub fn check_rows(&self, rows: usize) -> Result<(), ErmError> {
         let entries = rows.saturating_mul(self.output_features());
         if entries > MAX_DESIGN_ENTRIES {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "mapped design size n × D",
-                value: entries as f64,
+                value: entries,
                 requirement: "at most 2^30 entries (8 GiB); use fewer rows or random features",
             });
         }
@@ -59,7 +61,7 @@ impl FeatureMap {
     pub fn map(&self, rows: &Features) -> Result<Mat<f64>, ErmError> {
         rows.check_dimension(self.input_features(), "features of the rows")?;
         self.check_rows(rows.len())?;
-        let mut out = Mat::<f64>::zeros(rows.len(), self.output_features());
+        let mut out = zeroed(rows.len(), self.output_features())?;
         out.as_mut()
             .par_row_chunks_mut(BLOCK_ROWS)
             .enumerate()
@@ -105,4 +107,18 @@ impl FeatureMap {
             }
         }
     }
+}
+
+/// An n × D matrix of zeros, or [`ErmError::AllocationFailed`] where the memory cannot be
+/// had (faer's `zeros` would abort).
+pub(crate) fn zeroed(n: usize, columns: usize) -> Result<Mat<f64>, ErmError> {
+    let mut out = Mat::<f64>::new();
+    out.try_reserve(n, columns)
+        .map_err(|_| ErmError::AllocationFailed {
+            what: "the mapped design (n × D values)",
+            bytes: n.saturating_mul(columns).saturating_mul(8),
+        })?;
+    // The capacity is there: no allocation happens here.
+    out.resize_with(n, columns, |_, _| 0.0);
+    Ok(out)
 }

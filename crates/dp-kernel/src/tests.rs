@@ -61,7 +61,7 @@ fn two_inner_products_approximate_both_kernels_within_hoeffding() {
                 &rows[(2 * p + 1) * d..(2 * p + 2) * d],
             );
             let approx = 2.0 * dot(&map.map_row(x).unwrap(), &map.map_row(y).unwrap());
-            worst = worst.max((approx - kernel.evaluate(x, y)).abs());
+            worst = worst.max((approx - kernel.evaluate(x, y).unwrap()).abs());
         }
         assert!(
             worst <= t,
@@ -91,7 +91,7 @@ fn orthogonal_features_beat_standard_ones_in_mean_squared_error() {
                         let x = &rows[2 * p * d..(2 * p + 1) * d];
                         let y = &rows[(2 * p + 1) * d..(2 * p + 2) * d];
                         let approx = 2.0 * dot(&map.map_row(x).unwrap(), &map.map_row(y).unwrap());
-                        (approx - kernel.evaluate(x, y)).powi(2)
+                        (approx - kernel.evaluate(x, y).unwrap()).powi(2)
                     })
                     .sum::<f64>()
                     / pairs as f64
@@ -258,22 +258,22 @@ fn rejects_bad_map_parameters_before_allocating() {
     let draw = |d: usize, big_d: usize| FeatureMap::draw_seeded(k, Sampling::Standard, d, big_d, 1);
     assert!(matches!(
         draw(2, 0),
-        Err(KernelError::InvalidParameter {
+        Err(KernelError::InvalidCount {
             what: "random feature count D",
             ..
         })
     ));
     assert!(matches!(
         draw(2, MAX_OUTPUT_FEATURES + 1),
-        Err(KernelError::InvalidParameter { .. })
+        Err(KernelError::InvalidCount { .. })
     ));
     assert!(matches!(
         draw(2, usize::MAX),
-        Err(KernelError::InvalidParameter { .. })
+        Err(KernelError::InvalidCount { .. })
     ));
     assert!(matches!(
         draw(0, 8),
-        Err(KernelError::InvalidParameter {
+        Err(KernelError::InvalidCount {
             what: "input feature count d",
             ..
         })
@@ -281,7 +281,7 @@ fn rejects_bad_map_parameters_before_allocating() {
     // Each size allowed alone, their product too large to allocate.
     assert!(matches!(
         draw(1 << 12, 1 << 13),
-        Err(KernelError::InvalidParameter {
+        Err(KernelError::InvalidCount {
             what: "map size D × d",
             ..
         })
@@ -494,7 +494,7 @@ fn rejects_designs_too_large_to_allocate_before_mapping() {
     let too_large = |err: &ErmError| {
         matches!(
             err,
-            ErmError::InvalidParameter {
+            ErmError::InvalidCount {
                 what: "mapped design size n × D",
                 ..
             }
@@ -674,7 +674,8 @@ fn rejects_group_shaped_noise_before_mapping() {
 fn extreme_kernel_widths_give_short_identifiers_and_fit() {
     let data = nested_balls(60, 5);
     for kernel in [
-        Kernel::laplacian(1e300).unwrap(),
+        Kernel::laplacian(crate::MAX_GAMMA).unwrap(),
+        Kernel::gaussian(crate::MAX_GAMMA).unwrap(),
         Kernel::gaussian(1e-300).unwrap(),
         Kernel::gaussian(0.5).unwrap(),
     ] {

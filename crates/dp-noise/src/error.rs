@@ -41,6 +41,22 @@ pub enum NoiseError {
         /// The length given.
         found: usize,
     },
+    /// An entry names a coordinate at or past the dimension.
+    IndexOutOfRange {
+        /// Position of the entry in its input.
+        position: usize,
+        /// The coordinate it names.
+        index: usize,
+        /// The dimension: valid coordinates are `0..len`.
+        len: usize,
+    },
+    /// A sparse input names the same coordinate twice.
+    RepeatedIndex {
+        /// Position of the later entry in its input.
+        position: usize,
+        /// The coordinate named twice.
+        index: usize,
+    },
     /// An input value (to be released, or a utility) is NaN or infinite.
     NonFiniteValue {
         /// Position of the value in its input (0 for a single value).
@@ -118,6 +134,19 @@ impl fmt::Display for NoiseError {
             Self::DimensionMismatch { expected, found } => {
                 write!(f, "expected length {expected}, found {found}")
             }
+            Self::IndexOutOfRange {
+                position,
+                index,
+                len,
+            } => write!(
+                f,
+                "entry {position} names coordinate {index}, but there are {len} coordinates \
+                 (0..{len})"
+            ),
+            Self::RepeatedIndex { position, index } => write!(
+                f,
+                "entry {position} names coordinate {index}, which an earlier entry already names"
+            ),
             Self::NonFiniteValue { index, value } => {
                 write!(f, "value at index {index} is not finite: {value:?}")
             }

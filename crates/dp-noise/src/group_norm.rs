@@ -12,26 +12,47 @@ use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Exp1, Gamma, StandardNormal};
 
 use crate::error::{check_epsilon, check_sensitivity};
-use crate::vector::check_dimension;
 use crate::{NoiseError, ReleaseRng};
+
+/// Most coordinates a partition into groups may have: 2²⁴ (dp-erm's largest feature
+/// count; three words per coordinate, 384 MiB at the cap). Checked before anything is
+/// allocated by [`FeatureGroups::new`] and [`FeatureGroups::singletons`].
+pub const MAX_GROUPED_DIMENSION: usize = 1 << 24;
 
 /// A partition of the coordinates `0..d` into groups (a categorical attribute's one-hot
 /// levels form one group; a numeric feature is a group of its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeatureGroups {
-    /// The coordinates of each group, increasing.
-    members: Vec<Vec<usize>>,
+    /// The coordinates of every group, increasing within a group, groups one after the
+    /// other: group g is `coordinates[starts[g]..starts[g + 1]]`. Flat, so that d
+    /// singletons cost three words per coordinate and no allocation each.
+    coordinates: Vec<usize>,
+    starts: Vec<usize>,
     /// The group of each coordinate.
     group_of: Vec<usize>,
-    dim: usize,
+}
+
+/// Refuses a dimension of 0 or above [`MAX_GROUPED_DIMENSION`], before anything is
+/// allocated.
+fn check_grouped_dimension(dim: usize) -> Result<(), NoiseError> {
+    if dim == 0 {
+        return Err(NoiseError::ZeroDimension);
+    }
+    if dim > MAX_GROUPED_DIMENSION {
+        return Err(NoiseError::DimensionTooLarge {
+            dim,
+            max: MAX_GROUPED_DIMENSION,
+        });
+    }
+    Ok(())
 }
 
 impl FeatureGroups {
     /// From the group of every coordinate: `group_of[j]` is coordinate j's group, groups
-    /// numbered `0..m` with none empty.
+    /// numbered `0..m` with none empty. At most [`MAX_GROUPED_DIMENSION`] coordinates.
     pub fn new(group_of: &[usize]) -> Result<Self, NoiseError> {
         let dim = group_of.len();
-        check_dimension(dim)?;
+        check_grouped_dimension(dim)?;
         let largest = group_of.iter().copied().max().unwrap_or(0);
         if largest >= dim {
             return Err(NoiseError::InvalidGroups(format!(
@@ -40,40 +61,58 @@ impl FeatureGroups {
             )));
         }
         let count = largest + 1;
-        let mut members = vec![Vec::new(); count];
-        for (j, &g) in group_of.iter().enumerate() {
-            members[g].push(j);
+        // Counting sort: sizes, then offsets, then each coordinate in its group's slot.
+        let mut starts = vec![0usize; count + 1];
+        for &g in group_of {
+            starts[g + 1] += 1;
         }
-        if let Some(empty) = members.iter().position(Vec::is_empty) {
+        if let Some(empty) = (0..count).find(|&g| starts[g + 1] == 0) {
             return Err(NoiseError::InvalidGroups(format!(
                 "group {empty} has no coordinate: groups must be numbered 0..m with none empty"
             )));
         }
+        for g in 0..count {
+            starts[g + 1] += starts[g];
+        }
+        let mut next = starts.clone();
+        let mut coordinates = vec![0usize; dim];
+        for (j, &g) in group_of.iter().enumerate() {
+            coordinates[next[g]] = j;
+            next[g] += 1;
+        }
         Ok(Self {
-            members,
+            coordinates,
+            starts,
             group_of: group_of.to_vec(),
-            dim,
         })
     }
 
-    /// Every coordinate its own group: the group norm is then the Euclidean norm.
+    /// Every coordinate its own group: the group norm is then the Euclidean norm. `dim`
+    /// is checked (1 to [`MAX_GROUPED_DIMENSION`]) before anything is allocated.
     pub fn singletons(dim: usize) -> Result<Self, NoiseError> {
-        Self::new(&(0..dim).collect::<Vec<_>>())
+        check_grouped_dimension(dim)?;
+        Ok(Self {
+            coordinates: (0..dim).collect(),
+            starts: (0..=dim).collect(),
+            group_of: (0..dim).collect(),
+        })
     }
 
     /// The dimension d.
     pub fn dim(&self) -> usize {
-        self.dim
+        self.group_of.len()
     }
 
     /// The number of groups m.
     pub fn count(&self) -> usize {
-        self.members.len()
+        self.starts.len() - 1
     }
 
-    /// The coordinates of each group.
-    pub fn members(&self) -> &[Vec<usize>] {
-        &self.members
+    /// The coordinates of each group (increasing), group by group.
+    pub fn members(&self) -> impl ExactSizeIterator<Item = &[usize]> + '_ {
+        self.starts
+            .windows(2)
+            .map(|range| &self.coordinates[range[0]..range[1]])
     }
 
     /// The group of coordinate `j < d`.
@@ -82,49 +121,90 @@ impl FeatureGroups {
     }
 
     /// The group norm of a sparse vector given as `(coordinate, value)` pairs (coordinates
-    /// `< d`, each at most once), in time linear in its entries.
+    /// `< d`, each at most once; values finite), in time linear in its entries. Refuses,
+    /// naming it, the first entry whose coordinate is out of range or repeated, or whose
+    /// value is not finite. A norm beyond the largest f64 is ∞.
     pub fn sparse_norm(&self, entries: &[(usize, f64)]) -> Result<f64, NoiseError> {
-        if let Some(&(j, _)) = entries.iter().find(|&&(j, _)| j >= self.dim) {
-            return Err(NoiseError::DimensionMismatch {
-                expected: self.dim,
-                found: j + 1,
-            });
+        for (position, &(j, v)) in entries.iter().enumerate() {
+            if j >= self.dim() {
+                return Err(NoiseError::IndexOutOfRange {
+                    position,
+                    index: j,
+                    len: self.dim(),
+                });
+            }
+            if !v.is_finite() {
+                return Err(NoiseError::NonFiniteValue {
+                    index: position,
+                    value: v,
+                });
+            }
         }
-        let mut by_group: Vec<(usize, f64)> = entries
+        let mut by_group: Vec<(usize, usize, f64)> = entries
             .iter()
-            .map(|&(j, v)| (self.group_of[j], v.abs()))
+            .map(|&(j, v)| (self.group_of[j], j, v.abs()))
             .collect();
-        by_group.sort_by_key(|&(g, _)| g);
-        let mut squares = 0.0;
+        by_group.sort_by_key(|&(g, j, _)| (g, j));
+        if let Some(pair) = by_group.windows(2).find(|pair| pair[0].1 == pair[1].1) {
+            let index = pair[0].1;
+            let position = entries.iter().rposition(|&(j, _)| j == index).unwrap_or(0);
+            return Err(NoiseError::RepeatedIndex { position, index });
+        }
+        let mut sums = Vec::new();
         let mut k = 0;
         while k < by_group.len() {
             let group = by_group[k].0;
             let mut l1 = 0.0;
             while k < by_group.len() && by_group[k].0 == group {
-                l1 += by_group[k].1;
+                l1 += by_group[k].2;
                 k += 1;
             }
-            squares += l1 * l1;
+            sums.push(l1);
         }
-        Ok(squares.sqrt())
+        Ok(l2_of(&sums))
     }
 
-    /// `‖v‖_G = (Σ_g (Σ_{j∈g} |v_j|)²)^{1/2}`, for `v` of length d. At least `‖v‖₂`, equal
-    /// when every group holds at most one non-zero of `v`.
+    /// `‖v‖_G = (Σ_g (Σ_{j∈g} |v_j|)²)^{1/2}`, for `v` of length d with finite values
+    /// (the first non-finite one is refused, naming it). At least `‖v‖₂`, equal when every
+    /// group holds at most one non-zero of `v`. A norm beyond the largest f64 is ∞.
     pub fn norm(&self, v: &[f64]) -> Result<f64, NoiseError> {
-        if v.len() != self.dim {
+        if v.len() != self.dim() {
             return Err(NoiseError::DimensionMismatch {
-                expected: self.dim,
+                expected: self.dim(),
                 found: v.len(),
             });
         }
-        Ok(self
-            .members
-            .iter()
-            .map(|group| group.iter().map(|&j| v[j].abs()).sum::<f64>().powi(2))
-            .sum::<f64>()
-            .sqrt())
+        if let Some(index) = v.iter().position(|x| !x.is_finite()) {
+            return Err(NoiseError::NonFiniteValue {
+                index,
+                value: v[index],
+            });
+        }
+        let sums: Vec<f64> = self
+            .members()
+            .map(|group| group.iter().map(|&j| v[j].abs()).sum::<f64>())
+            .collect();
+        Ok(l2_of(&sums))
     }
+}
+
+/// `(Σ s²)^{1/2}` of non-negative `sums`; where the squares overflow or underflow, again
+/// with every sum divided by the largest first.
+fn l2_of(sums: &[f64]) -> f64 {
+    let plain = sums.iter().map(|s| s * s).sum::<f64>().sqrt();
+    if plain.is_finite() && plain > 1e-140 {
+        return plain;
+    }
+    let largest = sums.iter().fold(0.0f64, |m, &s| m.max(s));
+    if largest == 0.0 || largest.is_infinite() {
+        return largest;
+    }
+    largest
+        * sums
+            .iter()
+            .map(|s| (s / largest) * (s / largest))
+            .sum::<f64>()
+            .sqrt()
 }
 
 /// The distribution on ℝ^d with density `ν(b) ∝ exp(−β‖b‖_G)` for the group norm of
@@ -220,7 +300,7 @@ pub(crate) fn fill_group_noise<R: Rng + ?Sized>(
         .expect("shape and scale were validated as finite and positive")
         .sample(rng);
     let (chi, chi_norm) = group_chi_draws(groups, degrees, rng);
-    for (group, xi) in groups.members.iter().zip(&chi) {
+    for (group, xi) in groups.members().zip(&chi) {
         let l1 = norm * xi / chi_norm;
         fill_uniform_l1_sphere(out, group, l1, signs, rng);
     }
@@ -245,8 +325,7 @@ fn group_chi_draws<R: Rng + ?Sized>(
 ) -> (Vec<f64>, f64) {
     loop {
         let chi: Vec<f64> = groups
-            .members
-            .iter()
+            .members()
             .map(|group| {
                 (0..degrees(group.len()))
                     .map(|_| {

@@ -71,7 +71,7 @@ pub use discrete_gaussian::{DiscreteGaussian, DiscreteGaussianVector};
 pub use discrete_laplace::DiscreteLaplace;
 pub use error::NoiseError;
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
-pub use group_norm::{FeatureGroups, GroupNormVector};
+pub use group_norm::{FeatureGroups, GroupNormVector, MAX_GROUPED_DIMENSION};
 pub use laplace::Laplace;
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
 pub use vector::{GammaNormVector, GaussianVector, MAX_DIMENSION};

@@ -43,6 +43,25 @@ pub enum PredictError {
         /// What it must satisfy.
         requirement: &'static str,
     },
+    /// A count (parts, points) outside its accepted range; shown as the integer it is.
+    InvalidCount {
+        /// Which count.
+        what: &'static str,
+        /// Its value.
+        value: usize,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+    /// A size computed from parameters (not given) is beyond what this crate accepts: the
+    /// parameters, named in `what`, are the problem.
+    ComputedTooLarge {
+        /// What was computed, and from which parameters.
+        what: &'static str,
+        /// The value computed (a whole number, possibly beyond any integer type).
+        value: f64,
+        /// The largest accepted.
+        limit: usize,
+    },
     /// An input value is NaN or infinite.
     NonFinite {
         /// Which input.
@@ -139,6 +158,19 @@ impl fmt::Display for PredictError {
                 value,
                 requirement,
             } => write!(f, "{what} must be {requirement}, got {value:?}"),
+            Self::InvalidCount {
+                what,
+                value,
+                requirement,
+            } => write!(f, "{what} must be {requirement}, got {value}"),
+            Self::ComputedTooLarge { what, value, limit } => {
+                // Whole numbers: digits where they fit in 21, else scientific notation.
+                if *value < 1e21 {
+                    write!(f, "{what} is {value:.0}, above the limit {limit}")
+                } else {
+                    write!(f, "{what} is {value:e}, above the limit {limit}")
+                }
+            }
             Self::NonFinite { what, index, value } => {
                 write!(f, "{what} {index} is not finite: {value:?}")
             }

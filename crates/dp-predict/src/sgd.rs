@@ -1,7 +1,7 @@
 //! One-pass projected SGD with averaged iterates, answered with Laplace noise (Dwork &
 //! Feldman 2018, Thm 4.12 / Cor 4.13 via Hardt–Recht–Singer; ALGORITHMS.md §7.4).
 
-use dp_erm::{ErmError, ErmParams, Examples, Loss, ROUNDING_MARGIN};
+use dp_erm::{ErmParams, Examples, Loss, ROUNDING_MARGIN};
 use dp_noise::{Laplace, ReleaseRng};
 use dp_optim::MarginLoss;
 
@@ -35,10 +35,25 @@ impl SgdParams {
     }
 
     /// The step of DF Cor 4.13 for `examples` rows: `η = B/(L R √n)` (L = R = 1), capped at
-    /// the stability limit `2/(σR²)`.
-    pub fn suggested_step(loss: Loss, radius: f64, examples: usize) -> f64 {
-        let step = radius / (examples.max(1) as f64).sqrt();
-        step.min(step_limit(loss))
+    /// the stability limit `2/(σR²)`. Refuses, naming it, a loss [`SgdParams::check`]
+    /// refuses, a radius B that is not finite and > 0, zero rows, and a radius so small
+    /// that the step rounds to 0: an Ok step is one `check` accepts.
+    pub fn suggested_step(loss: Loss, radius: f64, examples: usize) -> Result<f64, PredictError> {
+        ErmParams::non_private(loss, 1.0).check()?;
+        let radius = check_positive("projection radius", radius)?;
+        if examples == 0 {
+            return Err(PredictError::EmptyData);
+        }
+        let step = (radius / (examples as f64).sqrt()).min(step_limit(loss));
+        if step > 0.0 {
+            Ok(step)
+        } else {
+            Err(PredictError::InvalidParameter {
+                what: "projection radius",
+                value: radius,
+                requirement: "large enough that radius/√n is above 0 in floating point",
+            })
+        }
     }
 
     /// Checks ε, B, the loss, and `0 < η ≤ 2/(σR²)` (σ the loss's smoothness, R the rows'
@@ -117,9 +132,9 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Slack on the unit-ball check: a row normalized to norm 1 can compute as `1 + d·u`
-/// depending on the summation order (dp-erm's check sums differently); the sensitivity
-/// covers `R = 1 + NORM_SLACK`.
+/// Slack on the rows' norm bound in the sensitivity: rows are checked exactly (dp-erm's
+/// check, in the safe direction), so `R = 1 + NORM_SLACK` is margin, kept for the query's
+/// scaling into the unit ball, which rounds.
 const NORM_SLACK: f64 = 1e-9;
 
 /// The largest step, `2/(σR²)` with `R = 1 + NORM_SLACK`, rounded down: a gradient step on
@@ -129,17 +144,11 @@ fn step_limit(loss: Loss) -> f64 {
     (2.0 / (loss.curvature_bound() * radius * radius)).next_down()
 }
 
-/// Every row of `data` in the unit ball (to [`NORM_SLACK`]), else an error naming the first.
+/// Every row of `data` in the unit ball, else an error naming the first
+/// (dp-erm's check, decided exactly in the safe direction: every accepted row has exact
+/// norm ≤ 1, inside the `1 + NORM_SLACK` the sensitivity covers.)
 fn check_unit_ball(data: &Examples) -> Result<(), PredictError> {
-    let mut row = vec![0.0; data.features()];
-    for i in 0..data.len() {
-        data.inputs().row(i).write_dense(&mut row);
-        let norm = dot(&row, &row).sqrt();
-        if norm > 1.0 + NORM_SLACK {
-            return Err(ErmError::RowNormAboveOne { row: i, norm }.into());
-        }
-    }
-    Ok(())
+    Ok(data.check_unit_ball()?)
 }
 
 /// A trained projected-SGD predictor (§7.4): answers `⟨w̄, x̂⟩ + Lap(2ηLR²/ε)`, `w̄` the

@@ -57,7 +57,17 @@ impl StableErmParams {
         if examples == 0 {
             return Err(PredictError::EmptyData);
         }
-        Ok(2.0 / b * ((1.0 + 1.0 / epsilon) / examples as f64).sqrt())
+        let lambda = 2.0 / b * ((1.0 + 1.0 / epsilon) / examples as f64).sqrt();
+        // An Ok λ is one a fit accepts (dp-erm's range); else the inputs are the problem.
+        if !(dp_erm::MIN_REGULARIZATION..=dp_erm::MAX_REGULARIZATION).contains(&lambda) {
+            return Err(PredictError::InvalidParameter {
+                what: "balanced regularization (2/comparator norm)·√((1 + 1/epsilon)/n)",
+                value: lambda,
+                requirement: "between 1e-12 and 1e6, the regularizations a fit accepts \
+                              (choose another comparator norm)",
+            });
+        }
+        Ok(lambda)
     }
 
     /// The gradient-norm tolerance the solver must certify (default

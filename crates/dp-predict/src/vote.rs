@@ -247,9 +247,9 @@ impl LaplaceAverage {
 /// A number of parts in 1..=MAX_PARTS.
 pub(crate) fn check_parts(parts: usize) -> Result<usize, PredictError> {
     if parts == 0 {
-        return Err(PredictError::InvalidParameter {
+        return Err(PredictError::InvalidCount {
             what: "number of parts",
-            value: 0.0,
+            value: 0,
             requirement: "at least 1",
         });
     }
@@ -274,11 +274,12 @@ pub fn suggested_parts(epsilon: f64, alpha: f64) -> Result<usize, PredictError> 
             requirement: "in (0, 1/2)",
         });
     }
-    let k = (4.0 / epsilon * (2.0 / alpha).ln()).ceil();
-    if k > MAX_PARTS as f64 {
-        return Err(PredictError::TooLarge {
-            what: "suggested number of parts",
-            size: usize::MAX,
+    // ln(2/α) = ln 2 − ln α: finite for every α > 0 (2/α overflows below 1e-308).
+    let k = (4.0 / epsilon * (std::f64::consts::LN_2 - alpha.ln())).ceil();
+    if k.is_nan() || k > MAX_PARTS as f64 {
+        return Err(PredictError::ComputedTooLarge {
+            what: "the suggested number of parts (4/epsilon)·ln(2/alpha)",
+            value: k,
             limit: MAX_PARTS,
         });
     }

@@ -29,12 +29,14 @@ impl WalkParams {
         }
         let params = Self { epsilon, alpha };
         // The walk's arithmetic (±m plus integer offsets) is exact only while m < 2⁵²;
-        // beyond it (ε ≲ 1e-15) a step could round away and the privacy proof fail.
-        if params.clamp_bound() >= 2f64.powi(52) {
+        // beyond it (ε ≲ 1e-15) a step could round away and the privacy proof fail. Both
+        // parameters set m: the error names the clamp they give, not one of them.
+        let clamp = params.clamp_bound();
+        if clamp.is_nan() || clamp >= 2f64.powi(52) {
             return Err(PredictError::InvalidParameter {
-                what: "epsilon",
-                value: epsilon,
-                requirement: "large enough that the walk's clamp (2/ε)·ln((1−α)/α) stays below 2^52",
+                what: "walk clamp (2/epsilon)·ln((1-alpha)/alpha)",
+                value: clamp,
+                requirement: "below 2^52 (use a larger epsilon, or an alpha closer to 1/2)",
             });
         }
         Ok(params)
@@ -53,7 +55,14 @@ impl WalkParams {
     /// The clamp `m = (2/ε) ln((1−α)/α)`: the walk lives in `[−m, m]`, and at `±m` the
     /// answer's probability is exactly `1 − α` or `α`.
     pub fn clamp_bound(&self) -> f64 {
-        2.0 / self.epsilon * ((1.0 - self.alpha) / self.alpha).ln()
+        let odds = (1.0 - self.alpha) / self.alpha;
+        // Below α ≈ 5.6e-309 the odds overflow: the same logarithm as a difference.
+        let log_odds = if odds.is_finite() {
+            odds.ln()
+        } else {
+            (-self.alpha).ln_1p() - self.alpha.ln()
+        };
+        2.0 / self.epsilon * log_odds
     }
 
     /// Precomputes the walk at every data point (O(n) after the sort [`LineData`] did).

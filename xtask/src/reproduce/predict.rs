@@ -671,7 +671,7 @@ fn dataset_cells(
                 StableErmParams::balanced_regularization(COMPARATOR_NORM, per_answer, train.len())?;
             let stable = StableErmParams::new(Loss::Logistic, lambda.max(1e-6), per_answer)
                 .fit(&train_examples, &mut rng)?;
-            let step = SgdParams::suggested_step(Loss::Logistic, COMPARATOR_NORM, train.len());
+            let step = SgdParams::suggested_step(Loss::Logistic, COMPARATOR_NORM, train.len())?;
             let sgd = SgdParams::new(Loss::Logistic, step, COMPARATOR_NORM, per_answer)
                 .fit(&train_examples)?;
             let cell_seed = seed ^ (q as u64) << 16 ^ total.to_bits();

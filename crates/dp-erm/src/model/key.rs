@@ -27,9 +27,9 @@ impl ModelKey {
     /// uniformly random: a password is not a key).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ErmError> {
         if bytes.len() < Self::MIN_BYTES {
-            return Err(ErmError::InvalidParameter {
+            return Err(ErmError::InvalidCount {
                 what: "model key length in bytes",
-                value: bytes.len() as f64,
+                value: bytes.len(),
                 requirement: "at least 32",
             });
         }

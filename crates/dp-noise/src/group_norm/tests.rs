@@ -266,3 +266,209 @@ fn invalid_partitions_and_rates_are_refused() {
     assert!(noise.beta() < 0.5 && noise.beta() == 0.5f64.next_down());
     assert!(GroupNormVector::from_epsilon(groups(&[0]), 0.0, 2.0).is_err());
 }
+
+/// Runs `f` on its own thread and fails if it does not finish within two seconds (a hang
+/// or a loop sized by a bad count) or panics.
+fn within_two_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(f());
+    });
+    receiver
+        .recv_timeout(std::time::Duration::from_secs(2))
+        .expect("panicked, or did not finish within 2 s")
+}
+
+/// Sizes beyond the cap are refused before anything is allocated: `usize::MAX` panicked
+/// (capacity overflow) and 2²⁶ + 1 allocated 512 MiB before the old code refused it.
+#[test]
+fn rejects_group_sizes_beyond_the_cap_before_allocating() {
+    for dim in [
+        usize::MAX,
+        crate::MAX_DIMENSION + 1,
+        MAX_GROUPED_DIMENSION + 1,
+        1 << 40,
+    ] {
+        let err = within_two_seconds(move || FeatureGroups::singletons(dim)).unwrap_err();
+        assert_eq!(
+            err,
+            NoiseError::DimensionTooLarge {
+                dim,
+                max: MAX_GROUPED_DIMENSION
+            }
+        );
+        assert!(err.to_string().contains(&dim.to_string()));
+    }
+    assert_eq!(
+        FeatureGroups::singletons(0).unwrap_err(),
+        NoiseError::ZeroDimension
+    );
+    // At the cap: built in time, three words per coordinate.
+    let at_cap = within_two_seconds(|| FeatureGroups::singletons(MAX_GROUPED_DIMENSION)).unwrap();
+    assert_eq!(at_cap.count(), MAX_GROUPED_DIMENSION);
+    assert_eq!(
+        at_cap.group(MAX_GROUPED_DIMENSION - 1),
+        MAX_GROUPED_DIMENSION - 1
+    );
+}
+
+/// An out-of-range coordinate is named as a coordinate (not a length, and without the
+/// `j + 1` that wrapped at `usize::MAX`), a non-finite value is refused rather than giving
+/// a NaN norm, and a repeated coordinate is refused rather than counted twice.
+#[test]
+fn rejects_bad_sparse_entries_naming_them() {
+    let g = groups(&[0, 1, 0]);
+    assert_eq!(
+        g.sparse_norm(&[(0, 0.5), (usize::MAX, 1.0)]).unwrap_err(),
+        NoiseError::IndexOutOfRange {
+            position: 1,
+            index: usize::MAX,
+            len: 3
+        }
+    );
+    let message = g.sparse_norm(&[(3, 1.0)]).unwrap_err().to_string();
+    assert!(
+        message.contains("coordinate 3") && !message.contains("length"),
+        "{message}"
+    );
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let err = g.sparse_norm(&[(1, 0.5), (2, bad)]).unwrap_err();
+        assert!(
+            matches!(err, NoiseError::NonFiniteValue { index: 1, .. }),
+            "{err:?}"
+        );
+        assert!(matches!(
+            g.norm(&[0.5, bad, 0.0]),
+            Err(NoiseError::NonFiniteValue { index: 1, .. })
+        ));
+    }
+    assert_eq!(
+        g.sparse_norm(&[(2, 0.5), (0, 0.1), (2, 0.5)]).unwrap_err(),
+        NoiseError::RepeatedIndex {
+            position: 2,
+            index: 2
+        }
+    );
+    // Finite entries whose squares overflow: the norm, not ∞ or NaN.
+    let huge = g.sparse_norm(&[(0, 1e300), (1, 1e300)]).unwrap();
+    assert!((huge / (2f64.sqrt() * 1e300) - 1.0).abs() < 1e-15, "{huge}");
+    assert_eq!(g.norm(&[1e300, 1e300, 0.0]).unwrap(), huge);
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::{FeatureGroups, GroupNormVector, NoiseError, within_two_seconds};
+    use crate::InsecureSeededRng;
+
+    fn hostile_f64() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            4 => -2.0..2.0f64,
+            1 => Just(0.0),
+            1 => Just(f64::NAN),
+            1 => Just(f64::INFINITY),
+            1 => Just(f64::NEG_INFINITY),
+            1 => Just(f64::MAX),
+            1 => Just(f64::MIN_POSITIVE / 4.0),
+            1 => Just(1e-300),
+            1 => Just(1e300),
+            1 => any::<f64>(),
+        ]
+    }
+
+    fn hostile_usize() -> impl Strategy<Value = usize> {
+        prop_oneof![
+            4 => 0usize..6,
+            1 => Just(usize::MAX),
+            1 => Just(super::MAX_GROUPED_DIMENSION + 1),
+            1 => Just(1usize << 26),
+            1 => any::<usize>(),
+        ]
+    }
+
+    /// The message names the values the error carries.
+    fn assert_names_its_values(err: &NoiseError) {
+        let message = err.to_string();
+        let expected: Vec<String> = match err {
+            NoiseError::InvalidEpsilon(v)
+            | NoiseError::InvalidSensitivity(v)
+            | NoiseError::InvalidBeta(v) => vec![format!("{v:?}")],
+            NoiseError::DimensionTooLarge { dim, max } => vec![dim.to_string(), max.to_string()],
+            NoiseError::DimensionMismatch { expected, found } => {
+                vec![expected.to_string(), found.to_string()]
+            }
+            NoiseError::IndexOutOfRange {
+                position,
+                index,
+                len,
+            } => {
+                vec![position.to_string(), index.to_string(), len.to_string()]
+            }
+            NoiseError::RepeatedIndex { position, index } => {
+                vec![position.to_string(), index.to_string()]
+            }
+            NoiseError::NonFiniteValue { index, value } => {
+                vec![index.to_string(), format!("{value:?}")]
+            }
+            NoiseError::ZeroDimension | NoiseError::InvalidGroups(_) => vec![],
+            other => panic!("unexpected error from group noise: {other:?}"),
+        };
+        for part in expected {
+            assert!(message.contains(&part), "{message:?} does not name {part}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Every constructor and norm of group noise on hostile input: Ok values the
+        /// sampler then runs on, or an error naming the value; no panic, within 2 s.
+        #[test]
+        fn group_noise_constructors_check_everything(
+            dim in hostile_usize(),
+            group_of in prop::collection::vec(prop_oneof![4 => 0usize..4, 1 => any::<usize>()], 0..6),
+            entries in prop::collection::vec((hostile_usize(), hostile_f64()), 0..5),
+            dense in prop::collection::vec(hostile_f64(), 0..6),
+            beta in hostile_f64(),
+            epsilon in hostile_f64(),
+            sensitivity in hostile_f64(),
+        ) {
+            within_two_seconds(move || {
+                for made in [FeatureGroups::singletons(dim), FeatureGroups::new(&group_of)] {
+                    let groups = match made {
+                        Ok(groups) => groups,
+                        Err(err) => {
+                            assert_names_its_values(&err);
+                            continue;
+                        }
+                    };
+                    assert!(groups.dim() >= 1 && groups.count() <= groups.dim());
+                    match groups.sparse_norm(&entries) {
+                        Ok(norm) => assert!(norm >= 0.0 && !norm.is_nan()),
+                        Err(err) => assert_names_its_values(&err),
+                    }
+                    match groups.norm(&dense) {
+                        Ok(norm) => assert!(norm >= 0.0 && !norm.is_nan()),
+                        Err(err) => assert_names_its_values(&err),
+                    }
+                    if groups.dim() > 1 << 12 {
+                        continue;
+                    }
+                    for noise in [
+                        GroupNormVector::new(groups.clone(), beta),
+                        GroupNormVector::from_epsilon(groups.clone(), epsilon, sensitivity),
+                    ] {
+                        match noise {
+                            Ok(noise) => {
+                                let drawn = noise.sample(&mut InsecureSeededRng::new(4));
+                                assert_eq!(drawn.len(), groups.dim());
+                                assert!(drawn.iter().all(|v| !v.is_nan()));
+                            }
+                            Err(err) => assert_names_its_values(&err),
+                        }
+                    }
+                }
+            });
+        }
+    }
+}

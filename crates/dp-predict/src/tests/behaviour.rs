@@ -81,7 +81,7 @@ fn score_mechanisms_answer_well_on_linear_data() {
     let stable = StableErmParams::new(Loss::Logistic, lambda, 1.0)
         .fit(&data, &mut rng(9))
         .unwrap();
-    let step = SgdParams::suggested_step(Loss::Logistic, 10.0, n);
+    let step = SgdParams::suggested_step(Loss::Logistic, 10.0, n).unwrap();
     let sgd = SgdParams::new(Loss::Logistic, step, 10.0, 1.0)
         .fit(&data)
         .unwrap();

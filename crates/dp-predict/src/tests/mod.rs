@@ -7,6 +7,7 @@ mod behaviour;
 mod budget;
 mod exact_privacy;
 mod generalization;
+mod parameter_properties;
 mod rejects;
 mod serving;
 mod timing;

@@ -220,7 +220,7 @@ fn rejects_step_size_above_the_stability_limit() {
         assert!(is_bad_parameter(&err, "step size"), "{step}: {err:?}");
     }
     assert!(
-        SgdParams::suggested_step(Loss::Logistic, 1e9, 1) <= limit(8.0),
+        SgdParams::suggested_step(Loss::Logistic, 1e9, 1).unwrap() <= limit(8.0),
         "the suggestion keeps to the limit"
     );
     let huber = Loss::huber(0.5).unwrap();

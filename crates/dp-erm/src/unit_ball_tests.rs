@@ -1,0 +1,257 @@
+//! The unit-ball contract decided in the safe direction (issue 30, privacy finding 3), and
+//! messages that name the real problem: indices as indices, counts as integers.
+//!
+//! The expected verdicts come from exact integer arithmetic, not from the code under test:
+//! every entry lies in `[2⁻⁷, 2⁻⁶)`, so it is `m·2⁻⁵⁹` for an integer `m < 2⁵³`, its square
+//! `m²·2⁻¹¹⁸` exactly, and `‖x‖² ≤ 1` exactly when `Σ m² ≤ 2¹¹⁸` (d = 10⁴ squares below
+//! 2¹⁰⁶ each: the sum fits in a u128).
+
+use dp_noise::InsecureSeededRng;
+use rand::RngExt;
+
+use crate::{ErmError, Examples, Features, TrainingSet};
+
+const D: usize = 10_000;
+
+/// The integer `m` with `v = m·2⁻⁵⁹`, for `v` in `[2⁻⁷, 2⁻⁶)`.
+fn mantissa(v: f64) -> u128 {
+    assert!((2f64.powi(-7)..2f64.powi(-6)).contains(&v), "{v}");
+    let m = v * 2f64.powi(59);
+    assert_eq!(m.fract(), 0.0);
+    m as u128
+}
+
+/// `Σ v² − 1` exactly, in units of 2⁻¹¹⁸.
+fn exact_excess(row: &[f64]) -> i128 {
+    let sum: u128 = row.iter().map(|&v| mantissa(v) * mantissa(v)).sum();
+    sum as i128 - (1i128 << 118)
+}
+
+/// The check before this fix: the norm rounded to nearest compared with 1 (what a check
+/// that does not bound its rounding does).
+fn rounded_norm_at_most_one(row: &[f64]) -> bool {
+    row.iter().map(|v| v * v).sum::<f64>().sqrt() <= 1.0
+}
+
+/// Rows of D entries 0.01 (just above 1/√D in binary: D·0.01² = 1 + 4.2·10⁻¹⁷) or one ulp
+/// below (D times its square is 1 − 3.1·10⁻¹⁶), mixed so that the exact squared norms
+/// straddle 1 within about 10⁻¹⁷, with their exact excess.
+fn rows_near_the_sphere(count: usize, seed: u64) -> Vec<(Vec<f64>, i128)> {
+    let mut rng = InsecureSeededRng::new(seed);
+    let base = 0.01f64;
+    (0..count)
+        .map(|_| {
+            let row: Vec<f64> = (0..D)
+                .map(|_| {
+                    if rng.random::<f64>() < 0.12 {
+                        base.next_down()
+                    } else {
+                        base
+                    }
+                })
+                .collect();
+            let excess = exact_excess(&row);
+            (row, excess)
+        })
+        .collect()
+}
+
+fn build(row: &[f64]) -> Result<TrainingSet, ErmError> {
+    TrainingSet::builder(row.len())
+        .dense_rows(row.to_vec())
+        .labels(vec![1.0])
+        .build()
+}
+
+/// Rows whose exact norm is above 1 but whose rounded norm is not: the builder, the dense
+/// matrix path (dp-kernel's), and the examples' check all refuse them; rows exactly inside
+/// by more than 10⁻²⁰ pass. Fails on the old check, which compared the rounded norm with 1.
+#[test]
+fn rejects_rows_just_outside_the_unit_ball() {
+    let rows = rows_near_the_sphere(400, 30);
+    let slightly_outside: Vec<&Vec<f64>> = rows
+        .iter()
+        .filter(|(row, excess)| *excess > 0 && rounded_norm_at_most_one(row))
+        .map(|(row, _)| row)
+        .collect();
+    // The class exists: rows the rounded check accepted although they are outside.
+    assert!(slightly_outside.len() >= 10, "{}", slightly_outside.len());
+    for row in &slightly_outside {
+        assert!(
+            matches!(build(row), Err(ErmError::RowNormAboveOne { row: 0, .. })),
+            "builder"
+        );
+        let matrix = faer::Mat::from_fn(1, D, |_, j| row[j]);
+        assert!(
+            matches!(
+                TrainingSet::from_dense_matrix(matrix, vec![1.0]),
+                Err(ErmError::RowNormAboveOne { row: 0, .. })
+            ),
+            "dense matrix"
+        );
+        let examples = Examples::new(Features::dense(D, row.to_vec()).unwrap(), vec![1.0]);
+        assert!(examples.unwrap().check_unit_ball().is_err(), "examples");
+        assert!(!crate::within_unit_ball(row));
+    }
+    // Exactly inside by more than 2⁻⁶⁶ (1.4·10⁻²⁰): accepted, so the check is not merely
+    // strict but tight.
+    let inside: Vec<&Vec<f64>> = rows
+        .iter()
+        .filter(|(_, excess)| *excess < -(1i128 << 52))
+        .map(|(row, _)| row)
+        .collect();
+    assert!(inside.len() >= 10, "{}", inside.len());
+    for row in inside {
+        assert!(build(row).is_ok());
+        assert!(crate::within_unit_ball(row));
+    }
+}
+
+/// Clipping puts a row exactly inside the ball (checked in integers), including the rows
+/// just outside that the old clip, stopping at a rounded norm of 1, left outside.
+#[test]
+fn clipping_leaves_rows_exactly_inside() {
+    for (row, excess) in rows_near_the_sphere(60, 31) {
+        if excess <= 0 {
+            continue;
+        }
+        let mut sparse: Vec<(usize, f64)> = row.iter().copied().enumerate().collect();
+        crate::clip_row_to_unit_ball(&mut sparse).unwrap();
+        let clipped: Vec<f64> = sparse.iter().map(|&(_, v)| v).collect();
+        assert!(exact_excess(&clipped) <= 0);
+        // Shrunk by a few ulps only.
+        assert!(clipped.iter().zip(&row).all(|(c, r)| (r - c) / r < 1e-13));
+        let set = TrainingSet::builder(D)
+            .dense_rows(row)
+            .labels(vec![1.0])
+            .clip_rows_to_unit_ball()
+            .build();
+        assert!(set.is_ok());
+    }
+}
+
+/// A single entry of 1 (norm exactly 1) and the unit rows of one-hot data are accepted: no
+/// allowance where the sum is exact.
+#[test]
+fn rows_exactly_on_the_sphere_with_exact_sums_pass() {
+    assert!(crate::within_unit_ball(&[1.0]));
+    assert!(crate::within_unit_ball(&[0.0, -1.0, 0.0]));
+    assert!(crate::within_unit_ball(&[0.5, 0.5, 0.5, 0.5]));
+    assert!(!crate::within_unit_ball(&[1.0, 1e-300]));
+    assert!(!crate::within_unit_ball(&[1.0, f64::MIN_POSITIVE / 8.0]));
+    assert!(!crate::within_unit_ball(&[f64::NAN]));
+    assert!(!crate::within_unit_ball(&[1.0f64.next_up()]));
+    let mut bad = vec![(0, 0.5), (3, f64::NAN)];
+    assert!(matches!(
+        crate::clip_row_to_unit_ball(&mut bad),
+        Err(ErmError::NonFiniteFeature { col: 3, .. })
+    ));
+    assert_eq!(bad[0], (0, 0.5));
+    let mut huge = vec![(0, 1e308), (1, -1e308)];
+    crate::clip_row_to_unit_ball(&mut huge).unwrap();
+    assert!(crate::within_unit_ball(&[huge[0].1, huge[1].1]));
+    assert!(huge[0].1 > 0.7 && huge[1].1 < -0.7);
+}
+
+/// A bad row index is reported as an index, not as a length.
+#[test]
+fn rejects_a_bad_row_index_as_an_index() {
+    let rows = Features::dense(1, vec![0.1, 0.2]).unwrap();
+    let err = rows.select(&[0, 5]).unwrap_err();
+    assert_eq!(
+        err,
+        ErmError::IndexOutOfRange {
+            what: "selected row index",
+            index: 5,
+            len: 2
+        }
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("index 5") && message.contains("2"),
+        "{message}"
+    );
+    assert!(!message.contains("length"), "{message}");
+    let examples = Examples::new(rows, vec![1.0, -1.0]).unwrap();
+    assert!(matches!(
+        examples.select(&[usize::MAX]),
+        Err(ErmError::IndexOutOfRange {
+            index: usize::MAX,
+            ..
+        })
+    ));
+}
+
+/// Counts are printed as the integers they are ("65537", never "65537.0"), whichever
+/// constructor refuses them.
+#[test]
+fn rejects_counts_naming_them_as_integers() {
+    let set = TrainingSet::builder(1)
+        .dense_rows(vec![0.5, -0.5])
+        .labels(vec![1.0, -1.0])
+        .build()
+        .unwrap();
+    let params = crate::ErmParams::non_private(crate::Loss::Logistic, 1e-2);
+    let mut rng = InsecureSeededRng::new(3);
+    let cases: Vec<(ErmError, String)> = vec![
+        (
+            crate::OneVsRest::fit(&params, &set, &[0, 1], 65_537, &mut rng).unwrap_err(),
+            "65537".into(),
+        ),
+        (
+            TrainingSet::builder((1 << 24) + 1)
+                .dense_rows(vec![])
+                .labels(vec![])
+                .build()
+                .unwrap_err(),
+            "16777217".into(),
+        ),
+        (
+            crate::ErmParams::recommended(10, 1 << 25, 1.0).unwrap_err(),
+            "33554432".into(),
+        ),
+        (
+            crate::ModelKey::from_bytes(&[7; 5]).unwrap_err(),
+            "5".into(),
+        ),
+        (Features::dense(0, vec![]).unwrap_err(), "0".into()),
+        (
+            crate::ErmParams::non_private(crate::Loss::Logistic, 1e-2)
+                .solver(crate::SolverChoice::Newton)
+                .noise_calibration(10, 20_000)
+                .unwrap_err(),
+            "20000".into(),
+        ),
+    ];
+    for (err, count) in cases {
+        let message = err.to_string();
+        assert!(
+            matches!(err, ErmError::InvalidCount { .. }),
+            "{err:?}: {message}"
+        );
+        assert!(message.contains(&count), "{message}");
+        assert!(!message.contains(&format!("{count}.0")), "{message}");
+    }
+}
+
+/// At a row count beyond what double precision can sum, the error names that count — not
+/// its square root.
+#[test]
+fn rejects_too_many_rows_naming_the_row_count() {
+    let rows = 1usize << 62;
+    let err = crate::ErmParams::recommended(rows, 10, 1.0).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(
+            err,
+            ErmError::InvalidCount {
+                what: "number of rows",
+                value,
+                ..
+            } if value == rows
+        ),
+        "{err:?}"
+    );
+    assert!(message.contains(&rows.to_string()), "{message}");
+    assert!(!message.contains("square root"), "{message}");
+}
