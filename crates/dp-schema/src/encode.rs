@@ -43,7 +43,6 @@ enum Attr {
         missing: NumericMissing,
     },
     Categorical {
-        offset: usize,
         levels: HashMap<String, usize>,
         unseen: Option<usize>,
         unseen_is_error: bool,
@@ -124,7 +123,6 @@ impl Encoder {
                     group_of.extend(std::iter::repeat_n(group, slots));
                     attributes += 1;
                     Attr::Categorical {
-                        offset,
                         levels: levels
                             .iter()
                             .enumerate()

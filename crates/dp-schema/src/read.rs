@@ -341,8 +341,12 @@ fn read_csv<E: From<ReadError>>(
 /// The line breaks inside a record's cells (a record quoted over several lines). Line
 /// breaks inside a quoted cell that encodes fine (an ignored column) are legal CSV.
 fn line_breaks(record: &csv::ByteRecord) -> u64 {
+    let last = record.len().saturating_sub(1);
     record
         .iter()
+        .enumerate()
+        // The line break that ends the file inside an open quote ends no line of its own.
+        .map(|(i, f)| if i == last { f.trim_ascii_end() } else { f })
         .map(|f| f.iter().filter(|&&b| b == b'\n').count() as u64)
         .sum()
 }

@@ -49,12 +49,13 @@ fn edited(from: &str, to: &str) -> Result<Schema, SchemaError> {
 }
 
 fn invalid(result: Result<Schema, SchemaError>) -> (String, String, String) {
+    let text = result.as_ref().map_or_else(ToString::to_string, |_| String::new());
     match result {
         Err(SchemaError::Invalid {
             file, key, value, ..
         }) => {
             assert_eq!(file, "bad.toml");
-            (key, value, result.unwrap_err().to_string())
+            (key, value, text)
         }
         other => panic!("expected an invalid schema, got {other:?}"),
     }
@@ -257,14 +258,13 @@ const HEADER: &str = "age, color, note, y\n";
 #[test]
 fn csv_reads_in_batches_with_line_numbers_counting_every_line() {
     let dir = tempfile::tempdir().unwrap();
-    let body = format!("{HEADER}1, red, a, yes\n\n2, blue, \"b\nc\", no.\n3, green, , yes.\n");
-    let body = body.replace("no.", "no");
+    let body = format!("{HEADER}1, red, a, yes\n\n2, blue,\"b\nc\", no\n3, green, , yes.\n");
     let path = write(dir.path(), "ok.csv", body.as_bytes());
     let (rows, labels) = read_all(&path, &small(), true).unwrap();
     assert_eq!(rows, 3);
     assert_eq!(labels, vec![1.0, -1.0, 1.0]);
     // The record after a blank line and a quoted line break is on line 6.
-    let bad = format!("{HEADER}1, red, a, yes\n\n2, blue, \"b\nc\", no\n3, pink, , yes\n");
+    let bad = format!("{HEADER}1, red, a, yes\n\n2, blue,\"b\nc\", no\n3, pink, , yes\n");
     assert_eq!(
         csv_error(bad.as_bytes()),
         (6, Some("color".into()), Problem::UnseenLevel)
@@ -300,11 +300,11 @@ fn every_bad_csv_input_is_named_by_file_line_and_column() {
     assert_eq!(csv_error(&bytes), (3, Some("color".into()), Problem::NotUtf8));
     // An unclosed quote swallows the rest of the file into one cell.
     assert_eq!(
-        csv_error(row("2, \"red, a, yes\n3, blue, b, no\n4, red, c, no").as_bytes()).2,
+        csv_error(row("2,\"red, a, yes\n3, blue, b, no\n4, red, c, no").as_bytes()).2,
         Problem::Ragged { expected: 4, found: 2 }
     );
     assert_eq!(
-        csv_error(row("2, red, a, \"yes\n3, blue, b, no").as_bytes()),
+        csv_error(row("2, red, a,\"yes\n3, blue, b, no").as_bytes()),
         (3, Some("y".into()), Problem::UnbalancedQuote { last_line: 4 })
     );
 }
