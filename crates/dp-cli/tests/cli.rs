@@ -103,13 +103,16 @@ impl Setup {
         path
     }
     fn train(&self, data: &Path, out: &str) -> Command {
+        self.train_with(data, out, &self.path("schema.toml"), "1")
+    }
+    fn train_with(&self, data: &Path, out: &str, schema: &Path, epsilon: &str) -> Command {
         let mut cmd = dpml();
         cmd.arg("train")
             .arg("--data")
             .arg(data)
             .arg("--schema")
-            .arg(self.path("schema.toml"))
-            .args(["--epsilon", "1", "--out"])
+            .arg(schema)
+            .args(["--epsilon", epsilon, "--out"])
             .arg(self.path(out));
         cmd
     }
@@ -144,11 +147,7 @@ fn schema_init_reads_the_header_only_and_leaves_everything_to_fill() {
     assert_eq!(text.matches("type = \"FILL_IN\"").count(), 3);
     assert!(text.contains("MUST be public"));
     // The skeleton is refused until it is filled in, naming the key.
-    let err = fails(
-        s.train(&s.path("data.csv"), "m.dpm")
-            .arg("--schema")
-            .arg(&out),
-    );
+    let err = fails(&mut s.train_with(&s.path("data.csv"), "m.dpm", &out, "1"));
     assert!(err.contains("columns[0].type = \"FILL_IN\""), "{err}");
     // An existing output is kept.
     let err = fails(dpml().args(["schema", "init"]).arg(&data).arg("--out").arg(&out));
@@ -216,10 +215,10 @@ fn predict_refuses_another_schema_and_probabilities_of_a_huber_model() {
     let s = Setup::new();
     succeeds(&mut s.train(&s.path("data.csv"), "m.dpm"));
     let other = s.write("other.toml", SCHEMA.replace("upper = 10", "upper = 11").as_bytes());
-    let predict = |schema: &Path, extra: &[&str]| {
+    let predict = |model: &str, schema: &Path, extra: &[&str]| {
         let mut cmd = dpml();
         cmd.args(["predict", "--model"])
-            .arg(s.path("m.dpm"))
+            .arg(s.path(model))
             .arg("--schema")
             .arg(schema)
             .arg("--data")
@@ -229,9 +228,9 @@ fn predict_refuses_another_schema_and_probabilities_of_a_huber_model() {
             .args(extra);
         cmd
     };
-    let err = fails(&mut predict(&other, &[]));
+    let err = fails(&mut predict("m.dpm", &other, &[]));
     assert!(err.contains("trained with the schema of hash"), "{err}");
-    let err = fails(&mut predict(&s.path("schema.toml"), &["--proba"]));
+    let err = fails(&mut predict("m.dpm", &s.path("schema.toml"), &["--proba"]));
     assert!(err.contains("gives no probabilities"), "{err}");
     assert!(!s.path("p.csv").exists());
     // A logistic model gives them.
@@ -239,9 +238,7 @@ fn predict_refuses_another_schema_and_probabilities_of_a_huber_model() {
         s.train(&s.path("data.csv"), "l.dpm")
             .args(["--model", "logistic"]),
     );
-    let mut cmd = predict(&s.path("schema.toml"), &["--proba"]);
-    cmd.arg("--model").arg(s.path("l.dpm"));
-    succeeds(&mut cmd);
+    succeeds(&mut predict("l.dpm", &s.path("schema.toml"), &["--proba"]));
     let text = std::fs::read_to_string(s.path("p.csv")).unwrap();
     assert!(text.starts_with("prediction,probability\npos,0."), "{text}");
 }
@@ -298,7 +295,7 @@ fn every_bad_input_is_named_and_nothing_is_written() {
         ("[\"a\", \"b\"]", "[\"a\", \"a\"]", "columns[1].levels[1] = \"a\""),
     ] {
         let bad = s.write("bad.toml", SCHEMA.replace(from, to).as_bytes());
-        let err = fails(s.train(&s.path("data.csv"), "m.dpm").arg("--schema").arg(&bad));
+        let err = fails(&mut s.train_with(&s.path("data.csv"), "m.dpm", &bad, "1"));
         assert!(err.contains("schema ") && err.contains("bad.toml"), "{err}");
         assert!(err.contains(needle), "{err}");
     }
@@ -365,10 +362,9 @@ fn the_ledger_refuses_the_third_of_three_runs_before_reading_data() {
     assert!(shown.contains("spent:   2 in 2 runs"), "{shown}");
     // Exactly the budget is allowed.
     succeeds(
-        s.train(&s.path("data.csv"), "d.dpm")
+        s.train_with(&s.path("data.csv"), "d.dpm", &s.path("schema.toml"), "0.5")
             .arg("--ledger")
-            .arg(&path)
-            .args(["--epsilon", "0.5"]),
+            .arg(&path),
     );
 }
 
