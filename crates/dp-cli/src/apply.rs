@@ -63,7 +63,11 @@ fn class_names(schema: &Schema) -> (String, String) {
 }
 
 /// Scores of a batch of encoded rows (+1 where the score is ≥ 0, as dp-erm predicts).
-fn scores(model: &LinearModel, d: usize, rows: Vec<Vec<(usize, f64)>>) -> Result<Vec<f64>, Failure> {
+fn scores(
+    model: &LinearModel,
+    d: usize,
+    rows: Vec<Vec<(usize, f64)>>,
+) -> Result<Vec<f64>, Failure> {
     Features::sparse(d, rows)
         .and_then(|x| x.scores(model.weights()))
         .map_err(|e| fail(format!("cannot score the rows: {e}")))
@@ -149,7 +153,12 @@ fn csv_field(text: &str) -> String {
 }
 
 /// `dpml evaluate`: error and confusion matrix on the user's own labelled data.
-pub fn evaluate(model_path: &Path, schema_path: &Path, data: &Path, json: bool) -> Result<(), Failure> {
+pub fn evaluate(
+    model_path: &Path,
+    schema_path: &Path,
+    data: &Path,
+    json: bool,
+) -> Result<(), Failure> {
     let schema = load_schema(schema_path)?;
     let (model, encoder) = load_matching(model_path, &schema)?;
     let d = encoder.features();
@@ -220,7 +229,9 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
     println!("model:          {}", model_path.display());
     println!("mechanism:      {:?}", meta.mechanism);
     match model.epsilon() {
-        Some(e) => println!("epsilon:        {e} (the file's claim: a plain file is not authenticated)"),
+        Some(e) => {
+            println!("epsilon:        {e} (the file's claim: a plain file is not authenticated)")
+        }
         None => println!("epsilon:        none — NOT PRIVATE"),
     }
     println!("loss:           {}", meta.loss.name());
@@ -230,7 +241,11 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         Some(g) => println!("noise:          shaped to {g} feature groups"),
         None => println!("noise:          Euclidean (or none)"),
     }
-    match meta.feature_map.as_deref().and_then(|t| t.strip_prefix("dp-schema:sha256:")) {
+    match meta
+        .feature_map
+        .as_deref()
+        .and_then(|t| t.strip_prefix("dp-schema:sha256:"))
+    {
         Some(hash) => println!("schema sha256:  {hash}"),
         None => println!("schema:         none recorded"),
     }

@@ -78,7 +78,9 @@ impl Ledger {
 
     /// ε spent so far, rounded up.
     pub fn spent(&self) -> f64 {
-        self.spends.iter().fold(0.0, |s, spend| add_up(s, spend.epsilon))
+        self.spends
+            .iter()
+            .fold(0.0, |s, spend| add_up(s, spend.epsilon))
     }
 
     /// Refuses a spend of `epsilon` that would take the total above the budget.
@@ -133,7 +135,8 @@ impl Ledger {
 
     /// Reads and checks a ledger.
     pub fn load(path: &Path) -> Result<Self, Failure> {
-        let io = |e: std::io::Error| fail(format!("ledger {}: cannot read it: {e}", path.display()));
+        let io =
+            |e: std::io::Error| fail(format!("ledger {}: cannot read it: {e}", path.display()));
         let file = File::open(path).map_err(io)?;
         let mut text = String::new();
         file.take(MAX_LEDGER_BYTES + 1)

@@ -53,11 +53,13 @@ enum Command {
     #[command(subcommand)]
     Schema(SchemaCommand),
     /// Train an ε-differentially private classifier (objective perturbation).
-    #[command(after_help = "Example:\n  dpml train --data adult.data --schema schemas/adult.toml \
+    #[command(
+        after_help = "Example:\n  dpml train --data adult.data --schema schemas/adult.toml \
         --epsilon 1 --out adult.dpm\n\nWrites the model and a report beside it \
         (adult.report.json, adult.report.md) holding only public or privatized facts. With \
         --ledger, the run is refused before any data is read if its ε does not fit in what \
-        the ledger has left.")]
+        the ledger has left."
+    )]
     Train {
         /// The training data (CSV, or Parquet for a .parquet/.pq name).
         #[arg(long)]
@@ -88,9 +90,11 @@ enum Command {
         force: bool,
     },
     /// Predict the class of every row of a file (post-processing: no privacy spent).
-    #[command(after_help = "Example:\n  dpml predict --model adult.dpm --schema schemas/adult.toml \
+    #[command(
+        after_help = "Example:\n  dpml predict --model adult.dpm --schema schemas/adult.toml \
         --data adult.test --out predictions.csv\n\nThe file may leave out the label column. \
-        The schema must be the one the model was trained with (checked by its hash).")]
+        The schema must be the one the model was trained with (checked by its hash)."
+    )]
     Predict {
         /// The model (dpml train).
         #[arg(long)]
@@ -112,8 +116,10 @@ enum Command {
         force: bool,
     },
     /// Error and confusion matrix on your own labelled data (NOT private: for you only).
-    #[command(after_help = "Example:\n  dpml evaluate --model adult.dpm --schema schemas/adult.toml \
-        --data adult.test")]
+    #[command(
+        after_help = "Example:\n  dpml evaluate --model adult.dpm --schema schemas/adult.toml \
+        --data adult.test"
+    )]
     Evaluate {
         /// The model (dpml train).
         #[arg(long)]
@@ -145,9 +151,11 @@ enum Command {
 #[derive(Subcommand)]
 enum SchemaCommand {
     /// A skeleton from a file's column names only (no data row is read).
-    #[command(after_help = "Example:\n  dpml schema init data.csv --out schema.toml\n\nEvery \
+    #[command(
+        after_help = "Example:\n  dpml schema init data.csv --out schema.toml\n\nEvery \
         column is left as type = \"FILL_IN\": bounds, levels and classes must be public \
-        (documentation, domain knowledge), never read off the data.")]
+        (documentation, domain knowledge), never read off the data."
+    )]
     Init {
         /// The data file (CSV with a header, or Parquet).
         data: PathBuf,
@@ -166,8 +174,10 @@ enum SchemaCommand {
 #[derive(Subcommand)]
 enum LedgerCommand {
     /// A new ledger with a dataset's total ε and nothing spent.
-    #[command(after_help = "Example:\n  dpml ledger init adult-ledger.json --total-epsilon 2 \
-        --dataset adult")]
+    #[command(
+        after_help = "Example:\n  dpml ledger init adult-ledger.json --total-epsilon 2 \
+        --dataset adult"
+    )]
     Init {
         /// The ledger file to create.
         ledger: PathBuf,

@@ -99,13 +99,9 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
 
     let file = req.data.display().to_string();
     let bar = progress::reading(&file);
-    let data = dp_schema::read_training_set(
-        &req.data,
-        &schema,
-        &encoder,
-        &mut progress::updater(&bar),
-    )
-    .map_err(|e| fail(e.to_string()))?;
+    let data =
+        dp_schema::read_training_set(&req.data, &schema, &encoder, &mut progress::updater(&bar))
+            .map_err(|e| fail(e.to_string()))?;
     bar.finish_and_clear();
     // Public under the replace-one relation every guarantee here uses (neighbouring
     // datasets have the same size); the report says so.
@@ -173,7 +169,16 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
             Some((path.clone(), ledger))
         }
     };
-    let report = report(&req, &model, &bytes, &hash, n, d, &encoder, ledger_state.as_ref());
+    let report = report(
+        &req,
+        &model,
+        &bytes,
+        &hash,
+        n,
+        d,
+        &encoder,
+        ledger_state.as_ref(),
+    );
     let markdown = markdown(&report);
     write_all_or_none(
         vec![

@@ -77,7 +77,11 @@ positive = "pos"
 fn small_data(rows: usize) -> String {
     let mut text = String::from("x,c,y\n");
     for i in 0..rows {
-        let (c, y) = if i % 2 == 0 { ("a", "pos") } else { ("b", "neg") };
+        let (c, y) = if i % 2 == 0 {
+            ("a", "pos")
+        } else {
+            ("b", "neg")
+        };
         text += &format!("{},{c},{y}\n", i % 10);
     }
     text
@@ -141,7 +145,13 @@ fn schema_init_reads_the_header_only_and_leaves_everything_to_fill() {
     // A header, then a row that is not even valid UTF-8: never read.
     let data = s.write("d.csv", b"age,city name,label\n\xff\xfe,1,2\n");
     let out = s.path("skeleton.toml");
-    succeeds(dpml().args(["schema", "init"]).arg(&data).arg("--out").arg(&out));
+    succeeds(
+        dpml()
+            .args(["schema", "init"])
+            .arg(&data)
+            .arg("--out")
+            .arg(&out),
+    );
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("name = \"city name\""), "{text}");
     assert_eq!(text.matches("type = \"FILL_IN\"").count(), 3);
@@ -150,7 +160,13 @@ fn schema_init_reads_the_header_only_and_leaves_everything_to_fill() {
     let err = fails(&mut s.train_with(&s.path("data.csv"), "m.dpm", &out, "1"));
     assert!(err.contains("columns[0].type = \"FILL_IN\""), "{err}");
     // An existing output is kept.
-    let err = fails(dpml().args(["schema", "init"]).arg(&data).arg("--out").arg(&out));
+    let err = fails(
+        dpml()
+            .args(["schema", "init"])
+            .arg(&data)
+            .arg("--out")
+            .arg(&out),
+    );
     assert!(err.contains("exists"), "{err}");
 }
 
@@ -165,7 +181,11 @@ fn train_predict_evaluate_inspect_on_a_small_file() {
     assert_eq!(report["epsilon_total"], 1.0);
     assert_eq!(report["schema"]["sha256"].as_str().unwrap().len(), 64);
     assert!(report["noise"].as_str().unwrap().contains("one-hot groups"));
-    assert!(std::fs::read_to_string(s.path("m.report.md")).unwrap().contains("ε spent"));
+    assert!(
+        std::fs::read_to_string(s.path("m.report.md"))
+            .unwrap()
+            .contains("ε spent")
+    );
 
     let unlabelled = s.write("u.csv", b"c,x\na,1\nb,2\n");
     succeeds(
@@ -204,7 +224,10 @@ fn outputs_are_never_overwritten_without_force() {
     let err = fails(&mut s.train(&s.path("data.csv"), "m.dpm"));
     assert!(err.contains("m.report.md: exists"), "{err}");
     // Nothing written: not the model, not the other report.
-    assert_eq!(listing(s.dir.path()), ["data.csv", "m.report.md", "schema.toml"]);
+    assert_eq!(
+        listing(s.dir.path()),
+        ["data.csv", "m.report.md", "schema.toml"]
+    );
     assert_eq!(std::fs::read(&existing).unwrap(), b"mine");
     succeeds(s.train(&s.path("data.csv"), "m.dpm").arg("--force"));
     assert_ne!(std::fs::read(&existing).unwrap(), b"mine");
@@ -214,7 +237,10 @@ fn outputs_are_never_overwritten_without_force() {
 fn predict_refuses_another_schema_and_probabilities_of_a_huber_model() {
     let s = Setup::new();
     succeeds(&mut s.train(&s.path("data.csv"), "m.dpm"));
-    let other = s.write("other.toml", SCHEMA.replace("upper = 10", "upper = 11").as_bytes());
+    let other = s.write(
+        "other.toml",
+        SCHEMA.replace("upper = 10", "upper = 11").as_bytes(),
+    );
     let predict = |model: &str, schema: &Path, extra: &[&str]| {
         let mut cmd = dpml();
         cmd.args(["predict", "--model"])
@@ -250,7 +276,11 @@ fn every_bad_input_is_named_and_nothing_is_written() {
     let s = Setup::new();
     let good = "x,c,y\n1,a,pos\n2,b,neg\n";
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("ragged", format!("{good}3,a\n").into_bytes(), "line 4: 2 fields where 3"),
+        (
+            "ragged",
+            format!("{good}3,a\n").into_bytes(),
+            "line 4: 2 fields where 3",
+        ),
         (
             "quote",
             format!("{good}3,a,\"pos\n4,b,neg\n").into_bytes(),
@@ -261,8 +291,16 @@ fn every_bad_input_is_named_and_nothing_is_written() {
             [good.as_bytes(), b"3,\xe9,pos\n"].concat(),
             "line 4, column c: not valid UTF-8",
         ),
-        ("missing-col", b"x,y\n1,pos\n".to_vec(), "column \"c\" is not in the header"),
-        ("extra-col", b"x,c,y,z\n1,a,pos,0\n".to_vec(), "\"z\" (field 4) is not in the schema"),
+        (
+            "missing-col",
+            b"x,y\n1,pos\n".to_vec(),
+            "column \"c\" is not in the header",
+        ),
+        (
+            "extra-col",
+            b"x,c,y,z\n1,a,pos,0\n".to_vec(),
+            "\"z\" (field 4) is not in the schema",
+        ),
         (
             "text",
             format!("{good}three,a,pos\n").into_bytes(),
@@ -286,13 +324,20 @@ fn every_bad_input_is_named_and_nothing_is_written() {
         assert!(err.contains(&data.display().to_string()), "{name}: {err}");
         assert!(err.contains(needle), "{name}: {err}");
         // The cell's content is never echoed.
-        assert!(!err.contains("three") && !err.contains("maybe"), "{name}: {err}");
+        assert!(
+            !err.contains("three") && !err.contains("maybe"),
+            "{name}: {err}"
+        );
         assert!(!s.path("m.dpm").exists() && !s.path("m.report.json").exists());
     }
     // Bad schemas: inverted bounds, duplicate levels — naming file, key and value.
     for (from, to, needle) in [
         ("upper = 10", "upper = -1", "columns[0].upper = -1"),
-        ("[\"a\", \"b\"]", "[\"a\", \"a\"]", "columns[1].levels[1] = \"a\""),
+        (
+            "[\"a\", \"b\"]",
+            "[\"a\", \"a\"]",
+            "columns[1].levels[1] = \"a\"",
+        ),
     ] {
         let bad = s.write("bad.toml", SCHEMA.replace(from, to).as_bytes());
         let err = fails(&mut s.train_with(&s.path("data.csv"), "m.dpm", &bad, "1"));
@@ -300,7 +345,10 @@ fn every_bad_input_is_named_and_nothing_is_written() {
         assert!(err.contains(needle), "{err}");
     }
     assert_eq!(
-        listing(s.dir.path()).iter().filter(|n| n.starts_with("m.") || n.contains(".tmp")).count(),
+        listing(s.dir.path())
+            .iter()
+            .filter(|n| n.starts_with("m.") || n.contains(".tmp"))
+            .count(),
         0
     );
 }
@@ -333,12 +381,12 @@ fn parquet_files_of_the_wrong_type_are_refused() {
 
 fn ledger(s: &Setup, total: &str) -> PathBuf {
     let path = s.path("ledger.json");
-    succeeds(
-        dpml()
-            .args(["ledger", "init"])
-            .arg(&path)
-            .args(["--total-epsilon", total, "--dataset", "small"]),
-    );
+    succeeds(dpml().args(["ledger", "init"]).arg(&path).args([
+        "--total-epsilon",
+        total,
+        "--dataset",
+        "small",
+    ]));
     path
 }
 
@@ -380,16 +428,31 @@ fn a_held_or_corrupt_ledger_is_refused() {
         .open(s.path("ledger.json.lock"))
         .unwrap();
     lock.try_lock().unwrap();
-    let err = fails(s.train(&s.path("data.csv"), "m.dpm").arg("--ledger").arg(&path));
+    let err = fails(
+        s.train(&s.path("data.csv"), "m.dpm")
+            .arg("--ledger")
+            .arg(&path),
+    );
     assert!(err.contains("another dpml run"), "{err}");
     drop(lock);
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replace("\"total_epsilon\": 5.0", "\"total_epsilon\": -5.0"))
-        .unwrap();
-    let err = fails(s.train(&s.path("data.csv"), "m.dpm").arg("--ledger").arg(&path));
+    std::fs::write(
+        &path,
+        text.replace("\"total_epsilon\": 5.0", "\"total_epsilon\": -5.0"),
+    )
+    .unwrap();
+    let err = fails(
+        s.train(&s.path("data.csv"), "m.dpm")
+            .arg("--ledger")
+            .arg(&path),
+    );
     assert!(err.contains("is corrupt: total_epsilon = -5"), "{err}");
     std::fs::write(&path, b"{ not json").unwrap();
-    let err = fails(s.train(&s.path("data.csv"), "m.dpm").arg("--ledger").arg(&path));
+    let err = fails(
+        s.train(&s.path("data.csv"), "m.dpm")
+            .arg("--ledger")
+            .arg(&path),
+    );
     assert!(err.contains("is corrupt"), "{err}");
     assert!(!s.path("m.dpm").exists());
 }

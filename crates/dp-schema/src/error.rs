@@ -115,7 +115,10 @@ impl fmt::Display for Problem {
                  closed?"
             ),
             Self::WrongType { expected, found } => {
-                write!(f, "the column has type {found}; the schema needs {expected}")
+                write!(
+                    f,
+                    "the column has type {found}; the schema needs {expected}"
+                )
             }
         }
     }

@@ -49,6 +49,6 @@ pub use schema::{
 };
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod tests;

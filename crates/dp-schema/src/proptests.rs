@@ -8,7 +8,12 @@ use crate::{Cell, Encoder, Schema};
 
 /// A schema with `numeric` numeric columns (bounds from `bounds`), categorical columns of
 /// the given level counts and policies, and a label.
-fn schema(bounds: &[(f64, f64)], levels: &[(usize, u8)], unit_norm: bool, intercept: bool) -> Schema {
+fn schema(
+    bounds: &[(f64, f64)],
+    levels: &[(usize, u8)],
+    unit_norm: bool,
+    intercept: bool,
+) -> Schema {
     let mut text = format!(
         "version = 1\nrow_scaling = \"{}\"\nintercept = {intercept}\n[csv]\nmissing = [\"?\"]\n",
         if unit_norm { "unit_norm" } else { "attributes" }
@@ -31,7 +36,8 @@ fn schema(bounds: &[(f64, f64)], levels: &[(usize, u8)], unit_norm: bool, interc
             names.join(", ")
         );
     }
-    text += "[[columns]]\nname = \"y\"\ntype = \"label\"\nclasses = [\"a\", \"b\"]\npositive = \"b\"\n";
+    text +=
+        "[[columns]]\nname = \"y\"\ntype = \"label\"\nclasses = [\"a\", \"b\"]\npositive = \"b\"\n";
     Schema::from_toml(&text, "prop.toml").unwrap()
 }
 

@@ -57,7 +57,10 @@ pub struct ReadSummary {
 /// Which reader a path gets: Parquet for a `.parquet` or `.pq` extension, CSV otherwise.
 pub fn is_parquet(path: &Path) -> bool {
     matches!(
-        path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref(),
+        path.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
         Some("parquet" | "pq")
     )
 }
@@ -222,9 +225,8 @@ fn read_csv<E: From<ReadError>>(
         };
         let mut names = Vec::with_capacity(record.len());
         for (i, field) in record.iter().enumerate() {
-            let name = std::str::from_utf8(field).map_err(|_| {
-                cell_error(line, Some(format!("#{}", i + 1)), Problem::NotUtf8)
-            })?;
+            let name = std::str::from_utf8(field)
+                .map_err(|_| cell_error(line, Some(format!("#{}", i + 1)), Problem::NotUtf8))?;
             // A byte-order mark some spreadsheets write before the first name.
             let name = if i == 0 {
                 name.strip_prefix('\u{feff}').unwrap_or(name)
@@ -319,8 +321,9 @@ fn read_csv<E: From<ReadError>>(
                         last_line: line + breaks,
                     },
                 };
-                return Err(cell_error(line, Some(schema.columns[column].name.clone()), problem)
-                    .into());
+                return Err(
+                    cell_error(line, Some(schema.columns[column].name.clone()), problem).into(),
+                );
             }
         };
         if batcher.push(row, label)? {
@@ -333,9 +336,7 @@ fn read_csv<E: From<ReadError>>(
     }
     batcher.flush()?;
     progress(total, total);
-    Ok(ReadSummary {
-        rows: batcher.rows,
-    })
+    Ok(ReadSummary { rows: batcher.rows })
 }
 
 /// The line breaks inside a record's cells (a record quoted over several lines). Line
@@ -531,13 +532,14 @@ fn read_parquet<E: From<ReadError>>(
                 View::Text(array) => text_cell(array, r),
                 View::Absent => Cell::Null,
             });
-            let (row, label) = encoded.map_err(|CellError { column, problem }| ReadError::Cell {
-                file: file.clone(),
-                unit: "row",
-                line: row_base + r as u64 + 1,
-                column: Some(schema.columns[column].name.clone()),
-                problem,
-            })?;
+            let (row, label) =
+                encoded.map_err(|CellError { column, problem }| ReadError::Cell {
+                    file: file.clone(),
+                    unit: "row",
+                    line: row_base + r as u64 + 1,
+                    column: Some(schema.columns[column].name.clone()),
+                    problem,
+                })?;
             batcher.push(row, label)?;
         }
         row_base += batch.num_rows() as u64;
@@ -547,7 +549,5 @@ fn read_parquet<E: From<ReadError>>(
     if batcher.rows == 0 {
         return Err(ReadError::Empty { file }.into());
     }
-    Ok(ReadSummary {
-        rows: batcher.rows,
-    })
+    Ok(ReadSummary { rows: batcher.rows })
 }

@@ -526,7 +526,10 @@ fn check_column(
                 key("missing"),
                 raw.missing.as_deref(),
                 NumericMissing::Error,
-                &[("error", NumericMissing::Error), ("zero", NumericMissing::Zero)],
+                &[
+                    ("error", NumericMissing::Error),
+                    ("zero", NumericMissing::Zero),
+                ],
                 "a numeric column's missing policy is \"error\" or \"zero\"",
             )?;
             ColumnKind::Numeric {

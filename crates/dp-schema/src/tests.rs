@@ -49,7 +49,9 @@ fn edited(from: &str, to: &str) -> Result<Schema, SchemaError> {
 }
 
 fn invalid(result: Result<Schema, SchemaError>) -> (String, String, String) {
-    let text = result.as_ref().map_or_else(ToString::to_string, |_| String::new());
+    let text = result
+        .as_ref()
+        .map_or_else(ToString::to_string, |_| String::new());
     match result {
         Err(SchemaError::Invalid {
             file, key, value, ..
@@ -74,14 +76,23 @@ fn every_schema_rule_is_checked_and_named() {
     let (key, _, _) = invalid(edited("upper = 100\n", ""));
     assert_eq!(key, "columns[0].upper");
     let (key, value, _) = invalid(edited("\"green\", \"blue\"", "\"green\", \"red\""));
-    assert_eq!((key.as_str(), value.as_str()), ("columns[1].levels[2]", "\"red\""));
+    assert_eq!(
+        (key.as_str(), value.as_str()),
+        ("columns[1].levels[2]", "\"red\"")
+    );
     let (key, value, _) = invalid(edited("name = \"note\"", "name = \"age\""));
-    assert_eq!((key.as_str(), value.as_str()), ("columns[2].name", "\"age\""));
+    assert_eq!(
+        (key.as_str(), value.as_str()),
+        ("columns[2].name", "\"age\"")
+    );
     let (key, _, _) = invalid(edited("type = \"label\"", "type = \"ignore\"\n"));
     // An ignored column with label keys: the misplaced key is named first.
     assert_eq!(key, "columns[3].classes");
     let (key, value, _) = invalid(edited("positive = \"yes\"", "positive = \"maybe\""));
-    assert_eq!((key.as_str(), value.as_str()), ("columns[3].positive", "\"maybe\""));
+    assert_eq!(
+        (key.as_str(), value.as_str()),
+        ("columns[3].positive", "\"maybe\"")
+    );
     let (key, _, _) = invalid(edited("classes = [\"no\", \"yes\"]", "classes = [\"yes\"]"));
     assert_eq!(key, "columns[3].classes");
     let (key, _, _) = invalid(edited("\"yes.\" = \"yes\"", "\"yes.\" = \"perhaps\""));
@@ -96,10 +107,15 @@ fn every_schema_rule_is_checked_and_named() {
     assert_eq!(key, "columns[1].levels[0]");
     let (key, _, _) = invalid(edited("\"red\", ", "\"NA\", "));
     assert_eq!(key, "columns[1].levels[0]");
-    let two_labels = format!("{SMALL}\n[[columns]]\nname = \"z\"\ntype = \"label\"\nclasses = [\"a\", \"b\"]\npositive = \"a\"\n");
+    let two_labels = format!(
+        "{SMALL}\n[[columns]]\nname = \"z\"\ntype = \"label\"\nclasses = [\"a\", \"b\"]\npositive = \"a\"\n"
+    );
     match Schema::from_toml(&two_labels, "bad.toml") {
         Err(SchemaError::Invalid { key, value, .. }) => {
-            assert_eq!((key.as_str(), value.as_str()), ("columns[*].type", "2 label columns"))
+            assert_eq!(
+                (key.as_str(), value.as_str()),
+                ("columns[*].type", "2 label columns")
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -146,9 +162,8 @@ fn the_encoding_clamps_scales_and_one_hots() {
     );
     assert_eq!(encoder.groups().count(), 2);
     let s = (1.0 - 1e-12) / 2f64.sqrt();
-    let encode = |cells: [&str; 4]| {
-        encoder.encode(true, |k| crate::Cell::Text(cells[k].as_bytes()))
-    };
+    let encode =
+        |cells: [&str; 4]| encoder.encode(true, |k| crate::Cell::Text(cells[k].as_bytes()));
     let (row, label) = encode(["50", " blue ", "anything", "yes."]).unwrap();
     assert_eq!(row, vec![(0, 0.5 * s), (3, s)]);
     assert_eq!(label, Some(1.0));
@@ -159,12 +174,24 @@ fn the_encoding_clamps_scales_and_one_hots() {
     let (row, _) = encode(["-3", "red", "", "no"]).unwrap();
     assert_eq!(row, vec![(1, s)]);
     let problem = |cells| encode(cells).unwrap_err();
-    assert_eq!(problem(["x1", "red", "", "no"]).problem, Problem::NotANumber);
-    assert_eq!(problem(["inf", "red", "", "no"]).problem, Problem::NotFinite);
-    assert_eq!(problem(["1", "pink", "", "no"]).problem, Problem::UnseenLevel);
+    assert_eq!(
+        problem(["x1", "red", "", "no"]).problem,
+        Problem::NotANumber
+    );
+    assert_eq!(
+        problem(["inf", "red", "", "no"]).problem,
+        Problem::NotFinite
+    );
+    assert_eq!(
+        problem(["1", "pink", "", "no"]).problem,
+        Problem::UnseenLevel
+    );
     assert_eq!(problem(["1", "?", "", "no"]).problem, Problem::Missing);
     assert_eq!(problem(["NA", "red", "", "no"]).problem, Problem::Missing);
-    assert_eq!(problem(["1", "red", "", "maybe"]).problem, Problem::NotAClass);
+    assert_eq!(
+        problem(["1", "red", "", "maybe"]).problem,
+        Problem::NotAClass
+    );
     assert_eq!(problem(["1", "red", "", "?"]).problem, Problem::Missing);
     assert_eq!(problem(["1", "red", "", "maybe"]).column, 3);
 }
@@ -178,10 +205,15 @@ fn unseen_and_missing_policies_give_their_slots() {
     .unwrap();
     let encoder = Encoder::new(&schema);
     assert_eq!(encoder.features(), 6);
-    assert_eq!(encoder.feature_names()[4..], ["color:other", "color:missing"]);
+    assert_eq!(
+        encoder.feature_names()[4..],
+        ["color:other", "color:missing"]
+    );
     let encode = |color: &str| {
         encoder
-            .encode(false, |k| crate::Cell::Text([b"0".as_slice(), color.as_bytes()][k]))
+            .encode(false, |k| {
+                crate::Cell::Text([b"0".as_slice(), color.as_bytes()][k])
+            })
             .unwrap()
             .0
     };
@@ -197,7 +229,9 @@ fn unseen_and_missing_policies_give_their_slots() {
     assert_eq!(encoder.features(), 4);
     for color in ["pink", "?"] {
         let (row, _) = encoder
-            .encode(false, |k| crate::Cell::Text([b"0".as_slice(), color.as_bytes()][k]))
+            .encode(false, |k| {
+                crate::Cell::Text([b"0".as_slice(), color.as_bytes()][k])
+            })
             .unwrap();
         assert!(row.is_empty());
     }
@@ -276,7 +310,14 @@ fn every_bad_csv_input_is_named_by_file_line_and_column() {
     let row = |r: &str| format!("{HEADER}1, red, a, yes\n{r}\n");
     assert_eq!(
         csv_error(row("2, red, a").as_bytes()),
-        (3, None, Problem::Ragged { expected: 4, found: 3 })
+        (
+            3,
+            None,
+            Problem::Ragged {
+                expected: 4,
+                found: 3
+            }
+        )
     );
     assert_eq!(
         csv_error(row("x, red, a, yes").as_bytes()),
@@ -297,15 +338,25 @@ fn every_bad_csv_input_is_named_by_file_line_and_column() {
     let mut bytes = row("2, r\u{e9}d, a, yes").into_bytes();
     let at = bytes.iter().position(|&b| b == 0xc3).unwrap();
     bytes.splice(at..at + 2, [0xe9]); // Latin-1 é
-    assert_eq!(csv_error(&bytes), (3, Some("color".into()), Problem::NotUtf8));
+    assert_eq!(
+        csv_error(&bytes),
+        (3, Some("color".into()), Problem::NotUtf8)
+    );
     // An unclosed quote swallows the rest of the file into one cell.
     assert_eq!(
         csv_error(row("2,\"red, a, yes\n3, blue, b, no\n4, red, c, no").as_bytes()).2,
-        Problem::Ragged { expected: 4, found: 2 }
+        Problem::Ragged {
+            expected: 4,
+            found: 2
+        }
     );
     assert_eq!(
         csv_error(row("2, red, a,\"yes\n3, blue, b, no").as_bytes()),
-        (3, Some("y".into()), Problem::UnbalancedQuote { last_line: 4 })
+        (
+            3,
+            Some("y".into()),
+            Problem::UnbalancedQuote { last_line: 4 }
+        )
     );
 }
 
@@ -314,8 +365,14 @@ fn columns_must_match_the_schema_and_files_must_hold_rows() {
     let dir = tempfile::tempdir().unwrap();
     let schema = small();
     let cases: [(&str, &str); 4] = [
-        ("age, color, y\n1, red, yes\n", "\"note\" is not in the header"),
-        ("age, color, note, y, extra\n", "\"extra\" (field 5) is not in the schema"),
+        (
+            "age, color, y\n1, red, yes\n",
+            "\"note\" is not in the header",
+        ),
+        (
+            "age, color, note, y, extra\n",
+            "\"extra\" (field 5) is not in the schema",
+        ),
         ("age, color, note, age\n", "names column \"age\" twice"),
         ("", "no data rows"),
     ];
@@ -326,7 +383,10 @@ fn columns_must_match_the_schema_and_files_must_hold_rows() {
         assert!(err.starts_with(&path.display().to_string()), "{err}");
     }
     let path = write(dir.path(), "h.csv", HEADER.as_bytes());
-    assert!(matches!(read_all(&path, &schema, true), Err(ReadError::Empty { .. })));
+    assert!(matches!(
+        read_all(&path, &schema, true),
+        Err(ReadError::Empty { .. })
+    ));
     // Prediction inputs may leave the label out; training inputs may not.
     let path = write(dir.path(), "p.csv", b"note, color, age\nx, red, 5\n");
     assert_eq!(read_all(&path, &schema, false).unwrap().0, 1);
@@ -338,12 +398,23 @@ fn headerless_files_match_by_position() {
     let dir = tempfile::tempdir().unwrap();
     let schema = edited("header = true", "header = false").unwrap();
     let path = write(dir.path(), "a.csv", b"1, red, a, yes\n2, blue, b, no\n");
-    assert_eq!(read_all(&path, &schema, true).unwrap(), (2, vec![1.0, -1.0]));
+    assert_eq!(
+        read_all(&path, &schema, true).unwrap(),
+        (2, vec![1.0, -1.0])
+    );
     let path = write(dir.path(), "b.csv", b"1, red, a\n2, blue, b\n");
     assert_eq!(read_all(&path, &schema, false).unwrap().0, 2);
     match read_all(&path, &schema, true) {
-        Err(ReadError::Cell { line: 1, problem, .. }) => {
-            assert_eq!(problem, Problem::Ragged { expected: 4, found: 3 })
+        Err(ReadError::Cell {
+            line: 1, problem, ..
+        }) => {
+            assert_eq!(
+                problem,
+                Problem::Ragged {
+                    expected: 4,
+                    found: 3
+                }
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -379,12 +450,18 @@ mod parquet_files {
             vec![
                 ("y", column(StringArray::from(vec!["yes", "no", "yes."]))),
                 ("age", column(Int32Array::from(vec![10, 20, 300]))),
-                ("color", column(StringArray::from(vec!["red", "blue", "green"]))),
+                (
+                    "color",
+                    column(StringArray::from(vec!["red", "blue", "green"])),
+                ),
                 ("note", column(Float64Array::from(vec![1.0, 2.0, 3.0]))),
             ],
         );
         let schema = small();
-        assert_eq!(read_all(&path, &schema, true).unwrap(), (3, vec![1.0, -1.0, 1.0]));
+        assert_eq!(
+            read_all(&path, &schema, true).unwrap(),
+            (3, vec![1.0, -1.0, 1.0])
+        );
         let encoder = Encoder::new(&schema);
         let data = read_training_set(&path, &schema, &encoder, &mut |_, _| {}).unwrap();
         assert_eq!((data.len(), data.features()), (3, 4));
@@ -425,7 +502,10 @@ mod parquet_files {
             ],
         );
         let err = read_all(&path, &schema, true).unwrap_err().to_string();
-        assert!(err.contains("column age: the column has type Utf8"), "{err}");
+        assert!(
+            err.contains("column age: the column has type Utf8"),
+            "{err}"
+        );
         write_parquet(
             &path,
             vec![
@@ -435,9 +515,14 @@ mod parquet_files {
             ],
         );
         let err = read_all(&path, &schema, true).unwrap_err().to_string();
-        assert!(err.contains("\"colour\" (field 3) is not in the schema"), "{err}");
+        assert!(
+            err.contains("\"colour\" (field 3) is not in the schema"),
+            "{err}"
+        );
         let not_parquet = write(dir.path(), "e.parquet", b"age,color\n");
-        let err = read_all(&not_parquet, &schema, true).unwrap_err().to_string();
+        let err = read_all(&not_parquet, &schema, true)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a readable Parquet file"), "{err}");
     }
 }
@@ -453,7 +538,10 @@ fn the_committed_schemas_load() {
     let encoder = Encoder::new(&adult);
     // 6 numeric + 8 categorical with a "missing" level each + the intercept.
     assert_eq!(encoder.groups().count(), 15);
-    assert_eq!(encoder.features(), 6 + (8 + 16 + 7 + 14 + 6 + 5 + 2 + 41) + 8 + 1);
+    assert_eq!(
+        encoder.features(),
+        6 + (8 + 16 + 7 + 14 + 6 + 5 + 2 + 41) + 8 + 1
+    );
     let kdd = Schema::load(schemas_dir().join("kddcup99.toml")).unwrap();
     assert_eq!(Encoder::new(&kdd).groups().count(), 42);
 }
@@ -482,10 +570,10 @@ fn adult_files_read_with_the_committed_schema() {
     let Some(dir) = data_dir() else { return };
     let schema = Schema::load(schemas_dir().join("adult.toml")).unwrap();
     let encoder = Encoder::new(&schema);
-    let train = read_training_set(&dir.join("adult.data"), &schema, &encoder, &mut |_, _| {})
-        .unwrap();
-    let test = read_training_set(&dir.join("adult.test"), &schema, &encoder, &mut |_, _| {})
-        .unwrap();
+    let train =
+        read_training_set(&dir.join("adult.data"), &schema, &encoder, &mut |_, _| {}).unwrap();
+    let test =
+        read_training_set(&dir.join("adult.test"), &schema, &encoder, &mut |_, _| {}).unwrap();
     // Every row of both files (missing values are a level, never a dropped row).
     assert_eq!((train.len(), test.len()), (32_561, 16_281));
     train.check_group_norms(encoder.groups()).unwrap();
