@@ -14,6 +14,9 @@ use crate::{Problem, Schema};
 /// row. The safe direction: rows shrink by a relative 10⁻¹², never grow.
 const ROUNDING_SHRINK: f64 = 1.0 - 1e-12;
 
+/// An encoded record: its sparse row (increasing indices) and its label (±1) if asked for.
+pub type EncodedRow = (Vec<(usize, f64)>, Option<f64>);
+
 /// One cell as a reader hands it over.
 #[derive(Debug, Clone, Copy)]
 pub enum Cell<'a> {
@@ -65,6 +68,15 @@ enum Attr {
 /// **Clamping.** A numeric value outside `[lower, upper]` is clamped to the nearer bound (the
 /// standard treatment; it needs no privacy budget because the bounds are public). No count
 /// of clamped values is kept or released.
+///
+/// # Privacy
+/// The encoded row is a function of one record and the public schema, the same function
+/// for every dataset, so replacing one record replaces exactly one encoded row: a mechanism
+/// that is ε-DP under replace-one neighbours on encoded rows (in the unit ball, group norm
+/// ≤ 1, which [`RowScaling`] guarantees for every record the schema accepts) is ε-DP on the
+/// records. The conditions: the schema's bounds, levels and classes are public (not
+/// computed from the data), and records the schema refuses are refused for the whole file
+/// (never dropped one by one, which would change the dataset's size).
 #[derive(Debug, Clone)]
 pub struct Encoder {
     attrs: Vec<Attr>,
@@ -209,7 +221,7 @@ impl Encoder {
         &self,
         with_label: bool,
         mut cell: impl FnMut(usize) -> Cell<'a>,
-    ) -> Result<(Vec<(usize, f64)>, Option<f64>), CellError> {
+    ) -> Result<EncodedRow, CellError> {
         let mut row = Vec::with_capacity(self.attrs.len() + 1);
         let mut label = None;
         for (k, attr) in self.attrs.iter().enumerate() {

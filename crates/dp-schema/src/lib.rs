@@ -37,7 +37,7 @@ mod error;
 mod read;
 mod schema;
 
-pub use encode::{Cell, CellError, Encoder};
+pub use encode::{Cell, CellError, EncodedRow, Encoder};
 pub use error::{Problem, ReadError, SchemaError};
 pub use read::{
     Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, is_parquet, read_batches,
