@@ -1,0 +1,262 @@
+//! `dpml predict`, `dpml evaluate` and `dpml inspect`: a model applied to rows encoded by
+//! the schema it was trained with (a different schema is refused by its hash).
+
+use std::io::Write;
+use std::path::Path;
+
+use dp_erm::{Features, LinearModel, Loss};
+use dp_schema::{ColumnKind, Encoder, ReadOptions, Schema};
+
+use crate::output::{Staged, check_free};
+use crate::train::schema_tag;
+use crate::{Failure, fail, progress};
+
+/// Loads a model and refuses it unless it was trained with `schema`.
+fn load_matching(model_path: &Path, schema: &Schema) -> Result<(LinearModel, Encoder), Failure> {
+    let model = LinearModel::load(model_path).map_err(|e| fail(e.to_string()))?;
+    let expected = schema_tag(&schema.hash());
+    match model.metadata().feature_map.as_deref() {
+        Some(tag) if tag == expected => {}
+        Some(tag) if tag.starts_with("dp-schema:sha256:") => {
+            return Err(fail(format!(
+                "{}: trained with the schema of hash {}, but this schema's hash is {}; use the \
+                 schema the model was trained with",
+                model_path.display(),
+                &tag["dp-schema:sha256:".len()..],
+                schema.hash()
+            )));
+        }
+        _ => {
+            return Err(fail(format!(
+                "{}: not trained from a dpml schema (no schema hash in its metadata)",
+                model_path.display()
+            )));
+        }
+    }
+    let encoder = Encoder::new(schema);
+    if model.weights().len() != encoder.features() {
+        return Err(fail(format!(
+            "{}: {} weights, but the schema encodes {} features",
+            model_path.display(),
+            model.weights().len(),
+            encoder.features()
+        )));
+    }
+    Ok((model, encoder))
+}
+
+/// Names for predictions: the positive class, and the other class if there is one other.
+fn class_names(schema: &Schema) -> (String, String) {
+    match &schema.columns[schema.label_index()].kind {
+        ColumnKind::Label {
+            classes, positive, ..
+        } => {
+            let others: Vec<&String> = classes.iter().filter(|c| *c != positive).collect();
+            let negative = match others.as_slice() {
+                [one] => (*one).clone(),
+                _ => format!("not {positive}"),
+            };
+            (positive.clone(), negative)
+        }
+        _ => unreachable!("label_index names the label column"),
+    }
+}
+
+/// Scores of a batch of encoded rows (+1 where the score is ≥ 0, as dp-erm predicts).
+fn scores(
+    model: &LinearModel,
+    d: usize,
+    rows: Vec<Vec<(usize, f64)>>,
+) -> Result<Vec<f64>, Failure> {
+    Features::sparse(d, rows)
+        .and_then(|x| x.scores(model.weights()))
+        .map_err(|e| fail(format!("cannot score the rows: {e}")))
+}
+
+fn load_schema(path: &Path) -> Result<Schema, Failure> {
+    Schema::load(path).map_err(|e| fail(e.to_string()))
+}
+
+/// `dpml predict`: one line per data row, in order.
+pub fn predict(
+    model_path: &Path,
+    schema_path: &Path,
+    data: &Path,
+    out: &Path,
+    proba: bool,
+    force: bool,
+) -> Result<(), Failure> {
+    check_free(out, force)?;
+    let schema = load_schema(schema_path)?;
+    let (model, encoder) = load_matching(model_path, &schema)?;
+    if proba && model.metadata().loss != Loss::Logistic {
+        return Err(fail(format!(
+            "--proba: {} is a {} model, which gives no probabilities (train with --model \
+             logistic)",
+            model_path.display(),
+            model.metadata().loss.name()
+        )));
+    }
+    let (positive, negative) = class_names(&schema);
+    let mut staged = Staged::create(out, force)?;
+    staged.write(if proba {
+        b"prediction,probability\n"
+    } else {
+        b"prediction\n"
+    })?;
+    let d = encoder.features();
+    let file = data.display().to_string();
+    let bar = progress::reading(&file);
+    let out_name = out.display().to_string();
+    let options = ReadOptions {
+        labels: false,
+        batch_rows: dp_schema::DEFAULT_BATCH_ROWS,
+    };
+    let summary = dp_schema::read_batches::<Failure>(
+        data,
+        &schema,
+        &encoder,
+        options,
+        &mut progress::updater(&bar),
+        &mut |batch| {
+            let w = staged.writer();
+            for score in scores(&model, d, batch.rows)? {
+                let class = if score >= 0.0 { &positive } else { &negative };
+                let line = if proba {
+                    writeln!(
+                        w,
+                        "{},{}",
+                        csv_field(class),
+                        dp_erm::logistic_probability(score)
+                    )
+                } else {
+                    writeln!(w, "{}", csv_field(class))
+                };
+                line.map_err(|e| fail(format!("{out_name}: cannot write it: {e}")))?;
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    staged.commit()?;
+    eprintln!("wrote {} ({} predictions)", out.display(), summary.rows);
+    Ok(())
+}
+
+/// A CSV field, quoted if it needs to be.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+/// `dpml evaluate`: error and confusion matrix on the user's own labelled data.
+pub fn evaluate(
+    model_path: &Path,
+    schema_path: &Path,
+    data: &Path,
+    json: bool,
+) -> Result<(), Failure> {
+    let schema = load_schema(schema_path)?;
+    let (model, encoder) = load_matching(model_path, &schema)?;
+    let d = encoder.features();
+    let bar = progress::reading(&data.display().to_string());
+    // [true positive, false negative, false positive, true negative]
+    let mut counts = [0u64; 4];
+    let options = ReadOptions {
+        labels: true,
+        batch_rows: dp_schema::DEFAULT_BATCH_ROWS,
+    };
+    dp_schema::read_batches::<Failure>(
+        data,
+        &schema,
+        &encoder,
+        options,
+        &mut progress::updater(&bar),
+        &mut |batch| {
+            let labels = batch.labels.unwrap_or_default();
+            for (score, y) in scores(&model, d, batch.rows)?.into_iter().zip(labels) {
+                let predicted_positive = score >= 0.0;
+                let index = match (y > 0.0, predicted_positive) {
+                    (true, true) => 0,
+                    (true, false) => 1,
+                    (false, true) => 2,
+                    (false, false) => 3,
+                };
+                counts[index] += 1;
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    let [tp, fn_, fp, tn] = counts;
+    let n = tp + fn_ + fp + tn;
+    let error = (fn_ + fp) as f64 / n as f64;
+    let (positive, negative) = class_names(&schema);
+    let notice = "NOT PRIVATE: computed on your own labelled data, for you; these numbers are \
+                  not differentially private and must not be released as if they were";
+    if json {
+        let report = serde_json::json!({
+            "notice": notice,
+            "data_file": data.display().to_string(),
+            "rows": n,
+            "error": error,
+            "confusion": {
+                "positive_class": positive,
+                "true_positive": tp, "false_negative": fn_,
+                "false_positive": fp, "true_negative": tn,
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else {
+        println!("{notice}.");
+        println!("rows: {n}");
+        println!("error: {error:.4}");
+        println!("confusion matrix (rows: true class, columns: predicted):");
+        println!("  {:>14} {:>14} {:>14}", "", positive, negative);
+        println!("  {:>14} {:>14} {:>14}", positive, tp, fn_);
+        println!("  {:>14} {:>14} {:>14}", negative, fp, tn);
+    }
+    Ok(())
+}
+
+/// `dpml inspect`: the model's metadata (and its weights by feature name with `--schema`).
+pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Failure> {
+    let model = LinearModel::load(model_path).map_err(|e| fail(e.to_string()))?;
+    let meta = model.metadata();
+    println!("model:          {}", model_path.display());
+    println!("mechanism:      {:?}", meta.mechanism);
+    match model.epsilon() {
+        Some(e) => {
+            println!("epsilon:        {e} (the file's claim: a plain file is not authenticated)")
+        }
+        None => println!("epsilon:        none — NOT PRIVATE"),
+    }
+    println!("loss:           {}", meta.loss.name());
+    println!("regularization: {}", meta.regularization);
+    println!("features:       {}", meta.features);
+    match meta.noise_groups {
+        Some(g) => println!("noise:          shaped to {g} feature groups"),
+        None => println!("noise:          Euclidean (or none)"),
+    }
+    match meta
+        .feature_map
+        .as_deref()
+        .and_then(|t| t.strip_prefix("dp-schema:sha256:"))
+    {
+        Some(hash) => println!("schema sha256:  {hash}"),
+        None => println!("schema:         none recorded"),
+    }
+    println!("trained by:     dp-erm {}", meta.crate_version);
+    if let Some(path) = schema_path {
+        let schema = load_schema(path)?;
+        let (model, encoder) = load_matching(model_path, &schema)?;
+        println!("weights:");
+        for (name, w) in encoder.feature_names().iter().zip(model.weights()) {
+            println!("  {name:<40} {w:>12.6}");
+        }
+    }
+    Ok(())
+}

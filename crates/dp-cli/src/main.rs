@@ -1,0 +1,303 @@
+//! `dpml`: train, apply and inspect differentially private classifiers from CSV or Parquet
+//! files described by a public schema (see `schemas/adult.toml`).
+
+#![forbid(unsafe_code)]
+
+mod apply;
+mod ledger;
+mod output;
+mod progress;
+mod schema_init;
+mod train;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A command's failure: one message for standard error.
+#[derive(Debug)]
+pub struct Failure(String);
+
+impl From<dp_schema::ReadError> for Failure {
+    fn from(e: dp_schema::ReadError) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+/// A failure with `message`.
+pub fn fail(message: impl Into<String>) -> Failure {
+    Failure(message.into())
+}
+
+#[derive(Parser)]
+#[command(
+    name = "dpml",
+    version,
+    about = "Differentially private classifiers from CSV or Parquet files with a public schema",
+    after_help = "Example (UCI Adult, with the committed schema):\n  \
+        dpml ledger init adult-ledger.json --total-epsilon 2 --dataset adult\n  \
+        dpml train --data adult.data --schema schemas/adult.toml --epsilon 1 \\\n    \
+        --ledger adult-ledger.json --out adult.dpm\n  \
+        dpml predict --model adult.dpm --schema schemas/adult.toml --data adult.test --out pred.csv\n  \
+        dpml evaluate --model adult.dpm --schema schemas/adult.toml --data adult.test"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write a schema skeleton.
+    #[command(subcommand)]
+    Schema(SchemaCommand),
+    /// Train an ε-differentially private classifier (objective perturbation).
+    #[command(
+        after_help = "Example:\n  dpml train --data adult.data --schema schemas/adult.toml \
+        --epsilon 1 --out adult.dpm\n\nWrites the model and a report beside it \
+        (adult.report.json, adult.report.md) holding only public or privatized facts. With \
+        --ledger, the run is refused before any data is read if its ε does not fit in what \
+        the ledger has left."
+    )]
+    Train {
+        /// The training data (CSV, or Parquet for a .parquet/.pq name).
+        #[arg(long)]
+        data: PathBuf,
+        /// The public schema (TOML).
+        #[arg(long)]
+        schema: PathBuf,
+        /// The privacy parameter ε of the released model.
+        #[arg(long)]
+        epsilon: f64,
+        /// The loss.
+        #[arg(long, value_enum, default_value = "huber")]
+        model: train::Model,
+        /// Λ, or "auto" for the library's data-independent rule (from n, d and ε).
+        #[arg(long, default_value = "auto", value_parser = parse_regularization)]
+        regularization: Regularization,
+        /// The shape of the noise.
+        #[arg(long, value_enum, default_value = "grouped")]
+        noise: train::Noise,
+        /// A ledger (dpml ledger init) to charge ε to.
+        #[arg(long)]
+        ledger: Option<PathBuf>,
+        /// The model file to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Replace existing outputs.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Predict the class of every row of a file (post-processing: no privacy spent).
+    #[command(
+        after_help = "Example:\n  dpml predict --model adult.dpm --schema schemas/adult.toml \
+        --data adult.test --out predictions.csv\n\nThe file may leave out the label column. \
+        The schema must be the one the model was trained with (checked by its hash)."
+    )]
+    Predict {
+        /// The model (dpml train).
+        #[arg(long)]
+        model: PathBuf,
+        /// The schema the model was trained with.
+        #[arg(long)]
+        schema: PathBuf,
+        /// The rows to predict.
+        #[arg(long)]
+        data: PathBuf,
+        /// Add the probability of the positive class (logistic models).
+        #[arg(long)]
+        proba: bool,
+        /// The predictions file (CSV) to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Replace an existing output.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Error and confusion matrix on your own labelled data (NOT private: for you only).
+    #[command(
+        after_help = "Example:\n  dpml evaluate --model adult.dpm --schema schemas/adult.toml \
+        --data adult.test"
+    )]
+    Evaluate {
+        /// The model (dpml train).
+        #[arg(long)]
+        model: PathBuf,
+        /// The schema the model was trained with.
+        #[arg(long)]
+        schema: PathBuf,
+        /// Labelled rows held out from training.
+        #[arg(long)]
+        data: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a model's metadata (and its weights by feature name, given its schema).
+    #[command(after_help = "Example:\n  dpml inspect adult.dpm --schema schemas/adult.toml")]
+    Inspect {
+        /// The model file.
+        model: PathBuf,
+        /// The schema it was trained with (to name the weights).
+        #[arg(long)]
+        schema: Option<PathBuf>,
+    },
+    /// Create or show a privacy ledger.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Subcommand)]
+enum SchemaCommand {
+    /// A skeleton from a file's column names only (no data row is read).
+    #[command(
+        after_help = "Example:\n  dpml schema init data.csv --out schema.toml\n\nEvery \
+        column is left as type = \"FILL_IN\": bounds, levels and classes must be public \
+        (documentation, domain knowledge), never read off the data."
+    )]
+    Init {
+        /// The data file (CSV with a header, or Parquet).
+        data: PathBuf,
+        /// Where to write the skeleton (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The CSV field separator.
+        #[arg(long, default_value = ",")]
+        delimiter: char,
+        /// Replace an existing output.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum LedgerCommand {
+    /// A new ledger with a dataset's total ε and nothing spent.
+    #[command(
+        after_help = "Example:\n  dpml ledger init adult-ledger.json --total-epsilon 2 \
+        --dataset adult"
+    )]
+    Init {
+        /// The ledger file to create.
+        ledger: PathBuf,
+        /// The dataset's total ε.
+        #[arg(long)]
+        total_epsilon: f64,
+        /// What the budget is for.
+        #[arg(long, default_value = "")]
+        dataset: String,
+    },
+    /// What a ledger has spent and has left.
+    #[command(after_help = "Example:\n  dpml ledger show adult-ledger.json")]
+    Show {
+        /// The ledger file.
+        ledger: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Regularization {
+    Auto,
+    Fixed(f64),
+}
+
+fn parse_regularization(text: &str) -> Result<Regularization, String> {
+    if text == "auto" {
+        return Ok(Regularization::Auto);
+    }
+    text.parse::<f64>()
+        .map(Regularization::Fixed)
+        .map_err(|_| format!("{text:?} is neither \"auto\" nor a number"))
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Schema(SchemaCommand::Init {
+            data,
+            out,
+            delimiter,
+            force,
+        }) => schema_init::run(&data, out.as_deref(), delimiter, force),
+        Command::Train {
+            data,
+            schema,
+            epsilon,
+            model,
+            regularization,
+            noise,
+            ledger,
+            out,
+            force,
+        } => train::run(train::TrainRequest {
+            data,
+            schema,
+            epsilon,
+            model,
+            regularization: match regularization {
+                Regularization::Auto => None,
+                Regularization::Fixed(l) => Some(l),
+            },
+            noise,
+            ledger,
+            out,
+            force,
+        }),
+        Command::Predict {
+            model,
+            schema,
+            data,
+            proba,
+            out,
+            force,
+        } => apply::predict(&model, &schema, &data, &out, proba, force),
+        Command::Evaluate {
+            model,
+            schema,
+            data,
+            json,
+        } => apply::evaluate(&model, &schema, &data, json),
+        Command::Inspect { model, schema } => apply::inspect(&model, schema.as_deref()),
+        Command::Ledger(LedgerCommand::Init {
+            ledger,
+            total_epsilon,
+            dataset,
+        }) => {
+            output::check_free(&ledger, false)?;
+            let new = ledger::Ledger::new(&dataset, total_epsilon)?;
+            let mut text = serde_json::to_string_pretty(&new).expect("a ledger serializes");
+            text.push('\n');
+            output::write_all_or_none(vec![(ledger.clone(), text.into_bytes())], false)?;
+            eprintln!("wrote {} (total ε = {total_epsilon})", ledger.display());
+            Ok(())
+        }
+        Command::Ledger(LedgerCommand::Show { ledger }) => {
+            let l = ledger::Ledger::load(&ledger)?;
+            println!("ledger:  {}", ledger.display());
+            println!("dataset: {}", l.dataset);
+            println!("total ε: {}", l.total_epsilon);
+            println!("spent:   {} in {} runs", l.spent(), l.spends.len());
+            println!("left:    {}", (l.total_epsilon - l.spent()).max(0.0));
+            for s in &l.spends {
+                println!(
+                    "  ε = {:<8} {} → {} (schema {})",
+                    s.epsilon,
+                    s.command,
+                    s.model,
+                    &s.schema_sha256[..s.schema_sha256.len().min(12)]
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message)) => {
+            eprintln!("dpml: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! A public schema for tabular data, and the data-free encoding it fixes.
+//!
+//! Every differential-privacy guarantee of dp-erm needs rows in the unit ball, and putting
+//! rows there needs facts that must be **public**: each numeric column's bounds, each
+//! categorical column's levels, the label's classes. A [`Schema`] (a TOML file, see
+//! `schemas/adult.toml`) declares them; [`Encoder`] turns a record into a checked row by
+//! the schema alone — never by statistics of the data, so the encoding is one fixed function
+//! for every dataset and preserves the replace-one neighbouring relation — and builds the
+//! [`dp_noise::FeatureGroups`] of the one-hot attributes, so that objective perturbation's
+//! group-shaped noise ([`dp_erm::ErmParams::group_noise`]) is the default for schema-built
+//! data. [`read_batches`] streams CSV and Parquet files through it in bounded batches.
+//!
+//! # The encoding
+//! - numeric: clamped to `[lower, upper]` (standard; no count of clamped values is kept),
+//!   then `(v − lower)/(upper − lower)` ∈ [0, 1];
+//! - categorical: one-hot over the declared levels, plus an "other" slot (`unseen =
+//!   "other"`) and a "missing" slot (`missing = "level"`) where chosen; `unseen = "ignore"`
+//!   and `missing = "zero"` give an all-zero group;
+//! - an optional intercept attribute 1;
+//! - the row divided by `√A` (A attributes, each contributing at most 1 to the squared
+//!   norm, so `‖x‖₂ ≤ 1` and `‖x‖_G ≤ 1`), or by its own norm (`row_scaling =
+//!   "unit_norm"`), times `1 − 10⁻¹²` so rounding cannot push a row past 1;
+//! - the label: +1 for the positive class, −1 for every other.
+//!
+//! # Privacy
+//! The encoding reads one record and the public schema, nothing else, so a mechanism that
+//! is ε-DP on encoded rows (replace-one neighbours) is ε-DP on the records. Errors name the
+//! file, line and column of a bad cell but never its content. The schema's bounds, levels
+//! and classes must be public — from documentation or domain knowledge: values computed
+//! from the data would leak it, and no guarantee here covers them.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod encode;
+mod error;
+mod read;
+mod schema;
+
+pub use encode::{Cell, CellError, EncodedRow, Encoder};
+pub use error::{Problem, ReadError, SchemaError};
+pub use read::{
+    Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, is_parquet, read_batches,
+    read_training_set,
+};
+pub use schema::{
+    CategoricalMissing, Column, ColumnKind, CsvFormat, MAX_LEVELS, MAX_SCHEMA_BYTES,
+    NumericMissing, RowScaling, SCHEMA_VERSION, Schema, Unseen,
+};
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,553 @@
+//! Streaming readers: a file in batches of at most `batch_rows` encoded rows, handed to a
+//! sink as they are read, so memory beyond what the sink keeps is one batch plus the
+//! reader's buffers.
+//!
+//! CSV goes through the `csv` crate (csv-core's parser, the one arrow-csv also uses): it
+//! gives every record's physical line, so an error names the line a text editor shows even
+//! after quoted line breaks, and hands fields over as bytes, so non-UTF-8 is reported per
+//! cell. Parquet goes through parquet's arrow reader, reading only the columns the
+//! encoding needs.
+
+use std::fs::File;
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
+    UInt32Type, UInt64Type,
+};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::encode::{Cell, CellError};
+use crate::schema::ColumnKind;
+use crate::{Encoder, Problem, ReadError, Schema};
+
+/// Rows per batch unless the caller chooses: a few MB of encoded rows.
+pub const DEFAULT_BATCH_ROWS: usize = 8192;
+
+/// Encoded rows of consecutive records.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    /// Sparse rows (increasing indices, in the unit ball).
+    pub rows: Vec<Vec<(usize, f64)>>,
+    /// Their labels (±1), when labels were asked for.
+    pub labels: Option<Vec<f64>>,
+}
+
+/// How a file is read.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    /// Read and encode the label column (it must then be in the file). Without it the label
+    /// column may be absent and is never read (prediction inputs).
+    pub labels: bool,
+    /// Most rows per batch (≥ 1).
+    pub batch_rows: usize,
+}
+
+/// What a complete read saw: only public facts about the file's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadSummary {
+    /// Data rows encoded.
+    pub rows: usize,
+}
+
+/// Which reader a path gets: Parquet for a `.parquet` or `.pq` extension, CSV otherwise.
+pub fn is_parquet(path: &Path) -> bool {
+    matches!(
+        path.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("parquet" | "pq")
+    )
+}
+
+/// Reads `path` (CSV or Parquet, [`is_parquet`]) by `schema`, calling `progress(done,
+/// total)` after each batch (bytes for CSV, rows for Parquet) and `sink` with each batch.
+/// The first bad record stops the read with an error naming file, line (or row) and column;
+/// an empty file is an error.
+pub fn read_batches<E: From<ReadError>>(
+    path: &Path,
+    schema: &Schema,
+    encoder: &Encoder,
+    options: ReadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    sink: &mut dyn FnMut(Batch) -> Result<(), E>,
+) -> Result<ReadSummary, E> {
+    let options = ReadOptions {
+        batch_rows: options.batch_rows.max(1),
+        ..options
+    };
+    if is_parquet(path) {
+        read_parquet(path, schema, encoder, options, progress, sink)
+    } else {
+        read_csv(path, schema, encoder, options, progress, sink)
+    }
+}
+
+/// Reads a whole labelled file into a checked [`dp_erm::TrainingSet`] (rows in the unit
+/// ball by construction, so nothing is clipped), with its row count.
+pub fn read_training_set(
+    path: &Path,
+    schema: &Schema,
+    encoder: &Encoder,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<dp_erm::TrainingSet, ReadError> {
+    let (mut rows, mut labels) = (Vec::new(), Vec::new());
+    let options = ReadOptions {
+        labels: true,
+        batch_rows: DEFAULT_BATCH_ROWS,
+    };
+    read_batches::<ReadError>(path, schema, encoder, options, progress, &mut |batch| {
+        rows.extend(batch.rows);
+        labels.extend(batch.labels.unwrap_or_default());
+        Ok(())
+    })?;
+    dp_erm::TrainingSet::builder(encoder.features())
+        .sparse_rows(rows)
+        .labels(labels)
+        .build()
+        .map_err(|e| ReadError::Io {
+            file: path.display().to_string(),
+            why: format!("the encoded rows were refused: {e}"),
+        })
+}
+
+fn file_name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Accumulates rows into batches for the sink.
+struct Batcher<'s, E> {
+    batch: Batch,
+    labels: bool,
+    limit: usize,
+    rows: usize,
+    sink: &'s mut dyn FnMut(Batch) -> Result<(), E>,
+}
+
+impl<'s, E> Batcher<'s, E> {
+    fn new(options: ReadOptions, sink: &'s mut dyn FnMut(Batch) -> Result<(), E>) -> Self {
+        Self {
+            batch: Self::empty(options.labels, options.batch_rows),
+            labels: options.labels,
+            limit: options.batch_rows,
+            rows: 0,
+            sink,
+        }
+    }
+
+    fn empty(labels: bool, limit: usize) -> Batch {
+        Batch {
+            rows: Vec::with_capacity(limit.min(DEFAULT_BATCH_ROWS)),
+            labels: labels.then(|| Vec::with_capacity(limit.min(DEFAULT_BATCH_ROWS))),
+        }
+    }
+
+    /// Adds a row; returns whether a batch was handed to the sink.
+    fn push(&mut self, row: Vec<(usize, f64)>, label: Option<f64>) -> Result<bool, E> {
+        self.batch.rows.push(row);
+        if let (Some(labels), Some(label)) = (self.batch.labels.as_mut(), label) {
+            labels.push(label);
+        }
+        self.rows += 1;
+        if self.batch.rows.len() >= self.limit {
+            self.flush()?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn flush(&mut self) -> Result<(), E> {
+        if self.batch.rows.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::replace(&mut self.batch, Self::empty(self.labels, self.limit));
+        (self.sink)(batch)
+    }
+}
+
+/// For each schema column, the file field holding it (`None`: not read).
+fn needed(schema: &Schema, column: usize, labels: bool) -> bool {
+    match schema.columns[column].kind {
+        ColumnKind::Ignore => false,
+        ColumnKind::Label { .. } => labels,
+        _ => true,
+    }
+}
+
+fn read_csv<E: From<ReadError>>(
+    path: &Path,
+    schema: &Schema,
+    encoder: &Encoder,
+    options: ReadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    sink: &mut dyn FnMut(Batch) -> Result<(), E>,
+) -> Result<ReadSummary, E> {
+    let file = file_name(path);
+    let io = |e: std::io::Error| ReadError::Io {
+        file: file.clone(),
+        why: e.to_string(),
+    };
+    let handle = File::open(path).map_err(io)?;
+    let total = handle.metadata().map_err(io)?.len();
+    let format = &schema.csv;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(format.delimiter as u8)
+        .comment(format.comment.map(|c| c as u8))
+        .buffer_capacity(1 << 16)
+        .from_reader(handle);
+    let label = schema.label_index();
+    let n = schema.columns.len();
+    let cell_error = |line: u64, column: Option<String>, problem: Problem| ReadError::Cell {
+        file: file.clone(),
+        unit: "line",
+        line,
+        column,
+        problem,
+    };
+    let mut record = csv::ByteRecord::new();
+    let next = |reader: &mut csv::Reader<File>, record: &mut csv::ByteRecord| {
+        next_record(reader, record, &file)
+    };
+    // field_of[k]: the file field of schema column k.
+    let mut field_of: Vec<Option<usize>> = (0..n).map(Some).collect();
+    let mut expected = n;
+    let mut first = next(&mut reader, &mut record)?;
+    if format.header {
+        let Some(line) = first else {
+            return Err(ReadError::Empty { file }.into());
+        };
+        let mut names = Vec::with_capacity(record.len());
+        for (i, field) in record.iter().enumerate() {
+            let name = std::str::from_utf8(field)
+                .map_err(|_| cell_error(line, Some(format!("#{}", i + 1)), Problem::NotUtf8))?;
+            // A byte-order mark some spreadsheets write before the first name.
+            let name = if i == 0 {
+                name.strip_prefix('\u{feff}').unwrap_or(name)
+            } else {
+                name
+            };
+            let name = if format.trim {
+                name.trim_matches([' ', '\t'])
+            } else {
+                name
+            };
+            if names.contains(&name) {
+                return Err(ReadError::Columns {
+                    file,
+                    why: format!("the header names column {name:?} twice (fields {})", i + 1),
+                }
+                .into());
+            }
+            if !schema.columns.iter().any(|c| c.name == name) {
+                return Err(ReadError::Columns {
+                    file,
+                    why: format!(
+                        "the header's column {name:?} (field {}) is not in the schema; declare \
+                         it (type = \"ignore\" to skip it)",
+                        i + 1
+                    ),
+                }
+                .into());
+            }
+            names.push(name);
+        }
+        for (k, column) in schema.columns.iter().enumerate() {
+            field_of[k] = names.iter().position(|&name| name == column.name);
+            if field_of[k].is_none() && (k != label || options.labels) {
+                return Err(ReadError::Columns {
+                    file,
+                    why: format!("the schema's column {:?} is not in the header", column.name),
+                }
+                .into());
+            }
+        }
+        expected = names.len();
+        first = next(&mut reader, &mut record)?;
+    } else if let Some(line) = first {
+        // Without a header the label column may be left out of prediction inputs.
+        if record.len() + 1 == n && !options.labels {
+            expected = n - 1;
+            field_of[label] = None;
+            for f in field_of.iter_mut().skip(label + 1) {
+                *f = f.map(|i| i - 1);
+            }
+        } else if record.len() != n {
+            return Err(cell_error(
+                line,
+                None,
+                Problem::Ragged {
+                    expected: n,
+                    found: record.len(),
+                },
+            )
+            .into());
+        }
+    }
+    let Some(mut line) = first else {
+        return Err(ReadError::Empty { file }.into());
+    };
+    let mut batcher = Batcher::new(options, sink);
+    loop {
+        if record.len() != expected {
+            return Err(cell_error(
+                line,
+                None,
+                Problem::Ragged {
+                    expected,
+                    found: record.len(),
+                },
+            )
+            .into());
+        }
+        let encoded = encoder.encode(options.labels, |k| {
+            Cell::Text(field_of[k].and_then(|i| record.get(i)).unwrap_or(b""))
+        });
+        let (row, label) = match encoded {
+            Ok(ok) => ok,
+            Err(CellError { column, problem }) => {
+                // A record over several lines whose cell fails: an unclosed quote is the
+                // likelier story than the cell itself.
+                let breaks = line_breaks(&record);
+                let problem = match breaks {
+                    0 => problem,
+                    _ => Problem::UnbalancedQuote {
+                        last_line: line + breaks,
+                    },
+                };
+                return Err(
+                    cell_error(line, Some(schema.columns[column].name.clone()), problem).into(),
+                );
+            }
+        };
+        if batcher.push(row, label)? {
+            progress(reader.position().byte(), total);
+        }
+        match next(&mut reader, &mut record)? {
+            Some(l) => line = l,
+            None => break,
+        }
+    }
+    batcher.flush()?;
+    progress(total, total);
+    Ok(ReadSummary { rows: batcher.rows })
+}
+
+/// The line breaks inside a record's cells (a record quoted over several lines). Line
+/// breaks inside a quoted cell that encodes fine (an ignored column) are legal CSV.
+fn line_breaks(record: &csv::ByteRecord) -> u64 {
+    let last = record.len().saturating_sub(1);
+    record
+        .iter()
+        .enumerate()
+        // The line break that ends the file inside an open quote ends no line of its own.
+        .map(|(i, f)| if i == last { f.trim_ascii_end() } else { f })
+        .map(|f| f.iter().filter(|&&b| b == b'\n').count() as u64)
+        .sum()
+}
+
+/// The next record and the line it starts on (blank and comment lines are skipped by the
+/// parser; the record's own position counts them).
+fn next_record(
+    reader: &mut csv::Reader<File>,
+    record: &mut csv::ByteRecord,
+    file: &str,
+) -> Result<Option<u64>, ReadError> {
+    let before = reader.position().line();
+    match reader.read_byte_record(record) {
+        Ok(false) => Ok(None),
+        Ok(true) => Ok(Some(record.position().map_or(before, csv::Position::line))),
+        Err(e) => Err(ReadError::Io {
+            file: file.to_owned(),
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// A batch's column as the encoder reads it.
+enum View<'a> {
+    Numbers(Vec<Option<f64>>),
+    Text(&'a ArrayRef),
+    Absent,
+}
+
+fn numbers(array: &ArrayRef) -> Option<Vec<Option<f64>>> {
+    macro_rules! cast {
+        ($t:ty) => {
+            array
+                .as_primitive::<$t>()
+                .iter()
+                .map(|v| v.map(|v| v as f64))
+                .collect()
+        };
+    }
+    Some(match array.data_type() {
+        DataType::Float64 => cast!(Float64Type),
+        DataType::Float32 => cast!(Float32Type),
+        DataType::Int8 => cast!(Int8Type),
+        DataType::Int16 => cast!(Int16Type),
+        DataType::Int32 => cast!(Int32Type),
+        DataType::Int64 => cast!(Int64Type),
+        DataType::UInt8 => cast!(UInt8Type),
+        DataType::UInt16 => cast!(UInt16Type),
+        DataType::UInt32 => cast!(UInt32Type),
+        DataType::UInt64 => cast!(UInt64Type),
+        _ => return None,
+    })
+}
+
+fn is_number(t: &DataType) -> bool {
+    t.is_integer() || matches!(t, DataType::Float32 | DataType::Float64)
+}
+
+fn is_text(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+fn text_cell(array: &ArrayRef, i: usize) -> Cell<'_> {
+    if array.is_null(i) {
+        return Cell::Null;
+    }
+    match array.data_type() {
+        DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(i).as_bytes()),
+        DataType::LargeUtf8 => Cell::Text(array.as_string::<i64>().value(i).as_bytes()),
+        DataType::Utf8View => Cell::Text(array.as_string_view().value(i).as_bytes()),
+        _ => Cell::Null, // unreachable: types are checked before the first batch
+    }
+}
+
+fn read_parquet<E: From<ReadError>>(
+    path: &Path,
+    schema: &Schema,
+    encoder: &Encoder,
+    options: ReadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    sink: &mut dyn FnMut(Batch) -> Result<(), E>,
+) -> Result<ReadSummary, E> {
+    let file = file_name(path);
+    let parquet_err = |e: parquet::errors::ParquetError| ReadError::Io {
+        file: file.clone(),
+        why: format!("not a readable Parquet file: {e}"),
+    };
+    let handle = File::open(path).map_err(|e| ReadError::Io {
+        file: file.clone(),
+        why: e.to_string(),
+    })?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(parquet_err)?;
+    let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    let fields = builder.schema().fields().clone();
+    let label = schema.label_index();
+    for (i, field) in fields.iter().enumerate() {
+        if !schema.columns.iter().any(|c| c.name == *field.name()) {
+            return Err(ReadError::Columns {
+                file,
+                why: format!(
+                    "the file's column {:?} (field {}) is not in the schema; declare it \
+                     (type = \"ignore\" to skip it)",
+                    field.name(),
+                    i + 1
+                ),
+            }
+            .into());
+        }
+    }
+    // Top-level field index of every column the encoding reads, with its type checked.
+    let mut field_of: Vec<Option<usize>> = vec![None; schema.columns.len()];
+    for (k, column) in schema.columns.iter().enumerate() {
+        let position = fields.iter().position(|f| *f.name() == column.name);
+        let Some(i) = position else {
+            if k == label && !options.labels {
+                continue;
+            }
+            return Err(ReadError::Columns {
+                file,
+                why: format!("the schema's column {:?} is not in the file", column.name),
+            }
+            .into());
+        };
+        if !needed(schema, k, options.labels) {
+            continue;
+        }
+        let t = fields[i].data_type();
+        let (ok, expected) = match column.kind {
+            ColumnKind::Numeric { .. } => (is_number(t), "an integer or floating-point type"),
+            _ => (
+                is_text(t) || t.is_integer(),
+                "a string type (or integer codes written as levels)",
+            ),
+        };
+        if !ok {
+            return Err(ReadError::Columns {
+                file,
+                why: format!(
+                    "column {}: {}",
+                    column.name,
+                    Problem::WrongType {
+                        expected,
+                        found: t.to_string(),
+                    }
+                ),
+            }
+            .into());
+        }
+        field_of[k] = Some(i);
+    }
+    let roots: Vec<usize> = field_of.iter().flatten().copied().collect();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(options.batch_rows)
+        .build()
+        .map_err(parquet_err)?;
+    let mut batcher = Batcher::new(options, sink);
+    let mut row_base = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| ReadError::Io {
+            file: file.clone(),
+            why: format!("Parquet decoding failed after row {row_base}: {e}"),
+        })?;
+        let views: Vec<View<'_>> = schema
+            .columns
+            .iter()
+            .zip(&field_of)
+            .map(|(column, i)| match i {
+                None => View::Absent,
+                Some(_) => {
+                    let array = batch
+                        .column_by_name(&column.name)
+                        .expect("projected columns are in the batch");
+                    numbers(array).map_or(View::Text(array), View::Numbers)
+                }
+            })
+            .collect();
+        for r in 0..batch.num_rows() {
+            let encoded = encoder.encode(options.labels, |k| match &views[k] {
+                View::Numbers(values) => values[r].map_or(Cell::Null, Cell::Number),
+                View::Text(array) => text_cell(array, r),
+                View::Absent => Cell::Null,
+            });
+            let (row, label) =
+                encoded.map_err(|CellError { column, problem }| ReadError::Cell {
+                    file: file.clone(),
+                    unit: "row",
+                    line: row_base + r as u64 + 1,
+                    column: Some(schema.columns[column].name.clone()),
+                    problem,
+                })?;
+            batcher.push(row, label)?;
+        }
+        row_base += batch.num_rows() as u64;
+        progress(row_base, total);
+    }
+    batcher.flush()?;
+    if batcher.rows == 0 {
+        return Err(ReadError::Empty { file }.into());
+    }
+    Ok(ReadSummary { rows: batcher.rows })
+}

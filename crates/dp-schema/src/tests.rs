@@ -1,0 +1,584 @@
+//! Schema checks, the encoding, and the readers on small files written here; the committed
+//! schemas on the real files where `$DP_ML_DATA_DIR` has them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::{
+    Encoder, Problem, ReadError, ReadOptions, Schema, SchemaError, read_batches, read_training_set,
+};
+
+const SMALL: &str = r#"
+version = 1
+[csv]
+header = true
+trim = true
+missing = ["?", "NA"]
+
+[[columns]]
+name = "age"
+type = "numeric"
+lower = 0
+upper = 100
+
+[[columns]]
+name = "color"
+type = "categorical"
+levels = ["red", "green", "blue"]
+
+[[columns]]
+name = "note"
+type = "ignore"
+
+[[columns]]
+name = "y"
+type = "label"
+classes = ["no", "yes"]
+positive = "yes"
+aliases = { "yes." = "yes" }
+"#;
+
+fn small() -> Schema {
+    Schema::from_toml(SMALL, "small.toml").unwrap()
+}
+
+/// `SMALL` with `from` replaced by `to` (which must occur).
+fn edited(from: &str, to: &str) -> Result<Schema, SchemaError> {
+    assert!(SMALL.contains(from), "{from}");
+    Schema::from_toml(&SMALL.replacen(from, to, 1), "bad.toml")
+}
+
+fn invalid(result: Result<Schema, SchemaError>) -> (String, String, String) {
+    let text = result
+        .as_ref()
+        .map_or_else(ToString::to_string, |_| String::new());
+    match result {
+        Err(SchemaError::Invalid {
+            file, key, value, ..
+        }) => {
+            assert_eq!(file, "bad.toml");
+            (key, value, text)
+        }
+        other => panic!("expected an invalid schema, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_schema_rule_is_checked_and_named() {
+    let (key, value, _) = invalid(edited("upper = 100", "upper = -5"));
+    assert_eq!((key.as_str(), value.as_str()), ("columns[0].upper", "-5"));
+    let (key, _, _) = invalid(edited("upper = 100", "upper = 0"));
+    assert_eq!(key, "columns[0].upper");
+    let (key, value, _) = invalid(edited("lower = 0", "lower = -inf"));
+    assert_eq!((key.as_str(), value.as_str()), ("columns[0].lower", "-inf"));
+    let (key, value, _) = invalid(edited("upper = 100", "upper = nan"));
+    assert_eq!((key.as_str(), value.as_str()), ("columns[0].upper", "NaN"));
+    let (key, _, _) = invalid(edited("upper = 100\n", ""));
+    assert_eq!(key, "columns[0].upper");
+    let (key, value, _) = invalid(edited("\"green\", \"blue\"", "\"green\", \"red\""));
+    assert_eq!(
+        (key.as_str(), value.as_str()),
+        ("columns[1].levels[2]", "\"red\"")
+    );
+    let (key, value, _) = invalid(edited("name = \"note\"", "name = \"age\""));
+    assert_eq!(
+        (key.as_str(), value.as_str()),
+        ("columns[2].name", "\"age\"")
+    );
+    let (key, _, _) = invalid(edited("type = \"label\"", "type = \"ignore\"\n"));
+    // An ignored column with label keys: the misplaced key is named first.
+    assert_eq!(key, "columns[3].classes");
+    let (key, value, _) = invalid(edited("positive = \"yes\"", "positive = \"maybe\""));
+    assert_eq!(
+        (key.as_str(), value.as_str()),
+        ("columns[3].positive", "\"maybe\"")
+    );
+    let (key, _, _) = invalid(edited("classes = [\"no\", \"yes\"]", "classes = [\"yes\"]"));
+    assert_eq!(key, "columns[3].classes");
+    let (key, _, _) = invalid(edited("\"yes.\" = \"yes\"", "\"yes.\" = \"perhaps\""));
+    assert_eq!(key, "columns[3].aliases.\"yes.\"");
+    let (key, _, _) = invalid(edited("type = \"numeric\"", "type = \"number\""));
+    assert_eq!(key, "columns[0].type");
+    let (key, _, _) = invalid(edited("type = \"numeric\"", "type = \"categorical\""));
+    assert_eq!(key, "columns[0].lower");
+    let (key, _, _) = invalid(edited("version = 1", "version = 2"));
+    assert_eq!(key, "version");
+    let (key, _, _) = invalid(edited("\"red\", ", "\" red\", "));
+    assert_eq!(key, "columns[1].levels[0]");
+    let (key, _, _) = invalid(edited("\"red\", ", "\"NA\", "));
+    assert_eq!(key, "columns[1].levels[0]");
+    let two_labels = format!(
+        "{SMALL}\n[[columns]]\nname = \"z\"\ntype = \"label\"\nclasses = [\"a\", \"b\"]\npositive = \"a\"\n"
+    );
+    match Schema::from_toml(&two_labels, "bad.toml") {
+        Err(SchemaError::Invalid { key, value, .. }) => {
+            assert_eq!(
+                (key.as_str(), value.as_str()),
+                ("columns[*].type", "2 label columns")
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // No label at all.
+    let no_label = SMALL.split("[[columns]]\nname = \"y\"").next().unwrap();
+    match Schema::from_toml(no_label, "bad.toml") {
+        Err(SchemaError::Invalid { key, .. }) => assert_eq!(key, "columns[*].type"),
+        other => panic!("{other:?}"),
+    }
+    // Unknown keys and wrong types are the parser's errors, naming the file and the key.
+    for (from, to, needle) in [
+        ("lower = 0", "lowr = 0", "lowr"),
+        ("lower = 0", "lower = \"zero\"", "lower"),
+    ] {
+        match Schema::from_toml(&SMALL.replacen(from, to, 1), "bad.toml") {
+            Err(e @ SchemaError::Syntax { .. }) => {
+                let text = e.to_string();
+                assert!(text.starts_with("schema bad.toml:"), "{text}");
+                assert!(text.contains(needle), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn the_hash_is_of_the_content_not_the_text() {
+    let base = small().hash();
+    assert_eq!(base.len(), 64);
+    let reformatted = SMALL.replace("lower = 0", "lower = 0.0 # a comment");
+    assert_eq!(Schema::from_toml(&reformatted, "x").unwrap().hash(), base);
+    assert_ne!(edited("upper = 100", "upper = 101").unwrap().hash(), base);
+    assert_ne!(edited("trim = true", "trim = false").unwrap().hash(), base);
+}
+
+#[test]
+fn the_encoding_clamps_scales_and_one_hots() {
+    let schema = small();
+    let encoder = Encoder::new(&schema);
+    assert_eq!(encoder.features(), 4);
+    assert_eq!(
+        encoder.feature_names(),
+        ["age", "color=red", "color=green", "color=blue"]
+    );
+    assert_eq!(encoder.groups().count(), 2);
+    let s = (1.0 - 1e-12) / 2f64.sqrt();
+    let encode =
+        |cells: [&str; 4]| encoder.encode(true, |k| crate::Cell::Text(cells[k].as_bytes()));
+    let (row, label) = encode(["50", " blue ", "anything", "yes."]).unwrap();
+    assert_eq!(row, vec![(0, 0.5 * s), (3, s)]);
+    assert_eq!(label, Some(1.0));
+    // Clamped to the bounds, never beyond.
+    let (row, label) = encode(["250", "red", "", "no"]).unwrap();
+    assert_eq!(row, vec![(0, s), (1, s)]);
+    assert_eq!(label, Some(-1.0));
+    let (row, _) = encode(["-3", "red", "", "no"]).unwrap();
+    assert_eq!(row, vec![(1, s)]);
+    let problem = |cells| encode(cells).unwrap_err();
+    assert_eq!(
+        problem(["x1", "red", "", "no"]).problem,
+        Problem::NotANumber
+    );
+    assert_eq!(
+        problem(["inf", "red", "", "no"]).problem,
+        Problem::NotFinite
+    );
+    assert_eq!(
+        problem(["1", "pink", "", "no"]).problem,
+        Problem::UnseenLevel
+    );
+    assert_eq!(problem(["1", "?", "", "no"]).problem, Problem::Missing);
+    assert_eq!(problem(["NA", "red", "", "no"]).problem, Problem::Missing);
+    assert_eq!(
+        problem(["1", "red", "", "maybe"]).problem,
+        Problem::NotAClass
+    );
+    assert_eq!(problem(["1", "red", "", "?"]).problem, Problem::Missing);
+    assert_eq!(problem(["1", "red", "", "maybe"]).column, 3);
+}
+
+#[test]
+fn unseen_and_missing_policies_give_their_slots() {
+    let schema = edited(
+        "levels = [\"red\", \"green\", \"blue\"]",
+        "levels = [\"red\", \"green\", \"blue\"]\nunseen = \"other\"\nmissing = \"level\"",
+    )
+    .unwrap();
+    let encoder = Encoder::new(&schema);
+    assert_eq!(encoder.features(), 6);
+    assert_eq!(
+        encoder.feature_names()[4..],
+        ["color:other", "color:missing"]
+    );
+    let encode = |color: &str| {
+        encoder
+            .encode(false, |k| {
+                crate::Cell::Text([b"0".as_slice(), color.as_bytes()][k])
+            })
+            .unwrap()
+            .0
+    };
+    let s = (1.0 - 1e-12) / 2f64.sqrt();
+    assert_eq!(encode("pink"), vec![(4, s)]);
+    assert_eq!(encode("?"), vec![(5, s)]);
+    let ignore = edited(
+        "levels = [\"red\", \"green\", \"blue\"]",
+        "levels = [\"red\", \"green\", \"blue\"]\nunseen = \"ignore\"\nmissing = \"zero\"",
+    )
+    .unwrap();
+    let encoder = Encoder::new(&ignore);
+    assert_eq!(encoder.features(), 4);
+    for color in ["pink", "?"] {
+        let (row, _) = encoder
+            .encode(false, |k| {
+                crate::Cell::Text([b"0".as_slice(), color.as_bytes()][k])
+            })
+            .unwrap();
+        assert!(row.is_empty());
+    }
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
+    path
+}
+
+fn read_all(path: &Path, schema: &Schema, labels: bool) -> Result<(usize, Vec<f64>), ReadError> {
+    let encoder = Encoder::new(schema);
+    let mut seen = Vec::new();
+    let summary = read_batches::<ReadError>(
+        path,
+        schema,
+        &encoder,
+        ReadOptions {
+            labels,
+            batch_rows: 2,
+        },
+        &mut |_, _| {},
+        &mut |batch| {
+            assert!(batch.rows.len() <= 2);
+            seen.extend(batch.labels.unwrap_or_default());
+            Ok(())
+        },
+    )?;
+    Ok((summary.rows, seen))
+}
+
+/// The error's (line, column, problem) for a CSV file with `body`.
+fn csv_error(body: &[u8]) -> (u64, Option<String>, Problem) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "data.csv", body);
+    match read_all(&path, &small(), true) {
+        Err(ReadError::Cell {
+            file,
+            unit,
+            line,
+            column,
+            problem,
+        }) => {
+            assert_eq!(file, path.display().to_string());
+            assert_eq!(unit, "line");
+            (line, column, problem)
+        }
+        other => panic!("expected a cell error, got {other:?}"),
+    }
+}
+
+const HEADER: &str = "age, color, note, y\n";
+
+#[test]
+fn csv_reads_in_batches_with_line_numbers_counting_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!("{HEADER}1, red, a, yes\n\n2, blue,\"b\nc\", no\n3, green, , yes.\n");
+    let path = write(dir.path(), "ok.csv", body.as_bytes());
+    let (rows, labels) = read_all(&path, &small(), true).unwrap();
+    assert_eq!(rows, 3);
+    assert_eq!(labels, vec![1.0, -1.0, 1.0]);
+    // The record after a blank line and a quoted line break is on line 6.
+    let bad = format!("{HEADER}1, red, a, yes\n\n2, blue,\"b\nc\", no\n3, pink, , yes\n");
+    assert_eq!(
+        csv_error(bad.as_bytes()),
+        (6, Some("color".into()), Problem::UnseenLevel)
+    );
+}
+
+#[test]
+fn every_bad_csv_input_is_named_by_file_line_and_column() {
+    let row = |r: &str| format!("{HEADER}1, red, a, yes\n{r}\n");
+    assert_eq!(
+        csv_error(row("2, red, a").as_bytes()),
+        (
+            3,
+            None,
+            Problem::Ragged {
+                expected: 4,
+                found: 3
+            }
+        )
+    );
+    assert_eq!(
+        csv_error(row("x, red, a, yes").as_bytes()),
+        (3, Some("age".into()), Problem::NotANumber)
+    );
+    assert_eq!(
+        csv_error(row("2, rouge, a, yes").as_bytes()),
+        (3, Some("color".into()), Problem::UnseenLevel)
+    );
+    assert_eq!(
+        csv_error(row("2, red, a, maybe").as_bytes()),
+        (3, Some("y".into()), Problem::NotAClass)
+    );
+    assert_eq!(
+        csv_error(row("?, red, a, yes").as_bytes()),
+        (3, Some("age".into()), Problem::Missing)
+    );
+    let mut bytes = row("2, r\u{e9}d, a, yes").into_bytes();
+    let at = bytes.iter().position(|&b| b == 0xc3).unwrap();
+    bytes.splice(at..at + 2, [0xe9]); // Latin-1 é
+    assert_eq!(
+        csv_error(&bytes),
+        (3, Some("color".into()), Problem::NotUtf8)
+    );
+    // An unclosed quote swallows the rest of the file into one cell.
+    assert_eq!(
+        csv_error(row("2,\"red, a, yes\n3, blue, b, no\n4, red, c, no").as_bytes()).2,
+        Problem::Ragged {
+            expected: 4,
+            found: 2
+        }
+    );
+    assert_eq!(
+        csv_error(row("2, red, a,\"yes\n3, blue, b, no").as_bytes()),
+        (
+            3,
+            Some("y".into()),
+            Problem::UnbalancedQuote { last_line: 4 }
+        )
+    );
+}
+
+#[test]
+fn columns_must_match_the_schema_and_files_must_hold_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = small();
+    let cases: [(&str, &str); 4] = [
+        (
+            "age, color, y\n1, red, yes\n",
+            "\"note\" is not in the header",
+        ),
+        (
+            "age, color, note, y, extra\n",
+            "\"extra\" (field 5) is not in the schema",
+        ),
+        ("age, color, note, age\n", "names column \"age\" twice"),
+        ("", "no data rows"),
+    ];
+    for (body, needle) in cases {
+        let path = write(dir.path(), "c.csv", body.as_bytes());
+        let err = read_all(&path, &schema, true).unwrap_err().to_string();
+        assert!(err.contains(needle), "{err}");
+        assert!(err.starts_with(&path.display().to_string()), "{err}");
+    }
+    let path = write(dir.path(), "h.csv", HEADER.as_bytes());
+    assert!(matches!(
+        read_all(&path, &schema, true),
+        Err(ReadError::Empty { .. })
+    ));
+    // Prediction inputs may leave the label out; training inputs may not.
+    let path = write(dir.path(), "p.csv", b"note, color, age\nx, red, 5\n");
+    assert_eq!(read_all(&path, &schema, false).unwrap().0, 1);
+    assert!(read_all(&path, &schema, true).is_err());
+}
+
+#[test]
+fn headerless_files_match_by_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = edited("header = true", "header = false").unwrap();
+    let path = write(dir.path(), "a.csv", b"1, red, a, yes\n2, blue, b, no\n");
+    assert_eq!(
+        read_all(&path, &schema, true).unwrap(),
+        (2, vec![1.0, -1.0])
+    );
+    let path = write(dir.path(), "b.csv", b"1, red, a\n2, blue, b\n");
+    assert_eq!(read_all(&path, &schema, false).unwrap().0, 2);
+    match read_all(&path, &schema, true) {
+        Err(ReadError::Cell {
+            line: 1, problem, ..
+        }) => {
+            assert_eq!(
+                problem,
+                Problem::Ragged {
+                    expected: 4,
+                    found: 3
+                }
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+mod parquet_files {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Float64Array, Int32Array, RecordBatch, StringArray};
+    use parquet::arrow::ArrowWriter;
+
+    use super::*;
+
+    fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None)
+                .unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+
+    fn column<T: arrow_array::Array + 'static>(a: T) -> ArrayRef {
+        Arc::new(a)
+    }
+
+    #[test]
+    fn parquet_reads_typed_columns_and_names_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.parquet");
+        write_parquet(
+            &path,
+            vec![
+                ("y", column(StringArray::from(vec!["yes", "no", "yes."]))),
+                ("age", column(Int32Array::from(vec![10, 20, 300]))),
+                (
+                    "color",
+                    column(StringArray::from(vec!["red", "blue", "green"])),
+                ),
+                ("note", column(Float64Array::from(vec![1.0, 2.0, 3.0]))),
+            ],
+        );
+        let schema = small();
+        assert_eq!(
+            read_all(&path, &schema, true).unwrap(),
+            (3, vec![1.0, -1.0, 1.0])
+        );
+        let encoder = Encoder::new(&schema);
+        let data = read_training_set(&path, &schema, &encoder, &mut |_, _| {}).unwrap();
+        assert_eq!((data.len(), data.features()), (3, 4));
+
+        write_parquet(
+            &path,
+            vec![
+                ("y", column(StringArray::from(vec!["yes", "no"]))),
+                ("age", column(Float64Array::from(vec![Some(1.0), None]))),
+                ("color", column(StringArray::from(vec!["red", "blue"]))),
+                ("note", column(Int32Array::from(vec![1, 2]))),
+            ],
+        );
+        match read_all(&path, &schema, true) {
+            Err(ReadError::Cell {
+                unit: "row",
+                line: 2,
+                column: Some(c),
+                problem: Problem::Missing,
+                ..
+            }) => assert_eq!(c, "age"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn parquet_columns_of_the_wrong_type_or_name_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.parquet");
+        let schema = small();
+        write_parquet(
+            &path,
+            vec![
+                ("y", column(StringArray::from(vec!["yes"]))),
+                ("age", column(StringArray::from(vec!["10"]))),
+                ("color", column(StringArray::from(vec!["red"]))),
+                ("note", column(Int32Array::from(vec![1]))),
+            ],
+        );
+        let err = read_all(&path, &schema, true).unwrap_err().to_string();
+        assert!(
+            err.contains("column age: the column has type Utf8"),
+            "{err}"
+        );
+        write_parquet(
+            &path,
+            vec![
+                ("y", column(StringArray::from(vec!["yes"]))),
+                ("age", column(Int32Array::from(vec![10]))),
+                ("colour", column(StringArray::from(vec!["red"]))),
+            ],
+        );
+        let err = read_all(&path, &schema, true).unwrap_err().to_string();
+        assert!(
+            err.contains("\"colour\" (field 3) is not in the schema"),
+            "{err}"
+        );
+        let not_parquet = write(dir.path(), "e.parquet", b"age,color\n");
+        let err = read_all(&not_parquet, &schema, true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a readable Parquet file"), "{err}");
+    }
+}
+
+/// The committed schemas check; the example schemas' directory.
+fn schemas_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas")
+}
+
+#[test]
+fn the_committed_schemas_load() {
+    let adult = Schema::load(schemas_dir().join("adult.toml")).unwrap();
+    let encoder = Encoder::new(&adult);
+    // 6 numeric + 8 categorical with a "missing" level each + the intercept.
+    assert_eq!(encoder.groups().count(), 15);
+    assert_eq!(
+        encoder.features(),
+        6 + (8 + 16 + 7 + 14 + 6 + 5 + 2 + 41) + 8 + 1
+    );
+    let kdd = Schema::load(schemas_dir().join("kddcup99.toml")).unwrap();
+    assert_eq!(Encoder::new(&kdd).groups().count(), 42);
+}
+
+/// The real data directory, or `None` (with a message) outside CI when the files are absent.
+pub(crate) fn data_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("DP_ML_DATA_DIR").unwrap_or("data".into()));
+    if dir.join("adult.data").is_file() && dir.join("adult.test").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must provide the data: set DP_ML_DATA_DIR to a folder holding adult.data and \
+         adult.test (cargo xtask datasets fetch)"
+    );
+    eprintln!(
+        "skipped: adult.data / adult.test not in {} (set DP_ML_DATA_DIR; cargo xtask datasets \
+         fetch)",
+        dir.display()
+    );
+    None
+}
+
+#[test]
+fn adult_files_read_with_the_committed_schema() {
+    let Some(dir) = data_dir() else { return };
+    let schema = Schema::load(schemas_dir().join("adult.toml")).unwrap();
+    let encoder = Encoder::new(&schema);
+    let train =
+        read_training_set(&dir.join("adult.data"), &schema, &encoder, &mut |_, _| {}).unwrap();
+    let test =
+        read_training_set(&dir.join("adult.test"), &schema, &encoder, &mut |_, _| {}).unwrap();
+    // Every row of both files (missing values are a level, never a dropped row).
+    assert_eq!((train.len(), test.len()), (32_561, 16_281));
+    train.check_group_norms(encoder.groups()).unwrap();
+    let positive = |d: &dp_erm::TrainingSet| d.labels().iter().filter(|&&y| y > 0.0).count();
+    // adult.names: 23.93% of all 48,842 records are >50K.
+    let share = (positive(&train) + positive(&test)) as f64 / 48_842.0;
+    assert!((share - 0.2393).abs() < 5e-4, "{share}");
+}
