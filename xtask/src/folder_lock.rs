@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::interrupt;
 use crate::safe_write::{PathError, check_folder_path, missing_ancestors, remove_created};
 
 /// The hidden file a run locks in the folder it writes results into.
@@ -12,28 +13,43 @@ pub const LOCK_FILE: &str = ".xtask-run.lock";
 /// finishes second would replace a full one). It is an advisory lock (`flock`) on
 /// [`LOCK_FILE`] in the folder, which records the holder's process id; the OS releases it
 /// when the process ends, however it ends. Dropping the claim removes the lock file and the
-/// folders taking it created, if nothing else was put in them.
+/// folders taking it created, if nothing else was put in them; so does an interrupted run
+/// (see `interrupt`), which would not drop it.
 #[derive(Debug)]
 pub struct FolderLock {
     file: std::fs::File,
     path: PathBuf,
     created: Vec<PathBuf>,
+    /// Its registration for release on interrupt.
+    registered: Option<u64>,
 }
 
 impl FolderLock {
     /// Claims `folder` (creating it if needed), or refuses at once, naming the process that
     /// holds it. A filesystem without locks gets a warning and an unlocked run.
     pub fn take(folder: &Path) -> Result<Self, PathError> {
+        let _whole = interrupt::defer();
         check_folder_path(folder)?;
         let created = missing_ancestors(folder);
         std::fs::create_dir_all(folder).map_err(PathError::on("create output folder", folder))?;
         let path = folder.join(LOCK_FILE);
         match Self::lock_file(&path) {
-            Ok(file) => Ok(Self {
-                file,
-                path,
-                created,
-            }),
+            Ok(file) => {
+                // A second handle on the same open file: the interrupt handler releases the
+                // claim as `drop` would. Without one, the OS still drops the lock at exit.
+                let registered = file.try_clone().ok().map(|handle| {
+                    let (path, created) = (path.clone(), created.clone());
+                    interrupt::register(interrupt::Claim {
+                        release: Box::new(move || release(&handle, &path, &created)),
+                    })
+                });
+                Ok(Self {
+                    file,
+                    path,
+                    created,
+                    registered,
+                })
+            }
             Err(refused) => {
                 remove_created(&created);
                 Err(refused)
@@ -142,14 +158,23 @@ const LOCK_ATTEMPTS: usize = 8;
 
 impl Drop for FolderLock {
     fn drop(&mut self) {
-        // Removed while still locked: a run that opened it meanwhile sees it unlinked. Only
-        // if it is still this claim's file: one put there since is another's to remove.
-        if same_file(&self.file, &self.path) {
-            let _ = std::fs::remove_file(&self.path);
+        let _whole = interrupt::defer();
+        if let Some(id) = self.registered {
+            interrupt::unregister(id);
         }
-        let _ = self.file.unlock();
-        remove_created(&self.created);
+        release(&self.file, &self.path, &self.created);
     }
+}
+
+/// Releases a claim: its lock `file` at `path`, and the folders it `created` if empty.
+fn release(file: &std::fs::File, path: &Path, created: &[PathBuf]) {
+    // Removed while still locked: a run that opened it meanwhile sees it unlinked. Only if
+    // it is still this claim's file: one put there since is another's to remove.
+    if same_file(file, path) {
+        let _ = std::fs::remove_file(path);
+    }
+    let _ = file.unlock();
+    remove_created(created);
 }
 
 /// Whether `file` is the file now at `path` (on Unix, the same device and inode).

@@ -7,7 +7,11 @@
 //!
 //! Every writer follows one rule (see `keep`): a run replaces earlier results only if it
 //! holds at least what they hold (full ≥ quick, and every part they have); otherwise its
-//! results go to a `quick/` or `partial/` subfolder and it says so.
+//! results go to a `quick/` or `partial/` subfolder and it says so. A run stopped by
+//! SIGINT, SIGTERM or SIGHUP finishes the replacement in progress (an experiment's results
+//! are all old or all new), removes its lock files and the folders it created, regenerates
+//! `index.md` from the results on disk if it wrote any, and exits with 128 + the signal
+//! (see `interrupt`).
 //! - `datasets fetch [--from DIR]` — put the data files in the data directory, verified.
 //! - `audit-noise [--quick]` — every dp-noise sampler against its exact law.
 //! - `bench peers [--setup]`, `bench scale [--quick]` — speed beside the peers, and scaling.
@@ -18,6 +22,7 @@ mod audit_noise;
 mod bench;
 mod datasets_cmd;
 mod folder_lock;
+mod interrupt;
 mod keep;
 mod reproduce;
 mod safe_write;
@@ -249,6 +254,8 @@ fn reproduce_experiments(
         .collect();
     // The output folder first: a bad --out fails before anything is fetched or run.
     safe_write::OutDir::prepare(&options.out, &[])?;
+    // An interrupted run regenerates the index from what it leaves on disk.
+    interrupt::index_on_interrupt(&options.out);
     let shortfall = if chosen.iter().any(|(.., needs_data)| *needs_data) {
         reproduce::ensure_data(options, offline).err()
     } else {
@@ -294,6 +301,7 @@ fn reproduce_experiments(
     }
     // A run that wrote nothing leaves the index (and everything else) as it was.
     if wrote_any {
+        interrupt::pause_point("indexing", None);
         match reproduce::regenerate_index(&options.out) {
             Ok(index) => reports.push(format!("  index of every result: {}", index.display())),
             Err(e) => eprintln!("xtask: could not write {}: {e}", reproduce::INDEX_FILE),
@@ -315,6 +323,8 @@ fn reproduce_experiments(
 }
 
 fn main() -> ExitCode {
+    // Before any thread starts: every thread inherits the signal mask it sets.
+    interrupt::install();
     let outcome = match Cli::parse().command {
         Command::Reproduce {
             experiment,

@@ -76,6 +76,8 @@ impl OutDir {
     /// of `files` is a folder there (the final rename would fail on it). Folders it had to
     /// create are removed again: [`OutDir::write`] creates them when a file is written.
     pub fn prepare(path: &Path, files: &[&str]) -> Result<Self, PathError> {
+        // An interrupt waits for the probe to be removed, and the folders it created.
+        let _probing = crate::interrupt::defer();
         check_folder_path(path)?;
         let created = missing_ancestors(path);
         let probed = std::fs::create_dir_all(path)
@@ -112,10 +114,15 @@ impl OutDir {
 
     /// Replaces `name` in the folder by `contents` atomically (creating the folder first if
     /// it is not there yet).
+    /// An interrupt waits for the file to be in place (see `interrupt`), and then
+    /// regenerates the index of `reproduce`'s results.
     pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), PathError> {
+        let _writing = crate::interrupt::defer();
         std::fs::create_dir_all(&self.path)
             .map_err(PathError::on("create output folder", &self.path))?;
-        write_atomically(&self.path.join(name), contents.as_ref())
+        write_atomically(&self.path.join(name), contents.as_ref())?;
+        crate::interrupt::wrote_results();
+        Ok(())
     }
 }
 
@@ -234,6 +241,8 @@ impl Drop for Temporary {
 /// Writes `contents` to a temporary file beside `target`, flushes it to disk and renames it
 /// over `target`.
 pub fn write_atomically(target: &Path, contents: &[u8]) -> Result<(), PathError> {
+    // An interrupt waits until the temporary is renamed into place or removed.
+    let _writing = crate::interrupt::defer();
     let temporary = Temporary::new(temporary_name(target));
     let mut file =
         create_new(temporary.path()).map_err(PathError::on("create", temporary.path()))?;

@@ -2,7 +2,9 @@
 //!
 //! `cargo run --release -p dp-erm --example private_classifier`
 
-use dp_erm::{ErmParams, LinearModel, Loss, ModelKey, ObjectiveCalibration, TrainingSet};
+use dp_erm::{
+    ErmParams, LinearModel, Loss, ModelKey, ModelPurpose, ObjectiveCalibration, TrainingSet,
+};
 use dp_noise::{DpRng, InsecureSeededRng};
 use rand::RngExt;
 
@@ -79,11 +81,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .fit(&train, &mut rng)?
         .into_model();
     // Stored where others can write: authenticate the file, so that nobody without the key
-    // can relabel the model's ε (a plain file's checksum only detects corruption).
+    // can relabel the model's ε (a plain file's checksum only detects corruption), bound to
+    // what it is for, so that no other model signed with the key can stand in for it; the
+    // loader also refuses any model that is not private with ε ≤ 1.
     let key = ModelKey::from_os_entropy()?;
+    let purpose = ModelPurpose::new("example/classifier")?.require_private(1.0)?;
     let path = std::env::temp_dir().join("dp-erm-example.model");
-    model.save_authenticated(&path, &key)?;
-    let loaded = LinearModel::load_authenticated(&path, &key)?;
+    model.save_authenticated(&path, &key, &purpose)?;
+    let loaded = LinearModel::load_authenticated(&path, &key, &purpose)?;
     let row = [0.1, -0.2, 0.05, 0.0, 0.3, -0.1, 0.2, 0.0, -0.05, 0.1];
     println!(
         "saved to {} (authenticated), loaded, ε = {:?}, predicts {} for {row:?}",
@@ -92,8 +97,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         loaded.predict(&row)?
     );
     let wrong_key = ModelKey::from_os_entropy()?;
-    if let Err(refused) = LinearModel::load_authenticated(&path, &wrong_key) {
+    if let Err(refused) = LinearModel::load_authenticated(&path, &wrong_key, &purpose) {
         println!("with another key: {refused}");
+    }
+    let other_use = ModelPurpose::new("example/other")?;
+    if let Err(refused) = LinearModel::load_authenticated(&path, &key, &other_use) {
+        println!("for another purpose: {refused}");
     }
     std::fs::remove_file(&path)?;
     Ok(())

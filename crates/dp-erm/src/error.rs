@@ -185,6 +185,16 @@ pub enum ErmError {
     /// A model file could not be opened, read or written (the operating system's error, or
     /// a path that is not a regular file); its contents were not judged.
     ModelFileAccess(String),
+    /// A model key that cannot be secret: its bytes take fewer than
+    /// [`ModelKey::MIN_DISTINCT_BYTES`](crate::ModelKey::MIN_DISTINCT_BYTES) distinct values
+    /// (all zero, one repeated byte, a short pattern). The key's bytes are never shown.
+    WeakModelKey {
+        /// How many distinct byte values the key holds.
+        distinct: usize,
+    },
+    /// A model purpose given by the caller is unusable (empty, too long, or holding an
+    /// invisible character); see [`ModelPurpose`](crate::ModelPurpose).
+    InvalidPurpose(String),
     /// From the noise samplers.
     Noise(NoiseError),
     /// From the solvers.
@@ -338,6 +348,13 @@ impl fmt::Display for ErmError {
             ),
             Self::InvalidModelFile(why) => write!(f, "invalid model file: {why}"),
             Self::ModelFileAccess(why) => write!(f, "{why}"),
+            Self::WeakModelKey { distinct } => write!(
+                f,
+                "model key refused: its bytes take only {distinct} distinct values (an \
+                 all-zero, repeated or patterned key is no secret); use \
+                 ModelKey::from_os_entropy or at least 32 uniformly random bytes"
+            ),
+            Self::InvalidPurpose(why) => write!(f, "invalid model purpose: {why}"),
             Self::Noise(e) => write!(f, "{e}"),
             Self::Optim(e) => write!(f, "{e}"),
         }

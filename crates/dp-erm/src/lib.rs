@@ -95,7 +95,7 @@ pub use gaussian::{GaussianCalibration, GaussianErm, GaussianMechanism};
 pub use loss::Loss;
 pub use model::{
     LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,
-    ModelMetadata, StoredModel, container,
+    ModelMetadata, ModelPurpose, StoredModel, container,
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
 pub use proba::{Probabilities, logistic_probability};

@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use dp_erm::{
-    Classifier, ErmError, Features, LinearModel, ModelKey, Probabilities, StoredModel, container,
+    Classifier, ErmError, Features, LinearModel, ModelKey, ModelPurpose, Probabilities,
+    StoredModel, container,
 };
 use faer::Mat;
 use rayon::prelude::*;
@@ -99,14 +100,24 @@ impl KernelModel {
         container::from_bytes(bytes)
     }
 
-    /// The model as an authenticated file (HMAC-SHA256 under `key`).
-    pub fn to_bytes_authenticated(&self, key: &ModelKey) -> Result<Vec<u8>, ErmError> {
-        container::to_bytes_authenticated(self, key)
+    /// The model as an authenticated file (HMAC-SHA256 under `key`), bound to `purpose`
+    /// as a `LinearModel` file is (see [`ModelPurpose`]).
+    pub fn to_bytes_authenticated(
+        &self,
+        key: &ModelKey,
+        purpose: &ModelPurpose,
+    ) -> Result<Vec<u8>, ErmError> {
+        container::to_bytes_authenticated(self, key, purpose)
     }
 
-    /// Reads an authenticated file, refusing it unless its tag verifies under `key`.
-    pub fn from_bytes_authenticated(bytes: &[u8], key: &ModelKey) -> Result<Self, ErmError> {
-        container::from_bytes_authenticated(bytes, key)
+    /// Reads an authenticated file, refusing it unless its tag verifies under `key`, it
+    /// was written for `purpose`, and its model meets `purpose`'s privacy demand.
+    pub fn from_bytes_authenticated(
+        bytes: &[u8],
+        key: &ModelKey,
+        purpose: &ModelPurpose,
+    ) -> Result<Self, ErmError> {
+        container::from_bytes_authenticated(bytes, key, purpose)
     }
 
     /// Writes the model to `path` as a plain file, atomically.
@@ -148,6 +159,10 @@ impl StoredModel for KernelModel {
 
     fn check(unchecked: RawKernelModel) -> Result<Self, ErmError> {
         Self::try_from(unchecked)
+    }
+
+    fn epsilon(&self) -> Option<f64> {
+        KernelModel::epsilon(self)
     }
 }
 

@@ -529,12 +529,21 @@ fn model_files_round_trip_and_predict_identically() {
     let model = small_model();
     let loaded = KernelModel::from_bytes(&model.to_bytes().unwrap()).unwrap();
     assert_eq!(loaded, model);
-    let key = dp_erm::ModelKey::from_bytes(&[7; 32]).unwrap();
-    let sealed = model.to_bytes_authenticated(&key).unwrap();
+    let key =
+        dp_erm::ModelKey::from_bytes(&std::array::from_fn::<u8, 32, _>(|i| i as u8 * 7)).unwrap();
+    let purpose = dp_erm::ModelPurpose::new("kernel scoring").unwrap();
+    let sealed = model.to_bytes_authenticated(&key, &purpose).unwrap();
     assert_eq!(
-        KernelModel::from_bytes_authenticated(&sealed, &key).unwrap(),
+        KernelModel::from_bytes_authenticated(&sealed, &key, &purpose).unwrap(),
         model
     );
+    // Bound to its purpose, as a linear model's file is; and held to a privacy demand.
+    let other = dp_erm::ModelPurpose::new("kernel scoring v2").unwrap();
+    let err = KernelModel::from_bytes_authenticated(&sealed, &key, &other).unwrap_err();
+    assert!(err.to_string().contains("another purpose"), "{err}");
+    let strict = purpose.clone().require_private(0.5).unwrap();
+    let err = KernelModel::from_bytes_authenticated(&sealed, &key, &strict).unwrap_err();
+    assert!(err.to_string().contains("ε = 1"), "{err}");
     let dir = std::env::temp_dir().join(format!("dp-kernel-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("model.dpm");
@@ -644,6 +653,9 @@ impl dp_erm::StoredModel for Forged {
         Err(ErmError::InvalidModelFile(
             "a forger's writer reads nothing".into(),
         ))
+    }
+    fn epsilon(&self) -> Option<f64> {
+        self.linear.epsilon()
     }
 }
 

@@ -193,6 +193,7 @@ pub fn linear(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
             if k < last {
                 // A long run that stops keeps what it finished, beside the earlier results.
                 let run = Run::new(options, folds, draws, &records, &cells, start);
+                let _replacing = crate::interrupt::defer();
                 write_outputs(
                     &unfinished,
                     &run,
@@ -217,6 +218,8 @@ pub fn linear(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
         .into());
     }
     let run = Run::new(options, folds, draws, &records, &cells, start);
+    // All of the results or none: an interrupt waits for the last file.
+    let replacing = crate::interrupt::defer();
     write_outputs(&out, &run, "complete")?;
     if unfinished.path().exists() {
         std::fs::remove_dir_all(unfinished.path()).map_err(PathError::on(
@@ -225,6 +228,7 @@ pub fn linear(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
         ))?;
     }
     linear_entry(&cells, options.quick, start).write(&out)?;
+    drop(replacing);
     let ok = sanity_checks(&cells);
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
@@ -437,6 +441,7 @@ pub fn kernel(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
         &this,
         recorded_mode,
     )?;
+    crate::interrupt::pause_point("computing", None);
     let (cells, chosen) = kernel::run(options.quick, options.seed)?;
     let mode = if options.quick { "quick" } else { "full" };
     let record = KernelRecord {
@@ -454,11 +459,15 @@ pub fn kernel(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
         env!("CARGO_PKG_VERSION"),
         record.wall_seconds
     );
+    // All of the results or none: an interrupt waits for the last file.
+    let replacing = crate::interrupt::defer();
     out.write("cells.json", serde_json::to_string_pretty(&record)?)?;
+    crate::interrupt::pause_point("replacing", Some(std::time::Duration::from_secs(2)));
     out.write("cells.csv", kernel::csv(&cells))?;
     out.write("summary.md", kernel::markdown(&cells, chosen, &header))?;
     kernel::figures(&out, &cells)?;
     kernel::entry(&cells, options.quick, start).write(&out)?;
+    drop(replacing);
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
         out.path().display(),

@@ -206,12 +206,15 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         thresholds: &thresholds,
         queries: &queries,
     };
+    // All of the results or none: an interrupt waits for the last file.
+    let replacing = crate::interrupt::defer();
     out.write("cells.json", serde_json::to_string_pretty(&record)?)?;
     out.write("cells.csv", csv(&thresholds, &queries))?;
     let (summary, ok) = markdown(&record);
     out.write("summary.md", summary)?;
     figures(&out, &thresholds, &queries)?;
     entry(&thresholds, &queries, options.quick, start).write(&out)?;
+    drop(replacing);
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
         out.path().display(),

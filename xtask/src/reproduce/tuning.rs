@@ -616,8 +616,11 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         wall_seconds: start.elapsed().as_secs_f64(),
         cells: &all,
     };
+    // All of the results or none: an interrupt waits for the last file.
+    let replacing = crate::interrupt::defer();
     write_all(&out, &record)?;
     output::entry(&all, options.quick, start).write(&out)?;
+    drop(replacing);
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
         out.path().display(),

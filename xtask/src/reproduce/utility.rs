@@ -308,8 +308,11 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         official_draws: plan.official_draws,
         official_runs: plan.official_runs,
     };
+    // All of the results or none: an interrupt waits for the last file.
+    let replacing = crate::interrupt::defer();
     output::write(&out, &record)?;
     output::entry(&record, options.quick, start).write(&out)?;
+    drop(replacing);
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, end_to_end.csv, figures) in {:.1} s",
         out.path().display(),

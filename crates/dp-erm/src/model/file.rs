@@ -47,6 +47,36 @@ pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ErmError>
     Ok(bytes)
 }
 
+/// Refuses to save to `path` — before anything is encoded or written — unless it is a new
+/// name or a regular file. A folder would only fail at the final rename, after the whole
+/// model went to a temporary file; a symbolic link would be replaced by the rename,
+/// leaving its target's old model in place, so it is refused rather than silently broken
+/// (or silently followed to a file elsewhere); devices and pipes are not model files.
+pub(super) fn check_destination(path: &Path) -> Result<(), ErmError> {
+    let kind = match fs::symlink_metadata(path) {
+        Ok(meta) => meta.file_type(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(os_error("cannot save to", path, e)),
+    };
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        "it is a folder; give a file name inside it".to_owned()
+    } else if kind.is_symlink() {
+        let target = fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
+        format!(
+            "it is a symbolic link (to {target}); a save neither follows nor replaces a \
+             link: save to the target's path, or remove the link first"
+        )
+    } else {
+        "it is not a regular file (a device, a pipe or a socket?)".to_owned()
+    };
+    Err(ErmError::ModelFileAccess(format!(
+        "cannot save to {}: {what}",
+        path.display()
+    )))
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same folder, synced and then
 /// renamed over `path`. A rename within one file system is atomic, so `path` holds either
 /// the old file or the complete new one, never a mix; on failure the temporary file is

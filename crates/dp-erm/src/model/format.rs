@@ -3,7 +3,9 @@
 //! `magic (8) | version (4) | payload length (8) | tag (32) | payload`. The tag covers the
 //! first 20 bytes and the payload, so neither the kind (magic), the version nor the length
 //! can change without recomputing it. The payload is the model type's name (a bincode
-//! string) followed by the model, so one container serves every model type.
+//! string), in authenticated files the purpose's name (a bincode string: length-prefixed),
+//! then the model, so one container serves every model type and an authenticated file is
+//! bound to the use it was written for.
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
@@ -12,13 +14,22 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::key::ModelKey;
+use super::purpose::ModelPurpose;
 use super::{MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES};
 use crate::ErmError;
 
-/// The file format this build writes and reads. Version 1 (a 28-byte header with an
-/// FNV-1a checksum, plain files only), version 2 (no model type in the payload) and
-/// version 3 (no record of group-shaped noise) are refused with a message saying so.
-pub const MODEL_FORMAT_VERSION: u32 = 4;
+/// The file format this build writes. Plain files of version 4 (the same layout) are read
+/// too; authenticated files of version 4 (no purpose in the payload) are refused by the
+/// authenticated loaders, with a message naming the explicitly legacy reader
+/// ([`container::load_authenticated_unbound_v4`](crate::container::load_authenticated_unbound_v4))
+/// through which a trusted one can be read once and saved again with a purpose. Version 1
+/// (a 28-byte header with an FNV-1a checksum, plain files only), version 2 (no model type in
+/// the payload) and version 3 (no record of group-shaped noise) are refused with a message
+/// saying so.
+pub const MODEL_FORMAT_VERSION: u32 = 5;
+
+/// The previous version, whose plain files have this version's layout.
+const PREVIOUS_VERSION: u32 = 4;
 
 /// A model type that lives in the shared model container (DESIGN.md, "Models on disk").
 ///
@@ -33,6 +44,9 @@ pub trait StoredModel: Serialize + Sized {
     type Unchecked: DeserializeOwned;
     /// Validates a decoded model, naming the first invalid field.
     fn check(unchecked: Self::Unchecked) -> Result<Self, ErmError>;
+    /// The ε the model was trained with (None if non-private), as its metadata records it:
+    /// what a [`ModelPurpose::require_private`] demand is checked against.
+    fn epsilon(&self) -> Option<f64>;
 }
 
 /// Longest model-type name read back (longer ones are refused before allocating).
@@ -51,11 +65,12 @@ const TAG_BYTES: usize = 32;
 pub(super) const HEADER_BYTES: usize = SEALED_PREFIX + TAG_BYTES;
 
 /// Largest payload read, and the decoder's allocation limit: the numbers of the largest
-/// model (`MAX_MODEL_FEATURES` values of 8 bytes in bincode) plus room for the type name and
-/// the metadata (strings of at most `MAX_MODEL_TEXT_BYTES` and a few numbers) — so a length
-/// prefix cannot make the decoder allocate more than a valid model needs. Other model types
-/// (kernel models: map and weights) keep to the same number of values.
-pub const MAX_PAYLOAD_BYTES: usize = 8 * MAX_MODEL_FEATURES + 4 * MAX_MODEL_TEXT_BYTES + 512;
+/// model (`MAX_MODEL_FEATURES` values of 8 bytes in bincode) plus room for the type name,
+/// the purpose and the metadata (strings of at most `MAX_MODEL_TEXT_BYTES` and a few
+/// numbers) — so a length prefix cannot make the decoder allocate more than a valid model
+/// needs. Other model types (kernel models: map and weights) keep to the same number of
+/// values.
+pub const MAX_PAYLOAD_BYTES: usize = 8 * MAX_MODEL_FEATURES + 5 * MAX_MODEL_TEXT_BYTES + 512;
 /// Largest file a loader reads.
 pub(super) const MAX_FILE_BYTES: u64 = (HEADER_BYTES + MAX_PAYLOAD_BYTES) as u64;
 
@@ -66,27 +81,37 @@ type HmacSha256 = Hmac<Sha256>;
 pub(super) enum Seal<'a> {
     /// SHA-256: catches corruption, not tampering.
     Checksum,
-    /// HMAC-SHA256 under the key: only key holders can write it.
-    Mac(&'a ModelKey),
+    /// HMAC-SHA256 under the key, over a payload naming the purpose: only key holders can
+    /// write it, and only for that purpose.
+    Mac(&'a ModelKey, &'a ModelPurpose),
+    /// Reading only: an authenticated file of version 4, whose payload names no purpose.
+    UnboundMac(&'a ModelKey),
 }
 
-impl Seal<'_> {
+impl<'a> Seal<'a> {
     fn magic(self) -> &'static [u8; 8] {
         match self {
             Seal::Checksum => PLAIN_MAGIC,
-            Seal::Mac(_) => MAC_MAGIC,
+            Seal::Mac(..) | Seal::UnboundMac(_) => MAC_MAGIC,
+        }
+    }
+
+    fn key(self) -> Option<&'a ModelKey> {
+        match self {
+            Seal::Checksum => None,
+            Seal::Mac(key, _) | Seal::UnboundMac(key) => Some(key),
         }
     }
 
     fn tag(self, prefix: &[u8], payload: &[u8]) -> Result<[u8; TAG_BYTES], ErmError> {
-        match self {
-            Seal::Checksum => {
+        match self.key() {
+            None => {
                 let mut sha = Sha256::new();
                 sha.update(prefix);
                 sha.update(payload);
                 Ok(sha.finalize().into())
             }
-            Seal::Mac(key) => {
+            Some(key) => {
                 let mut mac = keyed_mac(key)?;
                 mac.update(prefix);
                 mac.update(payload);
@@ -96,9 +121,9 @@ impl Seal<'_> {
     }
 
     fn verify(self, prefix: &[u8], payload: &[u8], tag: &[u8]) -> Result<(), ErmError> {
-        match self {
+        match self.key() {
             // The checksum is no secret: a plain comparison leaks nothing worth having.
-            Seal::Checksum => {
+            None => {
                 if self.tag(prefix, payload)?.as_slice() == tag {
                     Ok(())
                 } else {
@@ -107,7 +132,7 @@ impl Seal<'_> {
             }
             // Constant time: a comparison that stops at the first differing byte would let
             // an attacker guess a valid tag byte by byte from timings.
-            Seal::Mac(key) => {
+            Some(key) => {
                 let mut mac = keyed_mac(key)?;
                 mac.update(prefix);
                 mac.update(payload);
@@ -135,6 +160,23 @@ pub(super) fn encode<M: StoredModel>(model: &M, seal: Seal<'_>) -> Result<Vec<u8
     let config = bincode::config::standard();
     let mut payload = bincode::serde::encode_to_vec(M::MODEL_TYPE, config)
         .map_err(|e| invalid(format!("cannot encode: {e}")))?;
+    match seal {
+        Seal::Checksum => {}
+        Seal::Mac(_, purpose) => {
+            // Refused before writing: the purpose's loader would refuse the file.
+            if let Some(why) = purpose.shortfall(model.epsilon()) {
+                return Err(ErmError::InvalidPurpose(format!(
+                    "cannot save under it: {why}"
+                )));
+            }
+            payload.extend(encode_purpose(purpose)?);
+        }
+        Seal::UnboundMac(_) => {
+            return Err(invalid(
+                "files without a purpose are only read (format version 4), never written".into(),
+            ));
+        }
+    }
     payload.extend(
         bincode::serde::encode_to_vec(model, config)
             .map_err(|e| invalid(format!("cannot encode: {e}")))?,
@@ -159,9 +201,10 @@ pub(super) fn decode<M: StoredModel>(bytes: &[u8], seal: Seal<'_>) -> Result<M, 
         return Err(too_short(bytes.len()));
     }
     check_kind(&bytes[..8], seal)?;
-    check_version(u32::from_le_bytes(
-        bytes[8..12].try_into().expect("4 bytes"),
-    ))?;
+    check_version(
+        u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")),
+        seal,
+    )?;
     if bytes.len() < HEADER_BYTES {
         return Err(too_short(bytes.len()));
     }
@@ -198,7 +241,19 @@ pub(super) fn decode<M: StoredModel>(bytes: &[u8], seal: Seal<'_>) -> Result<M, 
             M::MODEL_TYPE
         )));
     }
-    let body = &payload[type_bytes..];
+    let mut body = &payload[type_bytes..];
+    if let Seal::Mac(_, purpose) = seal {
+        // Compared as encoded (length prefix and bytes): the file's own purpose is never
+        // decoded, allocated or quoted.
+        let expected = encode_purpose(purpose)?;
+        body = body.strip_prefix(expected.as_slice()).ok_or_else(|| {
+            invalid(format!(
+                "this file was authenticated for another purpose than {:?}; a model saved \
+                 for one use is refused in place of another",
+                purpose.name()
+            ))
+        })?;
+    }
     let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
     let (unchecked, used): (M::Unchecked, usize) = bincode::serde::decode_from_slice(body, config)
         .map_err(|e| invalid(format!("cannot decode: {}", decode_problem(&e))))?;
@@ -208,19 +263,31 @@ pub(super) fn decode<M: StoredModel>(bytes: &[u8], seal: Seal<'_>) -> Result<M, 
             body.len() - used
         )));
     }
-    M::check(unchecked)
+    let model = M::check(unchecked)?;
+    if let Seal::Mac(_, purpose) = seal
+        && let Some(why) = purpose.shortfall(model.epsilon())
+    {
+        return Err(invalid(why));
+    }
+    Ok(model)
+}
+
+/// The purpose's name as the payload holds it: a bincode string (varint length, bytes).
+fn encode_purpose(purpose: &ModelPurpose) -> Result<Vec<u8>, ErmError> {
+    bincode::serde::encode_to_vec(purpose.name(), bincode::config::standard())
+        .map_err(|e| invalid(format!("cannot encode the purpose: {e}")))
 }
 
 fn check_kind(magic: &[u8], seal: Seal<'_>) -> Result<(), ErmError> {
     match (magic, seal) {
         (m, Seal::Checksum) if m == PLAIN_MAGIC => Ok(()),
-        (m, Seal::Mac(_)) if m == MAC_MAGIC => Ok(()),
+        (m, Seal::Mac(..) | Seal::UnboundMac(_)) if m == MAC_MAGIC => Ok(()),
         (m, Seal::Checksum) if m == MAC_MAGIC => Err(invalid(
             "this is an authenticated model file (magic DPERMMAC); read it with the \
              authenticated loader and its key"
                 .into(),
         )),
-        (m, Seal::Mac(_)) if m == PLAIN_MAGIC => Err(invalid(
+        (m, Seal::Mac(..) | Seal::UnboundMac(_)) if m == PLAIN_MAGIC => Err(invalid(
             "this is a plain model file (magic DPERMMDL, checksum only): anyone could have \
              written it, so the authenticated loader refuses it"
                 .into(),
@@ -231,28 +298,50 @@ fn check_kind(magic: &[u8], seal: Seal<'_>) -> Result<(), ErmError> {
     }
 }
 
-fn check_version(version: u32) -> Result<(), ErmError> {
+fn check_version(version: u32, seal: Seal<'_>) -> Result<(), ErmError> {
+    match (version, seal) {
+        (MODEL_FORMAT_VERSION, Seal::Checksum | Seal::Mac(..))
+        | (PREVIOUS_VERSION, Seal::Checksum | Seal::UnboundMac(_)) => return Ok(()),
+        (PREVIOUS_VERSION, _) => {
+            return Err(invalid(format!(
+                "this authenticated file has format version {PREVIOUS_VERSION}, which binds \
+                 no purpose into its tag, so it could stand in for any other model signed \
+                 with the same key; the authenticated loaders of this build refuse it. If \
+                 you trust it, read it once with \
+                 dp_erm::container::load_authenticated_unbound_v4 and save it again with a \
+                 ModelPurpose"
+            )));
+        }
+        (MODEL_FORMAT_VERSION, _) => {
+            return Err(invalid(format!(
+                "this authenticated file has format version {MODEL_FORMAT_VERSION} and is \
+                 bound to a purpose; read it with the authenticated loader and its \
+                 ModelPurpose, not the legacy reader of version {PREVIOUS_VERSION}"
+            )));
+        }
+        _ => {}
+    }
     match version {
-        MODEL_FORMAT_VERSION => Ok(()),
         3 => Err(invalid(format!(
             "format version 3 is not supported: its metadata does not say whether objective \
-             perturbation's noise was shaped to feature groups; this build reads version \
-             {MODEL_FORMAT_VERSION} only; re-create the file by training and saving the model \
-             with this build"
+             perturbation's noise was shaped to feature groups; this build reads versions \
+             {PREVIOUS_VERSION} and {MODEL_FORMAT_VERSION}; re-create the file by training and \
+             saving the model with this build"
         ))),
         2 => Err(invalid(format!(
             "format version 2 is not supported: it is the older layout without a model type \
-             in the payload; this build reads version {MODEL_FORMAT_VERSION} only; re-create \
-             the file by saving the model with this build"
+             in the payload; this build reads versions {PREVIOUS_VERSION} and \
+             {MODEL_FORMAT_VERSION}; re-create the file by saving the model with this build"
         ))),
         1 => Err(invalid(format!(
             "format version 1 is not supported: it is the older layout (FNV-1a checksum, \
-             no authentication) that this build no longer reads; it reads version \
-             {MODEL_FORMAT_VERSION} only; re-create the file by saving the model with this \
-             build"
+             no authentication) that this build no longer reads; it reads versions \
+             {PREVIOUS_VERSION} and {MODEL_FORMAT_VERSION}; re-create the file by saving the \
+             model with this build"
         ))),
         v if v < MODEL_FORMAT_VERSION => Err(invalid(format!(
-            "format version {v} is not supported: this build reads version {MODEL_FORMAT_VERSION} only"
+            "format version {v} is not supported: this build reads versions {PREVIOUS_VERSION} \
+             and {MODEL_FORMAT_VERSION}"
         ))),
         v => Err(invalid(format!(
             "format version {v} is not supported: it is newer than this build, which reads \

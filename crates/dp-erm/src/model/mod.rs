@@ -5,11 +5,13 @@
 //! - [`format`]: the byte layout, with a SHA-256 checksum (plain files) or an HMAC-SHA256
 //!   tag (authenticated files).
 //! - [`key`]: [`ModelKey`], the secret key of authenticated files.
+//! - [`purpose`]: [`ModelPurpose`], the use an authenticated file is bound to.
 //! - [`file`]: size-bounded reads and atomic writes.
 
 mod file;
 mod format;
 mod key;
+mod purpose;
 mod validate;
 
 pub(crate) use validate::check_text;
@@ -27,6 +29,7 @@ use crate::{ErmError, Loss, TrainingSet};
 use format::Seal;
 pub use format::{MODEL_FORMAT_VERSION, StoredModel};
 pub use key::ModelKey;
+pub use purpose::ModelPurpose;
 
 /// The one model container (DESIGN.md, "Models on disk"), for any [`StoredModel`]: the
 /// layout, guarantees and limits documented on [`LinearModel`] ("Files"), with the model
@@ -34,7 +37,7 @@ pub use key::ModelKey;
 pub mod container {
     use std::path::Path;
 
-    use super::{ModelKey, Seal, StoredModel, file, format};
+    use super::{ModelKey, ModelPurpose, Seal, StoredModel, file, format};
     use crate::ErmError;
 
     pub use super::format::MAX_PAYLOAD_BYTES;
@@ -49,27 +52,57 @@ pub mod container {
         format::decode(bytes, Seal::Checksum)
     }
 
-    /// `model` as an authenticated file (HMAC-SHA256 under `key`).
+    /// `model` as an authenticated file (HMAC-SHA256 under `key`) bound to `purpose`;
+    /// refused if `purpose` demands more privacy than the model has.
     pub fn to_bytes_authenticated<M: StoredModel>(
         model: &M,
         key: &ModelKey,
+        purpose: &ModelPurpose,
     ) -> Result<Vec<u8>, ErmError> {
-        format::encode(model, Seal::Mac(key))
+        format::encode(model, Seal::Mac(key, purpose))
     }
 
     /// Reads an authenticated file holding a model of type `M`, refusing it unless its tag
-    /// verifies under `key`.
+    /// verifies under `key`, it was written for `purpose`, and its model meets `purpose`'s
+    /// privacy demand.
     pub fn from_bytes_authenticated<M: StoredModel>(
         bytes: &[u8],
         key: &ModelKey,
+        purpose: &ModelPurpose,
     ) -> Result<M, ErmError> {
-        format::decode(bytes, Seal::Mac(key))
+        format::decode(bytes, Seal::Mac(key, purpose))
     }
 
-    /// Writes `model` to `path` as a plain file, atomically (a failed save leaves any
-    /// previous file intact).
+    /// **Legacy, for migration only**: reads an authenticated file of format version 4,
+    /// which binds no purpose — any model signed with `key` passes, whatever it was
+    /// written for. Read a file you trust once and save it again with
+    /// [`save_authenticated`] and a [`ModelPurpose`]; version-5 files are refused here.
+    pub fn from_bytes_authenticated_unbound_v4<M: StoredModel>(
+        bytes: &[u8],
+        key: &ModelKey,
+    ) -> Result<M, ErmError> {
+        format::decode(bytes, Seal::UnboundMac(key))
+    }
+
+    /// **Legacy, for migration only**: [`from_bytes_authenticated_unbound_v4`] on a file,
+    /// with [`load`]'s size bound.
+    pub fn load_authenticated_unbound_v4<M: StoredModel>(
+        path: impl AsRef<Path>,
+        key: &ModelKey,
+    ) -> Result<M, ErmError> {
+        let path = path.as_ref();
+        let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
+        from_bytes_authenticated_unbound_v4(&bytes, key).map_err(|e| file::name_path(path, e))
+    }
+
+    /// Writes `model` to `path` as a plain file, atomically: a failed save leaves any
+    /// previous file intact. `path` must be a new name or a regular file, which is
+    /// replaced; a folder, a symbolic link (never followed or replaced: save to its target
+    /// instead) or any other special file is refused before anything is written.
     pub fn save<M: StoredModel>(model: &M, path: impl AsRef<Path>) -> Result<(), ErmError> {
-        file::write_atomically(path.as_ref(), &to_bytes(model)?)
+        let path = path.as_ref();
+        file::check_destination(path)?;
+        file::write_atomically(path, &to_bytes(model)?)
     }
 
     /// Reads a plain model file, refusing files larger than the largest model before
@@ -80,23 +113,29 @@ pub mod container {
         from_bytes(&bytes).map_err(|e| file::name_path(path, e))
     }
 
-    /// Writes `model` to `path` as an authenticated file under `key`, atomically.
+    /// Writes `model` to `path` as an authenticated file under `key` bound to `purpose`,
+    /// atomically, with [`save`]'s rules for `path`.
     pub fn save_authenticated<M: StoredModel>(
         model: &M,
         path: impl AsRef<Path>,
         key: &ModelKey,
+        purpose: &ModelPurpose,
     ) -> Result<(), ErmError> {
-        file::write_atomically(path.as_ref(), &to_bytes_authenticated(model, key)?)
+        let path = path.as_ref();
+        file::check_destination(path)?;
+        file::write_atomically(path, &to_bytes_authenticated(model, key, purpose)?)
     }
 
-    /// Reads an authenticated model file (see [`load`]).
+    /// Reads an authenticated model file written for `purpose` (see [`load`] and
+    /// [`from_bytes_authenticated`]).
     pub fn load_authenticated<M: StoredModel>(
         path: impl AsRef<Path>,
         key: &ModelKey,
+        purpose: &ModelPurpose,
     ) -> Result<M, ErmError> {
         let path = path.as_ref();
         let bytes = file::read_bounded(path, format::MAX_FILE_BYTES)?;
-        from_bytes_authenticated(&bytes, key).map_err(|e| file::name_path(path, e))
+        from_bytes_authenticated(&bytes, key, purpose).map_err(|e| file::name_path(path, e))
     }
 }
 
@@ -106,6 +145,10 @@ impl StoredModel for LinearModel {
 
     fn check(unchecked: Self::Unchecked) -> Result<Self, ErmError> {
         Self::try_from(unchecked)
+    }
+
+    fn epsilon(&self) -> Option<f64> {
+        LinearModel::epsilon(self)
     }
 }
 
@@ -160,10 +203,11 @@ pub struct ModelMetadata {
 /// | 8..12 | format version, u32 ([`MODEL_FORMAT_VERSION`]) |
 /// | 12..20 | payload length n, u64 |
 /// | 20..52 | tag over bytes 0..20 followed by the payload: SHA-256 (plain) or HMAC-SHA256 under a `ModelKey` (authenticated) |
-/// | 52..52+n | payload: the model type's name (`"dp-erm/linear"`), then the model, in bincode (standard configuration) |
+/// | 52..52+n | payload: the model type's name (`"dp-erm/linear"`), in authenticated files the [`ModelPurpose`]'s name, then the model, in bincode (standard configuration: strings length-prefixed) |
 ///
 /// The tag covers the magic, so a file's kind cannot be switched without recomputing it;
-/// each loader refuses the other kind with a message that names it.
+/// each loader refuses the other kind with a message that names it. Plain files of format
+/// version 4 (the same layout) are still read.
 ///
 /// **What a plain file promises.** Its SHA-256 checksum detects accidental corruption
 /// (a flipped bit, a truncated copy). It does **not** detect tampering: anyone can edit the
@@ -171,10 +215,16 @@ pub struct ModelMetadata {
 /// the checksum. A plain file's mechanism and ε are claims, not evidence.
 ///
 /// **What an authenticated file promises.** Its HMAC-SHA256 tag shows that the file was
-/// written, byte for byte, by a holder of the key: without the key no one can alter it or
-/// forge a new one. It says nothing about whether the writer told the truth — a key holder
-/// can authenticate any model with any metadata. Trust the metadata exactly as far as you
-/// trust everyone who holds the key.
+/// written, byte for byte, by a holder of the key, for the [`ModelPurpose`] the loader
+/// names: without the key no one can alter it or forge a new one, and a file written for
+/// another purpose under the same key (a test model, a non-private baseline) is refused.
+/// It says nothing about whether the writer told the truth — a key holder can authenticate
+/// any model with any metadata. Trust the metadata exactly as far as you trust everyone
+/// who holds the key; to refuse non-private models even from them, load with
+/// [`ModelPurpose::require_private`]. Authenticated files of format version 4 bind no
+/// purpose and are refused, except by the legacy reader
+/// [`container::load_authenticated_unbound_v4`], meant for reading a trusted file once to
+/// save it again with a purpose.
 ///
 /// Every loader refuses files above the size of the largest model
 /// (`MAX_MODEL_FEATURES` = 2²⁵ weights) before reading them, and validates the decoded model.
@@ -278,23 +328,37 @@ impl LinearModel {
         container::from_bytes(bytes)
     }
 
-    /// The model as an **authenticated** file (magic `DPERMMAC`, HMAC-SHA256 under `key`):
-    /// only holders of `key` can write a file that
-    /// [`LinearModel::from_bytes_authenticated`] accepts.
-    pub fn to_bytes_authenticated(&self, key: &ModelKey) -> Result<Vec<u8>, ErmError> {
-        container::to_bytes_authenticated(self, key)
+    /// The model as an **authenticated** file (magic `DPERMMAC`, HMAC-SHA256 under `key`)
+    /// bound to `purpose`: only holders of `key` can write a file that
+    /// [`LinearModel::from_bytes_authenticated`] accepts for that purpose. Refused if
+    /// `purpose` demands more privacy than the model has.
+    pub fn to_bytes_authenticated(
+        &self,
+        key: &ModelKey,
+        purpose: &ModelPurpose,
+    ) -> Result<Vec<u8>, ErmError> {
+        container::to_bytes_authenticated(self, key, purpose)
     }
 
     /// Reads an authenticated file, refusing it unless its tag verifies under `key`
-    /// (compared in constant time) — and refusing plain files, whose contents anyone could
-    /// have written.
-    pub fn from_bytes_authenticated(bytes: &[u8], key: &ModelKey) -> Result<Self, ErmError> {
-        container::from_bytes_authenticated(bytes, key)
+    /// (compared in constant time), it was written for `purpose` (the error names the
+    /// purpose asked for, not the file's), and its model meets `purpose`'s privacy demand —
+    /// and refusing plain files, whose contents anyone could have written.
+    pub fn from_bytes_authenticated(
+        bytes: &[u8],
+        key: &ModelKey,
+        purpose: &ModelPurpose,
+    ) -> Result<Self, ErmError> {
+        container::from_bytes_authenticated(bytes, key, purpose)
     }
 
     /// Writes the model to `path` as a plain file, atomically: the bytes go to a temporary
     /// file in the same folder, which then replaces `path`, so a failed save leaves any
-    /// previous file at `path` intact.
+    /// previous file at `path` intact. `path` must be a new name or a regular file (which
+    /// is replaced). A folder, a symbolic link or another special file at `path` is refused
+    /// before anything is written: a link is neither followed nor replaced, since either
+    /// would surprise someone (its target's old model staying in place, or a file
+    /// elsewhere changing) — save to the link's target instead.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ErmError> {
         container::save(self, path)
     }
@@ -305,20 +369,25 @@ impl LinearModel {
         container::load(path)
     }
 
-    /// Writes the model to `path` as an authenticated file under `key`, atomically (as
-    /// [`LinearModel::save`]).
+    /// Writes the model to `path` as an authenticated file under `key` bound to `purpose`,
+    /// atomically, with [`LinearModel::save`]'s rules for `path`.
     pub fn save_authenticated(
         &self,
         path: impl AsRef<Path>,
         key: &ModelKey,
+        purpose: &ModelPurpose,
     ) -> Result<(), ErmError> {
-        container::save_authenticated(self, path, key)
+        container::save_authenticated(self, path, key, purpose)
     }
 
-    /// Reads an authenticated model file from `path` (see
+    /// Reads an authenticated model file from `path` written for `purpose` (see
     /// [`LinearModel::from_bytes_authenticated`]), with [`LinearModel::load`]'s size bound.
-    pub fn load_authenticated(path: impl AsRef<Path>, key: &ModelKey) -> Result<Self, ErmError> {
-        container::load_authenticated(path, key)
+    pub fn load_authenticated(
+        path: impl AsRef<Path>,
+        key: &ModelKey,
+        purpose: &ModelPurpose,
+    ) -> Result<Self, ErmError> {
+        container::load_authenticated(path, key, purpose)
     }
 }
 

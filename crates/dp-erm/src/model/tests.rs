@@ -84,8 +84,18 @@ fn sample_models() -> &'static [LinearModel] {
     })
 }
 
+/// 32 distinct bytes, different for each `fill`: a key the weak-key check accepts.
+fn key_bytes(fill: u8) -> [u8; 32] {
+    std::array::from_fn(|i| fill.wrapping_add((i as u8).wrapping_mul(37)))
+}
+
 fn key(fill: u8) -> ModelKey {
-    ModelKey::from_bytes(&[fill; 32]).unwrap()
+    ModelKey::from_bytes(&key_bytes(fill)).unwrap()
+}
+
+/// The purpose most tests save and load for.
+fn purpose() -> ModelPurpose {
+    ModelPurpose::new("tests").unwrap()
 }
 
 /// A plain file around `payload`, with a correct length and SHA-256 checksum: what anyone
@@ -185,9 +195,9 @@ fn plain_and_authenticated_files_round_trip() {
             &LinearModel::from_bytes(&model.to_bytes().unwrap()).unwrap(),
             model
         );
-        let sealed = model.to_bytes_authenticated(&k).unwrap();
+        let sealed = model.to_bytes_authenticated(&k, &purpose()).unwrap();
         assert_eq!(
-            &LinearModel::from_bytes_authenticated(&sealed, &k).unwrap(),
+            &LinearModel::from_bytes_authenticated(&sealed, &k, &purpose()).unwrap(),
             model
         );
         // serde_json may print the last digit of a float differently (not its job to round
@@ -202,10 +212,12 @@ fn plain_and_authenticated_files_round_trip() {
     let dir = scratch("round-trip");
     let model = &sample_models()[2];
     model.save(dir.join("plain.dperm")).unwrap();
-    model.save_authenticated(dir.join("mac.dperm"), &k).unwrap();
+    model
+        .save_authenticated(dir.join("mac.dperm"), &k, &purpose())
+        .unwrap();
     assert_eq!(&LinearModel::load(dir.join("plain.dperm")).unwrap(), model);
     assert_eq!(
-        &LinearModel::load_authenticated(dir.join("mac.dperm"), &k).unwrap(),
+        &LinearModel::load_authenticated(dir.join("mac.dperm"), &k, &purpose()).unwrap(),
         model
     );
     // No temporary file is left beside the models.
@@ -245,22 +257,36 @@ fn rejects_relabelled_epsilon_in_authenticated_file() {
 
     // On an authenticated file the forger, lacking the key, can keep the old tag, ...
     let k = key(1);
-    let genuine = model.to_bytes_authenticated(&k).unwrap();
+    let genuine = model.to_bytes_authenticated(&k, &purpose()).unwrap();
     let mut kept_tag = genuine[..HEADER_BYTES].to_vec();
     kept_tag[12..20].copy_from_slice(&(forged_payload.len() as u64).to_le_bytes());
     kept_tag.extend_from_slice(&forged_payload);
-    let err = error_of(LinearModel::from_bytes_authenticated(&kept_tag, &k));
+    let err = error_of(LinearModel::from_bytes_authenticated(
+        &kept_tag,
+        &k,
+        &purpose(),
+    ));
     assert!(err.contains("authentication failed"), "{err}");
     // ... tag it under a key of their own, ...
-    let own_key = relabelled.to_bytes_authenticated(&key(2)).unwrap();
-    let err = error_of(LinearModel::from_bytes_authenticated(&own_key, &k));
+    let own_key = relabelled
+        .to_bytes_authenticated(&key(2), &purpose())
+        .unwrap();
+    let err = error_of(LinearModel::from_bytes_authenticated(
+        &own_key,
+        &k,
+        &purpose(),
+    ));
     assert!(err.contains("authentication failed"), "{err}");
     // ... or pass off the plain forgery, which is refused for being plain.
-    let err = error_of(LinearModel::from_bytes_authenticated(&forged_plain, &k));
+    let err = error_of(LinearModel::from_bytes_authenticated(
+        &forged_plain,
+        &k,
+        &purpose(),
+    ));
     assert!(err.contains("plain model file"), "{err}");
     // The genuine file still loads.
     assert_eq!(
-        LinearModel::from_bytes_authenticated(&genuine, &k).unwrap(),
+        LinearModel::from_bytes_authenticated(&genuine, &k, &purpose()).unwrap(),
         model
     );
 }
@@ -268,23 +294,31 @@ fn rejects_relabelled_epsilon_in_authenticated_file() {
 #[test]
 fn rejects_wrong_key() {
     let model = &sample_models()[1];
-    let sealed = model.to_bytes_authenticated(&key(3)).unwrap();
-    assert!(LinearModel::from_bytes_authenticated(&sealed, &key(3)).is_ok());
+    let sealed = model.to_bytes_authenticated(&key(3), &purpose()).unwrap();
+    assert!(LinearModel::from_bytes_authenticated(&sealed, &key(3), &purpose()).is_ok());
     // Keys that differ in one byte, or only in length, are different keys.
-    let mut near = [3u8; 32];
-    near[31] = 4;
+    let mut near = key_bytes(3);
+    near[31] ^= 1;
+    // (Not a trailing zero byte: HMAC pads keys with zeros, so `k` and `k ‖ 0` are one key.)
+    let longer: Vec<u8> = key_bytes(3).into_iter().chain([3]).collect();
     for wrong in [
         key(4),
         ModelKey::from_bytes(&near).unwrap(),
-        ModelKey::from_bytes(&[3; 33]).unwrap(),
+        ModelKey::from_bytes(&longer).unwrap(),
     ] {
-        let err = error_of(LinearModel::from_bytes_authenticated(&sealed, &wrong));
+        let err = error_of(LinearModel::from_bytes_authenticated(
+            &sealed,
+            &wrong,
+            &purpose(),
+        ));
         assert!(err.contains("authentication failed"), "{err}");
     }
     let dir = scratch("wrong-key");
     let path = dir.join("m.dperm");
-    model.save_authenticated(&path, &key(3)).unwrap();
-    let err = error_of(LinearModel::load_authenticated(&path, &key(4)));
+    model
+        .save_authenticated(&path, &key(3), &purpose())
+        .unwrap();
+    let err = error_of(LinearModel::load_authenticated(&path, &key(4), &purpose()));
     assert!(
         err.contains("authentication failed") && err.contains(&*path.to_string_lossy()),
         "{err}"
@@ -297,16 +331,19 @@ fn rejects_plain_file_in_authenticated_loader_and_vice_versa() {
     let model = &sample_models()[0];
     let k = key(5);
     let plain = model.to_bytes().unwrap();
-    let sealed = model.to_bytes_authenticated(&k).unwrap();
+    let sealed = model.to_bytes_authenticated(&k, &purpose()).unwrap();
     assert!(LinearModel::from_bytes(&plain).is_ok());
-    assert!(LinearModel::from_bytes_authenticated(&sealed, &k).is_ok());
-    let err = error_of(LinearModel::from_bytes_authenticated(&plain, &k));
+    assert!(LinearModel::from_bytes_authenticated(&sealed, &k, &purpose()).is_ok());
+    let err = error_of(LinearModel::from_bytes_authenticated(
+        &plain,
+        &k,
+        &purpose(),
+    ));
     assert!(err.contains("plain model file"), "{err}");
     let err = error_of(LinearModel::from_bytes(&sealed));
     assert!(err.contains("authenticated model file"), "{err}");
-    // Same payload, same length: only the magic tells them apart, and it is covered by the
-    // tag, so switching it without recomputing the tag is caught too.
-    assert_eq!(payload_of(&plain), payload_of(&sealed));
+    // The magic is covered by the tag, so switching it without recomputing the tag is
+    // caught too.
     let mut switched = sealed.clone();
     switched[..8].copy_from_slice(b"DPERMMDL");
     let err = error_of(LinearModel::from_bytes(&switched));
@@ -317,7 +354,9 @@ fn rejects_plain_file_in_authenticated_loader_and_vice_versa() {
 fn model_keys_are_long_random_and_never_printed() {
     let err = error_of(ModelKey::from_bytes(&[9; 31]));
     assert!(err.contains("model key length"), "{err}");
-    let k = ModelKey::from_bytes(&[0xAB; 40]).unwrap();
+    let mut bytes = [0xAB; 40];
+    bytes[..32].copy_from_slice(&key_bytes(0xAB));
+    let k = ModelKey::from_bytes(&bytes).unwrap();
     let shown = format!("{k:?}");
     assert_eq!(shown, "ModelKey(40 secret bytes)");
     assert!(!shown.contains("171") && !shown.to_lowercase().contains("ab,"));
@@ -327,6 +366,272 @@ fn model_keys_are_long_random_and_never_printed() {
     );
     assert_eq!(a.expose_secret().len(), ModelKey::MIN_BYTES);
     assert_ne!(a.expose_secret(), b.expose_secret());
+}
+
+// ---------------------------------------------------------------------------------------
+// Purposes and keys
+
+#[test]
+fn rejects_a_file_saved_for_another_purpose_under_the_same_key() {
+    let k = key(11);
+    let production = ModelPurpose::new("income-scoring/production").unwrap();
+    let baseline = ModelPurpose::new("income-scoring/baseline").unwrap();
+    let private = &sample_models()[2];
+    let genuine = private.to_bytes_authenticated(&k, &production).unwrap();
+    assert_eq!(
+        &LinearModel::from_bytes_authenticated(&genuine, &k, &production).unwrap(),
+        private
+    );
+    // A non-private baseline signed with the same key cannot stand in for the production
+    // model: the loader asking for production refuses it, naming the purpose it asked for
+    // and not quoting the file's.
+    let substitute = non_private().to_bytes_authenticated(&k, &baseline).unwrap();
+    assert!(LinearModel::from_bytes_authenticated(&substitute, &k, &baseline).is_ok());
+    let err = error_of(LinearModel::from_bytes_authenticated(
+        &substitute,
+        &k,
+        &production,
+    ));
+    assert!(
+        err.contains("another purpose than \"income-scoring/production\""),
+        "{err}"
+    );
+    assert!(!err.contains("baseline"), "{err}");
+    // Names that share a prefix, or differ only in length, are different purposes.
+    for other in [
+        "income-scoring/production2",
+        "income-scoring/productio",
+        "x",
+    ] {
+        let other = ModelPurpose::new(other).unwrap();
+        let err = error_of(LinearModel::from_bytes_authenticated(&genuine, &k, &other));
+        assert!(err.contains("another purpose"), "{err}");
+    }
+    // Through the path loader too, with the path named; kernel models share the container
+    // (dp-kernel tests the same refusal).
+    let dir = scratch("purpose");
+    let path = dir.join("model.dperm");
+    non_private()
+        .save_authenticated(&path, &k, &baseline)
+        .unwrap();
+    let err = error_of(LinearModel::load_authenticated(&path, &k, &production));
+    assert!(
+        err.contains("another purpose") && err.contains(&*path.to_string_lossy()),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rejects_non_private_or_too_large_epsilon_under_a_private_purpose() {
+    let k = key(12);
+    let open = ModelPurpose::new("scoring").unwrap();
+    let strict = open.clone().require_private(0.6).unwrap();
+    assert_eq!(strict.max_epsilon(), Some(0.6));
+    // Saving: a model the purpose would refuse is not written.
+    let err = error_of(non_private().to_bytes_authenticated(&k, &strict));
+    assert!(
+        err.starts_with("invalid model purpose") && err.contains("not private"),
+        "{err}"
+    );
+    // Loading: a file a key holder wrote under the same name without the demand.
+    let models = sample_models();
+    for (model, refused) in [
+        (&models[0], Some("the model is not private")),
+        (&models[1], Some("trained with ε = 0.7")),
+        (&models[2], None),
+        (&models[3], None),
+    ] {
+        let file = model.to_bytes_authenticated(&k, &open).unwrap();
+        let loaded = LinearModel::from_bytes_authenticated(&file, &k, &strict);
+        match refused {
+            Some(why) => {
+                let err = error_of(loaded);
+                assert!(err.contains(why) && err.contains("ε ≤ 0.6"), "{err}");
+            }
+            None => assert_eq!(&loaded.unwrap(), model),
+        }
+    }
+}
+
+#[test]
+fn rejects_purposes_and_bounds_that_are_unusable() {
+    for (name, named) in [
+        ("", "the purpose is empty"),
+        (&*"p".repeat(257), "257 bytes long"),
+        ("prod\u{202e}", "invisible character '\\u{202e}'"),
+        ("prod\n", "invisible character '\\n'"),
+    ] {
+        let err = error_of(ModelPurpose::new(name));
+        assert!(
+            err.starts_with("invalid model purpose") && err.contains(named),
+            "{err}"
+        );
+    }
+    assert!(ModelPurpose::new(&"p".repeat(256)).is_ok());
+    let base = ModelPurpose::new("p").unwrap();
+    for bound in [0.0, -1.0, f64::NAN, f64::INFINITY, 1000.5] {
+        let err = error_of(base.clone().require_private(bound));
+        assert!(err.contains(&format!("max_epsilon = {bound:?}")), "{err}");
+    }
+    assert!(base.require_private(1000.0).is_ok());
+}
+
+#[test]
+fn rejects_keys_that_cannot_be_secret_without_echoing_them() {
+    let mut patterned = [0u8; 32];
+    for (i, b) in patterned.iter_mut().enumerate() {
+        *b = b"0123456"[i % 7];
+    }
+    let cases: [(&[u8], usize); 5] = [
+        (&[0; 32], 1),
+        (&[0xFF; 64], 1),
+        (&[0xAB; 40], 1),
+        (b"abababababababababababababababab", 2),
+        (&patterned, 7),
+    ];
+    for (bytes, distinct) in cases {
+        let err = ModelKey::from_bytes(bytes).unwrap_err();
+        assert!(
+            matches!(err, ErmError::WeakModelKey { distinct: d } if d == distinct),
+            "{err:?}"
+        );
+        let shown = format!("{err} {err:?}");
+        assert!(
+            shown.contains(&format!("only {distinct} distinct values")),
+            "{shown}"
+        );
+        for secret in ["0123456", "abab", "171", "255", "[0,"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+    }
+    // Eight distinct values pass: the bound refuses fillers and patterns, not real keys.
+    let mut eight = [0u8; 32];
+    for (i, b) in eight.iter_mut().enumerate() {
+        *b = (i % 8) as u8;
+    }
+    assert!(ModelKey::from_bytes(&eight).is_ok());
+}
+
+/// An authenticated file of format version 4: no purpose in the payload.
+fn version_4_authenticated(model: &LinearModel, k: &ModelKey) -> Vec<u8> {
+    use hmac::{Hmac, KeyInit, Mac};
+    let payload = encode_payload(model);
+    let mut bytes = b"DPERMMAC".to_vec();
+    bytes.extend_from_slice(&4u32.to_le_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    let mut mac = Hmac::<Sha256>::new_from_slice(k.expose_secret()).unwrap();
+    mac.update(&bytes);
+    mac.update(&payload);
+    bytes.extend_from_slice(&mac.finalize().into_bytes());
+    bytes.extend_from_slice(&payload);
+    bytes
+}
+
+#[test]
+fn reads_version_4_plain_files_and_refuses_its_unbound_authenticated_ones() {
+    let model = &sample_models()[3];
+    // Version 4 plain files have this version's layout and are still read.
+    let mut old_plain = plain_file(&encode_payload(model));
+    old_plain[8..12].copy_from_slice(&4u32.to_le_bytes());
+    let mut sha = Sha256::new();
+    sha.update(&old_plain[..20]);
+    sha.update(payload_of(&old_plain));
+    let checksum = sha.finalize();
+    old_plain[20..52].copy_from_slice(&checksum);
+    assert_eq!(&LinearModel::from_bytes(&old_plain).unwrap(), model);
+    // Version 4 authenticated files bind no purpose: the loaders refuse them, saying how
+    // to migrate; the explicitly legacy reader reads them, and re-saving binds a purpose.
+    let k = key(13);
+    let old_sealed = version_4_authenticated(model, &k);
+    let err = error_of(LinearModel::from_bytes_authenticated(
+        &old_sealed,
+        &k,
+        &purpose(),
+    ));
+    assert!(
+        err.contains("format version 4")
+            && err.contains("binds no purpose")
+            && err.contains("load_authenticated_unbound_v4"),
+        "{err}"
+    );
+    let migrated: LinearModel =
+        container::from_bytes_authenticated_unbound_v4(&old_sealed, &k).unwrap();
+    assert_eq!(&migrated, model);
+    let resaved = migrated.to_bytes_authenticated(&k, &purpose()).unwrap();
+    assert_eq!(
+        &LinearModel::from_bytes_authenticated(&resaved, &k, &purpose()).unwrap(),
+        model
+    );
+    // The legacy reader still checks the tag, and reads nothing but version 4.
+    let err = error_of(
+        container::from_bytes_authenticated_unbound_v4::<LinearModel>(&old_sealed, &key(14)),
+    );
+    assert!(err.contains("authentication failed"), "{err}");
+    let err = error_of(container::from_bytes_authenticated_unbound_v4::<LinearModel>(&resaved, &k));
+    assert!(err.contains("is bound to a purpose"), "{err}");
+    let dir = scratch("unbound-v4");
+    let path = dir.join("old.dperm");
+    std::fs::write(&path, &old_sealed).unwrap();
+    let loaded: LinearModel = container::load_authenticated_unbound_v4(&path, &k).unwrap();
+    assert_eq!(&loaded, model);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rejects_saving_to_a_folder_before_writing_anything() {
+    let dir = scratch("save-to-folder");
+    let folder = dir.join("model.dperm");
+    std::fs::create_dir(&folder).unwrap();
+    let model = &sample_models()[1];
+    for err in [
+        error_of(model.save(&folder)),
+        error_of(model.save_authenticated(&folder, &key(1), &purpose())),
+        error_of(container::save(model, &folder)),
+    ] {
+        // Refused by looking, not by a failed rename after the model was written.
+        assert!(
+            err.contains(&*folder.to_string_lossy()) && err.contains("it is a folder"),
+            "{err}"
+        );
+    }
+    assert_eq!(entries(&dir), ["model.dperm"]);
+    assert!(entries(&folder).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn rejects_saving_through_a_symbolic_link_leaving_link_and_target_alone() {
+    let dir = scratch("save-to-link");
+    let target = dir.join("current.dperm");
+    let link = dir.join("model.dperm");
+    let (old, new) = (&sample_models()[1], &sample_models()[2]);
+    old.save(&target).unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let dangling = dir.join("dangling.dperm");
+    std::os::unix::fs::symlink(dir.join("absent"), &dangling).unwrap();
+    for path in [&link, &dangling] {
+        for err in [
+            error_of(new.save(path)),
+            error_of(new.save_authenticated(path, &key(1), &purpose())),
+        ] {
+            assert!(
+                err.contains(&*path.to_string_lossy()) && err.contains("symbolic link"),
+                "{err}"
+            );
+        }
+        assert!(std::fs::symlink_metadata(path).unwrap().is_symlink());
+    }
+    // Neither the link replaced nor its target half-updated: the old model is where it was.
+    assert_eq!(&LinearModel::load(&link).unwrap(), old);
+    assert_eq!(&LinearModel::load(&target).unwrap(), old);
+    assert!(!dir.join("absent").exists());
+    assert_eq!(
+        entries(&dir),
+        ["current.dperm", "dangling.dperm", "model.dperm"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -346,8 +651,9 @@ fn rejects_zero_feature_model_through_file_loader_and_serde() {
     let err = error_of(LinearModel::from_bytes(&file));
     assert!(err.contains("features = 0"), "{err}");
     let err = error_of(LinearModel::from_bytes_authenticated(
-        &empty.to_bytes_authenticated(&key(1)).unwrap(),
+        &empty.to_bytes_authenticated(&key(1), &purpose()).unwrap(),
         &key(1),
+        &purpose(),
     ));
     assert!(err.contains("features = 0"), "{err}");
     let json = serde_json::to_string(&empty).unwrap();
@@ -617,7 +923,7 @@ fn rejects_oversized_file_without_reading_it() {
             "{err}"
         );
         assert!(err.contains(&*path.to_string_lossy()), "{err}");
-        let err = error_of(LinearModel::load_authenticated(&path, &key(1)));
+        let err = error_of(LinearModel::load_authenticated(&path, &key(1), &purpose()));
         assert!(err.contains("larger than"), "{err}");
     }
     // The limit admits the largest payload the decoder accepts.
@@ -645,7 +951,7 @@ fn rejects_failed_save_leaving_no_partial_file_and_naming_the_path() {
     let occupied = dir.join("occupied");
     std::fs::create_dir(&occupied).unwrap();
     std::fs::write(occupied.join("keep"), b"x").unwrap();
-    let err = error_of(model.save_authenticated(&occupied, &key(1)));
+    let err = error_of(model.save_authenticated(&occupied, &key(1), &purpose()));
     assert!(err.contains(&*occupied.to_string_lossy()), "{err}");
     assert_eq!(entries(&dir), ["occupied"]);
     assert_eq!(entries(&occupied), ["keep"]);
@@ -756,12 +1062,13 @@ proptest! {
             bytes
         };
         prop_assert!(LinearModel::from_bytes(&bytes).is_err());
-        prop_assert!(LinearModel::from_bytes_authenticated(&bytes, &key(1)).is_err());
+        prop_assert!(LinearModel::from_bytes_authenticated(&bytes, &key(1), &purpose()).is_err());
         let mut sealed_magic = bytes.clone();
         if sealed_magic.len() >= 8 {
             sealed_magic[..8].copy_from_slice(b"DPERMMAC");
         }
-        prop_assert!(LinearModel::from_bytes_authenticated(&sealed_magic, &key(1)).is_err());
+        let loaded = LinearModel::from_bytes_authenticated(&sealed_magic, &key(1), &purpose());
+        prop_assert!(loaded.is_err());
     }
 
     /// Mutated payloads under a recomputed checksum reach the decoder and the validator:
@@ -798,12 +1105,13 @@ proptest! {
         cut in any::<usize>(),
     ) {
         let k = key(9);
-        let sealed = sample_models()[which].to_bytes_authenticated(&k).unwrap();
+        let sealed = sample_models()[which].to_bytes_authenticated(&k, &purpose()).unwrap();
         let mut flipped = sealed.clone();
         flipped[at % sealed.len()] ^= flip;
-        prop_assert!(LinearModel::from_bytes_authenticated(&flipped, &k).is_err());
+        prop_assert!(LinearModel::from_bytes_authenticated(&flipped, &k, &purpose()).is_err());
         let cut = cut % sealed.len();
-        prop_assert!(LinearModel::from_bytes_authenticated(&sealed[..cut], &k).is_err());
+        let loaded = LinearModel::from_bytes_authenticated(&sealed[..cut], &k, &purpose());
+        prop_assert!(loaded.is_err());
     }
 }
 
@@ -812,12 +1120,14 @@ proptest! {
 #[test]
 fn authenticated_file_refuses_a_flip_at_every_position() {
     let k = key(9);
-    let sealed = sample_models()[2].to_bytes_authenticated(&k).unwrap();
+    let sealed = sample_models()[2]
+        .to_bytes_authenticated(&k, &purpose())
+        .unwrap();
     for at in 0..sealed.len() {
         let mut flipped = sealed.clone();
         flipped[at] ^= 0x01;
         assert!(
-            LinearModel::from_bytes_authenticated(&flipped, &k).is_err(),
+            LinearModel::from_bytes_authenticated(&flipped, &k, &purpose()).is_err(),
             "byte {at}"
         );
     }

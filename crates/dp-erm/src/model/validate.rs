@@ -141,22 +141,28 @@ fn check_noise_groups(metadata: &ModelMetadata) -> Result<(), ErmError> {
 /// Non-empty, at most `MAX_MODEL_TEXT_BYTES`, no control characters (these strings end up
 /// in reports and terminals).
 pub(crate) fn check_text(field: &str, text: &str) -> Result<(), ErmError> {
+    match text_problem(field, text) {
+        Some(why) => Err(out_of_range(why)),
+        None => Ok(()),
+    }
+}
+
+/// What is wrong with `text` as the value of `field` under [`check_text`]'s rule, if
+/// anything.
+pub(super) fn text_problem(field: &str, text: &str) -> Option<String> {
     if text.is_empty() {
-        return Err(out_of_range(format!("{field} is empty")));
+        return Some(format!("{field} is empty"));
     }
     if text.len() > MAX_MODEL_TEXT_BYTES {
         // The length, not the text: it may be megabytes.
-        return Err(out_of_range(format!(
+        return Some(format!(
             "{field} is {} bytes long, above the limit of {MAX_MODEL_TEXT_BYTES}",
             text.len()
-        )));
+        ));
     }
-    if let Some((at, c)) = text.char_indices().find(|&(_, c)| is_hidden(c)) {
-        return Err(out_of_range(format!(
-            "{field} holds the invisible character {c:?} at byte {at}"
-        )));
-    }
-    Ok(())
+    text.char_indices()
+        .find(|&(_, c)| is_hidden(c))
+        .map(|(at, c)| format!("{field} holds the invisible character {c:?} at byte {at}"))
 }
 
 /// Characters that change how a text displays without being seen: control characters and
