@@ -11,7 +11,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         values.extend([x, y]);
         labels.push(if x + 0.3 * y > 0.0 { 1.0 } else { -1.0 });
     }
-    let data = TrainingSet::builder(2).dense_rows(values).labels(labels).build()?;
+    let data = TrainingSet::builder(2)
+        .dense_rows(values)
+        .labels(labels)
+        .build()?;
 
     // ε = 0.5; the loss and Λ come from the public n, d and ε alone (no data read).
     let params = ErmParams::recommended(data.len(), data.features(), 0.5)?;

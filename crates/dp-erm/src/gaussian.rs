@@ -236,7 +236,7 @@ impl GaussianErm {
 
     fn output_calibration(&self, n: usize, d: usize) -> Result<GaussianCalibration, ErmError> {
         let floor = tolerance_floor(n, d, self.loss, self.regularization, None);
-        let tolerance = resolve_tolerance(self.tolerance, &floor, self.regularization, None)?;
+        let tolerance = resolve_tolerance(n, self.tolerance, &floor, self.regularization, None)?;
         let sensitivity = output_perturbation(
             self.epsilon,
             n,
@@ -305,6 +305,7 @@ impl GaussianErm {
         }
         let floor = tolerance_floor(n, d, self.loss, total, Some(equivalent_beta));
         let tolerance = resolve_tolerance(
+            n,
             self.tolerance,
             &floor,
             total,
