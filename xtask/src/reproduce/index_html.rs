@@ -394,7 +394,10 @@ mod tests {
 
     #[test]
     fn links_and_figures_only_to_files_that_exist() {
-        let out = scratch("links");
+        // `out` inside the scratch folder, with a file beside it that is not to be linked.
+        let out = scratch("links").join("results");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.with_file_name("secret.md"), "").unwrap();
         let folder = out.join("kernel");
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(folder.join("fig a\".svg"), "<svg/>").unwrap();
@@ -403,7 +406,7 @@ mod tests {
         std::fs::write(
             folder.join("summary.md"),
             "# K\n\n[cells](cells.json#x) [gone](gone.svg) ![plot](fig%20a%22.svg) \
-             ![lost](lost.svg) [up](../outside.md) [spec](../../shared/spec/ALGORITHMS.md) \
+             ![lost](lost.svg) [up](../outside.md) [escape](../../secret.md) [spec](../../shared/spec/ALGORITHMS.md) \
              [abs](/etc/passwd) [frag](#top) [js](javascript:alert(1)) [web](https://example.org/p)\n",
         )
         .unwrap();
@@ -419,12 +422,13 @@ mod tests {
         assert!(html.contains("<a href=\"outside.md\">up</a>"));
         assert!(html.contains("<a href=\"https://example.org/p\">web</a>"));
         // Everything else is its text, unlinked.
-        for text in ["gone", "lost", "spec", "abs", "frag", "js"] {
+        for text in ["gone", "lost", "escape", "spec", "abs", "frag", "js"] {
             assert!(html.contains(&format!(" {text} ")) || html.contains(&format!(" {text}<")));
         }
         for url in [
             "gone.svg",
             "lost.svg",
+            "secret.md",
             "shared/spec",
             "/etc/passwd",
             "#top",
@@ -432,7 +436,7 @@ mod tests {
         ] {
             assert!(!html.contains(url), "{url} is linked: {html}");
         }
-        std::fs::remove_dir_all(&out).unwrap();
+        std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
     }
 
     #[test]
