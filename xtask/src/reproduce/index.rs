@@ -24,6 +24,10 @@ use serde::{Deserialize, Serialize};
 use crate::keep;
 use crate::safe_write::{OutDir, PathError};
 
+// `index.html`, from the same scan; a child module, so that it reads `Listed` as it is.
+#[path = "index_html.rs"]
+mod html;
+
 /// The entry's file name, beside the experiment's summary.
 pub const RUN_FILE: &str = "run.json";
 /// The page's file name, in `<out>`.
@@ -98,7 +102,8 @@ struct Listed {
     beside: Vec<(&'static str, &'static str)>,
 }
 
-/// Rewrites `<out>/index.md` from every experiment folder under `out`; returns its path.
+/// Rewrites `<out>/index.md` (and `index.html`) from every experiment folder under `out`;
+/// returns the path of `index.md`.
 pub fn regenerate(out: &Path) -> Result<PathBuf, Box<dyn std::error::Error>> {
     let mut listed = Vec::new();
     if out.is_dir() {
@@ -112,8 +117,9 @@ pub fn regenerate(out: &Path) -> Result<PathBuf, Box<dyn std::error::Error>> {
             listed.push(read_folder(&folder)?);
         }
     }
-    let dir = OutDir::prepare(out, &[INDEX_FILE])?;
+    let dir = OutDir::prepare(out, &[INDEX_FILE, html::FILE])?;
     dir.write(INDEX_FILE, page(&listed))?;
+    dir.write(html::FILE, html::page(out, &listed))?;
     Ok(out.join(INDEX_FILE))
 }
 
