@@ -122,7 +122,12 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
                 None => rule.regularization(n, d, req.epsilon),
             };
             let loss = match model {
-                Model::Huber => Loss::huber(rule.huber_width),
+                // The rule's own Huber width where its loss is Huber; else the width of 1 the
+                // rules were fitted with.
+                Model::Huber => match rule.loss {
+                    huber @ Loss::Huber { .. } => Ok(huber),
+                    _ => Loss::huber(1.0),
+                },
                 Model::Logistic => Ok(Loss::Logistic),
             };
             loss.and_then(|loss| {
