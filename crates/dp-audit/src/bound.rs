@@ -242,14 +242,14 @@ pub fn judge(bound: &LowerBound, claimed: f64, pair: Option<f64>) -> Result<Verd
         }
     };
     let claimed = check("claimed epsilon", claimed)?;
-    if let Some(pair) = pair {
-        if check("pair epsilon", pair)? > claimed {
-            return Err(AuditError::InvalidParameter {
-                what: "pair epsilon",
-                value: pair,
-                requirement: "at most the claimed epsilon",
-            });
-        }
+    if let Some(pair) = pair
+        && check("pair epsilon", pair)? > claimed
+    {
+        return Err(AuditError::InvalidParameter {
+            what: "pair epsilon",
+            value: pair,
+            requirement: "at most the claimed epsilon",
+        });
     }
     if bound.epsilon.is_nan() {
         return Err(AuditError::InvalidParameter {

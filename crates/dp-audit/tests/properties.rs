@@ -101,7 +101,7 @@ proptest! {
                 Err(e) => names(&e, &[alpha], &[runs])?,
             }
             match runs_needed(target, alpha) {
-                Ok(Some(needed)) if needed > MAX_RUNS => return Err(format!("{needed}")),
+                Ok(Some(needed)) if needed > MAX_RUNS => Err(format!("{needed}")),
                 Ok(_) => Ok(()),
                 Err(e) => names(&e, &[target, alpha], &[]),
             }

@@ -404,7 +404,8 @@ fn min_rows_for(h: f64) -> Option<usize> {
     // at or just above the larger bound (the products' rounding moves it by a row at
     // most for n ≤ 2^32), so a short scan from just below finds it — a bounded loop.
     let bound = ((part - 1.0) / h).max(part / (1.0 - h)).max(2.0 * part);
-    if !(bound <= MAX_MIN_ROWS as f64) {
+    // (bound is never NaN: h is in (0, 1).)
+    if bound > MAX_MIN_ROWS as f64 {
         return None;
     }
     let start = (bound.floor() as usize).saturating_sub(2);
