@@ -202,9 +202,9 @@ pub fn run(
             })
         };
         let base = seed.wrapping_mul(31).wrapping_add(branch as u64 * 2);
-        let (first_scores, second_scores) = (score(&first, base + 1), score(&second, base + 2));
+        let (first_scores, second_scores) = (score(&first, base + 1)?, score(&second, base + 2)?);
         let bound = epsilon_lower_bound(&first_scores, &second_scores, ALPHA)?;
-        let verdict = judge(&bound, EPSILON, pair_epsilon);
+        let verdict = judge(&bound, EPSILON, pair_epsilon)?;
         let row = Row {
             mechanism: name.to_owned(),
             regularization: lambda,

@@ -53,8 +53,17 @@ fn log_ratio_bound(a: usize, b: usize, n: usize, alpha: f64) -> f64 {
 }
 
 /// The largest `ε_LB` that `runs` runs per dataset can show at level `alpha`, reached by a
-/// perfect distinguisher (the event in every test run of one dataset, none of the other).
-pub fn largest_detectable(runs: usize, alpha: f64) -> f64 {
+/// perfect distinguisher (the event in every test run of one dataset, none of the other);
+/// `−∞` for fewer than 2 runs. Refuses `alpha` outside (0, 1) and more than [`MAX_RUNS`]
+/// runs.
+pub fn largest_detectable(runs: usize, alpha: f64) -> Result<f64, AuditError> {
+    check_alpha(alpha)?;
+    check_runs(runs)?;
+    Ok(largest_detectable_checked(runs, alpha))
+}
+
+/// [`largest_detectable`] for checked arguments.
+fn largest_detectable_checked(runs: usize, alpha: f64) -> f64 {
     let half = runs - runs / 2;
     if half == 0 {
         return f64::NEG_INFINITY;
@@ -64,12 +73,16 @@ pub fn largest_detectable(runs: usize, alpha: f64) -> f64 {
 
 /// The fewest runs per dataset (at most [`MAX_RUNS`]) whose [`largest_detectable`] lower
 /// bound exceeds `target` at false-alarm rate `alpha`, or `None` if even `MAX_RUNS` do not.
-pub fn runs_needed(target: f64, alpha: f64) -> Option<usize> {
-    let enough = |runs: usize| largest_detectable(runs, alpha) > target;
+/// Refuses `alpha` outside (0, 1) and a `target` that is not finite and > 0.
+pub fn runs_needed(target: f64, alpha: f64) -> Result<Option<usize>, AuditError> {
+    check_alpha(alpha)?;
+    check_target(target)?;
+    let enough = |runs: usize| largest_detectable_checked(runs, alpha) > target;
     if !enough(MAX_RUNS) {
-        return None;
+        return Ok(None);
     }
-    // The bound grows with the runs: bisect between too few and enough.
+    // The bound grows with the runs: bisect between too few and enough (at most
+    // log2(MAX_RUNS) < 27 steps).
     let (mut low, mut high) = (0, MAX_RUNS);
     while high - low > 1 {
         let middle = low + (high - low) / 2;
@@ -79,7 +92,45 @@ pub fn runs_needed(target: f64, alpha: f64) -> Option<usize> {
             low = middle;
         }
     }
-    Some(high)
+    Ok(Some(high))
+}
+
+/// A false-alarm rate: strictly between 0 and 1.
+fn check_alpha(alpha: f64) -> Result<f64, AuditError> {
+    if alpha > 0.0 && alpha < 1.0 {
+        Ok(alpha)
+    } else {
+        Err(AuditError::InvalidParameter {
+            what: "alpha",
+            value: alpha,
+            requirement: "in (0, 1)",
+        })
+    }
+}
+
+/// The loss an audit must be able to show: finite and > 0.
+fn check_target(target: f64) -> Result<f64, AuditError> {
+    if target.is_finite() && target > 0.0 {
+        Ok(target)
+    } else {
+        Err(AuditError::InvalidParameter {
+            what: "target epsilon",
+            value: target,
+            requirement: "finite and > 0",
+        })
+    }
+}
+
+/// A run count within [`MAX_RUNS`].
+fn check_runs(runs: usize) -> Result<usize, AuditError> {
+    if runs > MAX_RUNS {
+        Err(AuditError::TooManyRuns {
+            runs,
+            max: MAX_RUNS,
+        })
+    } else {
+        Ok(runs)
+    }
 }
 
 /// Candidate thresholds: this many quantiles of the pooled selection half.
@@ -93,18 +144,19 @@ pub fn epsilon_lower_bound(
     second: &[f64],
     alpha: f64,
 ) -> Result<LowerBound, AuditError> {
-    if !(alpha > 0.0 && alpha < 1.0) {
-        return Err(AuditError::InvalidParameter {
-            what: "alpha",
-            value: alpha,
-            requirement: "in (0, 1)",
+    check_alpha(alpha)?;
+    if first.len() != second.len() {
+        return Err(AuditError::LengthMismatch {
+            what: "scores of the second dataset",
+            expected: first.len(),
+            found: second.len(),
         });
     }
-    if first.len() != second.len() || first.len() < 4 {
-        return Err(AuditError::InvalidParameter {
+    if first.len() < 4 {
+        return Err(AuditError::InvalidCount {
             what: "runs per dataset",
-            value: first.len().min(second.len()) as f64,
-            requirement: "at least 4, and the same for both datasets",
+            value: first.len(),
+            requirement: "at least 4",
         });
     }
     for (dataset, scores) in [first, second].into_iter().enumerate() {
@@ -174,30 +226,60 @@ pub enum Verdict {
 }
 
 /// The verdict of `bound` against the `claimed` ε and, where the proof gives one for this
-/// pair, the pair-specific ε (at most the claim).
-pub fn judge(bound: &LowerBound, claimed: f64, pair: Option<f64>) -> Verdict {
-    if bound.epsilon > claimed {
+/// pair, the pair-specific ε (at most the claim). Refuses a claim or pair ε that is NaN,
+/// negative or infinite, a pair ε above the claim, and a NaN bound: none of them can be
+/// judged, and calling them "consistent" would pass anything.
+pub fn judge(bound: &LowerBound, claimed: f64, pair: Option<f64>) -> Result<Verdict, AuditError> {
+    let check = |what, value: f64| {
+        if value.is_finite() && value >= 0.0 {
+            Ok(value)
+        } else {
+            Err(AuditError::InvalidParameter {
+                what,
+                value,
+                requirement: "finite and >= 0",
+            })
+        }
+    };
+    let claimed = check("claimed epsilon", claimed)?;
+    if let Some(pair) = pair
+        && check("pair epsilon", pair)? > claimed
+    {
+        return Err(AuditError::InvalidParameter {
+            what: "pair epsilon",
+            value: pair,
+            requirement: "at most the claimed epsilon",
+        });
+    }
+    if bound.epsilon.is_nan() {
+        return Err(AuditError::InvalidParameter {
+            what: "lower bound epsilon",
+            value: bound.epsilon,
+            requirement: "a number (not NaN)",
+        });
+    }
+    Ok(if bound.epsilon > claimed {
         Verdict::ExceedsClaim
     } else if pair.is_some_and(|pair| bound.epsilon > pair) {
         Verdict::ExceedsPairEpsilon
     } else {
         Verdict::Consistent
-    }
+    })
 }
 
 /// Most runs per dataset an audit accepts (their scores are held in memory).
 pub const MAX_RUNS: usize = 100_000_000;
 
 /// Refuses an audit whose runs could not show a loss of `target` even against a perfect
-/// distinguisher (it would pass any mechanism), or that asks for more than [`MAX_RUNS`].
+/// distinguisher (it would pass any mechanism), or that asks for more than [`MAX_RUNS`];
+/// and, first, an `alpha` outside (0, 1) or a `target` that is not finite and > 0. Call it
+/// before the runs: every refusal of the audit's parameters comes from here, not after
+/// the fits.
 pub fn require_power(runs: usize, target: f64, alpha: f64) -> Result<(), AuditError> {
-    if runs > MAX_RUNS {
-        return Err(AuditError::TooManyRuns {
-            runs,
-            max: MAX_RUNS,
-        });
-    }
-    let largest = largest_detectable(runs, alpha);
+    check_alpha(alpha)?;
+    check_target(target)?;
+    check_runs(runs)?;
+    let largest = largest_detectable_checked(runs, alpha);
     if largest > target {
         Ok(())
     } else {
@@ -217,9 +299,9 @@ mod tests {
     #[test]
     fn too_few_runs_say_how_many_would_do() {
         let (target, alpha) = (1.0, 1e-6);
-        let needed = runs_needed(target, alpha).unwrap();
-        assert!(largest_detectable(needed, alpha) > target);
-        assert!(largest_detectable(needed - 1, alpha) <= target);
+        let needed = runs_needed(target, alpha).unwrap().unwrap();
+        assert!(largest_detectable(needed, alpha).unwrap() > target);
+        assert!(largest_detectable(needed - 1, alpha).unwrap() <= target);
         let message = require_power(10, target, alpha).unwrap_err().to_string();
         assert!(
             message.contains(&format!("use at least {needed} runs")),
@@ -231,7 +313,7 @@ mod tests {
             message.contains("no leakage at all") && !message.contains("inf"),
             "{message}"
         );
-        assert!(runs_needed(1e6, alpha).is_none());
+        assert!(runs_needed(1e6, alpha).unwrap().is_none());
         // Too many: the count exactly as given, not rounded through f64.
         let message = require_power(usize::MAX, target, alpha)
             .unwrap_err()
@@ -254,12 +336,12 @@ mod tests {
         let first = vec![1.0; 4000];
         let second = vec![0.0; 4000];
         let bound = epsilon_lower_bound(&first, &second, 1e-6).unwrap();
-        assert_eq!(bound.epsilon, largest_detectable(4000, 1e-6));
+        assert_eq!(bound.epsilon, largest_detectable(4000, 1e-6).unwrap());
         assert_eq!(
             (bound.favoured_count, bound.other_count, bound.trials),
             (2000, 0, 2000)
         );
-        assert_eq!(judge(&bound, 1.0, None), Verdict::ExceedsClaim);
+        assert_eq!(judge(&bound, 1.0, None).unwrap(), Verdict::ExceedsClaim);
     }
 
     #[test]
@@ -278,5 +360,65 @@ mod tests {
         );
         assert!(epsilon_lower_bound(&[0.0; 10], &[0.0; 10], 0.0).is_err());
         assert!(epsilon_lower_bound(&[0.0; 10], &[0.0; 9], 1e-6).is_err());
+    }
+
+    /// α outside (0, 1) is refused by every function that takes it, naming α and its
+    /// value, before any work: an audit asks `require_power` first and so never runs its
+    /// fits with a bad α.
+    #[test]
+    fn rejects_alpha_outside_the_open_unit_interval_everywhere() {
+        for alpha in [0.0, 1.0, -1e-6, 1.5, f64::NAN, f64::INFINITY, -0.0] {
+            let shown = format!("{alpha:?}");
+            let errors = [
+                require_power(100_000, 1.0, alpha).unwrap_err(),
+                largest_detectable(100_000, alpha).unwrap_err(),
+                runs_needed(1.0, alpha).unwrap_err(),
+                epsilon_lower_bound(&[0.0; 10], &[0.0; 10], alpha).unwrap_err(),
+            ];
+            for e in errors {
+                assert!(
+                    matches!(e, AuditError::InvalidParameter { what: "alpha", .. }),
+                    "{e:?}"
+                );
+                let message = e.to_string();
+                assert!(
+                    message.contains("alpha") && message.contains(&shown),
+                    "{message}"
+                );
+            }
+        }
+        for target in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = require_power(100_000, target, 1e-6).unwrap_err();
+            assert!(e.to_string().contains("target epsilon"), "{e}");
+            assert!(runs_needed(target, 1e-6).is_err());
+        }
+        assert!(matches!(
+            largest_detectable(usize::MAX, 1e-6),
+            Err(AuditError::TooManyRuns { .. })
+        ));
+    }
+
+    /// A claim that is NaN (or a NaN bound, or a pair ε above the claim) is refused, never
+    /// judged "Consistent".
+    #[test]
+    fn rejects_claims_that_cannot_be_judged() {
+        let bound = epsilon_lower_bound(&[1.0; 4000], &[0.0; 4000], 1e-6).unwrap();
+        for claimed in [f64::NAN, -1.0, f64::INFINITY, f64::NEG_INFINITY] {
+            let e = judge(&bound, claimed, None).unwrap_err();
+            assert!(e.to_string().contains("claimed epsilon"), "{e}");
+        }
+        for pair in [f64::NAN, -0.5, 2.0] {
+            let e = judge(&bound, 1.0, Some(pair)).unwrap_err();
+            assert!(e.to_string().contains("pair epsilon"), "{e}");
+            assert!(e.to_string().contains(&format!("{pair:?}")), "{e}");
+        }
+        let nan_bound = LowerBound {
+            epsilon: f64::NAN,
+            ..bound
+        };
+        assert!(judge(&nan_bound, 1.0, None).is_err());
+        // Counts are printed as integers.
+        let e = epsilon_lower_bound(&[0.0; 3], &[0.0; 3], 1e-6).unwrap_err();
+        assert!(e.to_string().contains("= 3 "), "{e}");
     }
 }

@@ -25,6 +25,33 @@ pub enum AuditError {
         /// The most accepted ([`crate::MAX_RUNS`]).
         max: usize,
     },
+    /// A count or index is out of range (printed exactly, as an integer).
+    InvalidCount {
+        /// Which.
+        what: &'static str,
+        /// Its value.
+        value: usize,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+    /// A size is above the documented cap of this crate; refused before allocating.
+    TooLarge {
+        /// Which.
+        what: &'static str,
+        /// The size asked for (exact; for a product that overflows, `usize::MAX`).
+        size: usize,
+        /// The largest accepted.
+        limit: usize,
+    },
+    /// Two inputs that must have matching lengths do not.
+    LengthMismatch {
+        /// Which input.
+        what: &'static str,
+        /// The length it must have.
+        expected: usize,
+        /// The length it has.
+        found: usize,
+    },
     /// A parameter is out of range.
     InvalidParameter {
         /// Which.
@@ -71,8 +98,14 @@ impl fmt::Display for AuditError {
                     )?;
                 }
                 match crate::bound::runs_needed(*target, *alpha) {
-                    Some(needed) => write!(f, "; use at least {needed} runs"),
-                    None => write!(f, "; no number of runs up to 1e8 would be enough"),
+                    Ok(Some(needed)) => write!(f, "; use at least {needed} runs"),
+                    Ok(None) => write!(
+                        f,
+                        "; no number of runs up to {} would be enough",
+                        crate::MAX_RUNS
+                    ),
+                    // Not reached: the error is made only after both were checked.
+                    Err(_) => Ok(()),
                 }
             }
             Self::InvalidParameter {
@@ -80,6 +113,20 @@ impl fmt::Display for AuditError {
                 value,
                 requirement,
             } => write!(f, "{what} = {value:?} is invalid: it must be {requirement}"),
+            Self::InvalidCount {
+                what,
+                value,
+                requirement,
+            } => write!(f, "{what} = {value} is invalid: it must be {requirement}"),
+            Self::TooLarge { what, size, limit } => write!(
+                f,
+                "{what} = {size} is too large: an audit accepts at most {limit}"
+            ),
+            Self::LengthMismatch {
+                what,
+                expected,
+                found,
+            } => write!(f, "{what} has {found} entries, expected {expected}"),
             Self::TooManyRuns { runs, max } => write!(
                 f,
                 "{runs} runs per dataset are too many: an audit holds every score in memory, \

@@ -30,12 +30,24 @@
 //!     let u: f64 = rng.random_range(-0.5..0.5);
 //!     count - u.signum() * (1.0 - 2.0 * u.abs()).ln() // Laplace(1): ε = 1 for sensitivity 1
 //! };
-//! let first = run_scores(20_000, 1, |rng| release(0.0, rng));
-//! let second = run_scores(20_000, 2, |rng| release(1.0, rng));
+//! let first = run_scores(20_000, 1, |rng| release(0.0, rng)).unwrap();
+//! let second = run_scores(20_000, 2, |rng| release(1.0, rng)).unwrap();
 //! let bound = epsilon_lower_bound(&first, &second, 1e-6).unwrap();
 //! assert!(bound.epsilon <= 1.0);
-//! assert_eq!(judge(&bound, 1.0, None), Verdict::Consistent);
+//! assert_eq!(judge(&bound, 1.0, None).unwrap(), Verdict::Consistent);
 //! ```
+//!
+//! **Seeded randomness stays opt-in.** [`run_scores`] hands each run a
+//! [`dp_noise::InsecureSeededRng`] (repeatable, not private). Depending on this crate does
+//! not let that generator, or any other seeded one, reach a release path: a mechanism
+//! accepts it only with the cargo feature `insecure-seeded-rng` (this crate's, which turns
+//! on dp-noise's), which tests and audit tools enable explicitly — never code that releases
+//! real data.
+//!
+//! Every parameter refusal (α outside (0, 1), a target ε that is not finite and > 0, more
+//! than [`MAX_RUNS`] runs, datasets above [`MAX_ROWS`] rows, inconsistent lengths) is an
+//! [`AuditError`] naming the value, returned before any run or allocation: call
+//! [`require_power`] before the runs.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -51,6 +63,6 @@ pub use bound::{
     require_power, runs_needed,
 };
 pub use error::AuditError;
-pub use neighbours::{LabelledRows, NeighbourPair, Neighbouring, label_flip_canary};
+pub use neighbours::{LabelledRows, MAX_ROWS, NeighbourPair, Neighbouring, label_flip_canary};
 pub use runner::run_scores;
 pub use scores::{canary_margin, gamma_noise_likelihood_ratio};

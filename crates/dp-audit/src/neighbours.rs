@@ -26,14 +26,31 @@ impl std::fmt::Debug for LabelledRows {
     }
 }
 
+/// Most rows an audit dataset may have (documented cap, checked before allocating): an
+/// audit trains on its datasets 10⁴–10⁸ times, so they are small (PRIVACY_TESTING.md §2
+/// uses 50 rows); 2²⁰ rows of sparse entries stay well under a gigabyte.
+pub const MAX_ROWS: usize = 1 << 20;
+
 impl LabelledRows {
-    /// Dense rows (row-major, `features` values each) and their labels.
+    /// Dense rows (row-major, `features` values each) and their labels. Refuses, before
+    /// allocating, `features` outside `1..=`[`dp_erm::MAX_FEATURES`], more than
+    /// [`MAX_ROWS`] labels, and a number of values other than `features × labels`.
     pub fn dense(features: usize, values: &[f64], labels: Vec<f64>) -> Result<Self, AuditError> {
-        if features == 0 || values.len() != features * labels.len() {
-            return Err(AuditError::InvalidParameter {
-                what: "dense values",
-                value: values.len() as f64,
-                requirement: "features × labels values, features ≥ 1",
+        check_features(features)?;
+        check_rows(labels.len())?;
+        // At most 2^24 · 2^20 = 2^44 after the checks above: checked all the same.
+        let expected = features
+            .checked_mul(labels.len())
+            .ok_or(AuditError::TooLarge {
+                what: "features × rows",
+                size: usize::MAX,
+                limit: dp_erm::MAX_FEATURES * MAX_ROWS,
+            })?;
+        if values.len() != expected {
+            return Err(AuditError::LengthMismatch {
+                what: "dense values (features × labels)",
+                expected,
+                found: values.len(),
             });
         }
         let rows = values
@@ -53,34 +70,91 @@ impl LabelledRows {
         })
     }
 
-    /// The rows as a checked training set (rows in the unit ball, labels ±1).
+    /// The rows as a checked training set (rows in the unit ball, labels ±1). The shape
+    /// ([`LabelledRows::check_shape`]) is checked before anything is copied.
     pub fn training_set(&self) -> Result<TrainingSet, AuditError> {
+        self.check_shape()?;
         Ok(TrainingSet::builder(self.features)
             .sparse_rows(self.rows.clone())
             .labels(self.labels.clone())
             .build()?)
     }
 
+    /// The public fields agree: `features` in `1..=`[`dp_erm::MAX_FEATURES`], at most
+    /// [`MAX_ROWS`] rows, and one label per row. (Row contents — indices, values, norms,
+    /// labels ±1 — are dp-erm's checks, made by [`LabelledRows::training_set`].)
+    pub fn check_shape(&self) -> Result<(), AuditError> {
+        check_features(self.features)?;
+        check_rows(self.rows.len())?;
+        if self.labels.len() != self.rows.len() {
+            return Err(AuditError::LengthMismatch {
+                what: "labels (one per row)",
+                expected: self.rows.len(),
+                found: self.labels.len(),
+            });
+        }
+        Ok(())
+    }
+
     fn check_row(&self, row: usize) -> Result<(), AuditError> {
         if row < self.rows.len() {
             Ok(())
         } else {
-            Err(AuditError::InvalidParameter {
+            Err(AuditError::InvalidCount {
                 what: "row index",
-                value: row as f64,
+                value: row,
                 requirement: "below the number of rows",
             })
         }
     }
 }
 
+/// A feature count in `1..=MAX_FEATURES`.
+fn check_features(features: usize) -> Result<(), AuditError> {
+    if features == 0 {
+        return Err(AuditError::InvalidCount {
+            what: "features",
+            value: features,
+            requirement: "at least 1",
+        });
+    }
+    if features > dp_erm::MAX_FEATURES {
+        return Err(AuditError::TooLarge {
+            what: "features",
+            size: features,
+            limit: dp_erm::MAX_FEATURES,
+        });
+    }
+    Ok(())
+}
+
+/// A row count within [`MAX_ROWS`].
+fn check_rows(rows: usize) -> Result<(), AuditError> {
+    if rows > MAX_ROWS {
+        return Err(AuditError::TooLarge {
+            what: "rows",
+            size: rows,
+            limit: MAX_ROWS,
+        });
+    }
+    Ok(())
+}
+
 /// The standard audit dataset (PRIVACY_TESTING.md §2): `shared` rows of one feature drawn
 /// uniformly in `[−1, 1]` from `seed`, labelled by their sign and flipped with probability
 /// 0.2, then the canary `x* = 1` labelled +1 as the last row. Its neighbour under
 /// [`Neighbouring::FlipLabel`] of that last row is the pair whose privacy loss has a closed
-/// form for the logistic loss.
+/// form for the logistic loss. Refuses more than [`MAX_ROWS`] rows in all (`shared + 1`)
+/// before allocating.
 pub fn label_flip_canary(shared: usize, seed: u64) -> Result<LabelledRows, AuditError> {
     use rand::RngExt;
+    if shared >= MAX_ROWS {
+        return Err(AuditError::TooLarge {
+            what: "shared rows (the canary adds one)",
+            size: shared,
+            limit: MAX_ROWS - 1,
+        });
+    }
     let mut rng = dp_noise::InsecureSeededRng::new(seed);
     let mut values: Vec<f64> = (0..shared).map(|_| rng.random_range(-1.0..1.0)).collect();
     let mut labels: Vec<f64> = values
@@ -146,8 +220,17 @@ pub struct NeighbourPair {
 }
 
 impl NeighbourPair {
-    /// The pair `(base, base changed by relation)`, both checked by dp-erm.
+    /// The pair `(base, base changed by relation)`, both checked by dp-erm. The base's
+    /// shape ([`LabelledRows::check_shape`]: one label per row, sizes within the caps) and
+    /// the relation's row index are checked before anything is copied.
     pub fn new(base: &LabelledRows, relation: Neighbouring) -> Result<Self, AuditError> {
+        base.check_shape()?;
+        match &relation {
+            Neighbouring::AddCanary { .. } => check_rows(base.rows.len() + 1)?,
+            Neighbouring::RemoveRow { index }
+            | Neighbouring::ReplaceRow { index, .. }
+            | Neighbouring::FlipLabel { index } => base.check_row(*index)?,
+        }
         let mut changed = base.clone();
         match &relation {
             Neighbouring::AddCanary { row, label } => {
@@ -155,17 +238,14 @@ impl NeighbourPair {
                 changed.labels.push(*label);
             }
             Neighbouring::RemoveRow { index } => {
-                base.check_row(*index)?;
                 changed.rows.remove(*index);
                 changed.labels.remove(*index);
             }
             Neighbouring::ReplaceRow { index, row, label } => {
-                base.check_row(*index)?;
                 changed.rows[*index] = row.clone();
                 changed.labels[*index] = *label;
             }
             Neighbouring::FlipLabel { index } => {
-                base.check_row(*index)?;
                 changed.labels[*index] = -changed.labels[*index];
             }
         }
@@ -243,5 +323,88 @@ mod tests {
             }))
         ));
         assert!(LabelledRows::dense(2, &[0.1], vec![1.0]).is_err());
+    }
+
+    /// Sizes above the caps are refused before allocating, with the exact count; a
+    /// product that would wrap is refused, never taken modulo 2^64.
+    #[test]
+    fn rejects_sizes_above_the_caps_and_wrapping_products() {
+        let e = label_flip_canary(1_000_000_000, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                AuditError::TooLarge {
+                    size: 1_000_000_000,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("1000000000"), "{e}");
+        assert!(label_flip_canary(usize::MAX, 1).is_err());
+        let largest = label_flip_canary(MAX_ROWS - 1, 1).unwrap();
+        assert_eq!(largest.rows.len(), MAX_ROWS);
+        // 2^63 features × 2 labels wraps to 0 = values.len(): refused, not 0 rows.
+        let e = LabelledRows::dense(1 << 63, &[], vec![1.0, -1.0]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                AuditError::TooLarge {
+                    what: "features",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(&(1usize << 63).to_string()), "{e}");
+        let e = LabelledRows::dense(0, &[], vec![]).unwrap_err();
+        assert!(e.to_string().contains("features = 0"), "{e}");
+        let e = LabelledRows::dense(2, &[0.1], vec![1.0]).unwrap_err();
+        assert_eq!(
+            e,
+            AuditError::LengthMismatch {
+                what: "dense values (features × labels)",
+                expected: 2,
+                found: 1
+            }
+        );
+    }
+
+    /// Public fields that disagree (fewer labels than rows) are refused, never indexed
+    /// out of bounds, whatever the relation.
+    #[test]
+    fn rejects_rows_and_labels_of_different_lengths() {
+        let mut short = base();
+        short.labels.pop();
+        for relation in [
+            Neighbouring::FlipLabel { index: 2 },
+            Neighbouring::RemoveRow { index: 2 },
+            Neighbouring::ReplaceRow {
+                index: 2,
+                row: vec![],
+                label: 1.0,
+            },
+            Neighbouring::AddCanary {
+                row: vec![],
+                label: 1.0,
+            },
+        ] {
+            let e = NeighbourPair::new(&short, relation).unwrap_err();
+            assert_eq!(
+                e,
+                AuditError::LengthMismatch {
+                    what: "labels (one per row)",
+                    expected: 3,
+                    found: 2
+                }
+            );
+        }
+        let e =
+            NeighbourPair::new(&base(), Neighbouring::FlipLabel { index: usize::MAX }).unwrap_err();
+        let shown = format!("row index = {}", usize::MAX);
+        assert!(e.to_string().contains(&shown), "{e}");
+        let mut zero = base();
+        zero.features = 0;
+        assert!(zero.training_set().is_err());
     }
 }

@@ -13,10 +13,10 @@ const ALPHA: f64 = 1e-6;
 fn vector_audit(beta: f64, epsilon: f64) -> Verdict {
     require_power(RUNS, epsilon, ALPHA).unwrap();
     let noise = GammaNormVector::new(1, beta).unwrap();
-    let first = run_scores(RUNS, 1, |rng| noise.sample(rng)[0]);
-    let second = run_scores(RUNS, 2, |rng| 1.0 + noise.sample(rng)[0]);
+    let first = run_scores(RUNS, 1, |rng| noise.sample(rng)[0]).unwrap();
+    let second = run_scores(RUNS, 2, |rng| 1.0 + noise.sample(rng)[0]).unwrap();
     let bound = epsilon_lower_bound(&first, &second, ALPHA).unwrap();
-    judge(&bound, epsilon, None)
+    judge(&bound, epsilon, None).unwrap()
 }
 
 #[test]
@@ -34,13 +34,14 @@ fn laplace_passes_when_calibrated_and_fails_at_half_the_sensitivity() {
     let epsilon = 1.0;
     let verdict = |declared_sensitivity: f64| {
         let laplace = Laplace::new(epsilon, declared_sensitivity).unwrap();
-        let first = run_scores(RUNS, 3, |rng| laplace.release(0.0, rng).unwrap());
-        let second = run_scores(RUNS, 4, |rng| laplace.release(1.0, rng).unwrap());
+        let first = run_scores(RUNS, 3, |rng| laplace.release(0.0, rng).unwrap()).unwrap();
+        let second = run_scores(RUNS, 4, |rng| laplace.release(1.0, rng).unwrap()).unwrap();
         judge(
             &epsilon_lower_bound(&first, &second, ALPHA).unwrap(),
             epsilon,
             None,
         )
+        .unwrap()
     };
     assert_eq!(verdict(1.0), Verdict::Consistent);
     assert_eq!(verdict(0.5), Verdict::ExceedsClaim);
@@ -59,10 +60,10 @@ fn selection_passes_at_epsilon_and_fails_at_twice_epsilon() {
         let chose_zero = |utilities: &[f64], rng: &mut dp_noise::InsecureSeededRng| {
             f64::from(u8::from(selector.select(utilities, rng).unwrap() == 0))
         };
-        let first = run_scores(RUNS, 5, |rng| chose_zero(&on_first, rng));
-        let second = run_scores(RUNS, 6, |rng| chose_zero(&on_second, rng));
+        let first = run_scores(RUNS, 5, |rng| chose_zero(&on_first, rng)).unwrap();
+        let second = run_scores(RUNS, 6, |rng| chose_zero(&on_second, rng)).unwrap();
         let bound = epsilon_lower_bound(&first, &second, ALPHA).unwrap();
-        (judge(&bound, epsilon, None), bound.epsilon)
+        (judge(&bound, epsilon, None).unwrap(), bound.epsilon)
     };
     let (correct, correct_bound) = verdict(epsilon);
     assert_eq!(correct, Verdict::Consistent, "{correct_bound}");
@@ -91,10 +92,10 @@ fn vector_noise_with_shape_d_minus_one_is_caught_at_small_d() {
             // Output centre + noise; score: minus its distance to the first centre, 0.
             -((centre + x).powi(2) + y * y).sqrt()
         };
-        let first = run_scores(RUNS, 7, |rng| closeness(0.0, rng));
-        let second = run_scores(RUNS, 8, |rng| closeness(1.0, rng));
+        let first = run_scores(RUNS, 7, |rng| closeness(0.0, rng)).unwrap();
+        let second = run_scores(RUNS, 8, |rng| closeness(1.0, rng)).unwrap();
         let bound = epsilon_lower_bound(&first, &second, ALPHA).unwrap();
-        (judge(&bound, epsilon, None), bound.epsilon)
+        (judge(&bound, epsilon, None).unwrap(), bound.epsilon)
     };
     let (correct, correct_bound) = verdict(2.0);
     assert_eq!(correct, Verdict::Consistent, "{correct_bound}");

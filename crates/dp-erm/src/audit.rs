@@ -63,6 +63,7 @@ fn canary_scores(params: &ErmParams, data: &TrainingSet, seed: u64, rate_factor:
         let (fit, _) = params.fit_with_rate_factor(data, rng, rate_factor).unwrap();
         dp_audit::canary_margin(fit.model().weights(), &[(0, 1.0)], 1.0)
     })
+    .unwrap()
 }
 
 /// Objective perturbation's noise as ALGORITHMS.md §4 states it, for total ε, n, Λ and
@@ -179,7 +180,7 @@ fn logistic_objective_perturbation_audit_reaches_but_never_exceeds_the_pair_boun
             "Λ = {lambda}: ε_LB {lb} vs ε_pair {pair}"
         );
         assert_eq!(
-            judge(&result.bound, result.epsilon, Some(pair)),
+            judge(&result.bound, result.epsilon, Some(pair)).unwrap(),
             Verdict::Consistent
         );
         assert!(
@@ -211,7 +212,8 @@ fn logistic_audit_catches_halved_noise() {
                 &result.bound,
                 result.epsilon,
                 Some(pair_epsilon(&result.spec))
-            ),
+            )
+            .unwrap(),
             Verdict::Consistent
         );
     }
@@ -300,6 +302,7 @@ fn output_perturbation_release_leaks_nothing_through_its_low_bits() {
             };
             likelihood_ratio(released)
         })
+        .unwrap()
     };
     let bound = |snapped: bool| {
         let first = scores(&with_canary, 71, snapped);
@@ -331,6 +334,7 @@ fn logistic_audit_catches_the_missing_one_over_n() {
                 .unwrap();
             fit.model().weights()[0]
         })
+        .unwrap()
     };
     let bound =
         dp_audit::epsilon_lower_bound(&scores(&with_canary, 601), &scores(&flipped, 602), ALPHA)

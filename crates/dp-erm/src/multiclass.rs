@@ -109,13 +109,23 @@ impl OneVsRest {
         Ok(best.0)
     }
 
-    /// Fraction of rows whose predicted class differs from `classes`.
+    /// Fraction of rows whose predicted class differs from `classes`. Refuses what
+    /// [`OneVsRest::fit`] refuses: a number of class labels other than the rows', and a
+    /// class label outside `0..K` (K the number of models).
     pub fn error_rate(&self, rows: &TrainingSet, classes: &[usize]) -> Result<f64, ErmError> {
         if classes.len() != rows.len() {
             return Err(ErmError::DimensionMismatch {
                 what: "class labels",
                 expected: rows.len(),
                 found: classes.len(),
+            });
+        }
+        let class_count = self.models.len();
+        if let Some(row) = classes.iter().position(|&c| c >= class_count) {
+            return Err(ErmError::InvalidClass {
+                row,
+                class: classes[row],
+                class_count,
             });
         }
         let values = self

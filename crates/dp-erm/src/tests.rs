@@ -850,6 +850,24 @@ fn one_vs_rest_rejects_bad_classes() {
             class_count: 3
         })
     ));
+    // error_rate refuses what fit refuses: a class label outside 0..K is an error naming
+    // it, not a row counted wrong.
+    let model = OneVsRest::fit(&params, &rows, &classes, 3, &mut rng).unwrap();
+    for class in [3, usize::MAX] {
+        bad[4] = class;
+        assert_eq!(
+            model.error_rate(&rows, &bad).unwrap_err(),
+            ErmError::InvalidClass {
+                row: 4,
+                class,
+                class_count: 3
+            }
+        );
+    }
+    assert!(matches!(
+        model.error_rate(&rows, &classes[1..]),
+        Err(ErmError::DimensionMismatch { .. })
+    ));
 }
 
 /// 2β + J(fl(Λ+Δ)) ≤ ε with no slack, over many random settings and both rules, where J is

@@ -111,6 +111,7 @@ fn scores(trainer: &Trainer, data: &Examples, seed: u64) -> Vec<f64> {
         let fit = params.fit(data, rng).unwrap();
         fit.model().decision_function(&canary()).unwrap()
     })
+    .unwrap()
 }
 
 fn lower_bound(trainer: &Trainer) -> f64 {
@@ -145,7 +146,10 @@ fn private_kernel_audit_stays_within_the_pair_bound_and_has_power() {
         "kernel audit: ε_LB = {:.3}, ε_pair = {pair:.3}, ε = {EPSILON}",
         bound.epsilon
     );
-    assert_eq!(judge(&bound, EPSILON, Some(pair)), Verdict::Consistent);
+    assert_eq!(
+        judge(&bound, EPSILON, Some(pair)).unwrap(),
+        Verdict::Consistent
+    );
     assert!(
         bound.epsilon >= 0.8 * pair,
         "no power: ε_LB {} vs ε_pair {pair}",

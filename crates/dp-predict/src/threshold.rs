@@ -4,7 +4,7 @@
 
 use dp_noise::{ExponentialMechanism, ReleaseRng};
 
-use crate::error::{PredictError, check_epsilon, check_finite};
+use crate::error::{PredictError, check_epsilon, check_finite, check_size};
 use crate::line::LineData;
 
 /// Most candidate thresholds the private learner accepts (the exact sampler holds one
@@ -216,12 +216,7 @@ impl dp_erm::Trainer for ThresholdErm {
         data: &dp_erm::Examples,
         _rng: &mut dyn ReleaseRng,
     ) -> Result<Threshold, PredictError> {
-        if data.features() != 1 {
-            return Err(PredictError::QueryDimension {
-                expected: 1,
-                found: data.features(),
-            });
-        }
+        self.check_shape(data.len(), data.features())?;
         let points = (0..data.len())
             .map(|i| match data.inputs().row(i) {
                 dp_erm::FeatureRow::Dense(x) => x[0],
@@ -230,6 +225,23 @@ impl dp_erm::Trainer for ThresholdErm {
             .collect();
         let labels = data.labels().iter().map(|&y| y > 0.0).collect();
         Ok(erm_threshold(&LineData::new(points, labels)?))
+    }
+
+    /// One feature per row (the training data's, not a query's), and 1 to
+    /// [`crate::MAX_POINTS`] rows: what [`LineData::new`] would refuse after copying, refused
+    /// from the public sizes before anything is shuffled or trained.
+    fn check_shape(&self, rows: usize, features: usize) -> Result<(), PredictError> {
+        if features != 1 {
+            return Err(PredictError::LengthMismatch {
+                what: "features per training row (a threshold learns from one)",
+                expected: 1,
+                found: features,
+            });
+        }
+        if rows == 0 {
+            return Err(PredictError::EmptyData);
+        }
+        check_size("number of training rows", rows).map(drop)
     }
 }
 

@@ -32,8 +32,8 @@ fn audit_selection(claimed: f64, mechanism: &ExponentialMechanism) -> (f64, f64,
     let pair = ((b / a).ln()).max(((1.0 - a) / (1.0 - b)).ln());
     require_power(RUNS, pair, ALPHA).unwrap();
     let bound = epsilon_lower_bound(
-        &run_scores(RUNS, 1, release(&first)),
-        &run_scores(RUNS, 2, release(&second)),
+        &run_scores(RUNS, 1, release(&first)).unwrap(),
+        &run_scores(RUNS, 2, release(&second)).unwrap(),
         ALPHA,
     )
     .unwrap();
@@ -41,7 +41,11 @@ fn audit_selection(claimed: f64, mechanism: &ExponentialMechanism) -> (f64, f64,
         "split-and-select at {claimed}: pair ε {pair:.3}, lower bound {:.3}",
         bound.epsilon
     );
-    (pair, bound.epsilon, judge(&bound, claimed, Some(pair)))
+    (
+        pair,
+        bound.epsilon,
+        judge(&bound, claimed, Some(pair)).unwrap(),
+    )
 }
 
 #[test]
@@ -121,8 +125,8 @@ fn audit_stopping(scale: f64) -> (f64, f64, Verdict) {
     );
     require_power(RUNS, pair, ALPHA).unwrap();
     let bound = epsilon_lower_bound(
-        &run_scores(RUNS, 3, release(&first)),
-        &run_scores(RUNS, 4, release(&second)),
+        &run_scores(RUNS, 3, release(&first)).unwrap(),
+        &run_scores(RUNS, 4, release(&second)).unwrap(),
         ALPHA,
     )
     .unwrap();
@@ -130,7 +134,11 @@ fn audit_stopping(scale: f64) -> (f64, f64, Verdict) {
         "random stopping, scale {scale}: pair ε {pair:.3}, lower bound {:.3}",
         bound.epsilon
     );
-    (pair, bound.epsilon, judge(&bound, claimed, Some(pair)))
+    (
+        pair,
+        bound.epsilon,
+        judge(&bound, claimed, Some(pair)).unwrap(),
+    )
 }
 
 /// The best-of-geometric release is within its 3ε claim and within what the exact law

@@ -7,7 +7,8 @@ use dp_noise::parallel_composition;
 use crate::TuneError;
 
 /// The largest ε any candidate spends, after checking every candidate reports one that is
-/// finite and > 0. Runs before any data is touched.
+/// finite, > 0 and at most [`dp_erm::MAX_EPSILON`] (the workspace's cap: a larger ε
+/// guarantees nothing). Runs before any data is touched.
 pub(crate) fn training_epsilon<T: Trainer>(candidates: &[T]) -> Result<f64, TuneError> {
     if candidates.is_empty() {
         return Err(TuneError::NoCandidates);
@@ -21,7 +22,7 @@ pub(crate) fn training_epsilon<T: Trainer>(candidates: &[T]) -> Result<f64, Tune
         }
         match trainer.epsilon() {
             None => return Err(TuneError::CandidateNotPrivate { candidate }),
-            Some(value) if !(value.is_finite() && value > 0.0) => {
+            Some(value) if !(value.is_finite() && value > 0.0 && value <= dp_erm::MAX_EPSILON) => {
                 return Err(TuneError::InvalidCandidateEpsilon { candidate, value });
             }
             Some(value) => epsilons.push(value),

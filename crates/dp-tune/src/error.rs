@@ -17,7 +17,8 @@ pub enum TuneError {
         /// The candidate's position in the list.
         candidate: usize,
     },
-    /// A candidate's trainer reports an ε that is not finite and > 0.
+    /// A candidate's trainer reports an ε that is not finite, > 0 and at most
+    /// [`dp_erm::MAX_EPSILON`].
     InvalidCandidateEpsilon {
         /// The candidate's position in the list.
         candidate: usize,
@@ -40,6 +41,29 @@ pub enum TuneError {
         value: f64,
         /// What it must satisfy.
         requirement: &'static str,
+    },
+    /// A count parameter is out of range (printed exactly, as an integer).
+    InvalidCount {
+        /// Which parameter.
+        what: &'static str,
+        /// Its value.
+        value: usize,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+    /// Random stopping's cap on runs leaves a δ above [`crate::MAX_DELTA`]: the setting
+    /// gives no meaningful guarantee and is refused at construction.
+    DeltaTooLarge {
+        /// The δ it would give (rounded up).
+        delta: f64,
+        /// The largest δ accepted.
+        limit: f64,
+        /// The end-to-end ε (3·ε_B).
+        epsilon: f64,
+        /// The stop probability γ.
+        stop_probability: f64,
+        /// The cap on runs T.
+        max_runs: usize,
     },
     /// The data cannot be split into parts of the documented minimum size.
     TooFewRows {
@@ -106,7 +130,26 @@ impl fmt::Display for TuneError {
             ),
             Self::InvalidCandidateEpsilon { candidate, value } => write!(
                 f,
-                "candidate {candidate} reports epsilon {value:?}, which must be finite and > 0"
+                "candidate {candidate} reports epsilon {value:?}, which must be finite, > 0 and \
+                 at most 1000"
+            ),
+            Self::InvalidCount {
+                what,
+                value,
+                requirement,
+            } => write!(f, "{what} is {value} but must be {requirement}"),
+            Self::DeltaTooLarge {
+                delta,
+                limit,
+                epsilon,
+                stop_probability,
+                max_runs,
+            } => write!(
+                f,
+                "random stopping with at most {max_runs} runs, stop probability \
+                 {stop_probability:?} and end-to-end epsilon {epsilon:?} gives delta \
+                 {delta:e}, above the largest accepted {limit:e}: raise max runs or the stop \
+                 probability, or lower the epsilons"
             ),
             Self::CandidateNotPureEpsilon { candidate, delta } => write!(
                 f,

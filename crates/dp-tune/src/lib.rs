@@ -9,11 +9,11 @@
 //! | method | data per model | trainings | end-to-end ε |
 //! |---|---|---|---|
 //! | [`SplitAndSelect`] (CMS11 Alg. 4, SCM09 Alg. 3) | `n/(m+1)` | m | `max(ε_T, ε_S)` |
-//! | [`RandomStopping`] (Liu–Talwar 2019) | `(1−h)·n` | geometric, mean `1/γ` | `3·max(ε_T, ε_S)`, plus a δ ≤ `(1+e^{3ε})·10⁻⁹` from the cap |
+//! | [`RandomStopping`] (Liu–Talwar 2019) | `(1−h)·n` | geometric, mean `1/γ` | `3·max(ε_T, ε_S)`, plus a δ ≤ [`MAX_DELTA`] = 10⁻⁶ from the cap (≤ `(1+e^{3ε})·10⁻⁹` at the default cap) |
 //!
 //! `ε_T` is the largest ε a candidate spends, `ε_S` the ε of the selection (split-and-
 //! select) or of each noisy score (random stopping). Candidates are given, checked (each
-//! must report a finite ε > 0) and frozen before any data is seen; the data are shuffled
+//! must report a finite ε in (0, 1000]) and frozen before any data is seen; the data are shuffled
 //! with fresh randomness from the caller's [`dp_noise::ReleaseRng`]. Each type's `# Privacy`
 //! section states the guarantee and its proof. What the selection saw — every candidate's
 //! exact held-out mistakes, the number of runs — is reachable only through accessors named
@@ -64,18 +64,23 @@
 mod candidates;
 mod error;
 mod partition;
+mod rounding;
 mod split;
 mod stopping;
 
 pub use error::TuneError;
 pub use split::{MIN_ROWS_PER_PART, Selection, SplitAndSelect};
 pub use stopping::{
-    DEFAULT_CAP_TAIL, DEFAULT_HOLDOUT_FRACTION, MAX_RUNS, MIN_STOP_PROBABILITY, RandomStopping,
-    Stopped,
+    DEFAULT_CAP_TAIL, DEFAULT_HOLDOUT_FRACTION, MAX_DELTA, MAX_MIN_ROWS, MAX_RUNS,
+    MIN_STOP_PROBABILITY, RandomStopping, Stopped,
 };
 
 #[cfg(test)]
 mod audit;
+#[cfg(test)]
+mod delta_tests;
+#[cfg(test)]
+mod proptests;
 #[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]

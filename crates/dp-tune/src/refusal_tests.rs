@@ -240,7 +240,8 @@ fn rejects_a_spent_budget() {
 fn random_stopping_charges_its_delta_which_a_pure_budget_refuses() {
     let (trained, candidates) = three_logged_candidates();
     let data = rows_with_ids(vec![1.0; 400]);
-    let (gamma, runs) = (0.25, 40);
+    // δ = (1 + e^3)·0.75^60 ≈ 6.8e-7, within MAX_DELTA (a cap of 40 would give 2e-4).
+    let (gamma, runs) = (0.25, 60);
     let stopping = RandomStopping::new(candidates, 0.5, gamma)
         .unwrap()
         .with_max_runs(runs)
@@ -321,7 +322,7 @@ fn sparse_rows(d: usize, outlier: Option<Vec<(usize, f64)>>) -> Examples {
 }
 
 /// What a candidate refuses from public sizes or its input contract is refused before the
-/// charge, by both methods, naming the candidate: Λ = 0, ε above the cap, a Huber width of
+/// charge, by both methods, naming the candidate: Λ = 0, a Huber width of
 /// 0 built past `Loss::huber`'s check, Newton at d = 20,000, and a row of norm above 1.
 /// Nothing is charged or trained (each candidate would otherwise fail inside the run).
 #[test]
@@ -336,11 +337,6 @@ fn candidate_refusals_come_before_the_charge() {
             "regularization",
         ),
         (
-            ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1500.0),
-            &small,
-            "1500",
-        ),
-        (
             ErmParams::objective_perturbation(Loss::Huber { width: 0.0 }, 0.1, 1.0),
             &small,
             "Huber",
@@ -349,6 +345,21 @@ fn candidate_refusals_come_before_the_charge() {
         (fine.clone().warm_start(&[0.1, 0.1]), &small, "warm start"),
         (fine.clone(), &outlier, "row 123"),
     ];
+    // A candidate ε above the cap is refused sooner, at construction, naming it.
+    let above = vec![
+        fine.clone(),
+        ErmParams::objective_perturbation(Loss::Logistic, 0.1, 1500.0),
+    ];
+    for e in [
+        SplitAndSelect::new(above.clone(), 1.0).unwrap_err(),
+        RandomStopping::new(above, 0.5, 0.2).unwrap_err(),
+    ] {
+        assert!(
+            matches!(e, TuneError::InvalidCandidateEpsilon { candidate: 1, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("1500"), "{e}");
+    }
     for (candidate, data, fragment) in cases {
         let list = vec![fine.clone(), candidate];
         // The outlier breaks every candidate's contract: the first one is named.

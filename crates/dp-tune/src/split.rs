@@ -72,7 +72,7 @@ pub struct SplitAndSelect<T> {
 impl<T: Trainer> SplitAndSelect<T> {
     /// A selection among `candidates` (in this order: candidate `i` trains on part `i`)
     /// with the exponential mechanism at `selection_epsilon`. Refuses an empty list, a
-    /// candidate without a finite ε > 0, and a selection ε that is not finite, > 0 and at
+    /// candidate without a finite ε in (0, 1000], and a selection ε that is not finite, > 0 and at
     /// most 1000 — all before any data is seen.
     pub fn new(candidates: Vec<T>, selection_epsilon: f64) -> Result<Self, TuneError> {
         let training_epsilon = training_epsilon(&candidates)?;

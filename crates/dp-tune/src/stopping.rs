@@ -12,6 +12,7 @@ use crate::TuneError;
 use crate::candidates::{check_candidates, held_out_mistakes, training_epsilon};
 use crate::error::check_epsilon;
 use crate::partition::shuffled;
+use crate::rounding::{capped_delta_up, reciprocal_up};
 use crate::split::MIN_ROWS_PER_PART;
 
 /// Share of the rows held out for scoring unless set with
@@ -27,6 +28,20 @@ pub const DEFAULT_CAP_TAIL: f64 = 1e-9;
 
 /// Most runs a cap may allow.
 pub const MAX_RUNS: usize = 10_000_000;
+
+/// Largest δ a random stopping accepts: a setting whose cap leaves a larger δ (for
+/// instance `with_max_runs(1)`, or a large ε at the default cap) is refused at
+/// construction. A δ is the probability that the ε-guarantee fails outright; 10⁻⁶ is below
+/// `1/n` for every dataset of this workspace's experiments (Adult: 1/n ≈ 2·10⁻⁵) and far
+/// below the δ of 1 that a careless cap gives. A stricter δ is the budget's to ask for
+/// ([`PrivacyBudget::with_delta`]); raising the cap ([`RandomStopping::with_max_runs`])
+/// or γ lowers δ.
+pub const MAX_DELTA: f64 = 1e-6;
+
+/// Most rows the smallest accepted dataset may need: a held-out share so close to 0 or 1
+/// that a selection would need more than 2³² rows to give both parts
+/// [`MIN_ROWS_PER_PART`] rows is refused at construction.
+pub const MAX_MIN_ROWS: usize = 1 << 32;
 
 /// Private selection among candidate trainers by random stopping: hold out a fixed share
 /// of the rows (shuffled with fresh randomness), then repeat
@@ -86,8 +101,17 @@ pub const MAX_RUNS: usize = 10_000_000;
 /// ([`RandomStopping::delta`]; at most `(1 + e^{3ε_B})·10⁻⁹` with the default cap). Papernot &
 /// Steinke discuss such truncation; it is why a pure-ε claim is not made for the capped
 /// algorithm, and why [`RandomStopping::select_charging`] charges the δ too: a pure-ε
-/// [`PrivacyBudget`] refuses it. The per-run stop coin is `rand`'s Bernoulli, exact to 2⁻⁶⁴; `delta` uses
-/// a γ lowered by 2⁻⁶⁰ to cover it. The 3ε bound holds for any γ.
+/// [`PrivacyBudget`] refuses it. The per-run stop coin is `rand`'s Bernoulli, exact to
+/// 2⁻⁶⁴; `delta` uses a γ lowered by 2⁻⁶⁴ (rounded down) to cover it, and is computed in
+/// logarithms with every step rounded up, so the reported δ is never below the true one.
+/// The 3ε bound holds for any γ.
+///
+/// **Settings with no meaningful guarantee are refused at construction**, by every
+/// constructor and `with_` method: an end-to-end ε (`3ε_B`, rounded up) above
+/// [`dp_erm::MAX_EPSILON`] (1000), and a δ above [`MAX_DELTA`] (10⁻⁶). The default cap is
+/// the smallest T that leaves both `(1−γ)^T ≤` [`DEFAULT_CAP_TAIL`] and `δ ≤ MAX_DELTA`
+/// (at most [`MAX_RUNS`]); a smaller cap set by [`RandomStopping::with_max_runs`] must
+/// keep `δ ≤ MAX_DELTA` too.
 ///
 /// Only the best run is released: the number of runs, the other runs, and the time taken
 /// are not covered (K conditioned on is no longer geometric, and the best of k runs is
@@ -100,15 +124,17 @@ pub struct RandomStopping<T> {
     score_epsilon: f64,
     stop_probability: f64,
     holdout_fraction: f64,
+    min_rows: usize,
     max_runs: usize,
 }
 
 impl<T: Trainer> RandomStopping<T> {
     /// Random stopping over `candidates`, scores at `score_epsilon`, stopping probability
     /// `stop_probability` = γ in `[1e-4, 1]` after each run. Refuses an empty list, a
-    /// candidate without a finite ε > 0, a score ε that is not finite, > 0 and ≤ 1000, and
-    /// a γ out of range — before any data is seen. The cap is the smallest T with
-    /// `(1−γ)^T ≤ 1e-9`; the held-out share 0.1.
+    /// candidate without a finite ε in (0, 1000], a score ε that is not finite, > 0 and
+    /// ≤ 1000, a γ out of range, and an end-to-end `3ε_B` above 1000 — before any data is
+    /// seen. The cap is the smallest T with `(1−γ)^T ≤ 1e-9` and δ ≤ [`MAX_DELTA`]
+    /// (refused if no T up to [`MAX_RUNS`] gives that δ); the held-out share 0.1.
     pub fn new(
         candidates: Vec<T>,
         score_epsilon: f64,
@@ -123,18 +149,40 @@ impl<T: Trainer> RandomStopping<T> {
                 requirement: "between 1e-4 and 1",
             });
         }
+        // The noise's scale 1/ε_S, rounded up, must be one the exact sampler takes (< 2^63).
+        let scale = reciprocal_up(score_epsilon);
+        if scale >= 2f64.powi(63) {
+            return Err(TuneError::InvalidParameter {
+                what: "score epsilon",
+                value: score_epsilon,
+                requirement: "at least 2^-63 (a noise scale below 2^63)",
+            });
+        }
+        let epsilon = end_to_end_epsilon(training_epsilon.max(score_epsilon));
+        if epsilon > dp_erm::MAX_EPSILON {
+            return Err(TuneError::InvalidParameter {
+                what: "end-to-end epsilon (3 × the largest candidate or score epsilon)",
+                value: epsilon,
+                requirement: "at most 1000",
+            });
+        }
+        let max_runs = default_cap(stop_probability, epsilon)?;
         Ok(Self {
             candidates,
             training_epsilon,
-            noise: DiscreteLaplace::with_scale_at_least(1.0 / score_epsilon)?,
+            // 1/ε_S rounded up, so the noise is never below the scale ε_S needs.
+            noise: DiscreteLaplace::with_scale_at_least(scale)?,
             score_epsilon,
             stop_probability,
             holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
-            max_runs: default_cap(stop_probability),
+            min_rows: min_rows_for(DEFAULT_HOLDOUT_FRACTION).expect("0.1 needs 200 rows"),
+            max_runs,
         })
     }
 
     /// Holds out `fraction` of the rows (in (0, 1); rounded up to whole rows) for scoring.
+    /// Refuses a share so close to 0 or 1 that the smallest dataset it accepts would need
+    /// more than [`MAX_MIN_ROWS`] rows.
     pub fn with_holdout_fraction(mut self, fraction: f64) -> Result<Self, TuneError> {
         if !(fraction > 0.0 && fraction < 1.0) {
             return Err(TuneError::InvalidParameter {
@@ -143,17 +191,34 @@ impl<T: Trainer> RandomStopping<T> {
                 requirement: "strictly between 0 and 1",
             });
         }
+        self.min_rows = min_rows_for(fraction).ok_or(TuneError::InvalidParameter {
+            what: "holdout fraction",
+            value: fraction,
+            requirement: "one that gives both parts 20 rows with at most 2^32 rows \
+                          (about 5e-9 to 1 - 5e-9)",
+        })?;
         self.holdout_fraction = fraction;
         Ok(self)
     }
 
     /// Stops after at most `runs` runs (1 ..= 10⁷); see `# Privacy` for what the cap costs.
+    /// Refuses a cap that leaves a δ above [`MAX_DELTA`].
     pub fn with_max_runs(mut self, runs: usize) -> Result<Self, TuneError> {
         if !(1..=MAX_RUNS).contains(&runs) {
-            return Err(TuneError::InvalidParameter {
+            return Err(TuneError::InvalidCount {
                 what: "max runs",
-                value: runs as f64,
+                value: runs,
                 requirement: "between 1 and 10^7",
+            });
+        }
+        let delta = capped_delta_up(self.epsilon(), self.stop_probability, runs);
+        if delta > MAX_DELTA {
+            return Err(TuneError::DeltaTooLarge {
+                delta,
+                limit: MAX_DELTA,
+                epsilon: self.epsilon(),
+                stop_probability: self.stop_probability,
+                max_runs: runs,
             });
         }
         self.max_runs = runs;
@@ -182,17 +247,19 @@ impl<T: Trainer> RandomStopping<T> {
 
     /// The end-to-end ε: `3·ε_B`, rounded up.
     pub fn epsilon(&self) -> f64 {
-        let base = self.base_epsilon();
-        add_rounding_up(add_rounding_up(base, base), base)
+        end_to_end_epsilon(self.base_epsilon())
     }
 
-    /// The δ the cap adds: `(1 + e^{3ε_B})·(1−γ)^T`, rounded up.
+    /// The δ the cap adds: `(1 + e^{3ε_B})·(1−γ)^T`, rounded up (never below the true
+    /// value; at most [`MAX_DELTA`]).
     pub fn delta(&self) -> f64 {
-        // γ lowered to cover the stop coin's 2^-64 granularity; 1e-12 relative slack covers
-        // the rounding of powi, exp and the products.
-        let gamma = (self.stop_probability - 2f64.powi(-60)).max(0.0);
-        let tail = (1.0 - gamma).powi(self.max_runs.min(i32::MAX as usize) as i32);
-        ((1.0 + self.epsilon().exp()) * tail * (1.0 + 1e-12)).min(1.0)
+        capped_delta_up(self.epsilon(), self.stop_probability, self.max_runs)
+    }
+
+    /// The sampler of each score's noise (tests check its exact scale).
+    #[cfg(test)]
+    pub(crate) fn score_noise(&self) -> &DiscreteLaplace {
+        &self.noise
     }
 
     /// γ: the probability of stopping after each run.
@@ -217,28 +284,17 @@ impl<T: Trainer> RandomStopping<T> {
 
     /// Rows held out for scoring out of `rows`: `⌈h·rows⌉` (public: a function of n).
     pub fn held_out_rows(&self, rows: usize) -> usize {
-        ((rows as f64 * self.holdout_fraction).ceil() as usize).min(rows)
+        held_out(self.holdout_fraction, rows)
     }
 
     /// Fewest rows a selection accepts: both the held-out part (`⌈h·n⌉` rows) and the
-    /// training part need [`MIN_ROWS_PER_PART`].
+    /// training part need [`MIN_ROWS_PER_PART`] (computed when h was set).
     pub fn min_rows(&self) -> usize {
-        let h = self.holdout_fraction;
-        let part = MIN_ROWS_PER_PART as f64;
-        // Both part sizes are non-decreasing in n (⌈h·n⌉ grows by at most one row per row),
-        // so the answer is the first n that fits, counting up from a lower bound:
-        // ⌈h·n⌉ ≥ p needs h·n > p − 1, and n − ⌈h·n⌉ ≥ p needs (1 − h)·n ≥ p.
-        let bound = ((part - 1.0) / h).max(part / (1.0 - h)).max(2.0 * part);
-        let mut rows = (bound.floor() as usize).saturating_sub(1);
-        while !self.fits(rows) {
-            rows += 1;
-        }
-        rows
+        self.min_rows
     }
 
     fn fits(&self, rows: usize) -> bool {
-        let held_out = self.held_out_rows(rows);
-        held_out >= MIN_ROWS_PER_PART && rows - held_out >= MIN_ROWS_PER_PART
+        fits(self.holdout_fraction, rows)
     }
 
     /// Runs the selection on `data`. Refuses, before training anything, data whose
@@ -325,14 +381,71 @@ impl<T: Trainer> RandomStopping<T> {
     }
 }
 
-/// The smallest T ≥ 1 with (1 − γ)^T ≤ [`DEFAULT_CAP_TAIL`].
-fn default_cap(gamma: f64) -> usize {
-    if gamma >= 1.0 {
-        return 1;
+/// `3·base`, rounded up.
+fn end_to_end_epsilon(base: f64) -> f64 {
+    add_rounding_up(add_rounding_up(base, base), base)
+}
+
+/// `⌈h·rows⌉` (the product in floating point), at most `rows`.
+fn held_out(h: f64, rows: usize) -> usize {
+    ((rows as f64 * h).ceil() as usize).min(rows)
+}
+
+/// Whether `rows` give both parts [`MIN_ROWS_PER_PART`] rows at share `h`.
+fn fits(h: f64, rows: usize) -> bool {
+    let held = held_out(h, rows);
+    held >= MIN_ROWS_PER_PART && rows - held >= MIN_ROWS_PER_PART
+}
+
+/// The fewest rows that fit at share `h` ∈ (0, 1), or `None` beyond [`MAX_MIN_ROWS`].
+fn min_rows_for(h: f64) -> Option<usize> {
+    let part = MIN_ROWS_PER_PART as f64;
+    // ⌈h·n⌉ ≥ p needs h·n > p − 1, and n − ⌈h·n⌉ ≥ p needs (1 − h)·n ≥ p: the answer is
+    // at or just above the larger bound (the products' rounding moves it by a row at
+    // most for n ≤ 2^32), so a short scan from just below finds it — a bounded loop.
+    let bound = ((part - 1.0) / h).max(part / (1.0 - h)).max(2.0 * part);
+    // (bound is never NaN: h is in (0, 1).)
+    if bound > MAX_MIN_ROWS as f64 {
+        return None;
     }
-    let runs = (DEFAULT_CAP_TAIL.ln() / (1.0 - gamma).ln()).ceil();
-    // One more than the floating-point estimate, so rounding cannot leave the tail above.
-    (runs as usize).saturating_add(1).clamp(1, MAX_RUNS)
+    let start = (bound.floor() as usize).saturating_sub(2);
+    (start..start + 64).find(|&rows| fits(h, rows))
+}
+
+/// The default cap: the smallest T ≥ 1 with (1 − γ)^T ≤ [`DEFAULT_CAP_TAIL`] and, at the
+/// end-to-end `epsilon`, δ ≤ [`MAX_DELTA`]; refused if no T ≤ [`MAX_RUNS`] gives that δ.
+fn default_cap(gamma: f64, epsilon: f64) -> Result<usize, TuneError> {
+    let tail_cap = if gamma >= 1.0 {
+        1
+    } else {
+        let runs = (DEFAULT_CAP_TAIL.ln() / (1.0 - gamma).ln()).ceil();
+        // One more than the floating-point estimate, so rounding cannot leave the tail above.
+        (runs as usize).saturating_add(1).clamp(1, MAX_RUNS)
+    };
+    let small_enough = |runs: usize| capped_delta_up(epsilon, gamma, runs) <= MAX_DELTA;
+    if small_enough(tail_cap) {
+        return Ok(tail_cap);
+    }
+    if !small_enough(MAX_RUNS) {
+        return Err(TuneError::DeltaTooLarge {
+            delta: capped_delta_up(epsilon, gamma, MAX_RUNS),
+            limit: MAX_DELTA,
+            epsilon,
+            stop_probability: gamma,
+            max_runs: MAX_RUNS,
+        });
+    }
+    // δ falls as T grows: bisect between too small and enough (≤ 24 steps).
+    let (mut low, mut high) = (tail_cap, MAX_RUNS);
+    while high - low > 1 {
+        let middle = low + (high - low) / 2;
+        if small_enough(middle) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    Ok(high)
 }
 
 /// The stopping rule of one selection.
@@ -395,7 +508,7 @@ impl<T> fmt::Debug for RandomStopping<T> {
             .field("stop_probability", &self.stop_probability)
             .field("holdout_fraction", &self.holdout_fraction)
             .field("max_runs", &self.max_runs)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -227,9 +227,19 @@ fn reports_epsilon_delta_and_cap() {
     assert_eq!(tuning.expected_runs(), 10.0);
     let data = rows_with_ids(vec![1.0; 300]);
     let mut rng = InsecureSeededRng::new(43);
-    let capped = tuning.with_max_runs(3).unwrap();
+    // A cap of 3 would leave δ ≈ 3: refused; the smallest cap within MAX_DELTA bounds the
+    // runs (the cap binding is checked on the runs' law in output_and_runs_follow_the_spec).
+    assert!(matches!(
+        tuning.with_max_runs(3),
+        Err(crate::TuneError::DeltaTooLarge { max_runs: 3, .. })
+    ));
+    let capped = RandomStopping::new(candidates.clone(), 0.3, 0.1)
+        .unwrap()
+        .with_max_runs(150)
+        .unwrap();
+    assert!(capped.delta() <= crate::MAX_DELTA);
     for _ in 0..200 {
-        assert!(capped.select(&data, &mut rng).unwrap().secret_runs() <= 3);
+        assert!(capped.select(&data, &mut rng).unwrap().secret_runs() <= 150);
     }
     let once = RandomStopping::new(candidates, 0.3, 1.0).unwrap();
     assert_eq!(once.max_runs(), 1);

@@ -36,17 +36,19 @@ fn audit<P: PrivatePredictor<Query = [f64]> + Sync>(
     let query = [1.0, 0.0];
     let a = run_scores(RUNS, seed, |r| {
         score(&first.answer_unchecked(&query, r).unwrap())
-    });
+    })
+    .unwrap();
     let b = run_scores(RUNS, seed + 1, |r| {
         score(&second.answer_unchecked(&query, r).unwrap())
-    });
+    })
+    .unwrap();
     epsilon_lower_bound(&a, &b, ALPHA).unwrap()
 }
 
 /// Asserts the three inequalities of a passing audit.
 fn assert_passes(bound: &LowerBound, epsilon: f64, pair: f64) {
     assert_eq!(
-        judge(bound, epsilon, Some(pair)),
+        judge(bound, epsilon, Some(pair)).unwrap(),
         Verdict::Consistent,
         "{bound:?}"
     );
@@ -58,7 +60,7 @@ fn assert_passes(bound: &LowerBound, epsilon: f64, pair: f64) {
 
 fn assert_caught(bound: &LowerBound, epsilon: f64, pair: f64) {
     assert_ne!(
-        judge(bound, epsilon, Some(pair)),
+        judge(bound, epsilon, Some(pair)).unwrap(),
         Verdict::Consistent,
         "{bound:?}"
     );
@@ -147,6 +149,7 @@ fn laplace_average_audit_reaches_its_pair_epsilon_and_halved_noise_is_caught() {
         run_scores(RUNS, seed, move |r| {
             average.release_sum(sum, r).unwrap().probability
         })
+        .unwrap()
     };
     // Sum units: the scale of the snapping Laplace at sensitivity 1 is (1 + 2^-20)/ε.
     let pair = 1.0 / (1.0 + 2f64.powi(-20)) * epsilon;

@@ -39,6 +39,36 @@ fn rejects_too_few_rows_for_k_parts() {
     assert!(matches!(too_many, Err(PredictError::TooLarge { .. })));
 }
 
+/// Training data with more than one feature is refused up front (before the shuffle and
+/// any part trains), naming the training rows' features — not "the query".
+#[test]
+fn rejects_threshold_training_data_with_more_than_one_feature() {
+    let data = examples(2, &[vec![0.5, 0.1], vec![-0.5, 0.2]], &[1.0, -1.0]);
+    let err = Ensemble::train(&ThresholdErm, &data, 2, &mut rng(1)).unwrap_err();
+    let PredictError::TrainerRefuses { message } = &err else {
+        panic!("not refused up front: {err:?}");
+    };
+    assert!(
+        message.contains("features per training row") && message.contains("found 2"),
+        "{message}"
+    );
+    assert!(!err.to_string().contains("query"), "{err}");
+    // Directly, too: the same refusal, from the sizes alone.
+    let direct = dp_erm::Trainer::train(&ThresholdErm, &data, &mut rng(2)).unwrap_err();
+    assert!(
+        matches!(direct, PredictError::LengthMismatch { found: 2, .. }),
+        "{direct:?}"
+    );
+    assert_eq!(
+        dp_erm::Trainer::check_shape(&ThresholdErm, 0, 1).unwrap_err(),
+        PredictError::EmptyData
+    );
+    assert!(matches!(
+        dp_erm::Trainer::check_shape(&ThresholdErm, crate::MAX_POINTS + 1, 1),
+        Err(PredictError::TooLarge { .. })
+    ));
+}
+
 #[test]
 fn rejects_alpha_outside_open_half() {
     for alpha in [0.0, 0.5, -0.1, 0.7, f64::NAN, f64::INFINITY] {
