@@ -236,7 +236,8 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             "epsilon": None
             if info["epsilon_per_model"] is None
             else info["epsilon_per_model"] * len(models),
-            "delta": 0.0,
+            # Basic composition over the one-vs-rest models, rounded up (never under-reported).
+            "delta": _composed(info["delta_per_model"], len(models)),
             "mechanism": info["mechanism"],
             "calibration": info["calibration"],
             "regularization": info["regularization"],
@@ -294,3 +295,9 @@ def require_data_norm(data_norm, call):
 
 
 __all__ = ["PrivateClassifier", "DPMLError", "require_data_norm"]
+
+
+def _composed(per_model, count):
+    """`count` times `per_model`, rounded up: a product that rounded down would under-report."""
+    total = per_model * count
+    return total if count == 1 or total == 0.0 else math.nextafter(total, math.inf)

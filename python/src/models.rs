@@ -32,6 +32,8 @@ pub struct ModelInfo {
     pub models: usize,
     /// The ε of each binary model (one-vs-rest: each has its share).
     pub epsilon_per_model: Option<f64>,
+    /// Each model's δ (0 for the pure-ε mechanisms and non-private models).
+    pub delta_per_model: f64,
     pub mechanism: &'static str,
     pub calibration: Option<&'static str>,
     pub loss: &'static str,
@@ -265,6 +267,9 @@ impl Models {
                     ObjectiveCalibration::Cms11 => "cms11",
                 }),
             ),
+            // (ε, δ) models written by Rust (dp-erm's GaussianErm): loadable, with their δ.
+            Mechanism::GaussianOutputPerturbation { .. } => ("gaussian-output", None),
+            Mechanism::GaussianObjectivePerturbation { .. } => ("gaussian-objective", None),
         };
         let (loss, huber_width) = match metadata.loss {
             Loss::Logistic => ("logistic", None),
@@ -274,6 +279,7 @@ impl Models {
             kind,
             models: self.len(),
             epsilon_per_model: metadata.mechanism.epsilon(),
+            delta_per_model: metadata.mechanism.delta(),
             mechanism,
             calibration,
             loss,

@@ -489,6 +489,7 @@ impl PyModels {
         d.set_item("kind", info.kind)?;
         d.set_item("models", info.models)?;
         d.set_item("epsilon_per_model", info.epsilon_per_model)?;
+        d.set_item("delta_per_model", info.delta_per_model)?;
         d.set_item("mechanism", info.mechanism)?;
         d.set_item("calibration", info.calibration)?;
         d.set_item("loss", info.loss)?;

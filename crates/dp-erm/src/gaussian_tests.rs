@@ -220,6 +220,7 @@ fn audit(params: &GaussianErm, factor: f64, seed: u64) -> LowerBound {
                 .unwrap();
             dp_audit::canary_margin(model.weights(), &[(0, 1.0)], 1.0)
         })
+        .unwrap()
     };
     let (a, b) = (
         scores(&first, 10 * seed + 1),
