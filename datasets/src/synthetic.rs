@@ -99,7 +99,7 @@ fn in_annulus(
     Ok(row)
 }
 
-/// The SVM paper's "nested balls" in ℝ⁵ (EXPERIMENTS.md): with probability 0.45 uniform in
+/// The SVM paper's "nested balls" in ℝ⁵ (docs/src/reference/experiments.md): with probability 0.45 uniform in
 /// the ball of radius 0.1, label +1; 0.45 uniform in the annulus 0.2–0.5, label −1; 0.1 in
 /// the annulus 0.1–0.2 with a random label. Bayes error 0.05.
 ///

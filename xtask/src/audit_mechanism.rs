@@ -1,6 +1,6 @@
 //! `cargo xtask audit mechanism <name>`: an empirical ε lower bound for one of the
 //! library's mechanisms, beside the claimed ε and the ε the proof allows for the audited
-//! pair (PRIVACY_TESTING.md §2).
+//! pair (docs/src/reference/privacy-testing.md §2).
 //!
 //! The pair: 49 rows drawn once in `[−1, 1]` (one feature, noisy labels) plus the canary
 //! `x* = 1`, labelled +1 in one dataset and −1 in the other (replace one record). Both

@@ -1,5 +1,5 @@
 //! `cargo xtask audit mia`: membership inference against a private model and against a
-//! deliberately overfit non-private one (PRIVACY_TESTING.md §3).
+//! deliberately overfit non-private one (docs/src/reference/privacy-testing.md §3).
 //!
 //! Membership is randomized in pairs: the pool holds 2m rows, and each of K models trains on
 //! one row of every pair, chosen by a fair coin. Every pool row is then a member of about

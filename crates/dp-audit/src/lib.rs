@@ -1,6 +1,6 @@
 //! # dp-audit
 //!
-//! Empirical privacy audits (PRIVACY_TESTING.md §2): run a mechanism many times on each of
+//! Empirical privacy audits (docs/src/reference/privacy-testing.md §2): run a mechanism many times on each of
 //! two neighbouring datasets, score every output, choose a threshold on one half of the
 //! runs and turn the other half's exceedance counts into a Clopper–Pearson lower bound on
 //! the privacy loss — a number that a correct mechanism can never push above its ε (except

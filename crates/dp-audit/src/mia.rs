@@ -1,4 +1,4 @@
-//! Membership inference (PRIVACY_TESTING.md §3): ROC curves of an attack's scores, the
+//! Membership inference (docs/src/reference/privacy-testing.md §3): ROC curves of an attack's scores, the
 //! numbers to report, and the ceiling ε-DP puts on them.
 
 use serde::Serialize;

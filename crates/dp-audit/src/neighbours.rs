@@ -27,7 +27,7 @@ impl std::fmt::Debug for LabelledRows {
 }
 
 /// Most rows an audit dataset may have (documented cap, checked before allocating): an
-/// audit trains on its datasets 10⁴–10⁸ times, so they are small (PRIVACY_TESTING.md §2
+/// audit trains on its datasets 10⁴–10⁸ times, so they are small (docs/src/reference/privacy-testing.md §2
 /// uses 50 rows); 2²⁰ rows of sparse entries stay well under a gigabyte.
 pub const MAX_ROWS: usize = 1 << 20;
 
@@ -140,7 +140,7 @@ fn check_rows(rows: usize) -> Result<(), AuditError> {
     Ok(())
 }
 
-/// The standard audit dataset (PRIVACY_TESTING.md §2): `shared` rows of one feature drawn
+/// The standard audit dataset (docs/src/reference/privacy-testing.md §2): `shared` rows of one feature drawn
 /// uniformly in `[−1, 1]` from `seed`, labelled by their sign and flipped with probability
 /// 0.2, then the canary `x* = 1` labelled +1 as the last row. Its neighbour under
 /// [`Neighbouring::FlipLabel`] of that last row is the pair whose privacy loss has a closed

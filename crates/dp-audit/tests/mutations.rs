@@ -1,4 +1,4 @@
-//! The harness catches the classic calibration bugs of PRIVACY_TESTING.md on the
+//! The harness catches the classic calibration bugs of docs/src/reference/privacy-testing.md on the
 //! workspace's own samplers, and passes the correct calibrations. The mutants are built
 //! here, in the test, never offered by any public API.
 

@@ -1,4 +1,4 @@
-//! Empirical privacy audit of objective perturbation (PRIVACY_TESTING.md §2), on the
+//! Empirical privacy audit of objective perturbation (docs/src/reference/privacy-testing.md §2), on the
 //! dp-audit harness (runner, Clopper–Pearson bound, verdict). It stays in this crate's
 //! tests, with dp-audit as a dev-dependency, because its mutation checks need the
 //! test-only `fit_with_rate_factor`, which no public API offers.
@@ -18,7 +18,7 @@
 //! factor 2) the bound lands near ε' and the first assertion fails — the mutation check.
 //!
 //! The audit does not trust the code it audits: ε', Δ, β and ε₂ are computed here from
-//! ALGORITHMS.md §4 ([`spec_calibration`]), not read from the mechanism, and the
+//! docs/src/reference/algorithms.md §4 ([`spec_calibration`]), not read from the mechanism, and the
 //! mechanism's reported β must agree with them.
 //!
 //! For the Huber loss the shift lies between `x*` and `2x*` and the Jacobian changes too, so
@@ -66,7 +66,7 @@ fn canary_scores(params: &ErmParams, data: &TrainingSet, seed: u64, rate_factor:
     .unwrap()
 }
 
-/// Objective perturbation's noise as ALGORITHMS.md §4 states it, for total ε, n, Λ and
+/// Objective perturbation's noise as docs/src/reference/algorithms.md §4 states it, for total ε, n, Λ and
 /// curvature bound c: ε₂ = ε/100 for the minimizer noise (README, `# Privacy` of
 /// `ErmParams`), ε₁ = ε − ε₂ split by the rule into the Jacobian term and ε', β = ε'/2.
 struct SpecCalibration {

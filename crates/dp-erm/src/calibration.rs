@@ -1,4 +1,4 @@
-//! Noise calibration of output and objective perturbation (ALGORITHMS.md §3–§4), every
+//! Noise calibration of output and objective perturbation (docs/src/reference/algorithms.md §3–§4), every
 //! rounding in the safe direction.
 
 use serde::{Deserialize, Serialize};
@@ -52,7 +52,7 @@ pub fn release_grid(scale: f64) -> f64 {
     2f64.powi(exponent)
 }
 
-/// Approximate-minima perturbation in pure-ε form (ALGORITHMS.md §4, refinement (b); Iyengar
+/// Approximate-minima perturbation in pure-ε form (docs/src/reference/algorithms.md §4, refinement (b); Iyengar
 /// et al., S&P 2019): objective perturbation's proof covers the exact minimizer, the solver
 /// releases a point within `radius = (γ + floor)/(Λ+Δ)` of it, and adding noise of density
 /// `∝ exp(−β‖·‖)` with `β = ε/(2·radius)` makes that point as private as the exact one, at
@@ -90,7 +90,7 @@ pub fn noise_norm_bound(features: usize, beta: f64) -> f64 {
 }
 
 /// The smallest gradient tolerance a fit may ask for, so that every accepted input reaches
-/// it (ALGORITHMS.md §4, refinement (a)), in three parts whose sum is the floor. It depends
+/// it (docs/src/reference/algorithms.md §4, refinement (a)), in three parts whose sum is the floor. It depends
 /// on public sizes and parameters only, never on the data.
 ///
 /// The computed `∇F = (1/n) Σ ℓ'(z_i) y_i x_i + μw + g` can only be trusted to the rounding
@@ -344,7 +344,7 @@ pub(crate) fn objective_noise(
     ))
 }
 
-/// Output perturbation's sensitivity `2L/(nΛ) + 2(γ + floor)/Λ` (ALGORITHMS.md §3: γ the
+/// Output perturbation's sensitivity `2L/(nΛ) + 2(γ + floor)/Λ` (docs/src/reference/algorithms.md §3: γ the
 /// certified gradient tolerance, `floor` the rounding floor, a margin for the error of the
 /// computed gradient norm) and rate `β = ε / sensitivity`.
 pub(crate) fn output_perturbation(

@@ -1,4 +1,4 @@
-//! The data contract: rows in the unit ball, labels ±1, finite values (ALGORITHMS.md §0).
+//! The data contract: rows in the unit ball, labels ±1, finite values (docs/src/reference/algorithms.md §0).
 
 use std::sync::Arc;
 

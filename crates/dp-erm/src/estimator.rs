@@ -105,7 +105,7 @@ pub enum SolverChoice {
 /// - [`Mechanism::ObjectivePerturbation`] (CMS11 Theorem 9; Corollary 4 for the Huber loss,
 ///   whose ℓ'' jumps): the solver's point `f̂` of `J(f) + bᵀf/n + (Δ/2)‖f‖²`, with
 ///   `‖b‖ ~ Gamma(d, 2/ε')`, **plus** a second noise vector of rate `β₂ = ε₂/(2r)`,
-///   `r = γ'/(Λ+Δ)` (approximate-minima perturbation, ALGORITHMS.md §4 (b)). CMS11's proof
+///   `r = γ'/(Λ+Δ)` (approximate-minima perturbation, docs/src/reference/algorithms.md §4 (b)). CMS11's proof
 ///   covers the exact minimizer `f*` with `ε₁ = ε − ε₂`; `f̂` is certified within `r` of
 ///   `f*`, so the released density is within `e^{β₂r}` of the one centred at `f*` on both
 ///   datasets, and the release is `(ε₁ + 2β₂r) = ε`-DP. `ε₂ =` [`crate::MINIMIZER_NOISE_SHARE`]

@@ -68,7 +68,7 @@ pub struct GaussianCalibration {
 /// - **Output perturbation**: the solver's point `f̂` (certified `‖∇J(f̂)‖ ≤ γ`, so within
 ///   `γ'/Λ` of the exact minimizer, γ' = γ + the rounding floor) has L2 sensitivity at most
 ///   `Δ = 2/(nΛ) + 2γ'/Λ` (CMS11 Corollary 8 for a 1-Lipschitz loss, plus twice the
-///   certified distance; ALGORITHMS.md §3, as [`ErmParams::output_perturbation`]). The
+///   certified distance; docs/src/reference/algorithms.md §3, as [`ErmParams::output_perturbation`]). The
 ///   release is `f̂` snapped to a grid plus discrete Gaussian noise
 ///   ([`dp_noise::DiscreteGaussianVector`]), which is ρ-zCDP with `ρ = (Δ + g√d)²/(2σ²)`:
 ///   σ is the smallest (to 10⁻¹²) whose ρ is at most the largest ρ that the CKS20

@@ -1,5 +1,5 @@
 //! The Gaussian mechanisms: calibration against the spec (recomputed here), refusals, the
-//! trainer trait, and empirical audits at (ε, δ) (PRIVACY_TESTING.md §2) with mutation
+//! trainer trait, and empirical audits at (ε, δ) (docs/src/reference/privacy-testing.md §2) with mutation
 //! checks.
 
 use dp_audit::LowerBound;
@@ -196,7 +196,7 @@ fn neighbours(seed: u64) -> (TrainingSet, TrainingSet) {
     (with_canary, build(labels))
 }
 
-/// `ε_LB = ln((CP_low(p₀) − δ)/CP_high(p₁))` (PRIVACY_TESTING.md §2) on the counts of
+/// `ε_LB = ln((CP_low(p₀) − δ)/CP_high(p₁))` (docs/src/reference/privacy-testing.md §2) on the counts of
 /// dp-audit's threshold bound (threshold chosen on half the runs, counted on the other
 /// half; one-sided Clopper–Pearson at α each).
 fn epsilon_lower_bound_at(bound: &LowerBound, delta: f64) -> f64 {

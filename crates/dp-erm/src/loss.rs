@@ -1,4 +1,4 @@
-//! The admissible losses: convex, 1-Lipschitz, with bounded curvature (ALGORITHMS.md §1).
+//! The admissible losses: convex, 1-Lipschitz, with bounded curvature (docs/src/reference/algorithms.md §1).
 
 use dp_optim::MarginLoss;
 use serde::{Deserialize, Serialize};

@@ -38,7 +38,7 @@ fn logistic_closed_form(z: f64) -> (f64, f64, f64) {
     ((1.0 + (-z).exp()).ln(), s - 1.0, s * (1.0 - s))
 }
 
-/// Losses against closed forms (logistic: textbook formulas; Huber: ALGORITHMS.md §1) and
+/// Losses against closed forms (logistic: textbook formulas; Huber: docs/src/reference/algorithms.md §1) and
 /// their derivatives against central differences.
 #[test]
 fn losses_match_closed_forms_and_finite_differences() {
@@ -717,7 +717,7 @@ fn output_noise_norms(
 
 /// Objective perturbation adds the minimizer noise its `# Privacy` states: released minus
 /// solver point has norm ~ Gamma(d, 1/β₂) with β₂ = (ε/100) / (2γ/(Λ+Δ)), computed here
-/// from ALGORITHMS.md §4 (b), not read from the code. The same KS test rejects a mechanism
+/// from docs/src/reference/algorithms.md §4 (b), not read from the code. The same KS test rejects a mechanism
 /// whose minimizer noise is half as large, or missing (mutation checks on the draws).
 #[test]
 fn minimizer_noise_has_the_stated_law() {

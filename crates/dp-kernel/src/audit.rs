@@ -1,4 +1,4 @@
-//! Empirical privacy audit of the private kernel classifier (PRIVACY_TESTING.md §2) on
+//! Empirical privacy audit of the private kernel classifier (docs/src/reference/privacy-testing.md §2) on
 //! mapped data, with two mutation checks.
 //!
 //! Two neighbouring raw datasets (n = 50, d = 2, rows with norm up to √2 — no unit-ball
@@ -15,7 +15,7 @@
 //! minimizer by exactly `v(x*)` (ℓ'(z) + ℓ'(−z) = −1) and leaves the Jacobian unchanged,
 //! so the exact minimizers' privacy loss on this pair is at most `β‖v(x*)‖`, and the
 //! minimizer noise adds at most ε₂: `ε_pair = β‖v(x*)‖ + ε₂ ≤ ε`. β and ε₂ are computed
-//! here from ALGORITHMS.md §4 (the CMS11 rule with ε₂ = ε/100), not read from the code.
+//! here from docs/src/reference/algorithms.md §4 (the CMS11 rule with ε₂ = ε/100), not read from the code.
 //!
 //! Mutation checks: (1) a trainer that spends 2ε while claiming ε (half the noise) exceeds
 //! the pair bound; (2) a trainer that draws its map from the data — seeded by the labels —
@@ -72,7 +72,7 @@ fn map(seed: u64) -> FeatureMap {
     .unwrap()
 }
 
-/// β of objective perturbation with the CMS11 rule (ALGORITHMS.md §4) for the logistic
+/// β of objective perturbation with the CMS11 rule (docs/src/reference/algorithms.md §4) for the logistic
 /// loss (curvature bound c = 1/4), after ε₂ = ε/100 goes to the minimizer noise.
 fn spec_beta(epsilon: f64) -> f64 {
     let (n, c) = (ROWS as f64, 0.25);

@@ -13,7 +13,7 @@ use crate::{FeatureMap, KernelError, KernelModel};
 /// With a private mechanism, the released [`KernelModel`] (the map and the weights) is
 /// ε-differentially private for datasets of raw examples that differ in one example
 /// (replaced), with the ε of the dp-erm mechanism — for **any** raw inputs: no norm bound
-/// on x is needed. The argument (CMS11 §5, ALGORITHMS.md §5):
+/// on x is needed. The argument (CMS11 §5, docs/src/reference/algorithms.md §5):
 /// - the map is drawn before, and independently of, the data, so releasing it costs
 ///   nothing, and conditioned on it the mapped datasets `{(v(x_i), y_i)}` of two
 ///   neighbouring raw datasets are themselves neighbouring (one mapped row replaced);

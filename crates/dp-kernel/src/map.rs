@@ -1,5 +1,5 @@
 //! Random Fourier feature maps (Rahimi & Recht 2007; orthogonal features: Yu et al. 2016),
-//! scaled so that every mapped row lies in the unit ball (ALGORITHMS.md §5).
+//! scaled so that every mapped row lies in the unit ball (docs/src/reference/algorithms.md §5).
 
 use std::f64::consts::PI;
 

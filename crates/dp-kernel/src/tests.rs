@@ -301,7 +301,7 @@ fn rejects_bad_map_parameters_before_allocating() {
 // ---------------------------------------------------------------------------------------
 // Training and prediction
 
-/// The nested-balls data (EXPERIMENTS.md) in d = 5: label +1 inside radius 0.1, −1 in the
+/// The nested-balls data (docs/src/reference/experiments.md) in d = 5: label +1 inside radius 0.1, −1 in the
 /// annulus 0.2–0.5, random in 0.1–0.2.
 fn nested_balls(n: usize, seed: u64) -> Examples {
     let d = 5;
@@ -334,7 +334,7 @@ fn nested_balls(n: usize, seed: u64) -> Examples {
 fn kernel_classifier_learns_nested_balls_that_no_linear_model_can() {
     let train = nested_balls(4000, 1);
     let test = nested_balls(4000, 2);
-    // The paper's γ = 0.5 (EXPERIMENTS.md): measured 0.062 here (0.046 at Λ = 1e-6).
+    // The paper's γ = 0.5 (docs/src/reference/experiments.md): measured 0.062 here (0.046 at Λ = 1e-6).
     let map = FeatureMap::draw_seeded(gaussian(0.5), Sampling::Orthogonal, 5, 200, 3).unwrap();
     let kernel = KernelParams::new(map, ErmParams::non_private(Loss::huber(0.5).unwrap(), 1e-5));
     let model = kernel

@@ -1,6 +1,6 @@
 //! Goodness-of-fit and interval helpers for testing and auditing privacy code.
 //!
-//! These are the statistical tools of `PRIVACY_TESTING.md`, shared by the test suites of
+//! These are the statistical tools of `docs/src/reference/privacy-testing.md`, shared by the test suites of
 //! every crate in the workspace and by empirical privacy audits. Each test is built for a
 //! chosen false-alarm rate `alpha` (the workspace uses [`FALSE_ALARM_RATE`] = 1e-6 with
 //! fixed seeds, so suites are deterministic and a correct sampler essentially never fails)
@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn dkw_matches_the_documented_value() {
-        // PRIVACY_TESTING.md: 0.038 at n = 5000, alpha = 1e-6.
+        // docs/src/reference/privacy-testing.md: 0.038 at n = 5000, alpha = 1e-6.
         assert!((dkw_critical_value(5000, 1e-6) - 0.0381).abs() < 1e-3);
     }
 

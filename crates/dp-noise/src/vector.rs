@@ -1,4 +1,4 @@
-//! Vector noise with density ∝ exp(−β‖b‖₂) on ℝ^d (ALGORITHMS.md §2), the noise of output
+//! Vector noise with density ∝ exp(−β‖b‖₂) on ℝ^d (docs/src/reference/algorithms.md §2), the noise of output
 //! and objective perturbation.
 
 use rand::Rng;

@@ -1,4 +1,4 @@
-//! Subsample-and-aggregate (Dwork & Feldman 2018, §4; ALGORITHMS.md §7.1, §7.2): `k`
+//! Subsample-and-aggregate (Dwork & Feldman 2018, §4; docs/src/reference/algorithms.md §7.1, §7.2): `k`
 //! non-private models on disjoint parts, whose votes are aggregated privately per query.
 
 use dp_erm::{Classifier, Examples, Trainer};

@@ -7,7 +7,7 @@
 //! composition), so every answer is drawn from a budget by a [`PredictionInterface`],
 //! which refuses, before computing anything, a query the budget cannot pay for.
 //!
-//! | mechanism (ALGORITHMS.md) | type | answer | per-query ε-DP because |
+//! | mechanism (docs/src/reference/algorithms.md) | type | answer | per-query ε-DP because |
 //! |---|---|---|---|
 //! | §7.1 subsample-and-aggregate, soft majority | [`SoftMajorityEnsemble`] | ±1 | one part changes: counts move by ≤ 1; exponential mechanism `∝ exp(ε·c/2)` |
 //! | §7.2 subsample-and-aggregate, Laplace averaging | [`LaplaceAverageEnsemble`] | noisy vote fraction, ±1 | the vote sum moves by ≤ 1; snapping Laplace |

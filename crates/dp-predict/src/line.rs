@@ -11,7 +11,7 @@ use crate::error::{PredictError, check_finite, check_size};
 /// the multiset deletes one element of the ordered sequence, leaving the others in the same
 /// relative order (within a tie, deleting one of `a` zeros and `b` ones turns the
 /// alternation of `(a, b)` into that of `(a − 1, b)`, which is the same sequence without
-/// its last zero) — which is what the walk's privacy argument needs (ALGORITHMS.md §7.5).
+/// its last zero) — which is what the walk's privacy argument needs (docs/src/reference/algorithms.md §7.5).
 /// Alternating rather than "all zeros, then all ones" keeps a tie from pushing the walk
 /// towards whichever label comes last: the walk leaves a tie near the side of its
 /// majority label.

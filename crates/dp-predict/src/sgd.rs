@@ -1,5 +1,5 @@
 //! One-pass projected SGD with averaged iterates, answered with Laplace noise (Dwork &
-//! Feldman 2018, Thm 4.12 / Cor 4.13 via Hardt–Recht–Singer; ALGORITHMS.md §7.4).
+//! Feldman 2018, Thm 4.12 / Cor 4.13 via Hardt–Recht–Singer; docs/src/reference/algorithms.md §7.4).
 
 use dp_erm::{ErmParams, Examples, Loss, ROUNDING_MARGIN};
 use dp_noise::{Laplace, ReleaseRng};

@@ -1,5 +1,5 @@
 //! Stable regularized ERM with Laplace noise on the score (Dwork & Feldman 2018, Thm 4.9;
-//! ALGORITHMS.md §7.3), and the released-score answer it shares with projected SGD.
+//! docs/src/reference/algorithms.md §7.3), and the released-score answer it shares with projected SGD.
 
 use dp_erm::{ErmParams, Examples, LinearModel, Loss, ROUNDING_MARGIN, tolerance_floor};
 use dp_noise::{Laplace, ReleaseRng};

@@ -1,5 +1,5 @@
 //! Turning the votes of `k` models trained on disjoint parts into one private answer:
-//! the soft majority (ALGORITHMS.md §7.1) and Laplace averaging (§7.2).
+//! the soft majority (docs/src/reference/algorithms.md §7.1) and Laplace averaging (§7.2).
 
 use dp_noise::{ExponentialMechanism, Laplace, ReleaseRng};
 use rand::RngExt;

@@ -1,4 +1,4 @@
-//! The exponential projected walk (Dwork & Feldman 2018, Section 5; ALGORITHMS.md §7.5):
+//! The exponential projected walk (Dwork & Feldman 2018, Section 5; docs/src/reference/algorithms.md §7.5):
 //! private predictions for thresholds and unions of intervals on an ordered domain.
 
 use dp_noise::{ExponentialMechanism, ReleaseRng};

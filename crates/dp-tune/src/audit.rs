@@ -1,4 +1,4 @@
-//! Empirical privacy audits (PRIVACY_TESTING.md §2) of both selections, each with a
+//! Empirical privacy audits (docs/src/reference/privacy-testing.md §2) of both selections, each with a
 //! mutation check. The neighbouring datasets differ in one held-out example (a label
 //! flip); the trainers ignore their data, so the held-out part is where all the privacy
 //! loss is. Every expected ε is computed here from the spec, never read from the code.
@@ -26,7 +26,7 @@ fn audit_selection(claimed: f64, mechanism: &ExponentialMechanism) -> (f64, f64,
             select_among(models, held_out, mechanism, rng).unwrap().0 as f64
         }
     };
-    // P(choose 0) = 1/(1 + e^{ε(z₀ − z₁)/2}) (ALGORITHMS.md §6): z₀ − z₁ = 4, then 2.
+    // P(choose 0) = 1/(1 + e^{ε(z₀ − z₁)/2}) (docs/src/reference/algorithms.md §6): z₀ − z₁ = 4, then 2.
     let p0 = |gap: f64| 1.0 / (1.0 + (claimed * gap / 2.0).exp());
     let (a, b) = (p0(4.0), p0(2.0));
     let pair = ((b / a).ln()).max(((1.0 - a) / (1.0 - b)).ln());

@@ -1,4 +1,4 @@
-//! Split-and-select (CMS11 Algorithm 4; SCM09 Algorithm 3; ALGORITHMS.md §6): one part of
+//! Split-and-select (CMS11 Algorithm 4; SCM09 Algorithm 3; docs/src/reference/algorithms.md §6): one part of
 //! the data per candidate, one held-out part, and the exponential mechanism over held-out
 //! mistakes.
 

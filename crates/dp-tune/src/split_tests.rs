@@ -79,7 +79,7 @@ fn each_selection_shuffles_afresh() {
 }
 
 /// The selection frequencies follow `exp(−ε z_i / 2)` normalized, computed here from
-/// ALGORITHMS.md §6 (chi-square at false-alarm 1e-6).
+/// docs/src/reference/algorithms.md §6 (chi-square at false-alarm 1e-6).
 #[test]
 fn selection_follows_the_exponential_mechanism() {
     let mistakes = [3usize, 4, 6, 9, 3, 12, 5];

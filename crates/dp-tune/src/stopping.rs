@@ -63,7 +63,7 @@ pub const MAX_MIN_ROWS: usize = 1 << 32;
 /// **Why discrete Laplace for the score.** The stopping rule needs a released number per
 /// run, not a choice among a list, so the exponential mechanism does not fit; the mistake
 /// count is an integer of sensitivity 1, and the exact discrete Laplace makes the score
-/// ε_S-DP with no floating-point caveat (Mironov 2012; ALGORITHMS.md §9). Its scale is
+/// ε_S-DP with no floating-point caveat (Mironov 2012; docs/src/reference/algorithms.md §9). Its scale is
 /// rounded up, so never less noise than `1/ε_S`.
 ///
 /// # Privacy

@@ -34,7 +34,7 @@ fn generating(law: &[f64], u: f64) -> f64 {
 /// The exact law of the released noisy score when one candidate makes `z` held-out
 /// mistakes: the minimum of K draws of `z + L`, L discrete Laplace of scale `t`
 /// (`P(L = k) ∝ e^{−|k|/t}`), K capped geometric, over the integers `from ..= to`, as
-/// `(value, probability)`. From the definitions only (ALGORITHMS.md §9, Liu–Talwar).
+/// `(value, probability)`. From the definitions only (docs/src/reference/algorithms.md §9, Liu–Talwar).
 pub fn released_score_law(
     z: i64,
     t: f64,

@@ -406,7 +406,7 @@ mod tests {
         std::fs::write(
             folder.join("summary.md"),
             "# K\n\n[cells](cells.json#x) [gone](gone.svg) ![plot](fig%20a%22.svg) \
-             ![lost](lost.svg) [up](../outside.md) [escape](../../secret.md) [spec](../../shared/spec/ALGORITHMS.md) \
+             ![lost](lost.svg) [up](../outside.md) [escape](../../secret.md) [spec](../../docs/spec/algorithms.md) \
              [abs](/etc/passwd) [frag](#top) [js](javascript:alert(1)) [web](https://example.org/p)\n",
         )
         .unwrap();
@@ -429,7 +429,7 @@ mod tests {
             "gone.svg",
             "lost.svg",
             "secret.md",
-            "shared/spec",
+            "docs/spec",
             "/etc/passwd",
             "#top",
             "javascript",

@@ -591,7 +591,7 @@ pub fn markdown(cells: &[KernelCell], chosen: usize, header: &str) -> String {
         "best Λ in hindsight",
     );
     s += "\nThe paper's private number used its own calibration (`√(2/D)` features and SCM09's noise, \
-          EXPERIMENTS.md): ours is calibrated to the corrected proof, with `1/√D` features.\n";
+          docs/src/reference/experiments.md): ours is calibrated to the corrected proof, with `1/√D` features.\n";
     s += "\n## Figure 1(c): error vs ε\n\n| ε | private error | ± s.e. | best Λ |\n|---|---|---|---|\n";
     let mut by_eps: Vec<&KernelCell> = cells
         .iter()

@@ -1,5 +1,5 @@
 //! `cargo xtask reproduce predict`: private prediction (Dwork & Feldman 2018 has no
-//! experiments; these are EXPERIMENTS.md's "Private prediction").
+//! experiments; these are docs/src/reference/experiments.md's "Private prediction").
 //!
 //! (a) Thresholds on a line (synthetic, no data files): error versus n at ε ∈ {0.1, 1},
 //!     label noise 0 and 0.1, for the exponential projected walk, the private threshold

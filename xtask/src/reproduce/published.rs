@@ -1,4 +1,4 @@
-//! The published numbers (SVM paper, Figures 2 and 3, as restated in EXPERIMENTS.md).
+//! The published numbers (SVM paper, Figures 2 and 3, as restated in docs/src/reference/experiments.md).
 
 /// Figure 2a, best error over Λ: (method label, dataset, ε, error).
 pub const BEST_ERRORS: [(&str, &str, Option<f64>, f64); 14] = [

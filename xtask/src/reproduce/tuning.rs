@@ -22,7 +22,7 @@ use super::{Finished, Options};
 use crate::keep::Holdings;
 use crate::safe_write::OutDir;
 
-/// The paper's 7 candidate values of Λ (EXPERIMENTS.md, the KDD grid), fixed before data.
+/// The paper's 7 candidate values of Λ (docs/src/reference/experiments.md, the KDD grid), fixed before data.
 pub const LAMBDAS: [f64; 7] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7];
 /// Figure 1(d) and 1(e).
 pub const KDD_EPSILONS: [f64; 2] = [0.05, 0.005];

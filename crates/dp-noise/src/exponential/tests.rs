@@ -1,4 +1,4 @@
-//! Frequency tests of the selection mechanisms (chi-square, PRIVACY_TESTING.md §1), exact
+//! Frequency tests of the selection mechanisms (chi-square, docs/src/reference/privacy-testing.md §1), exact
 //! privacy-ratio checks, and mutation checks that prove the tests can fail.
 
 use super::*;

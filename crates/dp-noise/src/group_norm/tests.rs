@@ -1,4 +1,4 @@
-//! Statistical tests of the group-norm noise (PRIVACY_TESTING.md §1), each with a mutation
+//! Statistical tests of the group-norm noise (docs/src/reference/privacy-testing.md §1), each with a mutation
 //! check that runs the same test on a deliberately broken sampler and asserts that it fails.
 
 use statrs::distribution::{Beta as BetaLaw, ContinuousCDF, Gamma as GammaLaw};
@@ -181,7 +181,7 @@ fn the_share_test_catches_shares_that_ignore_group_sizes() {
 }
 
 /// With singleton groups the law is the Euclidean Gamma-norm noise: at d = 3 its marginal
-/// along (1,1,1)/√3 has the CDF 1 − ¼(2 + βt)e^{−βt} (t ≥ 0) of PRIVACY_TESTING.md §1.
+/// along (1,1,1)/√3 has the CDF 1 − ¼(2 + βt)e^{−βt} (t ≥ 0) of docs/src/reference/privacy-testing.md §1.
 #[test]
 fn singleton_groups_give_the_euclidean_law() {
     let singletons = FeatureGroups::singletons(3).unwrap();

@@ -1,4 +1,4 @@
-//! Statistical tests of the vector noise (PRIVACY_TESTING.md §1), each with a mutation check
+//! Statistical tests of the vector noise (docs/src/reference/privacy-testing.md §1), each with a mutation check
 //! that runs the same test on a deliberately broken sampler and asserts that it fails.
 
 use rand_distr::{Distribution, StandardNormal};

@@ -1,4 +1,4 @@
-//! Empirical audits (PRIVACY_TESTING.md §2) of the Laplace-based mechanisms: answers on two
+//! Empirical audits (docs/src/reference/privacy-testing.md §2) of the Laplace-based mechanisms: answers on two
 //! neighbouring datasets built so that the answer's centre moves by (nearly) the whole
 //! sensitivity, a Clopper–Pearson lower bound on ε from 10^5 answers each, and the
 //! assertions `ε_LB ≤ ε`, `ε_LB ≤ ε_pair`, `ε_LB ≥ 0.8·ε_pair`. Mutation checks: the same

@@ -1,4 +1,4 @@
-//! Exact privacy verification (PRIVACY_TESTING.md §2, last paragraph): where the output law
+//! Exact privacy verification (docs/src/reference/privacy-testing.md §2, last paragraph): where the output law
 //! is computable, compare it on many random neighbouring datasets (one example replaced)
 //! and check `max |ln P_D(out) − ln P_D'(out)| ≤ ε` to 1e-12 — and that each plausible
 //! bug violates it (mutation checks).

@@ -1,4 +1,4 @@
-//! The generalization property of private prediction (DF §6, ALGORITHMS.md §7.6): for an
+//! The generalization property of private prediction (DF §6, docs/src/reference/algorithms.md §7.6): for an
 //! ε-DP prediction algorithm and a loss in [0, 1],
 //! `e^{−ε} E[L_S] ≤ E[L_D] ≤ e^{ε} E[L_S]`, with `L_S` the loss of the answers at the
 //! training points and `L_D` at fresh points. Checked on synthetic thresholds with the

@@ -1,6 +1,6 @@
 //! The crate's tests: exact privacy of the walk and the soft majority, empirical audits of
 //! the Laplace mechanisms, the generalization property, the budget, refusals, behaviour.
-//! Every expected ε comes from ALGORITHMS.md §7, never from the code under test.
+//! Every expected ε comes from docs/src/reference/algorithms.md §7, never from the code under test.
 
 mod audit;
 mod behaviour;
@@ -18,7 +18,7 @@ use rand::RngExt;
 
 use crate::LineData;
 
-/// False-alarm rate of every statistical test (PRIVACY_TESTING.md).
+/// False-alarm rate of every statistical test (docs/src/reference/privacy-testing.md).
 pub(crate) const ALPHA: f64 = 1e-6;
 
 pub(crate) fn rng(seed: u64) -> InsecureSeededRng {

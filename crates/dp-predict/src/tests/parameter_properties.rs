@@ -2,7 +2,7 @@
 //! with a `rejects_*` test that fails on the code before the fix, and property tests of
 //! every parameter constructor: Ok values the mechanism then runs on quickly, or an error
 //! naming the offending value — never a panic or a hang. Expected values come from the
-//! formulas of ALGORITHMS.md §7, not from the code under test.
+//! formulas of docs/src/reference/algorithms.md §7, not from the code under test.
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use super::super::plot::{self, Series};
 use super::{ADULT_EPSILONS, Cell, FIGURE_1F_STATUS, KDD_EPSILONS, LAMBDAS, Method, Tuning};
 use crate::safe_write::OutDir;
 
-/// The published best-Λ-in-hindsight errors (SVM paper Figure 2a, EXPERIMENTS.md):
+/// The published best-Λ-in-hindsight errors (SVM paper Figure 2a, docs/src/reference/experiments.md):
 /// (dataset, method, ε, error). KDD's are on a 60,000-row subset.
 const PUBLISHED: [(&str, Method, Option<f64>, f64); 12] = [
     ("adult", Method::NonPrivateSvm, None, 0.1536),

@@ -722,7 +722,7 @@ pub fn sanity(record: &UtilityRecord) -> bool {
 
 /// The index page's entry: on Adult, the rule's end-to-end error and the best in hindsight
 /// on the fine grid at ε = 0.1 and 0.2 beside the papers' (not ε-DP under CMS11, see
-/// EXPERIMENTS.md) objective-perturbation SVM numbers; on KDD, the rule at ε = 0.05.
+/// docs/src/reference/experiments.md) objective-perturbation SVM numbers; on KDD, the rule at ε = 0.05.
 pub fn entry(record: &UtilityRecord, quick: bool, start: std::time::Instant) -> RunEntry {
     let mut entry = RunEntry::new(
         "utility",

@@ -14,7 +14,7 @@ pub enum Lever {
     /// (every Adult and KDD row has norm > 1 before, so every row ends at norm 1).
     Paper,
     /// A constant feature 0.5 appended after the row is scaled to norm √0.75, so the row
-    /// norm stays 1 and the intercept is regularized like every other weight (ALGORITHMS.md §4).
+    /// norm stays 1 and the intercept is regularized like every other weight (docs/src/reference/algorithms.md §4).
     Intercept,
     /// Adult: `native-country` collapsed to United-States / other and the `education`
     /// one-hot dropped (`education-num` encodes the same levels).
