@@ -430,6 +430,8 @@ pub fn tabular_mixed(
         let norm = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
         if norm > 0.0 {
             row.iter_mut().for_each(|(_, v)| *v /= norm);
+            // Divided by its rounded norm, a row can land a few ulps outside the ball.
+            dp_erm::clip_row_to_unit_ball(&mut row)?;
         }
         data.push(row);
     }

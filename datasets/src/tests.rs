@@ -499,6 +499,12 @@ fn mixed_shape() -> TabularShape {
 fn tabular_mixed_has_its_shape_balance_and_skew() {
     let shape = mixed_shape();
     let data = tabular_mixed(8_000, &shape, 11).unwrap();
+    // Inside the ball as a training set decides it (exactly), so an unscaled training set
+    // takes every row.
+    for row in &data.rows {
+        let values: Vec<f64> = row.iter().map(|&(_, v)| v).collect();
+        assert!(dp_erm::within_unit_ball(&values), "{row:?}");
+    }
     assert_eq!(data.features(), 2 + 9 + 16 + 41 + 4);
     assert_eq!(data.feature_names[2], "a1=l0");
     assert_eq!(data.feature_names[68], "numeric0");

@@ -196,6 +196,9 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         ],
         req.force,
     )?;
+    if let Some(warning) = report["outlook"]["warning"].as_str() {
+        eprintln!("warning: {warning}");
+    }
     eprintln!(
         "wrote {} (ε = {} spent), {} and {}",
         req.out.display(),
@@ -222,6 +225,8 @@ fn report(
 ) -> serde_json::Value {
     let meta = model.metadata();
     let grouped = meta.noise_groups.is_some();
+    // From the public n, d and ε alone, as the rules are: no data read.
+    let outlook = RegularizationRule::outlook(n, d, req.epsilon).ok();
     json!({
         "report": "dpml train",
         "dpml_version": env!("CARGO_PKG_VERSION"),
@@ -261,6 +266,13 @@ fn report(
                 if grouped { "RegularizationRule::GROUPED" } else { "RegularizationRule::DEFAULT" }
             ),
         },
+        "outlook": outlook.map(|o| json!({
+            "noise_ratio": o.noise_ratio,
+            "at_risk": o.at_risk,
+            "near_chance": o.near_chance,
+            "warning": o.warning(),
+            "note": "from the public n, d and ε alone (d/(nε)), before any fit; no data read",
+        })),
         "epsilon_spent": [{ "step": "train (objective perturbation)", "epsilon": req.epsilon }],
         "epsilon_total": req.epsilon,
         "ledger": ledger.map(|(path, l)| json!({
@@ -318,5 +330,11 @@ fn markdown(r: &serde_json::Value) -> String {
         ));
     }
     out.push_str(&format!("\n**Rows.** {}.\n", s("rows_note")));
+    if let Some(warning) = r["outlook"]["warning"].as_str() {
+        out.push_str(&format!(
+            "\n**Expected utility.** {warning} (d/(nε) = {:.3}, from public sizes only).\n",
+            r["outlook"]["noise_ratio"].as_f64().unwrap_or(f64::NAN)
+        ));
+    }
     out
 }

@@ -179,6 +179,10 @@ fn train_predict_evaluate_inspect_on_a_small_file() {
     assert_eq!(report["rows"], 400);
     assert_eq!(report["features"], 4);
     assert_eq!(report["epsilon_total"], 1.0);
+    // The a-priori outlook from the public sizes: d/(nε) = 4/(400·1).
+    let ratio = report["outlook"]["noise_ratio"].as_f64().unwrap();
+    assert!((ratio - 0.01).abs() < 1e-12, "{ratio}");
+    assert_eq!(report["outlook"]["at_risk"], false);
     assert_eq!(report["schema"]["sha256"].as_str().unwrap().len(), 64);
     assert!(report["noise"].as_str().unwrap().contains("one-hot groups"));
     assert!(
