@@ -2,30 +2,12 @@
 //! of the project (and, with `#anchor`, a heading of that file), every page of the guide is in
 //! its table of contents, and no file of the project points outside it.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Markdown files under `folder`, recursively.
-fn markdown_under(folder: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut folders = vec![folder.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
-}
+use common::{documents, markdown_under, root};
 
 /// The targets of inline links `[text](target)` outside code blocks and code spans.
 fn links(markdown: &str) -> Vec<String> {
@@ -78,8 +60,7 @@ fn anchors(markdown: &str) -> BTreeSet<String> {
 
 #[test]
 fn every_relative_link_of_the_readme_and_the_guide_resolves() {
-    let mut pages = markdown_under(&root().join("docs/src"));
-    pages.push(root().join("README.md"));
+    let pages = documents();
     let mut broken = Vec::new();
     for page in &pages {
         let text = std::fs::read_to_string(page).unwrap();

@@ -4,8 +4,12 @@
 //! those documents is, character for character, one of these snippets or a whole example
 //! program that `cargo test` builds (and every snippet is shown somewhere).
 
+mod common;
+
 use std::error::Error;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use common::{documents, root};
 
 type Outcome = Result<(), Box<dyn Error>>;
 
@@ -117,29 +121,6 @@ fn snippet_4() -> Outcome {
     assert!(chosen.index() < 3);
     assert_eq!(budget.spent(), 1.0);
     Ok(())
-}
-
-/// The workspace's root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The Markdown files whose Rust blocks are checked: the README and every page of the guide.
-fn documents() -> Vec<PathBuf> {
-    let mut pages = vec![root().join("README.md")];
-    let mut folders = vec![root().join("docs/src")];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                pages.push(path);
-            }
-        }
-    }
-    pages.sort();
-    pages
 }
 
 /// The Rust code blocks of one Markdown file, in order, with mdBook's `{{#include path}}`
