@@ -127,6 +127,13 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self._models = models
         self.privacy_ = self._privacy_report(report, epsilon, mechanism, seed, kwargs)
+        per_model = self.privacy_.get("epsilon_per_model")
+        if self._models.info()["kind"] == "linear" and per_model is not None:
+            # From the public n, d and ε alone (dp-erm's rule outlook): is a private linear
+            # model expected to beat predicting the majority class at all?
+            self.privacy_["outlook"] = _dpml.utility_outlook(
+                shape[0], self._models.info()["features"], per_model
+            )
         return self
 
     def _fit_kwargs(self, shape, call, epsilon, mechanism):

@@ -508,11 +508,35 @@ impl PyModels {
     }
 }
 
+/// What a private linear model can be expected to reach from the public n, d and ε alone
+/// (dp-erm's `RegularizationRule::outlook`; no data read): `d/(nε)` and the two warnings.
+#[pyfunction]
+fn utility_outlook<'py>(
+    py: Python<'py>,
+    rows: usize,
+    features: usize,
+    epsilon: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let outlook = guarded(|| {
+        Ok(dp_erm::RegularizationRule::outlook(
+            rows, features, epsilon,
+        )?)
+    })
+    .map_err(|e| raise(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("noise_ratio", outlook.noise_ratio)?;
+    d.set_item("at_risk", outlook.at_risk)?;
+    d.set_item("near_chance", outlook.near_chance)?;
+    d.set_item("warning", outlook.warning())?;
+    Ok(d)
+}
+
 /// `dpml._dpml`: the Rust core.
 #[pymodule]
 fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_linear_model, m)?)?;
     m.add_function(wrap_pyfunction!(fit_kernel_model, m)?)?;
+    m.add_function(wrap_pyfunction!(utility_outlook, m)?)?;
     m.add_class::<PyModels>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

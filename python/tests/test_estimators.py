@@ -153,3 +153,21 @@ def test_the_gil_is_released_while_fitting():
     during = [t for t in ticks if started < t < finished]
     # Holding the GIL, the Rust call would leave the counter no tick inside its window.
     assert finished - started > 0.02 and len(during) > 5, (finished - started, len(during))
+
+
+def test_privacy_report_carries_the_outlook_from_public_sizes():
+    import numpy as np
+
+    import dpml
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(400, 4))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    small = dpml.LogisticRegression(epsilon=1.0, data_norm=2.0, classes=[0, 1]).fit(X, y)
+    # d/(nε) = 4/(400·1): no warning.
+    assert abs(small.privacy_["outlook"]["noise_ratio"] - 0.01) < 1e-12
+    assert small.privacy_["outlook"]["warning"] is None
+    tiny = dpml.LogisticRegression(epsilon=0.01, data_norm=2.0, classes=[0, 1]).fit(X, y)
+    # 4/(400·0.01) = 1 > 0.3: expected near chance, said before looking at any result.
+    assert tiny.privacy_["outlook"]["near_chance"]
+    assert "near chance" in tiny.privacy_["outlook"]["warning"]
