@@ -303,7 +303,14 @@ fn reproduce_experiments(
     if wrote_any {
         interrupt::pause_point("indexing", None);
         match reproduce::regenerate_index(&options.out) {
-            Ok(index) => reports.push(format!("  index of every result: {}", index.display())),
+            Ok(index) => {
+                reports.push(format!("  index of every result: {}", index.display()));
+                // The page beside it, regenerated from the same folders (index_html).
+                reports.push(format!(
+                    "  the same as one page with the figures: {}",
+                    index.with_extension("html").display()
+                ));
+            }
             Err(e) => eprintln!("xtask: could not write {}: {e}", reproduce::INDEX_FILE),
         }
     }
