@@ -35,13 +35,13 @@ use dp_noise::InsecureSeededRng;
 
 use crate::{ErmParams, Loss, Mechanism, ObjectiveCalibration, TrainingSet};
 
-const ROWS: usize = 50;
-const RUNS: usize = 100_000;
-const ALPHA: f64 = 1e-6;
+pub(crate) const ROWS: usize = 50;
+pub(crate) const RUNS: usize = 100_000;
+pub(crate) const ALPHA: f64 = 1e-6;
 
 /// The neighbouring pair: 49 shared random rows, plus the canary `x* = 1` labelled +1 / −1
 /// (dp-audit's standard audit dataset, built into this crate's own `TrainingSet`).
-fn neighbours(seed: u64) -> (TrainingSet, TrainingSet) {
+pub(crate) fn neighbours(seed: u64) -> (TrainingSet, TrainingSet) {
     let base = dp_audit::label_flip_canary(ROWS - 1, seed).unwrap();
     let build = |labels: Vec<f64>| {
         TrainingSet::builder(1)

@@ -177,24 +177,8 @@ fn gaussian_fits_learn_a_separable_problem() {
 // ---------------------------------------------------------------------------------------
 // Audits at (ε, δ) on dp-audit's label-flip pair (n = 50, d = 1, canary x* = 1).
 
-const ROWS: usize = 50;
-const RUNS: usize = 100_000;
-const ALPHA: f64 = 1e-6;
-
-fn neighbours(seed: u64) -> (TrainingSet, TrainingSet) {
-    let base = dp_audit::label_flip_canary(ROWS - 1, seed).unwrap();
-    let build = |labels: Vec<f64>| {
-        TrainingSet::builder(1)
-            .sparse_rows(base.rows.clone())
-            .labels(labels)
-            .build()
-            .unwrap()
-    };
-    let mut labels = base.labels.clone();
-    let with_canary = build(labels.clone());
-    *labels.last_mut().unwrap() = -1.0;
-    (with_canary, build(labels))
-}
+// The same pair, run counts and confidence as the pure-ε audits (`crate::audit`).
+use crate::audit::{ALPHA, ROWS, RUNS, neighbours};
 
 /// `ε_LB = ln((CP_low(p₀) − δ)/CP_high(p₁))` (docs/src/reference/privacy-testing.md §2) on the counts of
 /// dp-audit's threshold bound (threshold chosen on half the runs, counted on the other
