@@ -231,6 +231,7 @@ pub fn run(
     }
     out.write(&json_name, serde_json::to_string_pretty(&rows)?)?;
     out.write(&md_name, markdown(name, &rows))?;
+    crate::audit_summary::regenerate(&out)?;
     println!(
         "wrote {} and {}",
         out.path().join(&json_name).display(),

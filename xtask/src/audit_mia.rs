@@ -339,6 +339,7 @@ pub fn run(
         out.write(&format!("mia_{name}_roc.svg"), roc_svg(&report)?)?;
         all_pass &= private_ok && (attack_works || name != "synthetic");
     }
+    crate::audit_summary::regenerate(&out)?;
     println!("wrote {}", out.path().display());
     Ok(all_pass)
 }

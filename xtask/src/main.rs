@@ -19,6 +19,7 @@
 mod audit_mechanism;
 mod audit_mia;
 mod audit_noise;
+mod audit_summary;
 mod bench;
 mod datasets_cmd;
 mod folder_lock;
