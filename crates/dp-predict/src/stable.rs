@@ -264,32 +264,25 @@ pub(crate) fn check_row(x: &[f64], features: usize) -> Result<(), PredictError> 
     check_finite("query feature", x)
 }
 
-/// `⟨w, x⟩ / max(1, ‖x‖)`: the score of the query scaled into the unit ball, finite for
-/// every finite query. The query is divided by its largest magnitude before any square or
-/// product is formed: `‖x‖²` or `⟨w, x⟩` of a huge query would overflow (∞/∞ = NaN, or a
-/// score of 0), and whether `⟨w, x⟩` overflows depends on w, that is on the data — an
-/// error or a changed answer there would leak outside ε.
+/// `⟨w, x⟩` for the query `x` moved into the unit ball: unchanged when it is inside (decided
+/// exactly, as the training sets' check is, by [`dp_erm::within_unit_ball`]), otherwise
+/// scaled by `1/‖x‖` and shrunk by ulps until the exact check accepts it
+/// ([`dp_erm::clip_row_to_unit_ball`]). The sensitivity of the score in the training data is
+/// `‖w − w'‖·‖x‖`, so `‖x‖ ≤ 1` must hold exactly: a rounded `‖x‖ ≤ 1` test, or a scaling
+/// by a rounded norm, can leave `‖x‖` an ulp above 1. The scaling divides by the largest
+/// magnitude before any square is formed, so every finite query gives a finite score: an
+/// overflow there would depend on w, that is on the data, and leak outside ε.
 pub(crate) fn score_in_unit_ball(w: &[f64], x: &[f64]) -> f64 {
-    let largest = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    if largest == 0.0 {
+    if dp_erm::within_unit_ball(x) {
+        return w.iter().zip(x).map(|(a, b)| a * b).sum();
+    }
+    let mut row: Vec<(usize, f64)> = x.iter().copied().enumerate().collect();
+    if dp_erm::clip_row_to_unit_ball(&mut row).is_err() {
+        // Unreachable for a checked query (finite values); a non-finite one scores 0, an
+        // answer that does not depend on w.
         return 0.0;
     }
-    // x/largest has entries in [−1, 1] and norm in [1, √d]: nothing overflows.
-    let relative_norm = x
-        .iter()
-        .map(|v| (v / largest) * (v / largest))
-        .sum::<f64>()
-        .sqrt();
-    let norm = largest * relative_norm;
-    if norm <= 1.0 {
-        // ‖x‖ ≤ 1: |⟨w, x⟩| ≤ ‖w‖, finite.
-        w.iter().zip(x).map(|(a, b)| a * b).sum()
-    } else {
-        w.iter()
-            .zip(x)
-            .map(|(a, b)| a * ((b / largest) / relative_norm))
-            .sum()
-    }
+    row.iter().map(|&(j, v)| w[j] * v).sum()
 }
 
 /// Releases `score` with `laplace`; the label is the released score's sign.

@@ -224,3 +224,27 @@ fn huge_queries_answer_on_neighbouring_datasets_alike() {
         }
     }
 }
+
+/// A query whose rounded norm is 1 but whose exact norm is above: the score's sensitivity
+/// `‖w − w'‖·‖x‖` needs `‖x‖ ≤ 1` exactly, so the query must be scaled. A rounded
+/// `‖x‖ ≤ 1` test (the earlier code) let it through unchanged and scored it 1 here.
+#[test]
+fn a_query_an_ulp_outside_the_unit_ball_is_scaled_into_it() {
+    let x: [f64; 2] = [1.0, 1e-9];
+    assert_eq!(
+        (x[0] * x[0] + x[1] * x[1]).sqrt(),
+        1.0,
+        "rounds to the unit sphere"
+    );
+    assert!(!dp_erm::within_unit_ball(&x));
+    // With w = e₁ the score is x's first coordinate, which is < 1 for every point of the
+    // closed unit ball with a non-zero second coordinate.
+    let score = crate::stable::score_in_unit_ball(&[1.0, 0.0], &x);
+    assert!(score < 1.0, "score {score} of a query outside the ball");
+    assert!(score > 1.0 - 1e-12, "score {score}: scaled, not zeroed");
+    // Inside the ball the query is used as it is.
+    assert_eq!(
+        crate::stable::score_in_unit_ball(&[2.0, 3.0], &[0.5, 0.25]),
+        1.75
+    );
+}
