@@ -158,7 +158,10 @@ fn margins(
         .collect()
 }
 
-fn attacks(margins: &[Vec<f64>], memberships: &[Vec<bool>]) -> Vec<AttackResult> {
+fn attacks(
+    margins: &[Vec<f64>],
+    memberships: &[Vec<bool>],
+) -> Result<Vec<AttackResult>, dp_audit::AuditError> {
     let (models, rows) = (margins.len(), margins[0].len());
     let mut loss = (Vec::new(), Vec::new());
     let mut likelihood = (Vec::new(), Vec::new());
@@ -172,33 +175,39 @@ fn attacks(margins: &[Vec<f64>], memberships: &[Vec<bool>]) -> Vec<AttackResult>
                     outside.push(margins[other][j])
                 }
             }
-            let ratio = gaussian_log_likelihood_ratio(margins[k][j], &inside, &outside);
-            let target = if memberships[k][j] {
-                (&mut loss.0, &mut likelihood.0)
-            } else {
-                (&mut loss.1, &mut likelihood.1)
-            };
-            target.0.push(margins[k][j]);
-            target.1.push(ratio);
+            let member = memberships[k][j];
+            if member { &mut loss.0 } else { &mut loss.1 }.push(margins[k][j]);
+            // The likelihood ratio needs shadow models on both sides; a target that no
+            // other model trained on (or every one did) is left out of that attack.
+            if !inside.is_empty() && !outside.is_empty() {
+                let ratio = gaussian_log_likelihood_ratio(margins[k][j], &inside, &outside)?;
+                if member {
+                    &mut likelihood.0
+                } else {
+                    &mut likelihood.1
+                }
+                .push(ratio);
+            }
         }
     }
-    [
+    let mut results = Vec::new();
+    for (attack, (members, others)) in [
         ("loss threshold", loss),
         ("likelihood ratio (shadow models)", likelihood),
-    ]
-    .into_iter()
-    .filter_map(|(attack, (members, others))| {
-        let curve = roc(&members, &others)?;
-        Some(AttackResult {
+    ] {
+        let Some(curve) = roc(&members, &others) else {
+            continue;
+        };
+        results.push(AttackResult {
             attack,
             auc: curve.auc,
             advantage: advantage(&curve),
-            advantage_upper_bound: advantage_upper_bound(&curve, CONFIDENCE_ALPHA),
-            tpr_at_fpr: tpr_at_fpr(&curve, &FPRS),
+            advantage_upper_bound: advantage_upper_bound(&curve, CONFIDENCE_ALPHA)?,
+            tpr_at_fpr: tpr_at_fpr(&curve, &FPRS)?,
             roc: curve,
-        })
-    })
-    .collect()
+        });
+    }
+    Ok(results)
 }
 
 /// Runs the attacks on `dataset`; `Ok(false)` when the private model's advantage passes its
@@ -290,8 +299,8 @@ pub fn run(
             results.push(ModelResult {
                 model: label,
                 claimed_epsilon: claimed,
-                advantage_ceiling: claimed.map(advantage_ceiling),
-                attacks: attacks(&margins, &memberships),
+                advantage_ceiling: claimed.map(advantage_ceiling).transpose()?,
+                attacks: attacks(&margins, &memberships)?,
             });
         }
         progress.finish_and_clear();
