@@ -6,23 +6,13 @@ use std::time::Duration;
 
 use dp_erm::{ErmError, ErmParams, Examples, Features, Loss, Trainer};
 use dp_noise::InsecureSeededRng;
+use dp_test_support::within;
 use proptest::prelude::*;
 
 use crate::{
     FeatureMap, Kernel, KernelError, KernelModel, KernelParams, MAX_GAMMA, MAX_ORTHOGONAL_WORK,
     Sampling,
 };
-
-/// Runs `f` on its own thread; fails if it panics or does not finish within `limit`.
-fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(f());
-    });
-    receiver
-        .recv_timeout(limit)
-        .unwrap_or_else(|e| panic!("panicked, or did not finish within {limit:?}: {e}"))
-}
 
 fn two_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     within(Duration::from_secs(2), f)

@@ -3,7 +3,6 @@
 //! runs on quickly, or an error whose message names an offending value — never a panic,
 //! never a hang (each case runs in its own thread with a time limit).
 
-use std::sync::mpsc;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -19,16 +18,7 @@ const LIMIT: Duration = Duration::from_secs(10);
 
 /// Runs `case` in a thread; fails if it panics or does not finish within [`LIMIT`].
 fn within_limit(case: impl FnOnce() -> Result<(), String> + Send + 'static) {
-    let (send, receive) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = send.send(case());
-    });
-    match receive.recv_timeout(LIMIT) {
-        Ok(Ok(())) => {}
-        Ok(Err(message)) => panic!("{message}"),
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("did not finish within {LIMIT:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("panicked (see above)"),
-    }
+    dp_test_support::case_within(LIMIT, case)
 }
 
 /// Any f64, with the special values and the edges of the accepted ranges made likely.

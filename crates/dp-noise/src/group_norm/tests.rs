@@ -270,13 +270,7 @@ fn invalid_partitions_and_rates_are_refused() {
 /// Runs `f` on its own thread and fails if it does not finish within two seconds (a hang
 /// or a loop sized by a bad count) or panics.
 fn within_two_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(f());
-    });
-    receiver
-        .recv_timeout(std::time::Duration::from_secs(2))
-        .expect("panicked, or did not finish within 2 s")
+    dp_test_support::within(std::time::Duration::from_secs(2), f)
 }
 
 /// Sizes beyond the cap are refused before anything is allocated: `usize::MAX` panicked

@@ -17,13 +17,7 @@ use crate::{
 
 /// Runs `f` on its own thread; fails if it panics or does not finish within 2 s.
 fn within_two_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(f());
-    });
-    receiver
-        .recv_timeout(Duration::from_secs(2))
-        .expect("panicked, or did not finish within 2 s")
+    dp_test_support::within(Duration::from_secs(2), f)
 }
 
 /// A tiny α is a valid floor: the walk's clamp (2/ε)·ln((1−α)/α) is about 1490 at ε = 1
