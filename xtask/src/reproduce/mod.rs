@@ -4,7 +4,7 @@ mod fetch;
 mod index;
 mod kernel;
 mod linear;
-mod plot;
+pub(crate) mod plot;
 mod predict;
 mod preflight;
 mod published;

@@ -9,6 +9,8 @@
 //! - every series has its own (colour, marker) pair; independent series never share a
 //!   colour; hollow circles are reserved for published values;
 //! - a figure without a single measured point is not written at all.
+//!
+//! Every SVG of `reproduce`, `bench` and `audit` goes through [`draw`] or [`render`].
 
 use std::ops::Range;
 
@@ -40,7 +42,7 @@ const PALETTE: [RGBColor; 12] = [
 
 /// Point markers. `Circle` (hollow) is only ever given to published values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Marker {
+pub(crate) enum Marker {
     Circle,
     Square,
     Triangle,
@@ -63,7 +65,7 @@ const LINE_MARKERS: [Marker; 6] = [
 
 /// What a series is, which decides how it is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     /// A measured curve: a line with a marker at each point, its own colour.
     Line,
     /// Measured points without a line (stars), in the colour of series `of` if given.
@@ -73,7 +75,7 @@ pub(super) enum Kind {
 }
 
 /// One series of a figure.
-pub(super) struct Series {
+pub(crate) struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub kind: Kind,
@@ -107,13 +109,13 @@ impl Series {
 
 /// How an axis maps values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Scale {
+pub(crate) enum Scale {
     Linear,
     Log,
 }
 
 /// A figure: title, axes and series. The y axis of a linear figure starts at 0.
-pub(super) struct Figure {
+pub(crate) struct Figure {
     pub title: String,
     pub x_label: String,
     pub x_scale: Scale,
@@ -264,7 +266,7 @@ pub(super) fn axis_range(
         }
         (low, high) = (-1.0, -1.0);
     }
-    let zero_floor = has_zero.then(|| low - ZERO_FLOOR_DECADES);
+    let zero_floor = has_zero.then_some(low - ZERO_FLOOR_DECADES);
     if let Some(floor) = zero_floor {
         low = floor;
     }
@@ -306,6 +308,26 @@ pub(super) fn tick_label(v: f64) -> String {
     } else {
         format!("{rounded}")
     }
+}
+
+/// The labels of one axis's ticks: all in scientific notation when any needs it (so an
+/// axis never mixes `1e-3` with `0.01`), else decimals; zero is `0`.
+pub(super) fn tick_labels(values: &[f64]) -> Vec<String> {
+    let labels: Vec<String> = values.iter().map(|&v| tick_label(v)).collect();
+    if !labels.iter().any(|l| l.contains('e')) {
+        return labels;
+    }
+    values
+        .iter()
+        .map(|&v| {
+            if v == 0.0 {
+                "0".to_owned()
+            } else {
+                let rounded: f64 = format!("{v:.5e}").parse().unwrap_or(v);
+                format!("{rounded:e}")
+            }
+        })
+        .collect()
 }
 
 /// The estimated width of a tick label in pixels.
@@ -407,15 +429,9 @@ pub(super) fn choose_ticks(range: &AxisRange, length: f64, vertical: bool) -> Ve
         }
         all.extend_from_slice(ticks);
         let positions: Vec<f64> = all.iter().map(|&v| pixel(v)).collect();
-        let widths: Vec<f64> = all
+        let widths: Vec<f64> = tick_labels(&all)
             .iter()
-            .map(|&v| {
-                if vertical {
-                    TICK_FONT
-                } else {
-                    label_width(&tick_label(v))
-                }
-            })
+            .map(|l| if vertical { TICK_FONT } else { label_width(l) })
             .collect();
         labels_fit(&positions, &widths)
     };
@@ -455,7 +471,7 @@ const GRID: RGBColor = RGBColor(225, 225, 225);
 /// Draws `figure` into `name` in `out` (rendered in memory, then replaced atomically, so
 /// a drawing error cannot leave a truncated SVG). Returns `false`, writing nothing, when
 /// no series has a point to draw: an experiment that did not run leaves no figure.
-pub(super) fn draw(
+pub(crate) fn draw(
     out: &OutDir,
     name: &str,
     figure: &Figure,
@@ -470,7 +486,7 @@ pub(super) fn draw(
 }
 
 /// The figure's SVG, or `None` when there is no point to draw.
-pub(super) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::error::Error>> {
+pub(crate) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::error::Error>> {
     let styles = assign(&figure.series)?;
     let xs = figure
         .series
@@ -520,27 +536,34 @@ pub(super) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
         let plot_area = canvas(&mut svg, &mut legend, note.as_deref())?;
         let x_length = f64::from(WIDTH - 2 * MARGIN - Y_LABEL_AREA);
         let y_length = f64::from(CHART_HEIGHT - 2 * MARGIN - CAPTION_HEIGHT - X_LABEL_AREA);
-        let x_ticks: Vec<f64> = choose_ticks(&x, x_length, false)
-            .into_iter()
-            .filter_map(|v| x.place(v))
-            .collect();
-        let y_ticks: Vec<f64> = choose_ticks(&y, y_length, true)
-            .into_iter()
-            .filter_map(|v| y.place(v))
-            .collect();
+        // Each axis's ticks, placed on its scale, with their labels.
+        let ticks = |range: &AxisRange, length: f64, vertical: bool| {
+            let values = choose_ticks(range, length, vertical);
+            let labels = tick_labels(&values);
+            let placed: Vec<(f64, String)> = values
+                .iter()
+                .zip(labels)
+                .filter_map(|(&v, l)| Some((range.place(v)?, l)))
+                .collect();
+            placed
+        };
+        let (x_ticks, y_ticks) = (ticks(&x, x_length, false), ticks(&y, y_length, true));
         let mut chart = ChartBuilder::on(&plot_area)
             .caption(&figure.title, ("sans-serif", 20))
             .margin(MARGIN)
             .x_label_area_size(X_LABEL_AREA)
             .y_label_area_size(Y_LABEL_AREA)
             .build_cartesian_2d(
-                Ticked::new(x.low..x.high, x_ticks),
-                Ticked::new(y.low..y.high, y_ticks),
+                Ticked::new(x.low..x.high, x_ticks.iter().map(|t| t.0).collect()),
+                Ticked::new(y.low..y.high, y_ticks.iter().map(|t| t.0).collect()),
             )?;
-        let label = |range: AxisRange| {
-            move |t: &f64| match range.zero_floor {
-                Some(floor) if (t - floor).abs() < 1e-12 => "0".to_owned(),
-                _ => tick_label(inverse(range.scale, *t)),
+        let label = |ticks: &[(f64, String)], range: AxisRange| {
+            let ticks = ticks.to_vec();
+            move |t: &f64| {
+                ticks
+                    .iter()
+                    .find(|(at, _)| (at - t).abs() < 1e-9)
+                    .map_or_else(|| tick_label(inverse(range.scale, *t)), |(_, l)| l.clone())
             }
         };
         chart
@@ -551,8 +574,8 @@ pub(super) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
             .y_desc(&figure.y_label)
             .label_style(("sans-serif", TICK_FONT as u32))
             .axis_desc_style(("sans-serif", 15))
-            .x_label_formatter(&label(x))
-            .y_label_formatter(&label(y))
+            .x_label_formatter(&label(&x_ticks, x))
+            .y_label_formatter(&label(&y_ticks, y))
             .draw()?;
         if let Some(floor) = y.zero_floor {
             // The floor is not a value of the axis: a dashed line marks it.
@@ -573,7 +596,7 @@ pub(super) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
             if series.kind == Kind::Line {
                 chart.draw_series(LineSeries::new(placed.clone(), color.stroke_width(2)))?;
             }
-            for p in placed {
+            for p in thinned(&placed) {
                 let at = chart.backend_coord(&p);
                 draw_marker(&plot_area, at, *marker, color)?;
             }
@@ -618,6 +641,17 @@ impl Ranged for Ticked {
     fn range(&self) -> Range<f64> {
         self.inner.range()
     }
+}
+
+/// The points of a curve that get a marker: all of a short curve; about 12, evenly
+/// spaced along the list, of a dense one (an ROC curve), whose markers would merge.
+fn thinned(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    const MOST: usize = 24;
+    if points.len() <= MOST {
+        return points.to_vec();
+    }
+    let every = points.len().div_ceil(12);
+    points.iter().copied().step_by(every).collect()
 }
 
 /// One entry of a legend.
@@ -907,15 +941,10 @@ mod tests {
                         "{scale:?} {low}..{high} at {length}px: {ticks:?}"
                     );
                     let at = pixels(&r, &ticks, length);
-                    let widths: Vec<f64> = ticks
+                    let labels = tick_labels(&ticks);
+                    let widths: Vec<f64> = labels
                         .iter()
-                        .map(|&v| {
-                            if vertical {
-                                TICK_FONT
-                            } else {
-                                label_width(&tick_label(v))
-                            }
-                        })
+                        .map(|l| if vertical { TICK_FONT } else { label_width(l) })
                         .collect();
                     assert!(
                         labels_fit(&at, &widths),
@@ -925,7 +954,6 @@ mod tests {
                         let t = r.place(*v).unwrap();
                         assert!(t >= r.low - 1e-9 && t <= r.high + 1e-9, "{v} outside");
                     }
-                    let labels: Vec<String> = ticks.iter().map(|&v| tick_label(v)).collect();
                     let mut unique = labels.clone();
                     unique.dedup();
                     assert_eq!(labels, unique, "repeated labels");
@@ -1059,5 +1087,7 @@ mod tests {
         assert_eq!(tick_label(2.5e-4), "2.5e-4");
         assert_eq!(tick_label(20_000.0), "20000");
         assert_eq!(tick_label(0.0), "0");
+        assert_eq!(tick_labels(&[1e-3, 0.01, 0.1]), ["1e-3", "1e-2", "1e-1"]);
+        assert_eq!(tick_labels(&[0.0, 0.05, 0.1]), ["0", "0.05", "0.1"]);
     }
 }
