@@ -157,7 +157,10 @@ fn check(folder: &Path, quote: &Quote) -> Option<String> {
         ));
     };
     let Some(value) = row.get(&quote.column).and_then(|v| v.parse::<f64>().ok()) else {
-        return Some(format!("{} has no number in column {}", quote.file, quote.column));
+        return Some(format!(
+            "{} has no number in column {}",
+            quote.file, quote.column
+        ));
     };
     (!rounds_to(&quote.number, value)).then(|| {
         format!(
@@ -190,7 +193,11 @@ fn read_documents() -> Vec<(String, String)> {
     documents()
         .into_iter()
         .map(|path| {
-            let name = path.strip_prefix(root()).unwrap_or(&path).display().to_string();
+            let name = path
+                .strip_prefix(root())
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             (name, std::fs::read_to_string(&path).unwrap())
         })
         .collect()
@@ -200,7 +207,11 @@ fn read_documents() -> Vec<(String, String)> {
 fn quoted_numbers_match_their_results_files() {
     let docs = read_documents();
     let (count, wrong) = mismatches(&root().join("docs/quoted"), &docs);
-    assert!(wrong.is_empty(), "quoted numbers that do not match:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "quoted numbers that do not match:\n{}",
+        wrong.join("\n")
+    );
     // The README's headline table and the guide's validation numbers are tagged.
     for page in ["README.md", "docs/src/choosing/utility.md"] {
         let (name, text) = docs.iter().find(|(n, _)| n == page).unwrap();
@@ -224,8 +235,16 @@ fn a_changed_quote_is_caught() {
     let doc = |text: String| vec![("doc".to_string(), text)];
     let good = mismatches(&folder, &doc(format!("| **0.192**{tag} |")));
     assert_eq!(good, (1, vec![]));
-    assert!(mismatches(&folder, &doc(format!("0.1916{tag}"))).1.is_empty());
-    assert!(mismatches(&folder, &doc(format!("1.9e-1{tag}"))).1.is_empty());
+    assert!(
+        mismatches(&folder, &doc(format!("0.1916{tag}")))
+            .1
+            .is_empty()
+    );
+    assert!(
+        mismatches(&folder, &doc(format!("1.9e-1{tag}")))
+            .1
+            .is_empty()
+    );
     for broken in [
         format!("| **0.193**{tag} |"),
         format!("0.1917{tag}"),
