@@ -1079,6 +1079,90 @@ mod tests {
         assert!(render(&published_only).unwrap().is_none());
     }
 
+    /// The text elements of an SVG: (x, y, anchor, font size, text).
+    fn texts(svg: &str) -> Vec<(f64, f64, String, f64, String)> {
+        let attribute = |tag: &str, name: &str| -> String {
+            let key = format!(" {name}=\"");
+            tag.find(&key)
+                .map(|at| {
+                    let rest = &tag[at + key.len()..];
+                    rest[..rest.find('"').unwrap()].to_owned()
+                })
+                .unwrap_or_default()
+        };
+        svg.split("<text")
+            .skip(1)
+            .map(|part| {
+                let (tag, rest) = part.split_once('>').unwrap();
+                let text = rest.split("</text>").next().unwrap().trim().to_owned();
+                let number = |name| attribute(tag, name).parse::<f64>().unwrap_or(f64::NAN);
+                (
+                    number("x"),
+                    number("y"),
+                    attribute(tag, "text-anchor"),
+                    number("font-size"),
+                    text,
+                )
+            })
+            .collect()
+    }
+
+    /// In drawn figures (the whole path: ranges, chooser, plotters' layout), the x tick
+    /// labels do not overlap, the y tick labels keep a line apart, and both axes have at
+    /// least two.
+    #[test]
+    fn drawn_tick_labels_never_overlap() {
+        let lambdas: Vec<f64> = (0..25)
+            .map(|k| 10f64.powf(-7.0 + 0.25 * f64::from(k)))
+            .collect();
+        let cases: [(Scale, Vec<f64>); 5] = [
+            (Scale::Log, lambdas),
+            (Scale::Log, vec![1000.0, 3000.0, 10_000.0, 45_000.0]),
+            (Scale::Log, vec![0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]),
+            (Scale::Log, vec![20_000.0, 60_000.0, 100_000.0]),
+            (
+                Scale::Linear,
+                (0..=50).map(|k| f64::from(k) / 50.0).collect(),
+            ),
+        ];
+        for (scale, xs) in cases {
+            let mut figure = Figure::error_versus("case", "x");
+            figure.x_scale = scale;
+            let points = xs.iter().map(|&x| (x, 0.1 + 0.3 * x.fract())).collect();
+            figure.push(Series::line("a", points));
+            let svg = render(&figure).unwrap().unwrap();
+            let all = texts(&svg);
+            // Tick labels share the smallest font (the y ones are right-aligned).
+            let tick_size = all
+                .iter()
+                .filter(|t| t.2 == "end")
+                .map(|t| t.3)
+                .fold(f64::INFINITY, f64::min);
+            let mut x_labels: Vec<_> = all
+                .iter()
+                .filter(|t| t.2 == "middle" && (t.3 - tick_size).abs() < 1e-6)
+                .collect();
+            x_labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+            assert!(x_labels.len() >= 2, "{xs:?}: {x_labels:?}");
+            for pair in x_labels.windows(2) {
+                let width =
+                    |t: &(f64, f64, String, f64, String)| t.4.chars().count() as f64 * 0.6 * t.3;
+                assert!(
+                    pair[1].0 - pair[0].0 >= (width(pair[0]) + width(pair[1])) / 2.0 + 4.0,
+                    "{xs:?}: {pair:?}"
+                );
+            }
+            let mut y_labels: Vec<_> = all.iter().filter(|t| t.2 == "end").collect();
+            y_labels.sort_by(|a, b| a.1.total_cmp(&b.1));
+            assert!(y_labels.len() >= 2, "{y_labels:?}");
+            for pair in y_labels.windows(2) {
+                assert!(pair[1].1 - pair[0].1 >= 1.5 * pair[0].3, "{pair:?}");
+            }
+            // A light major grid only: no grid line of plotters' own (minor) choosing.
+            assert!(!svg.contains("opacity=\"0.1\""), "minor grid drawn");
+        }
+    }
+
     #[test]
     fn tick_labels_are_short_and_exact() {
         assert_eq!(tick_label(1e-5), "1e-5");
