@@ -26,7 +26,6 @@ use dp_datasets::{
 use dp_erm::{ErmParams, Loss, TrainingSet};
 use dp_noise::InsecureSeededRng;
 use indicatif::{ProgressBar, ProgressStyle};
-use plotters::prelude::*;
 use rand::RngExt;
 use serde::Serialize;
 
@@ -392,61 +391,33 @@ fn markdown(report: &Report) -> String {
 }
 
 fn roc_svg(report: &Report) -> Result<String, Box<dyn std::error::Error>> {
-    let colors = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-    ];
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (720, 560)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("Membership inference ROC: {}", report.dataset),
-                ("sans-serif", 20),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
-        chart
-            .configure_mesh()
-            .x_desc("false positive rate")
-            .y_desc("true positive rate")
-            .draw()?;
-        chart.draw_series(LineSeries::new([(0.0, 0.0), (1.0, 1.0)], BLACK.mix(0.3)))?;
-        let mut color = 0;
-        for result in &report.results {
-            for attack in &result.attacks {
-                let style = colors[color % colors.len()];
-                color += 1;
-                chart
-                    .draw_series(LineSeries::new(
-                        attack.roc.points.iter().copied(),
-                        style.stroke_width(2),
-                    ))?
-                    .label(format!(
-                        "{}: {} (AUC {:.2})",
-                        short(&result.model),
-                        attack.attack,
-                        attack.auc
-                    ))
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], style.stroke_width(2))
-                    });
-            }
+    use crate::reproduce::plot::{Figure, Scale, Series, render};
+    let mut figure = Figure {
+        title: format!("Membership inference ROC: {}", report.dataset),
+        x_label: "false positive rate".into(),
+        x_scale: Scale::Linear,
+        y_label: "true positive rate".into(),
+        y_scale: Scale::Linear,
+        series: Vec::new(),
+    };
+    figure.push(Series::line(
+        "chance (AUC 0.5)",
+        vec![(0.0, 0.0), (1.0, 1.0)],
+    ));
+    for result in &report.results {
+        for attack in &result.attacks {
+            figure.push(Series::line(
+                format!(
+                    "{}: {} (AUC {:.2})",
+                    short(&result.model),
+                    attack.attack,
+                    attack.auc
+                ),
+                attack.roc.points.clone(),
+            ));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()?;
-        root.present()?;
     }
-    Ok(svg)
+    Ok(render(&figure)?.ok_or("no ROC point to draw")?)
 }
 
 fn short(model: &str) -> &str {

@@ -156,6 +156,23 @@ fn every_experiment_without_data_runs_the_synthetic_ones_and_fails_naming_linear
         assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
     }
     assert!(out.join("kernel/summary.md").is_file(), "{message}");
+    // Figures only of what ran: no placeholder for a part without data.
+    let figures: Vec<String> = tree(&out)
+        .into_iter()
+        .filter(|f| f.ends_with(".svg"))
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            "kernel/fig1c_nested_balls_error_vs_epsilon.svg",
+            "kernel/fig1f_nested_balls_learning_curve.svg",
+            "kernel/sweep_random_features.svg",
+            "predict/thresholds_eps0.1_noise0.1.svg",
+            "predict/thresholds_eps0.1_noise0.svg",
+            "predict/thresholds_eps1_noise0.1.svg",
+            "predict/thresholds_eps1_noise0.svg",
+        ]
+    );
     std::fs::remove_dir_all(&scratch).unwrap();
 }
 

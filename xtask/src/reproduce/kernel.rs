@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use super::RunEntry;
 use super::linear::shuffled;
-use super::plot::{Series, draw};
+use super::plot::{Figure, Series, draw};
 use crate::safe_write::OutDir;
 
 /// The files this experiment writes in `<out>/kernel`.
@@ -721,7 +721,8 @@ pub fn entry(cells: &[KernelCell], quick: bool, start: std::time::Instant) -> Ru
     )
 }
 
-/// The three figures, with the published point drawn as a marker where there is one.
+/// The three figures, with the published points drawn as hollow circles where there are
+/// some; an empty part draws no figure.
 pub fn figures(out: &OutDir, cells: &[KernelCell]) -> Result<(), Box<dyn std::error::Error>> {
     let points = |part: &[&str], method: &str, x: fn(&KernelCell) -> f64| -> Vec<(f64, f64)> {
         let mut p: Vec<(f64, f64)> = cells
@@ -733,82 +734,54 @@ pub fn figures(out: &OutDir, cells: &[KernelCell]) -> Result<(), Box<dyn std::er
         p
     };
     let eps = |c: &KernelCell| c.epsilon.unwrap_or(f64::NAN);
+    let private = points(&["fig1c", "fig2b"], "private", eps);
     let np = points(&["fig2b"], "random-features", |_| 0.0)
         .first()
         .map(|p| p.1);
-    let mut series = vec![Series {
-        name: "private kernel SVM (measured)".into(),
-        points: points(&["fig1c", "fig2b"], "private", eps),
-        published: false,
-        secondary: false,
-        color: 0,
-    }];
+    let mut figure = Figure::error_versus("Nested balls: error vs ε (Figure 1c)", "ε");
+    let span = (
+        private.first().map_or(EPSILON, |p| p.0.min(EPSILON)),
+        private.last().map_or(EPSILON, |p| p.0.max(EPSILON)),
+    );
+    let line = figure.push(Series::line("private kernel SVM (measured)", private));
+    figure.push(Series::published(
+        "published, private (ε = 0.1)",
+        vec![(EPSILON, PUBLISHED_PRIVATE)],
+        Some(line),
+    ));
     if let Some(np) = np {
-        series.push(Series {
-            name: "non-private, random features".into(),
-            points: vec![(0.01, np), (1.0, np)],
-            published: false,
-            secondary: false,
-            color: 1,
-        });
+        let level = figure.push(Series::line(
+            "non-private, random features (no ε: level line)",
+            vec![(span.0, np), (span.1, np)],
+        ));
+        figure.push(Series::published(
+            "published, random features (no ε; drawn at ε = 0.1)",
+            vec![(EPSILON, PUBLISHED_RANDOM_FEATURES)],
+            Some(level),
+        ));
     }
-    series.push(Series {
-        name: "published, private (ε = 0.1)".into(),
-        points: vec![(EPSILON, PUBLISHED_PRIVATE)],
-        published: true,
-        secondary: false,
-        color: 0,
-    });
-    series.push(Series {
-        name: "published, random features".into(),
-        points: vec![(EPSILON, PUBLISHED_RANDOM_FEATURES)],
-        published: true,
-        secondary: false,
-        color: 1,
-    });
-    draw(
-        out,
-        KERNEL_FILES[3],
-        "Nested balls: error vs ε (Figure 1c)",
-        "ε",
-        (0.008, 1.2),
-        &series,
-    )?;
+    if !cells.is_empty() {
+        draw(out, KERNEL_FILES[3], &figure)?;
+    }
 
     let rows = |c: &KernelCell| c.train_rows as f64;
-    let private = points(&["fig1f"], "private", rows);
-    let x_max = private.last().map_or(1e5, |p| p.0) * 1.3;
-    let series = [
-        Series {
-            name: "private, ε = 0.1, tuned privately".into(),
-            points: points(&["fig1f"], "private-tuned", rows),
-            published: false,
-            secondary: false,
-            color: 3,
-        },
-        Series {
-            name: "private, ε = 0.1, best Λ in hindsight".into(),
-            points: private,
-            published: false,
-            secondary: false,
-            color: 0,
-        },
-        Series {
-            name: "non-private, random features".into(),
-            points: points(&["fig1f"], "random-features", rows),
-            published: false,
-            secondary: false,
-            color: 1,
-        },
-    ];
-    draw(
-        out,
-        KERNEL_FILES[4],
+    let mut figure = Figure::error_versus(
         "Nested balls: learning curve at ε = 0.1 (Figure 1f)",
         "n (training rows)",
-        (1000.0, x_max),
-        &series,
-    )?;
+    );
+    figure.push(Series::line(
+        "private, ε = 0.1, tuned privately",
+        points(&["fig1f"], "private-tuned", rows),
+    ));
+    figure.push(Series::line(
+        "private, ε = 0.1, best Λ in hindsight",
+        points(&["fig1f"], "private", rows),
+    ));
+    figure.push(Series::line(
+        "non-private, random features",
+        points(&["fig1f"], "random-features", rows),
+    ));
+    draw(out, KERNEL_FILES[4], &figure)?;
 
     let features = |c: &KernelCell| c.features as f64;
     let sweep = |method: &str, sampling: &str| -> Vec<(f64, f64)> {
@@ -820,44 +793,27 @@ pub fn figures(out: &OutDir, cells: &[KernelCell]) -> Result<(), Box<dyn std::er
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
         p
     };
-    let series = [
-        Series {
-            name: "private, standard".into(),
-            points: sweep("private", "standard"),
-            published: false,
-            secondary: false,
-            color: 0,
-        },
-        Series {
-            name: "private, orthogonal".into(),
-            points: sweep("private", "orthogonal"),
-            published: false,
-            secondary: false,
-            color: 3,
-        },
-        Series {
-            name: "non-private, standard".into(),
-            points: sweep("random-features", "standard"),
-            published: false,
-            secondary: false,
-            color: 1,
-        },
-        Series {
-            name: "non-private, orthogonal".into(),
-            points: sweep("random-features", "orthogonal"),
-            published: false,
-            secondary: false,
-            color: 2,
-        },
-    ];
-    draw(
-        out,
-        KERNEL_FILES[5],
+    let mut figure = Figure::error_versus(
         "Nested balls: error vs number of random features D (ε = 0.1)",
         "D (random features)",
-        (40.0, 2500.0),
-        &series,
-    )?;
+    );
+    figure.push(Series::line(
+        "private, standard",
+        sweep("private", "standard"),
+    ));
+    figure.push(Series::line(
+        "private, orthogonal",
+        sweep("private", "orthogonal"),
+    ));
+    figure.push(Series::line(
+        "non-private, standard",
+        sweep("random-features", "standard"),
+    ));
+    figure.push(Series::line(
+        "non-private, orthogonal",
+        sweep("random-features", "orthogonal"),
+    ));
+    draw(out, KERNEL_FILES[5], &figure)?;
     Ok(())
 }
 

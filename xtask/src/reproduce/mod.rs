@@ -4,7 +4,7 @@ mod fetch;
 mod index;
 mod kernel;
 mod linear;
-mod plot;
+pub(crate) mod plot;
 mod predict;
 mod preflight;
 mod published;
@@ -329,7 +329,7 @@ fn figures(out: &OutDir, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error
     if has("adult") {
         let published: Vec<(f64, Vec<f64>)> = ADULT_BY_LAMBDA
             .iter()
-            .map(|(l, row)| (*l, row[1..].to_vec()))
+            .map(|(l, row)| (*l, row.to_vec()))
             .collect();
         let lambdas: Vec<f64> = ADULT_BY_LAMBDA.iter().map(|r| r.0).collect();
         plot::error_versus_lambda(
@@ -340,13 +340,14 @@ fn figures(out: &OutDir, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error
             &lambdas,
             &ADULT_EPSILONS,
             &published,
+            false,
         )?;
         plot::error_versus_epsilon(out, LINEAR_FILES[4], cells, "adult")?;
     }
     if has("kddcup99") {
         let published: Vec<(f64, Vec<f64>)> = KDD_BY_LAMBDA
             .iter()
-            .map(|(l, row)| (*l, vec![row[1], row[3], row[5]]))
+            .map(|(l, row)| (*l, row.to_vec()))
             .collect();
         let lambdas: Vec<f64> = KDD_BY_LAMBDA.iter().map(|r| r.0).collect();
         plot::error_versus_lambda(
@@ -357,6 +358,7 @@ fn figures(out: &OutDir, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error
             &lambdas,
             &KDD_EPSILONS,
             &published,
+            true,
         )?;
         plot::error_versus_epsilon(out, LINEAR_FILES[6], cells, "kddcup99")?;
     }

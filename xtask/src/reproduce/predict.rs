@@ -21,13 +21,12 @@ use dp_predict::{
     SgdParams, SoftMajority, SoftMajorityEnsemble, StableErmParams, ThresholdErm, VoteKind,
     WalkParams, erm_threshold, suggested_parts,
 };
-use plotters::prelude::*;
 use rand::RngExt;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::linear::shuffled;
-use super::plot::{LegendEntry, Mark, canvas};
+use super::plot::{self, Figure, Scale, Series};
 use super::{Finished, Options};
 use crate::keep::{self, Holdings};
 use crate::safe_write::OutDir;
@@ -51,7 +50,7 @@ const EPSILONS: [f64; 2] = [0.1, 1.0];
 const NOISES: [f64; 2] = [0.0, 0.1];
 
 /// The files this experiment writes, in `<out>/predict`.
-const FILES: [&str; 9] = [
+const FILES: [&str; 11] = [
     "cells.json",
     "cells.csv",
     "summary.md",
@@ -59,8 +58,10 @@ const FILES: [&str; 9] = [
     "thresholds_eps0.1_noise0.1.svg",
     "thresholds_eps1_noise0.svg",
     "thresholds_eps1_noise0.1.svg",
-    "queries_adult.svg",
-    "queries_kddcup99.svg",
+    "queries_adult_eps0.1.svg",
+    "queries_adult_eps1.svg",
+    "queries_kddcup99_eps0.1.svg",
+    "queries_kddcup99_eps1.svg",
 ];
 
 /// One cell of (a): a method at (ε, label noise, n), over trials.
@@ -794,6 +795,12 @@ fn markdown(record: &Record<'_>) -> (String, bool) {
          threshold cell; wall time {:.1} s. Real data: {}.\n",
         record.mode, record.seed, record.threshold_trials, record.wall_seconds, record.real_data
     );
+    if record.queries.is_empty() {
+        let _ = writeln!(
+            s,
+            "Part (b) did not run, so no figure of it is written (no `queries_*.svg`).\n"
+        );
+    }
     let _ = writeln!(
         s,
         "## (a) Thresholds on a line\n\nDomain: the grid {{k/2^{DOMAIN_BITS}}} of [0, 1]. \
@@ -969,103 +976,8 @@ fn markdown(record: &Record<'_>) -> (String, bool) {
 // ---------------------------------------------------------------------------------------
 // Figures.
 
-const COLORS: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-];
-
-/// A log-x line chart; `log_y` for errors that span decades.
-fn chart(
-    title: &str,
-    x_label: &str,
-    series: &[(&str, Vec<(f64, f64)>)],
-    log_y: bool,
-) -> Result<String, Box<dyn std::error::Error>> {
-    let mut svg = String::new();
-    {
-        let legend: Vec<LegendEntry> = series
-            .iter()
-            .enumerate()
-            .map(|(k, (name, _))| LegendEntry {
-                name: name.to_string(),
-                color: COLORS[k % COLORS.len()],
-                mark: Mark::LineWithDots,
-            })
-            .collect();
-        let plot_area = canvas(&mut svg, &legend)?;
-        let points = series.iter().flat_map(|s| s.1.iter());
-        let (mut x_min, mut x_max, mut y_min, mut y_max) =
-            (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0f64);
-        for &(x, y) in points {
-            x_min = x_min.min(x);
-            x_max = x_max.max(x);
-            if y > 0.0 {
-                y_min = y_min.min(y);
-            }
-            y_max = y_max.max(y);
-        }
-        if !x_min.is_finite() {
-            (x_min, x_max) = (1.0, 10.0);
-        }
-        let x_range = (x_min / 1.2)..(x_max * 1.2);
-        let mut builder = ChartBuilder::on(&plot_area);
-        builder
-            .caption(title, ("sans-serif", 18))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(60);
-        let tick = |x: &f64| format!("{x}");
-        if log_y {
-            let y_low = if y_min.is_finite() { y_min / 1.5 } else { 1e-4 };
-            let mut chart = builder.build_cartesian_2d(
-                x_range.log_scale(),
-                (y_low..(y_max * 1.5).max(y_low * 10.0)).log_scale(),
-            )?;
-            chart
-                .configure_mesh()
-                .x_desc(x_label)
-                .y_desc("error")
-                .x_label_formatter(&tick)
-                .y_label_formatter(&|y| format!("{y:.0e}"))
-                .draw()?;
-            draw_series(&mut chart, series)?;
-        } else {
-            let mut chart =
-                builder.build_cartesian_2d(x_range.log_scale(), 0.0..(y_max * 1.15).max(0.05))?;
-            chart
-                .configure_mesh()
-                .x_desc(x_label)
-                .y_desc("test error")
-                .x_label_formatter(&tick)
-                .draw()?;
-            draw_series(&mut chart, series)?;
-        }
-        plot_area.present()?;
-    }
-    Ok(svg)
-}
-
-fn draw_series<'a, X, Y>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
-    series: &[(&str, Vec<(f64, f64)>)],
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    for (k, (_, points)) in series.iter().enumerate() {
-        let color = COLORS[k % COLORS.len()];
-        let visible: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.1 > 0.0).collect();
-        chart.draw_series(LineSeries::new(visible.clone(), color.stroke_width(2)))?;
-        chart.draw_series(visible.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-    }
-    Ok(())
-}
-
+/// The threshold figures (log error axis: the walk's zero errors sit on its floor) and,
+/// per dataset and total ε, the query figures; none for a part that did not run.
 fn figures(
     out: &OutDir,
     thresholds: &[ThresholdCell],
@@ -1077,55 +989,47 @@ fn figures(
         (FILES[5], 1.0, 0.0),
         (FILES[6], 1.0, 0.1),
     ] {
-        let series: Vec<(&str, Vec<(f64, f64)>)> = THRESHOLD_METHODS
-            .iter()
-            .map(|&method| {
-                let points = thresholds
+        let mut figure = Figure::error_versus(
+            format!("thresholds on a line: error vs n, ε = {epsilon}, label noise {noise}"),
+            "n (training points)",
+        );
+        figure.y_scale = Scale::Log;
+        figure.y_label = "error".into();
+        for method in THRESHOLD_METHODS {
+            let points = thresholds
+                .iter()
+                .filter(|c| c.method == method && c.epsilon == epsilon && c.label_noise == noise)
+                .map(|c| (c.n as f64, c.mean_error))
+                .collect();
+            figure.push(Series::line(method, points));
+        }
+        plot::draw(out, file, &figure)?;
+    }
+    for (k, dataset) in ["adult", "kddcup99"].into_iter().enumerate() {
+        for (j, total) in [0.1, 1.0].into_iter().enumerate() {
+            let mut figure = Figure::error_versus(
+                format!("{dataset}: test error vs queries answered, total ε = {total}"),
+                "queries answered under the budget",
+            );
+            for method in [
+                METHOD_SOFT,
+                METHOD_AVERAGE,
+                METHOD_STABLE,
+                METHOD_SGD,
+                METHOD_OBJECTIVE,
+                METHOD_NON_PRIVATE,
+            ] {
+                let points = queries
                     .iter()
                     .filter(|c| {
-                        c.method == method && c.epsilon == epsilon && c.label_noise == noise
+                        c.dataset == dataset && c.method == method && c.total_epsilon == total
                     })
-                    .map(|c| (c.n as f64, c.mean_error))
+                    .map(|c| (c.queries as f64, c.mean_error))
                     .collect();
-                (method, points)
-            })
-            .collect();
-        let title = format!("thresholds on a line: error vs n, ε = {epsilon}, label noise {noise}");
-        out.write(file, chart(&title, "n (training points)", &series, true)?)?;
-    }
-    for (file, dataset) in [(FILES[7], "adult"), (FILES[8], "kddcup99")] {
-        let total = queries
-            .iter()
-            .filter(|c| c.dataset == dataset)
-            .map(|c| c.total_epsilon)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let series: Vec<(&str, Vec<(f64, f64)>)> = [
-            METHOD_SOFT,
-            METHOD_AVERAGE,
-            METHOD_STABLE,
-            METHOD_SGD,
-            METHOD_OBJECTIVE,
-            METHOD_NON_PRIVATE,
-        ]
-        .iter()
-        .map(|&method| {
-            let points = queries
-                .iter()
-                .filter(|c| c.dataset == dataset && c.method == method && c.total_epsilon == total)
-                .map(|c| (c.queries as f64, c.mean_error))
-                .collect();
-            (method, points)
-        })
-        .collect();
-        let title = if total.is_finite() {
-            format!("{dataset}: test error vs queries answered, total ε = {total}")
-        } else {
-            format!("{dataset}: not run (data files missing)")
-        };
-        out.write(
-            file,
-            chart(&title, "queries answered under the budget", &series, false)?,
-        )?;
+                figure.push(Series::line(method, points));
+            }
+            plot::draw(out, FILES[7 + 2 * k + j], &figure)?;
+        }
     }
     Ok(())
 }

@@ -31,14 +31,16 @@ pub use rule_fit::{Regret, RuleFit};
 pub use validation::ValidationCell;
 
 /// The files this experiment writes in `<out>/utility`.
-pub const FILES: [&str; 7] = [
+pub const FILES: [&str; 9] = [
     "run.json",
     "summary.md",
     "cells.json",
     "cells.csv",
     "end_to_end.csv",
     "adult_error_vs_lambda.svg",
+    "adult_grouped_error_vs_lambda.svg",
     "kddcup99_error_vs_lambda.svg",
+    "kddcup99_grouped_error_vs_lambda.svg",
 ];
 
 /// The privacy levels of the study.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::super::plot::{self, Series};
+use super::super::plot::{self, Figure, Series};
 use super::{ADULT_EPSILONS, Cell, FIGURE_1F_STATUS, KDD_EPSILONS, LAMBDAS, Method, Tuning};
 use crate::safe_write::OutDir;
 
@@ -368,49 +368,31 @@ const EXPLANATION: &str = r#"
 "#;
 
 /// The published best-Λ-in-hindsight errors of `dataset` for each private method, as
-/// markers at `x(ε)` in the method's colour (the colour of its first curve).
+/// hollow circles at `x(ε)`, in the colour of `link(m)` (the m-th private method's curve).
 fn published_markers(
+    figure: &mut Figure,
     dataset: &str,
     x: impl Fn(f64) -> Option<f64>,
     epsilon: Option<f64>,
-) -> Vec<Series> {
-    Method::PRIVATE
-        .into_iter()
-        .enumerate()
-        .filter_map(|(m, method)| {
-            let points: Vec<(f64, f64)> = PUBLISHED
-                .iter()
-                .filter(|p| {
-                    p.0 == dataset && p.1 == method && epsilon.is_none_or(|e| p.2 == Some(e))
-                })
-                .filter_map(|p| Some((x(p.2?)?, p.3)))
-                .collect();
-            (!points.is_empty()).then(|| Series {
-                name: format!("published, {} (best Λ in hindsight)", method.label()),
+    link: impl Fn(usize) -> Option<usize>,
+) {
+    for (m, method) in Method::PRIVATE.into_iter().enumerate() {
+        let points: Vec<(f64, f64)> = PUBLISHED
+            .iter()
+            .filter(|p| p.0 == dataset && p.1 == method && epsilon.is_none_or(|e| p.2 == Some(e)))
+            .filter_map(|p| Some((x(p.2?)?, p.3)))
+            .collect();
+        if !points.is_empty() {
+            figure.push(Series::published(
+                format!("published, {} (best Λ in hindsight)", method.label()),
                 points,
-                secondary: false,
-                color: 2 * m,
-                published: true,
-            })
-        })
-        .collect()
-}
-
-/// An error-versus-x chart (log x over the points' range); nothing without points.
-fn chart(
-    out: &OutDir,
-    name: &str,
-    title: &str,
-    axis: &str,
-    curves: &[Series],
-) -> Result<(), Box<dyn std::error::Error>> {
-    match plot::data_x_range(curves) {
-        Some(range) => plot::draw(out, name, title, axis, range, curves),
-        None => Ok(()),
+                link(m),
+            ));
+        }
     }
 }
 
-/// Figure 1(d), 1(e) and the Adult chart.
+/// Figure 1(d), 1(e) and the Adult chart; a chart without points is not drawn.
 pub fn figures(
     out: &OutDir,
     cells: &[Cell],
@@ -445,77 +427,64 @@ pub fn figures(
         p
     };
     for (k, &epsilon) in KDD_EPSILONS.iter().enumerate() {
-        let mut curves = vec![Series {
-            name: "non-private SVM (non-private tuning)".into(),
-            points: points(
+        let mut figure = Figure::error_versus(
+            format!("KDDCup99 learning curve, ε = {epsilon} (Λ tuned privately)"),
+            "training rows",
+        );
+        figure.push(Series::line(
+            "non-private SVM (non-private tuning)",
+            points(
                 "kddcup99",
                 Method::NonPrivateSvm,
                 Tuning::NonPrivateValidation,
                 None,
                 false,
             ),
-            secondary: false,
-            color: 6,
-            published: false,
-        }];
-        for (m, method) in Method::PRIVATE.into_iter().enumerate() {
-            for (t, tuning) in [Tuning::SplitAndSelect, Tuning::RandomStopping]
-                .into_iter()
-                .enumerate()
-            {
-                curves.push(Series {
-                    name: format!("{}, {}", method.label(), tuning.label()),
-                    points: points("kddcup99", method, tuning, Some(epsilon), false),
-                    secondary: t == 1,
-                    color: 2 * m + t,
-                    published: false,
-                });
+        ));
+        for method in Method::PRIVATE {
+            for tuning in [Tuning::SplitAndSelect, Tuning::RandomStopping] {
+                figure.push(Series::line(
+                    format!("{}, {}", method.label(), tuning.label()),
+                    points("kddcup99", method, tuning, Some(epsilon), false),
+                ));
             }
         }
-        // The paper's KDD numbers are on a 60,000-row subset.
-        curves.extend(published_markers(
+        // The paper's KDD numbers are on a 60,000-row subset, best Λ in hindsight (no
+        // curve of this figure): circles of their own colour.
+        published_markers(
+            &mut figure,
             "kddcup99",
             |_| Some(KDD_PUBLISHED_ROWS),
             Some(epsilon),
-        ));
-        chart(
-            out,
-            names[k],
-            &format!("KDDCup99 learning curve, ε = {epsilon} (Λ tuned privately)"),
-            "training rows",
-            &curves,
-        )?;
+            |_| None,
+        );
+        plot::draw(out, names[k], &figure)?;
     }
-    let mut curves = Vec::new();
-    for (m, method) in Method::PRIVATE.into_iter().enumerate() {
-        for (t, tuning) in [
+    let mut figure = Figure::error_versus("Adult: tuned privately versus best Λ in hindsight", "ε");
+    let mut hindsight = Vec::new();
+    for method in Method::PRIVATE {
+        for tuning in [
             Tuning::BestInHindsight,
             Tuning::SplitAndSelect,
             Tuning::RandomStopping,
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        ] {
             if method == Method::OutputSvm && tuning == Tuning::RandomStopping {
                 continue;
             }
-            curves.push(Series {
-                name: format!("{}, {}", method.label(), tuning.label()),
-                points: points("adult", method, tuning, None, true),
-                secondary: t == 0,
-                color: 2 * m + t.min(1),
-                published: false,
-            });
+            let line = figure.push(Series::line(
+                format!("{}, {}", method.label(), tuning.label()),
+                points("adult", method, tuning, None, true),
+            ));
+            if tuning == Tuning::BestInHindsight {
+                hindsight.push(line);
+            }
         }
     }
-    curves.extend(published_markers("adult", Some, None));
-    chart(
-        out,
-        names[2],
-        "Adult: tuned privately versus best Λ in hindsight",
-        "ε",
-        &curves,
-    )
+    published_markers(&mut figure, "adult", Some, None, |m| {
+        hindsight.get(m).copied()
+    });
+    plot::draw(out, names[2], &figure)?;
+    Ok(())
 }
 
 /// Bounds a correct run meets: the non-private SVM tuned on validation is near its best

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use dp_erm::{ObjectiveCalibration, RegularizationRule, UtilityOutlook};
 
 use super::super::RunEntry;
-use super::super::plot::{self, Series};
+use super::super::plot::{self, Figure, Series};
 use super::end_to_end::Choice;
 use super::grid::{GridCell, on_decade_grid};
 use super::variant::{Lever, Variant};
@@ -41,7 +41,9 @@ pub fn write(out: &OutDir, record: &UtilityRecord) -> Result<(), Box<dyn std::er
     out.write("end_to_end.csv", end_to_end_csv(record))?;
     out.write("summary.md", summary(record))?;
     for dataset in ["adult", "kddcup99"] {
-        figure(out, record, dataset)?;
+        for grouped in [false, true] {
+            figure(out, record, dataset, grouped)?;
+        }
     }
     Ok(())
 }
@@ -557,53 +559,67 @@ fn end_to_end_csv(record: &UtilityRecord) -> String {
     s
 }
 
-/// Error versus Λ on the fine grid for the rule's loss at each ε (lines), and the rule's
-/// end-to-end error at the Λ it chose (circles of the same colour).
+/// The figures' files: per dataset, the Euclidean noise and the group-shaped noise.
+fn figure_file(dataset: &str, grouped: bool) -> String {
+    if grouped {
+        format!("{dataset}_grouped_error_vs_lambda.svg")
+    } else {
+        format!("{dataset}_error_vs_lambda.svg")
+    }
+}
+
+/// Error versus Λ on the fine grid for a rule's variant at each ε (lines), and that rule's
+/// end-to-end error at the Λ it chose (stars of the same colour: measured, not published).
+/// `grouped`: the group-shaped noise and its rule; otherwise the Euclidean noise and the
+/// default rule. Nothing is drawn for a dataset without cells.
 fn figure(
     out: &OutDir,
     record: &UtilityRecord,
     dataset: &str,
+    grouped: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let variant = rule_variant();
-    let mut series = Vec::new();
-    for (k, &epsilon) in EPSILONS.iter().enumerate() {
+    let (rule, choice, noise) = if grouped {
+        (
+            RegularizationRule::GROUPED,
+            Choice::GroupedRule,
+            "group-shaped noise",
+        )
+    } else {
+        (RegularizationRule::DEFAULT, Choice::Rule, "Euclidean noise")
+    };
+    let variant = super::validation::rule_variant(&rule, grouped);
+    let mut figure = Figure::error_versus(
+        format!("{dataset}: objective perturbation, {noise}, error vs Λ (the rule's loss)"),
+        "Λ",
+    );
+    for &epsilon in &EPSILONS {
         let mut points: Vec<(f64, f64)> = record
             .cells
             .iter()
-            .filter(|c| c.dataset == dataset && c.variant == variant && c.epsilon == epsilon)
+            .filter(|c| {
+                c.dataset == dataset && c.variant == variant && c.epsilon == epsilon && c.fits > 0
+            })
             .map(|c| (c.lambda, c.mean_error))
             .collect();
         if points.is_empty() {
             continue;
         }
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        series.push(Series {
-            name: format!("ε = {epsilon}, {}", variant.label()),
+        let line = figure.push(Series::line(
+            format!("ε = {epsilon}, {}", variant.label()),
             points,
-            published: false,
-            secondary: false,
-            color: k,
-        });
-        let rule = end_to_end(record, dataset, Choice::Rule, epsilon);
-        if let Some((c, lambda)) = rule.and_then(|c| Some((c, c.rule_lambda?))) {
-            series.push(Series {
-                name: format!("ε = {epsilon}: the rule's Λ, end to end"),
-                points: vec![(lambda, c.mean_error)],
-                published: true,
-                secondary: false,
-                color: k,
-            });
+        ));
+        let chosen = end_to_end(record, dataset, choice, epsilon);
+        if let Some((c, lambda)) = chosen.and_then(|c| Some((c, c.rule_lambda?))) {
+            figure.push(Series::points(
+                format!("ε = {epsilon}: the rule's Λ, end to end"),
+                vec![(lambda, c.mean_error)],
+                Some(line),
+            ));
         }
     }
-    let (lo, hi) = (record.lambdas[record.lambdas.len() - 1], record.lambdas[0]);
-    plot::draw(
-        out,
-        &format!("{dataset}_error_vs_lambda.svg"),
-        &format!("{dataset}: objective perturbation, error vs Λ (the rule's loss)"),
-        "Λ",
-        (lo / 2.0, hi * 2.0),
-        &series,
-    )
+    plot::draw(out, &figure_file(dataset, grouped), &figure)?;
+    Ok(())
 }
 
 /// The bounds CI checks on the quick run: on Adult the rule's end-to-end error at ε = 0.2 is
