@@ -86,14 +86,15 @@ fn log_grid(spec: &str) -> Result<Vec<f64>, String> {
             "LOW = {low} and HIGH = {high}: need 0 < LOW < HIGH (finite)"
         ));
     }
-    let (a, b) = (low.ln(), high.ln());
+    let (a, b) = (low.log10(), high.log10());
     let step = (b - a) / (count - 1) as f64;
-    // The ends exactly as written; the points between in log scale.
+    // The ends exactly as written; the points between in log scale, as powers of 10 (so a
+    // grid over decades gives 1e-3, not 0.001000000000000001).
     Ok((0..count)
         .map(|i| match i {
             0 => low,
             i if i == count - 1 => high,
-            i => (a + step * i as f64).exp(),
+            i => 10f64.powf(a + step * i as f64),
         })
         .collect())
 }
@@ -116,7 +117,12 @@ mod tests {
         let g = ok("log:1e-6..1e-2:5");
         assert_eq!(g.len(), 5);
         assert_eq!((g[0], g[4]), (1e-6, 1e-2));
-        for (v, e) in g.iter().zip([1e-6, 1e-5, 1e-4, 1e-3, 1e-2]) {
+        assert_eq!(g, vec![1e-6, 1e-5, 1e-4, 1e-3, 1e-2]);
+        let g = ok("log:1e-4..1e-2:5");
+        for (v, e) in g
+            .iter()
+            .zip([1e-4, 10f64.powf(-3.5), 1e-3, 10f64.powf(-2.5), 1e-2])
+        {
             assert!((v / e - 1.0).abs() < 1e-12, "{v} vs {e}");
         }
     }

@@ -843,3 +843,38 @@ fn gzip_input_trains_and_predicts_and_names_bad_cells() {
     assert!(err.contains("bad.csv.gz, line 8, column x"), "{err}");
     assert!(!s.path("b.dpm").exists());
 }
+
+#[test]
+fn adult_kernel_model_and_a_gzipped_slice() {
+    let Some(data) = data_dir() else { return };
+    let s = Setup::new();
+    // The first 5,000 lines of adult.data, gzipped: read as they stream.
+    let text = std::fs::read_to_string(data.join("adult.data")).unwrap();
+    let slice: String = text.lines().take(5000).map(|l| format!("{l}\n")).collect();
+    let gz = s.write("adult-slice.data.gz", &gzip(slice.as_bytes()));
+    succeeds(&mut s.train_with(&gz, "slice.dpm", &adult_schema(), "1"));
+    assert_eq!(report_of(&s, "slice.dpm")["rows"], 5000);
+    let test = std::fs::read_to_string(data.join("adult.test")).unwrap();
+    let test_gz = s.write("adult.test.gz", &gzip(test.as_bytes()));
+    let shown = evaluate_json(&s.path("slice.dpm"), &adult_schema(), &test_gz);
+    assert_eq!(shown["rows"], 16_281);
+
+    succeeds(
+        &mut s
+            .train_with(&data.join("adult.data"), "kernel.dpm", &adult_schema(), "1")
+            .args(["--model", "kernel"]),
+    );
+    let report = report_of(&s, "kernel.dpm");
+    assert_eq!(report["rows"], 32_561);
+    assert_eq!(report["kernel"]["random_features"], 200);
+    let shown = evaluate_json(
+        &s.path("kernel.dpm"),
+        &adult_schema(),
+        &data.join("adult.test"),
+    );
+    let error = shown["error"].as_f64().unwrap();
+    eprintln!("adult.test error of the kernel model at ε = 1: {error}");
+    // Measured 0.168–0.176 in three runs (the linear model: 0.16); the majority class alone
+    // gives 0.236.
+    assert!(error <= 0.2, "{error}");
+}
