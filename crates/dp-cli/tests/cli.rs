@@ -860,8 +860,7 @@ fn adult_kernel_model_and_a_gzipped_slice() {
     assert_eq!(shown["rows"], 16_281);
 
     succeeds(
-        &mut s
-            .train_with(&data.join("adult.data"), "kernel.dpm", &adult_schema(), "1")
+        s.train_with(&data.join("adult.data"), "kernel.dpm", &adult_schema(), "1")
             .args(["--model", "kernel"]),
     );
     let report = report_of(&s, "kernel.dpm");

@@ -189,12 +189,12 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
+/// The count of file bytes a stream has taken.
+type FileBytes = Rc<CountCell<u64>>;
+
 /// The CSV byte stream of `handle`: decompressed when `gzip`, with the counter of file
 /// bytes consumed.
-fn csv_stream(
-    mut handle: File,
-    gzip: bool,
-) -> std::io::Result<(Box<dyn Read>, Rc<CountCell<u64>>)> {
+fn csv_stream(mut handle: File, gzip: bool) -> std::io::Result<(Box<dyn Read>, FileBytes)> {
     handle.rewind()?;
     let count = Rc::new(CountCell::new(0));
     let counted = Counted {
