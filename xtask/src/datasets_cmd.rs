@@ -427,4 +427,75 @@ pub mod synth {
         );
         Ok(())
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// Every quoted level of `schemas/adult.toml`'s `levels = [...]` lines.
+        fn schema_levels() -> Vec<String> {
+            let schema = crate::workspace_path("schemas/adult.toml");
+            let text = std::fs::read_to_string(schema).unwrap();
+            text.lines()
+                .filter(|l| l.starts_with("levels = ["))
+                .flat_map(|l| l.split('"').skip(1).step_by(2).map(str::to_owned))
+                .collect()
+        }
+
+        #[test]
+        fn rows_have_adults_shape_and_the_schemas_levels_and_bounds() {
+            let dir = std::env::temp_dir().join(format!("xtask-synth-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let out = dir.join("synth.csv");
+            run(2000, &out, 7).unwrap();
+            let text = std::fs::read_to_string(&out).unwrap();
+            let levels = schema_levels();
+            // 8 + 16 + 7 + 14 + 6 + 5 + 2 + 41 levels in its 8 categorical columns.
+            assert_eq!(levels.len(), 99);
+            let bounds = [
+                (0, 17.0, 100.0),
+                (2, 1.0, 1_500_000.0),
+                (4, 1.0, 16.0),
+                (10, 0.0, 100_000.0),
+                (11, 0.0, 5_000.0),
+                (12, 1.0, 100.0),
+            ];
+            let mut positives = 0;
+            for line in text.lines() {
+                let fields: Vec<&str> = line.split(", ").collect();
+                assert_eq!(fields.len(), 15, "{line}");
+                for (k, lower, upper) in bounds {
+                    let v: f64 = fields[k].parse().unwrap();
+                    assert!((lower..=upper).contains(&v), "{line}");
+                }
+                for k in [1, 3, 5, 6, 7, 8, 9, 13] {
+                    assert!(
+                        fields[k] == "?" || levels.iter().any(|l| l == fields[k]),
+                        "{line}"
+                    );
+                }
+                positives += usize::from(match fields[14] {
+                    ">50K" => true,
+                    "<=50K" => false,
+                    other => panic!("label {other}"),
+                });
+            }
+            assert_eq!(text.lines().count(), 2000);
+            // About a quarter positive, as in adult.data (24%).
+            assert!((300..=800).contains(&positives), "{positives}");
+            // The same seed gives the same file; an existing output is refused.
+            let again = dir.join("again.csv");
+            run(2000, &again, 7).unwrap();
+            assert_eq!(std::fs::read(&again).unwrap(), text.as_bytes());
+            let err = run(10, &out, 7).unwrap_err().to_string();
+            assert!(err.contains("exists; refusing to overwrite it"), "{err}");
+            assert!(
+                run(0, &dir.join("none.csv"), 7)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("--rows 0")
+            );
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
 }
