@@ -9,8 +9,10 @@ mod ledger;
 mod model_file;
 mod output;
 mod progress;
+mod report;
 mod schema_init;
 mod train;
+mod tune;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -2,16 +2,17 @@
 
 use std::path::{Path, PathBuf};
 
-use dp_erm::{ErmParams, Examples, Loss, ObjectiveCalibration, RegularizationRule, Trainer};
+use dp_erm::{ErmParams, Examples, Loss, ObjectiveCalibration, RegularizationRule};
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
 use dp_noise::DpRng;
 use dp_schema::{Encoder, Schema};
-use dp_tune::{RandomStopping, SplitAndSelect};
 use serde_json::{Value, json};
 
 use crate::ledger::{Ledger, LedgerLock, Spend};
 use crate::model_file::Model as Released;
-use crate::output::{check_free, sha256_hex, write_all_or_none};
+use crate::output::{check_free, write_all_or_none};
+use crate::report::{markdown, report};
+use crate::tune::{Tuner, tuned};
 use crate::{Failure, fail, grid, progress};
 
 /// The model to train.
@@ -115,11 +116,11 @@ fn unix_time() -> u64 {
 }
 
 /// The request's parameters, checked: everything decided before the data are read.
-struct Plan {
-    noise: Noise,
-    loss: Loss,
-    grid: Option<Vec<f64>>,
-    map: Option<FeatureMap>,
+pub struct Plan {
+    pub noise: Noise,
+    pub loss: Loss,
+    pub grid: Option<Vec<f64>>,
+    pub map: Option<FeatureMap>,
 }
 
 /// Refuses every parameter that can be refused without the data, naming it.
@@ -252,138 +253,18 @@ fn kernel_params(map: &FeatureMap, loss: Loss, lambda: f64, epsilon: f64) -> Ker
     )
 }
 
-/// A private selection, built (and its ε and δ known) before the data are read.
-enum Tuner<T> {
-    Split(SplitAndSelect<T>),
-    Stopping(RandomStopping<T>),
-}
-
-/// What a tuned run released besides the model (all private outputs, or public sizes).
-struct Tuned<M> {
-    model: M,
-    index: usize,
-    facts: Value,
-}
-
-impl<T: Trainer> Tuner<T> {
-    /// The selection `method` over `candidates(ε_candidate)` spending at most `epsilon` end
-    /// to end: split-and-select at ε for both the candidates and the selection; random
-    /// stopping at the largest base ε whose 3ε_B, rounded up, is at most `epsilon`.
-    fn new(
-        method: TuneMethod,
-        epsilon: f64,
-        stop_probability: f64,
-        candidates: impl Fn(f64) -> Vec<T>,
-    ) -> Result<Self, Failure> {
-        let refused = |e: dp_tune::TuneError| fail(format!("the tuning was refused: {e}"));
-        match method {
-            TuneMethod::Split => SplitAndSelect::new(candidates(epsilon), epsilon)
-                .map(Tuner::Split)
-                .map_err(refused),
-            TuneMethod::Stopping => {
-                let mut base = epsilon / 3.0;
-                // 3·(ε/3) rounded up is at most a few ulps above ε: a few steps down suffice.
-                for _ in 0..16 {
-                    let t = RandomStopping::new(candidates(base), base, stop_probability)
-                        .map_err(refused)?;
-                    if t.epsilon() <= epsilon {
-                        return Ok(Tuner::Stopping(t));
-                    }
-                    base = base.next_down();
-                }
-                Err(fail(format!(
-                    "--epsilon {epsilon}: no base ε gives random stopping an end-to-end ε of \
-                     at most {epsilon}"
-                )))
-            }
-        }
-    }
-
-    fn epsilon(&self) -> f64 {
-        match self {
-            Tuner::Split(t) => t.epsilon(),
-            Tuner::Stopping(t) => t.epsilon(),
-        }
-    }
-
-    fn delta(&self) -> f64 {
-        match self {
-            Tuner::Split(_) => 0.0,
-            Tuner::Stopping(t) => t.delta(),
-        }
-    }
-
-    /// Rows each candidate trains on (a function of n: public).
-    fn training_rows(&self, n: usize) -> usize {
-        match self {
-            Tuner::Split(t) => n / t.parts(),
-            Tuner::Stopping(t) => n - t.held_out_rows(n),
-        }
-    }
-
-    fn select(&self, data: &Examples, rng: &mut DpRng) -> Result<Tuned<T::Model>, Failure> {
-        let refused = |e: dp_tune::TuneError| fail(format!("the tuning was refused: {e}"));
-        match self {
-            Tuner::Split(t) => {
-                let s = t.select(data, rng).map_err(refused)?;
-                let facts = json!({
-                    "method": "split-and-select (Chaudhuri, Monteleoni and Sarwate 2011, \
-                               Algorithm 4): the rows shuffled with fresh randomness and cut \
-                               into one part per candidate plus a held-out part; the \
-                               exponential mechanism picks a candidate by its held-out mistakes",
-                    "parts": t.parts(),
-                    "rows_per_candidate": data.len() / t.parts(),
-                    "held_out_rows": s.validation_rows(),
-                    "candidate_epsilon": t.training_epsilon(),
-                    "selection_epsilon": t.selection_epsilon(),
-                    "privacy": "max(ε_candidates, ε_selection) by parallel composition \
-                                (dp-tune's SplitAndSelect)",
-                });
-                Ok(Tuned {
-                    index: s.index(),
-                    model: s.into_model(),
-                    facts,
-                })
-            }
-            Tuner::Stopping(t) => {
-                let s = t.select(data, rng).map_err(refused)?;
-                // The number of runs is not covered by the guarantee: never reported.
-                let facts = json!({
-                    "method": "random stopping (Liu and Talwar 2019): runs of a uniformly \
-                               drawn candidate on the training part, each scored by its \
-                               held-out mistakes plus discrete Laplace noise, stopping after \
-                               each run with probability γ; the best run is released",
-                    "stop_probability": t.stop_probability(),
-                    "max_runs": t.max_runs(),
-                    "training_rows": data.len() - s.held_out_rows(),
-                    "held_out_rows": s.held_out_rows(),
-                    "noisy_held_out_mistakes": s.noisy_mistakes().to_string(),
-                    "base_epsilon": t.base_epsilon(),
-                    "privacy": "3·ε_base (rounded up) and the cap's δ (dp-tune's \
-                                RandomStopping); the number of runs is not released",
-                });
-                Ok(Tuned {
-                    index: s.index(),
-                    model: s.into_model(),
-                    facts,
-                })
-            }
-        }
-    }
-}
-
 /// What the run released and how, for the report.
-struct Outcome {
-    model: Released,
-    mechanism: String,
-    regularization_choice: String,
-    epsilon_steps: Value,
-    epsilon: f64,
-    delta: f64,
-    tuning: Option<Value>,
-    kernel: Option<Value>,
+pub struct Outcome {
+    pub model: Released,
+    pub mechanism: String,
+    pub regularization_choice: String,
+    pub epsilon_steps: Value,
+    pub epsilon: f64,
+    pub delta: f64,
+    pub tuning: Option<Value>,
+    pub kernel: Option<Value>,
     /// Rows each released model was trained on (for the outlook).
-    training_rows: usize,
+    pub training_rows: usize,
 }
 
 pub fn run(req: TrainRequest) -> Result<(), Failure> {
@@ -611,9 +492,9 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     Ok(())
 }
 
-const LINEAR_MECHANISM: &str = "objective perturbation (Chaudhuri, Monteleoni and Sarwate \
+pub const LINEAR_MECHANISM: &str = "objective perturbation (Chaudhuri, Monteleoni and Sarwate \
      2011), cliff-free calibration, minimizer noise covering the solver's tolerance";
-const KERNEL_MECHANISM: &str = "random Fourier features drawn before and independently of \
+pub const KERNEL_MECHANISM: &str = "random Fourier features drawn before and independently of \
      the data (dp-kernel; every mapped row in the unit ball), then objective perturbation \
      (cliff-free calibration) on the mapped rows";
 
@@ -656,63 +537,6 @@ fn report_throughput(path: &Path, elapsed: std::time::Duration) {
     );
 }
 
-fn tuned<T: Trainer>(
-    tuner: &Tuner<T>,
-    data: &Examples,
-    rng: &mut DpRng,
-    plan: &Plan,
-    wrap: impl Fn(T::Model) -> Released,
-) -> Result<Outcome, Failure> {
-    let grid = plan.grid.as_deref().unwrap_or_default();
-    let t = tuner.select(data, rng)?;
-    let mut facts = t.facts;
-    facts["grid"] = json!(grid);
-    facts["chosen_index"] = json!(t.index);
-    facts["chosen_regularization"] = json!(grid[t.index]);
-    let (steps, delta) = match tuner {
-        Tuner::Split(s) => (
-            json!([
-                { "step": format!("train {} candidates, each on its own part (parallel composition)", grid.len()),
-                  "epsilon": s.training_epsilon() },
-                { "step": "select (exponential mechanism on held-out mistakes)",
-                  "epsilon": s.selection_epsilon() },
-            ]),
-            0.0,
-        ),
-        Tuner::Stopping(s) => (
-            json!([
-                { "step": "each run: train a candidate on the training part", "epsilon": s.training_epsilon() },
-                { "step": "each run: noisy held-out mistakes (discrete Laplace)", "epsilon": s.score_epsilon() },
-                { "step": "random stopping: the best of a geometric number of runs (3·ε_base)",
-                  "epsilon": s.epsilon(), "delta": s.delta() },
-            ]),
-            s.delta(),
-        ),
-    };
-    let mechanism = match plan.map {
-        Some(_) => KERNEL_MECHANISM,
-        None => LINEAR_MECHANISM,
-    };
-    Ok(Outcome {
-        model: wrap(t.model),
-        mechanism: format!("{mechanism}; Λ chosen privately by --tune"),
-        regularization_choice: format!(
-            "chosen privately among --tune's {} values ({}); the choice is part of the ε spent",
-            grid.len(),
-            match tuner {
-                Tuner::Split(_) => "split-and-select",
-                Tuner::Stopping(_) => "random stopping",
-            }
-        ),
-        epsilon_steps: steps,
-        epsilon: tuner.epsilon(),
-        delta,
-        tuning: Some(facts),
-        kernel: None,
-        training_rows: tuner.training_rows(data.len()),
-    })
-}
-
 fn kernel_facts(map: &FeatureMap) -> Value {
     json!({
         "kernel": match map.kernel() {
@@ -730,156 +554,4 @@ fn kernel_facts(map: &FeatureMap) -> Value {
         "note": "the map is drawn from fresh randomness before the data are read and is \
                  released with the model; it costs no privacy",
     })
-}
-
-/// Only public or privatized facts: the request, the schema, the public sizes, the
-/// released model's own metadata and the tuning's private outputs. No statistic of the
-/// data (no error rate, no count of clamped values or of missing cells, no run count).
-fn report(
-    req: &TrainRequest,
-    outcome: &Outcome,
-    bytes: &[u8],
-    hash: &str,
-    (n, d): (usize, usize),
-    encoder: &Encoder,
-    ledger: Option<&(PathBuf, Ledger)>,
-) -> serde_json::Value {
-    let meta = outcome.model.metadata();
-    let grouped = meta.noise_groups.is_some();
-    // From public sizes and ε alone, as the rules are: no data read. A kernel's model has D
-    // features; a tuned model saw its own part of the rows.
-    let model_features = meta.features;
-    let outlook =
-        RegularizationRule::outlook(outcome.training_rows, model_features, req.epsilon).ok();
-    json!({
-        "report": "dpml train",
-        "dpml_version": env!("CARGO_PKG_VERSION"),
-        "dp_erm_version": meta.crate_version,
-        "contains": "only public or privatized facts: the parameters chosen, the public schema, \
-                     the number of rows and features, and the released model's metadata",
-        "data_file": req.data.display().to_string(),
-        "schema": {
-            "file": req.schema.display().to_string(),
-            "sha256": hash,
-        },
-        "model_file": {
-            "path": req.out.display().to_string(),
-            "sha256": sha256_hex(bytes),
-            "kind": match outcome.model {
-                Released::Linear(_) => "linear (dp-erm LinearModel)",
-                Released::Kernel(_) => "kernel (dp-kernel KernelModel, random features)",
-            },
-        },
-        "neighbouring_relation": "replace one row (datasets of the same size)",
-        "rows": n,
-        "rows_note": "the row count is treated as public: it is taken from the file, which is \
-                     what the replace-one relation allows (neighbouring datasets have the same \
-                     size); where the size itself is secret, this report must not be released",
-        "features": d,
-        "feature_groups": encoder.groups().count(),
-        "mechanism": outcome.mechanism,
-        "noise": if grouped {
-            "shaped to the schema's one-hot groups: density ∝ exp(−β‖b‖_G), same ε"
-        } else {
-            "Euclidean: density ∝ exp(−β‖b‖₂)"
-        },
-        "loss": meta.loss.name(),
-        "regularization": meta.regularization,
-        "regularization_choice": outcome.regularization_choice,
-        "tuning": outcome.tuning,
-        "kernel": outcome.kernel,
-        "outlook": outlook.map(|o| json!({
-            "noise_ratio": o.noise_ratio,
-            "at_risk": o.at_risk,
-            "near_chance": o.near_chance,
-            "warning": o.warning(),
-            "note": "from the public n, d and ε alone (d/(nε), with the rows and features the \
-                     released model was trained on), before any fit; no data read",
-        })),
-        "epsilon_spent": outcome.epsilon_steps,
-        "epsilon_total": outcome.epsilon,
-        "delta_total": outcome.delta,
-        "ledger": ledger.map(|(path, l)| json!({
-            "path": path.display().to_string(),
-            "dataset": l.dataset,
-            "total_epsilon": l.total_epsilon,
-            "spent_after_this_run": l.spent(),
-            "total_delta": l.total_delta,
-            "delta_spent_after_this_run": l.spent_delta(),
-            "runs": l.spends.len(),
-        })),
-    })
-}
-
-fn markdown(r: &serde_json::Value) -> String {
-    let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
-    let mut out = format!(
-        "# dpml train report\n\n\
-         This report holds only public or privatized facts: the parameters chosen, the public \
-         schema, the number of rows and features, and the released model's metadata.\n\n\
-         | | |\n|---|---|\n\
-         | ε spent | {} (δ = {}) |\n\
-         | mechanism | {} |\n\
-         | noise | {} |\n\
-         | neighbouring relation | {} |\n\
-         | loss | {} |\n\
-         | Λ | {} ({}) |\n\
-         | rows n | {} (public; see below) |\n\
-         | features d | {} in {} groups |\n\
-         | schema | `{}`, SHA-256 `{}` |\n\
-         | data | `{}` |\n\
-         | model | `{}`, SHA-256 `{}` |\n",
-        r["epsilon_total"],
-        r["delta_total"],
-        s("mechanism"),
-        s("noise"),
-        s("neighbouring_relation"),
-        s("loss"),
-        r["regularization"],
-        s("regularization_choice"),
-        r["rows"],
-        r["features"],
-        r["feature_groups"],
-        r["schema"]["file"].as_str().unwrap_or_default(),
-        r["schema"]["sha256"].as_str().unwrap_or_default(),
-        s("data_file"),
-        r["model_file"]["path"].as_str().unwrap_or_default(),
-        r["model_file"]["sha256"].as_str().unwrap_or_default(),
-    );
-    if let Some(l) = r["ledger"].as_object() {
-        out.push_str(&format!(
-            "| ledger | `{}`: {} of {} spent for {} in {} runs |\n",
-            l["path"].as_str().unwrap_or_default(),
-            l["spent_after_this_run"],
-            l["total_epsilon"],
-            l["dataset"],
-            l["runs"],
-        ));
-    }
-    if let Some(t) = r["tuning"].as_object() {
-        out.push_str(&format!(
-            "| tuning | {}; grid {}; chosen Λ = {} (candidate {}) |\n",
-            t["method"].as_str().unwrap_or_default(),
-            t["grid"],
-            t["chosen_regularization"],
-            t["chosen_index"],
-        ));
-    }
-    if let Some(k) = r["kernel"].as_object() {
-        out.push_str(&format!(
-            "| kernel | {}, γ = {}, D = {} random features ({}) |\n",
-            k["kernel"].as_str().unwrap_or_default(),
-            k["gamma"],
-            k["random_features"],
-            k["sampling"].as_str().unwrap_or_default(),
-        ));
-    }
-    out.push_str(&format!("\n**Rows.** {}.\n", s("rows_note")));
-    if let Some(warning) = r["outlook"]["warning"].as_str() {
-        out.push_str(&format!(
-            "\n**Expected utility.** {warning} (d/(nε) = {:.3}, from public sizes only).\n",
-            r["outlook"]["noise_ratio"].as_f64().unwrap_or(f64::NAN)
-        ));
-    }
-    out
 }
