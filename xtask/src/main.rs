@@ -13,6 +13,7 @@
 //! `index.md` from the results on disk if it wrote any, and exits with 128 + the signal
 //! (see `interrupt`).
 //! - `datasets fetch [--from DIR]` — put the data files in the data directory, verified.
+//! - `datasets synth --rows N --out FILE` — a synthetic CSV shaped like adult.data.
 //! - `audit-noise [--quick]` — every dp-noise sampler against its exact law.
 //! - `bench peers [--setup]`, `bench scale [--quick]` — speed beside the peers, and scaling.
 
@@ -227,6 +228,24 @@ enum DatasetsAction {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
+    /// Write a synthetic CSV shaped like adult.data (read it with schemas/adult.toml), for
+    /// measuring `dpml train` on large files: 10^7 rows are about 1.2 GB.
+    #[command(
+        after_help = "Example:\n  cargo xtask datasets synth --rows 10000000 --out /tmp/adult-synth.csv\n  \
+        /usr/bin/time -v dpml train --data /tmp/adult-synth.csv --schema schemas/adult.toml \
+        --epsilon 1 --out synth.dpm"
+    )]
+    Synth {
+        /// Number of rows.
+        #[arg(long)]
+        rows: u64,
+        /// The file to write (refused if it exists).
+        #[arg(long)]
+        out: PathBuf,
+        /// The generator's seed (the rows are a fixed function of it).
+        #[arg(long, default_value_t = 2011)]
+        seed: u64,
+    },
 }
 
 /// Every experiment, synthetic ones first (they need no data files), with whether it reads
@@ -360,6 +379,9 @@ fn main() -> ExitCode {
         Command::Datasets {
             action: DatasetsAction::Fetch { from, data_dir },
         } => datasets_cmd::fetch(data_dir, from).map(|()| true),
+        Command::Datasets {
+            action: DatasetsAction::Synth { rows, out, seed },
+        } => datasets_cmd::synth::run(rows, &out, seed).map(|()| true),
         Command::AuditNoise { quick, seed, out } => audit_noise::run(quick, seed, &out),
         Command::Bench {
             what:

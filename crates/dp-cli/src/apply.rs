@@ -1,23 +1,30 @@
 //! `dpml predict`, `dpml evaluate` and `dpml inspect`: a model applied to rows encoded by
 //! the schema it was trained with (a different schema is refused by its hash).
+//!
+//! A linear model records the schema's hash in its metadata. A kernel model's metadata
+//! names its feature map instead (dp-kernel binds the two), so for a kernel model the
+//! schema is checked by the number of encoded features and, where the training report
+//! (`MODEL.report.json`) lies beside the model, by the hash that report records.
 
 use std::io::Write;
 use std::path::Path;
 
-use dp_erm::{Features, LinearModel, Loss};
+use dp_erm::Loss;
 use dp_schema::{ColumnKind, Encoder, ReadOptions, Schema};
 
+use crate::model_file::Model;
 use crate::output::{Staged, check_free};
-use crate::train::schema_tag;
+use crate::train::{report_paths, schema_tag};
 use crate::{Failure, fail, progress};
 
 /// Loads a model and refuses it unless it was trained with `schema`.
-fn load_matching(model_path: &Path, schema: &Schema) -> Result<(LinearModel, Encoder), Failure> {
-    let model = LinearModel::load(model_path).map_err(|e| fail(e.to_string()))?;
+fn load_matching(model_path: &Path, schema: &Schema) -> Result<(Model, Encoder), Failure> {
+    let model = Model::load(model_path)?;
     let expected = schema_tag(&schema.hash());
-    match model.metadata().feature_map.as_deref() {
-        Some(tag) if tag == expected => {}
-        Some(tag) if tag.starts_with("dp-schema:sha256:") => {
+    match (&model, model.metadata().feature_map.as_deref()) {
+        (Model::Kernel(_), _) => check_kernel_report(model_path, schema)?,
+        (_, Some(tag)) if tag == expected => {}
+        (_, Some(tag)) if tag.starts_with("dp-schema:sha256:") => {
             return Err(fail(format!(
                 "{}: trained with the schema of hash {}, but this schema's hash is {}; use the \
                  schema the model was trained with",
@@ -34,15 +41,38 @@ fn load_matching(model_path: &Path, schema: &Schema) -> Result<(LinearModel, Enc
         }
     }
     let encoder = Encoder::new(schema);
-    if model.weights().len() != encoder.features() {
+    if model.input_features() != encoder.features() {
         return Err(fail(format!(
-            "{}: {} weights, but the schema encodes {} features",
+            "{}: takes rows of {} features, but the schema encodes {} features; use the \
+             schema the model was trained with",
             model_path.display(),
-            model.weights().len(),
+            model.input_features(),
             encoder.features()
         )));
     }
     Ok((model, encoder))
+}
+
+/// A kernel model's schema check beyond its dimension: the hash its training report
+/// records, where that report lies beside it.
+fn check_kernel_report(model_path: &Path, schema: &Schema) -> Result<(), Failure> {
+    let (report, _) = report_paths(model_path);
+    let Ok(text) = std::fs::read_to_string(&report) else {
+        return Ok(());
+    };
+    let recorded = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|r| r["schema"]["sha256"].as_str().map(str::to_owned));
+    match recorded {
+        Some(hash) if hash != schema.hash() => Err(fail(format!(
+            "{}: its report {} says it was trained with the schema of hash {hash}, but this \
+             schema's hash is {}; use the schema the model was trained with",
+            model_path.display(),
+            report.display(),
+            schema.hash()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Names for predictions: the positive class, and the other class if there is one other.
@@ -60,17 +90,6 @@ fn class_names(schema: &Schema) -> (String, String) {
         }
         _ => unreachable!("label_index names the label column"),
     }
-}
-
-/// Scores of a batch of encoded rows (+1 where the score is ≥ 0, as dp-erm predicts).
-fn scores(
-    model: &LinearModel,
-    d: usize,
-    rows: Vec<Vec<(usize, f64)>>,
-) -> Result<Vec<f64>, Failure> {
-    Features::sparse(d, rows)
-        .and_then(|x| x.scores(model.weights()))
-        .map_err(|e| fail(format!("cannot score the rows: {e}")))
 }
 
 fn load_schema(path: &Path) -> Result<Schema, Failure> {
@@ -120,7 +139,7 @@ pub fn predict(
         &mut progress::updater(&bar),
         &mut |batch| {
             let w = staged.writer();
-            for score in scores(&model, d, batch.rows)? {
+            for score in model.scores(d, batch.rows)? {
                 let class = if score >= 0.0 { &positive } else { &negative };
                 let line = if proba {
                     writeln!(
@@ -177,7 +196,7 @@ pub fn evaluate(
         &mut progress::updater(&bar),
         &mut |batch| {
             let labels = batch.labels.unwrap_or_default();
-            for (score, y) in scores(&model, d, batch.rows)?.into_iter().zip(labels) {
+            for (score, y) in model.scores(d, batch.rows)?.into_iter().zip(labels) {
                 let predicted_positive = score >= 0.0;
                 let index = match (y > 0.0, predicted_positive) {
                     (true, true) => 0,
@@ -224,9 +243,21 @@ pub fn evaluate(
 
 /// `dpml inspect`: the model's metadata (and its weights by feature name with `--schema`).
 pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Failure> {
-    let model = LinearModel::load(model_path).map_err(|e| fail(e.to_string()))?;
+    let model = Model::load(model_path)?;
     let meta = model.metadata();
     println!("model:          {}", model_path.display());
+    if let Model::Kernel(k) = &model {
+        let map = k.map();
+        println!(
+            "kind:           kernel ({:?}, {:?} sampling, {} random features of {} inputs)",
+            map.kernel(),
+            map.sampling(),
+            map.output_features(),
+            map.input_features()
+        );
+    } else {
+        println!("kind:           linear");
+    }
     println!("mechanism:      {:?}", meta.mechanism);
     match model.epsilon() {
         Some(e) => {
@@ -241,21 +272,31 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         Some(g) => println!("noise:          shaped to {g} feature groups"),
         None => println!("noise:          Euclidean (or none)"),
     }
-    match meta
-        .feature_map
-        .as_deref()
-        .and_then(|t| t.strip_prefix("dp-schema:sha256:"))
-    {
-        Some(hash) => println!("schema sha256:  {hash}"),
-        None => println!("schema:         none recorded"),
+    match (&model, meta.feature_map.as_deref()) {
+        (Model::Kernel(_), Some(map)) => {
+            println!("feature map:    {map} (the schema's hash is in the training report)")
+        }
+        (_, Some(tag)) if tag.starts_with("dp-schema:sha256:") => {
+            println!("schema sha256:  {}", &tag["dp-schema:sha256:".len()..])
+        }
+        _ => println!("schema:         none recorded"),
     }
     println!("trained by:     dp-erm {}", meta.crate_version);
     if let Some(path) = schema_path {
         let schema = load_schema(path)?;
         let (model, encoder) = load_matching(model_path, &schema)?;
-        println!("weights:");
-        for (name, w) in encoder.feature_names().iter().zip(model.weights()) {
-            println!("  {name:<40} {w:>12.6}");
+        match &model {
+            Model::Linear(m) => {
+                println!("weights:");
+                for (name, w) in encoder.feature_names().iter().zip(m.weights()) {
+                    println!("  {name:<40} {w:>12.6}");
+                }
+            }
+            Model::Kernel(_) => println!(
+                "weights:        on random features, not on the schema's features (none to \
+                 name); the schema matches the model's {} inputs",
+                encoder.features()
+            ),
         }
     }
     Ok(())

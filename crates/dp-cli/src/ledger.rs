@@ -10,6 +10,12 @@
 //! Sums are rounded up (the safe direction): where a floating-point addition is inexact the
 //! recorded total is the next double above it, so rounding can refuse a run at the very
 //! edge of the budget but never let one through that exceeds it.
+//!
+//! A ledger is **pure ε** unless it was created with a total δ (`--total-delta`): a run that
+//! spends a δ (random-stopping tuning, whose cap on runs adds one) is refused by a pure-ε
+//! ledger, because a δ > 0 is a probability that the ε guarantee fails outright, which no
+//! ε budget covers. δs add up (basic composition), rounded up like the εs. Both fields are
+//! omitted from the file while zero, so a pure-ε ledger reads and writes as before.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -37,6 +43,9 @@ pub struct Spend {
     pub model: String,
     /// The schema's hash.
     pub schema_sha256: String,
+    /// δ spent (0 for a pure-ε run).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delta: f64,
     /// Seconds since the Unix epoch.
     pub time_unix: u64,
 }
@@ -51,8 +60,15 @@ pub struct Ledger {
     pub dataset: String,
     /// The dataset's total ε.
     pub total_epsilon: f64,
+    /// The dataset's total δ (0: a pure-ε ledger, which refuses any δ).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub total_delta: f64,
     /// Every spend so far.
     pub spends: Vec<Spend>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// `a + b` rounded up: the exact sum is ≤ the result.
@@ -66,14 +82,27 @@ pub fn add_up(a: f64, b: f64) -> f64 {
 
 impl Ledger {
     /// A new ledger with nothing spent.
-    pub fn new(dataset: &str, total_epsilon: f64) -> Result<Self, Failure> {
+    pub fn new(dataset: &str, total_epsilon: f64, total_delta: f64) -> Result<Self, Failure> {
         check_epsilon("--total-epsilon", total_epsilon)?;
+        if !(0.0..1.0).contains(&total_delta) {
+            return Err(fail(format!(
+                "--total-delta = {total_delta}: must be a δ in [0, 1) (0: a pure-ε ledger)"
+            )));
+        }
         Ok(Self {
             format: LEDGER_FORMAT.into(),
             dataset: dataset.into(),
             total_epsilon,
+            total_delta,
             spends: Vec::new(),
         })
+    }
+
+    /// δ spent so far, rounded up.
+    pub fn spent_delta(&self) -> f64 {
+        self.spends
+            .iter()
+            .fold(0.0, |s, spend| add_up(s, spend.delta))
     }
 
     /// ε spent so far, rounded up.
@@ -83,8 +112,27 @@ impl Ledger {
             .fold(0.0, |s, spend| add_up(s, spend.epsilon))
     }
 
-    /// Refuses a spend of `epsilon` that would take the total above the budget.
-    pub fn check_spend(&self, path: &Path, epsilon: f64) -> Result<(), Failure> {
+    /// Refuses a spend of `epsilon` and `delta` that would take either total above the
+    /// budget, and any δ > 0 on a pure-ε ledger.
+    pub fn check_spend(&self, path: &Path, epsilon: f64, delta: f64) -> Result<(), Failure> {
+        if delta > 0.0 {
+            if self.total_delta == 0.0 {
+                return Err(fail(format!(
+                    "ledger {} is pure ε (no total δ), but this run spends δ = {delta:e} on top                      of ε = {epsilon}: a δ is a chance that the ε guarantee fails outright,                      which an ε budget does not cover; refused before reading any data (use                      --tune-method split, which is pure ε, or a ledger created with                      --total-delta)",
+                    path.display()
+                )));
+            }
+            let spent = self.spent_delta();
+            let after = add_up(spent, delta);
+            if after > self.total_delta {
+                return Err(fail(format!(
+                    "ledger {}: spending δ = {delta:e} would bring the total δ spent to                      {after:e}, above the budget of {:e} for {:?}; refused before reading any                      data",
+                    path.display(),
+                    self.total_delta,
+                    self.dataset
+                )));
+            }
+        }
         let spent = self.spent();
         let after = add_up(spent, epsilon);
         if after > self.total_epsilon {
@@ -115,6 +163,12 @@ impl Ledger {
                 self.total_epsilon
             )));
         }
+        if !(0.0..1.0).contains(&self.total_delta) {
+            return Err(corrupt(format!(
+                "total_delta = {} is not a δ in [0, 1)",
+                self.total_delta
+            )));
+        }
         for (i, spend) in self.spends.iter().enumerate() {
             if !(spend.epsilon.is_finite() && spend.epsilon > 0.0) {
                 return Err(corrupt(format!(
@@ -122,6 +176,19 @@ impl Ledger {
                     spend.epsilon
                 )));
             }
+            if !(0.0..1.0).contains(&spend.delta) {
+                return Err(corrupt(format!(
+                    "spends[{i}].delta = {} is not a δ in [0, 1)",
+                    spend.delta
+                )));
+            }
+        }
+        if self.spent_delta() > self.total_delta {
+            return Err(corrupt(format!(
+                "its spends' δs add up to {:e}, above its total_delta = {:e}",
+                self.spent_delta(),
+                self.total_delta
+            )));
         }
         if self.spent() > self.total_epsilon {
             return Err(corrupt(format!(

@@ -4,11 +4,15 @@
 #![forbid(unsafe_code)]
 
 mod apply;
+mod grid;
 mod ledger;
+mod model_file;
 mod output;
 mod progress;
+mod report;
 mod schema_init;
 mod train;
+mod tune;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,14 +58,28 @@ enum Command {
     Schema(SchemaCommand),
     /// Train an ε-differentially private classifier (objective perturbation).
     #[command(
-        after_help = "Example:\n  dpml train --data adult.data --schema schemas/adult.toml \
-        --epsilon 1 --out adult.dpm\n\nWrites the model and a report beside it \
-        (adult.report.json, adult.report.md) holding only public or privatized facts. With \
-        --ledger, the run is refused before any data is read if its ε does not fit in what \
-        the ledger has left."
+        after_help = "Examples:\n  dpml train --data adult.data --schema schemas/adult.toml \
+        --epsilon 1 --out adult.dpm\n  dpml train --data adult.data --schema \
+        schemas/adult.toml --epsilon 1 --tune log:1e-6..1e-2:5 --out adult.dpm\n  dpml train \
+        --data adult.data.gz --schema schemas/adult.toml --epsilon 1 --model kernel --out \
+        adult-kernel.dpm\n\nWrites the model and a report beside it (adult.report.json, \
+        adult.report.md) holding only public or privatized facts. With --ledger, the run is \
+        refused before any data is read if its ε (and δ) does not fit in what the ledger has \
+        left.\n\n--tune GRID chooses Λ privately among the grid's values (dp-tune), and the \
+        whole run, selection included, spends --epsilon:\n  1e-4,1e-3,1e-2      the values \
+        listed (2 to 64 distinct Λ)\n  log:1e-6..1e-2:5    5 values evenly spaced in log \
+        scale from 1e-6 to 1e-2\n--tune-method split (default) trains each candidate on its \
+        own part of the data and picks one with the exponential mechanism: pure ε. \
+        --tune-method stopping (random stopping, Liu-Talwar) trains every candidate on 90% of \
+        the rows but spends a δ ≤ 1e-6 as well, which a pure-ε ledger refuses.\n\n--model \
+        kernel trains a Gaussian-kernel SVM through random Fourier features (dp-kernel) with \
+        public defaults: --gamma 1, --random-features 200, --kernel gaussian with orthogonal \
+        features (standard for laplacian); rows are the schema's encoding (in the unit ball), \
+        the map is drawn before the data are read, and the noise is Euclidean."
     )]
     Train {
-        /// The training data (CSV, or Parquet for a .parquet/.pq name).
+        /// The training data: CSV (gzip-compressed if its name ends in .gz or it starts with
+        /// gzip's magic bytes), or Parquet for a .parquet/.pq name.
         #[arg(long)]
         data: PathBuf,
         /// The public schema (TOML).
@@ -76,9 +94,31 @@ enum Command {
         /// Λ, or "auto" for the library's data-independent rule (from n, d and ε).
         #[arg(long, default_value = "auto", value_parser = parse_regularization)]
         regularization: Regularization,
-        /// The shape of the noise.
-        #[arg(long, value_enum, default_value = "grouped")]
-        noise: train::Noise,
+        /// The shape of the noise [default: grouped; euclidean for --model kernel].
+        #[arg(long, value_enum)]
+        noise: Option<train::Noise>,
+        /// Choose Λ privately among GRID: "1e-4,1e-3,1e-2" or "log:LOW..HIGH:COUNT".
+        #[arg(long, value_name = "GRID")]
+        tune: Option<String>,
+        /// How --tune selects: split (pure ε) or stopping (ε and a δ ≤ 1e-6).
+        #[arg(long, value_enum, default_value = "split", requires = "tune")]
+        tune_method: train::TuneMethod,
+        /// Random stopping's probability of stopping after each run (expected runs 1/γ).
+        #[arg(long, value_name = "GAMMA", requires = "tune")]
+        tune_stop_probability: Option<f64>,
+        /// The kernel of --model kernel [default: gaussian].
+        #[arg(long, value_enum)]
+        kernel: Option<train::KernelKind>,
+        /// The kernel width γ of --model kernel (public; rows are in the unit ball) [default: 1].
+        #[arg(long)]
+        gamma: Option<f64>,
+        /// The number D of random features of --model kernel [default: 200].
+        #[arg(long, value_name = "D")]
+        random_features: Option<usize>,
+        /// How --model kernel draws frequencies [default: orthogonal for gaussian, standard
+        /// for laplacian].
+        #[arg(long, value_enum)]
+        sampling: Option<train::SamplingKind>,
         /// A ledger (dpml ledger init) to charge ε to.
         #[arg(long)]
         ledger: Option<PathBuf>,
@@ -187,6 +227,10 @@ enum LedgerCommand {
         /// What the budget is for.
         #[arg(long, default_value = "")]
         dataset: String,
+        /// The dataset's total δ; 0 (the default) makes a pure-ε ledger, which refuses any
+        /// run that spends a δ (--tune-method stopping).
+        #[arg(long, default_value_t = 0.0)]
+        total_delta: f64,
     },
     /// What a ledger has spent and has left.
     #[command(after_help = "Example:\n  dpml ledger show adult-ledger.json")]
@@ -226,6 +270,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             model,
             regularization,
             noise,
+            tune,
+            tune_method,
+            tune_stop_probability,
+            kernel,
+            gamma,
+            random_features,
+            sampling,
             ledger,
             out,
             force,
@@ -239,6 +290,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Regularization::Fixed(l) => Some(l),
             },
             noise,
+            tune,
+            tune_method,
+            stop_probability: tune_stop_probability,
+            kernel: train::KernelRequest {
+                kind: kernel,
+                gamma,
+                features: random_features,
+                sampling,
+            },
             ledger,
             out,
             force,
@@ -262,9 +322,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             ledger,
             total_epsilon,
             dataset,
+            total_delta,
         }) => {
             output::check_free(&ledger, false)?;
-            let new = ledger::Ledger::new(&dataset, total_epsilon)?;
+            let new = ledger::Ledger::new(&dataset, total_epsilon, total_delta)?;
             let mut text = serde_json::to_string_pretty(&new).expect("a ledger serializes");
             text.push('\n');
             output::write_all_or_none(vec![(ledger.clone(), text.into_bytes())], false)?;
@@ -278,9 +339,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
             println!("total ε: {}", l.total_epsilon);
             println!("spent:   {} in {} runs", l.spent(), l.spends.len());
             println!("left:    {}", (l.total_epsilon - l.spent()).max(0.0));
+            if l.total_delta > 0.0 {
+                println!("total δ: {:e}, spent {:e}", l.total_delta, l.spent_delta());
+            } else {
+                println!("total δ: 0 (pure ε: runs that spend a δ are refused)");
+            }
             for s in &l.spends {
+                let delta = if s.delta > 0.0 {
+                    format!(", δ = {:e}", s.delta)
+                } else {
+                    String::new()
+                };
                 println!(
-                    "  ε = {:<8} {} → {} (schema {})",
+                    "  ε = {:<8}{delta} {} → {} (schema {})",
                     s.epsilon,
                     s.command,
                     s.model,

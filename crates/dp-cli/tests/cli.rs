@@ -529,3 +529,351 @@ fn adult_quick_start_trains_predicts_and_evaluates() {
     assert!(error <= 0.2, "{error}");
     assert_eq!(shown["rows"], 16_281);
 }
+
+fn report_of(s: &Setup, model: &str) -> serde_json::Value {
+    let path = s.path(model).with_extension("report.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn evaluate_json(model: &Path, schema: &Path, data: &Path) -> serde_json::Value {
+    let shown = succeeds(
+        dpml()
+            .args(["evaluate", "--json", "--model"])
+            .arg(model)
+            .arg("--schema")
+            .arg(schema)
+            .arg("--data")
+            .arg(data),
+    );
+    serde_json::from_str(&shown).unwrap()
+}
+
+#[test]
+fn tuning_selects_privately_and_the_ledger_is_charged_the_total() {
+    let s = Setup::new();
+    let path = ledger(&s, "3");
+    succeeds(
+        s.train(&s.path("data.csv"), "t.dpm")
+            .args(["--tune", "1e-3,1e-2,1e-1", "--ledger"])
+            .arg(&path),
+    );
+    let report = report_of(&s, "t.dpm");
+    // Split-and-select: candidates and selection at ε = 1 on disjoint parts, total 1.
+    assert_eq!(report["epsilon_total"], 1.0);
+    assert_eq!(report["delta_total"], 0.0);
+    let tuning = &report["tuning"];
+    assert_eq!(tuning["grid"], serde_json::json!([1e-3, 1e-2, 1e-1]));
+    assert_eq!(tuning["parts"], 4);
+    assert_eq!(tuning["rows_per_candidate"], 100);
+    let chosen = tuning["chosen_index"].as_u64().unwrap() as usize;
+    assert_eq!(report["regularization"], [1e-3, 1e-2, 1e-1][chosen]);
+    assert_eq!(report["ledger"]["spent_after_this_run"], 1.0);
+    let shown = succeeds(dpml().args(["ledger", "show"]).arg(&path));
+    assert!(shown.contains("spent:   1 in 1 runs"), "{shown}");
+    let md = std::fs::read_to_string(s.path("t.report.md")).unwrap();
+    assert!(md.contains("| tuning | split-and-select"), "{md}");
+    // The tuned model is an ordinary model file: it applies to the schema's rows.
+    let shown = evaluate_json(
+        &s.path("t.dpm"),
+        &s.path("schema.toml"),
+        &s.path("data.csv"),
+    );
+    assert_eq!(shown["rows"], 400);
+
+    // Random stopping spends a δ: a pure-ε ledger refuses it before reading any data.
+    let err = fails(
+        s.train(&s.path("no-such-file.csv"), "u.dpm")
+            .args(["--tune", "log:1e-3..1e-1:3", "--tune-method", "stopping"])
+            .arg("--ledger")
+            .arg(&path),
+    );
+    assert!(err.contains("is pure ε (no total δ)"), "{err}");
+    assert!(err.contains("spends δ = "), "{err}");
+    assert!(err.contains("refused before reading any data"), "{err}");
+    assert!(!s.path("u.dpm").exists());
+    // A ledger with a δ budget takes it, and records both.
+    let with_delta = s.path("ledger-delta.json");
+    succeeds(dpml().args(["ledger", "init"]).arg(&with_delta).args([
+        "--total-epsilon",
+        "3",
+        "--total-delta",
+        "1e-5",
+    ]));
+    succeeds(
+        s.train(&s.path("data.csv"), "u.dpm")
+            .args(["--tune", "log:1e-3..1e-1:3", "--tune-method", "stopping"])
+            .arg("--ledger")
+            .arg(&with_delta),
+    );
+    let report = report_of(&s, "u.dpm");
+    let (epsilon, delta) = (
+        report["epsilon_total"].as_f64().unwrap(),
+        report["delta_total"].as_f64().unwrap(),
+    );
+    // 3·ε_base, rounded up, never above the --epsilon asked for; dp-tune's δ ≤ 1e-6.
+    assert!(epsilon <= 1.0 && epsilon > 0.999_999, "{epsilon}");
+    assert!(delta > 0.0 && delta <= 1e-6, "{delta}");
+    assert!(report["tuning"].get("runs").is_none());
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&with_delta).unwrap()).unwrap();
+    assert_eq!(file["spends"][0]["epsilon"], epsilon);
+    assert_eq!(file["spends"][0]["delta"], delta);
+    assert_eq!(file["total_delta"], 1e-5);
+    // The pure-ε ledger still holds one spend and no δ field.
+    let file = std::fs::read_to_string(&path).unwrap();
+    assert!(!file.contains("delta"), "{file}");
+}
+
+#[test]
+fn bad_grids_are_refused_before_reading_data() {
+    let s = Setup::new();
+    let path = ledger(&s, "3");
+    for (grid, expected) in [
+        ("", "empty"),
+        ("1e-3", "1 values"),
+        ("1e-3,abc", "value 2 \"abc\" is not a number"),
+        ("1e-3,0", "value 2 is 0"),
+        ("1e-3,1e-3", "listed twice"),
+        ("log:1e-1..1e-5:3", "need 0 < LOW < HIGH"),
+        ("log:1e-5..1e-1:100", "COUNT is 100"),
+        ("log:1e-5..1e-1", "no COUNT"),
+    ] {
+        let err = fails(
+            s.train(&s.path("no-such-file.csv"), "m.dpm")
+                .args(["--tune", grid, "--ledger"])
+                .arg(&path),
+        );
+        assert!(err.contains(&format!("--tune {grid:?}: ")), "{err}");
+        assert!(err.contains(expected), "{grid}: {err}");
+    }
+    let err = fails(s.train(&s.path("no-such-file.csv"), "m.dpm").args([
+        "--tune",
+        "1e-3,1e-2",
+        "--regularization",
+        "0.1",
+    ]));
+    assert!(
+        err.contains("--tune chooses Λ; give one or the other"),
+        "{err}"
+    );
+    let err = fails(s.train(&s.path("no-such-file.csv"), "m.dpm").args([
+        "--tune",
+        "1e-3,1e-2",
+        "--tune-stop-probability",
+        "0.5",
+    ]));
+    assert!(
+        err.contains("applies to --tune-method stopping only"),
+        "{err}"
+    );
+    let err = fails(s.train(&s.path("no-such-file.csv"), "m.dpm").args([
+        "--tune",
+        "1e-3,1e-2",
+        "--tune-method",
+        "stopping",
+        "--tune-stop-probability",
+        "2",
+    ]));
+    assert!(err.contains("stop probability"), "{err}");
+    // Nothing written, nothing spent, the ledger never locked.
+    assert_eq!(
+        listing(s.dir.path()),
+        ["data.csv", "ledger.json", "schema.toml"]
+    );
+    let shown = succeeds(dpml().args(["ledger", "show"]).arg(&path));
+    assert!(shown.contains("spent:   0 in 0 runs"), "{shown}");
+}
+
+#[test]
+fn kernel_models_train_predict_evaluate_and_inspect() {
+    let s = Setup::new();
+    succeeds(s.train(&s.path("data.csv"), "k.dpm").args([
+        "--model",
+        "kernel",
+        "--random-features",
+        "50",
+    ]));
+    let report = report_of(&s, "k.dpm");
+    assert!(
+        report["model_file"]["kind"]
+            .as_str()
+            .unwrap()
+            .starts_with("kernel")
+    );
+    assert_eq!(report["kernel"]["random_features"], 50);
+    assert_eq!(report["kernel"]["gamma"], 1.0);
+    assert_eq!(report["kernel"]["sampling"], "orthogonal");
+    assert!(report["noise"].as_str().unwrap().starts_with("Euclidean"));
+    assert_eq!(report["epsilon_total"], 1.0);
+    let model = s.path("k.dpm");
+    // dp-kernel's own file: the library reads it.
+    let loaded = dp_kernel::KernelModel::load(&model).unwrap();
+    assert_eq!(loaded.map().output_features(), 50);
+    assert_eq!(loaded.epsilon(), Some(1.0));
+    succeeds(
+        dpml()
+            .args(["predict", "--model"])
+            .arg(&model)
+            .arg("--schema")
+            .arg(s.path("schema.toml"))
+            .arg("--data")
+            .arg(s.path("data.csv"))
+            .arg("--out")
+            .arg(s.path("pred.csv")),
+    );
+    let predictions = std::fs::read_to_string(s.path("pred.csv")).unwrap();
+    assert_eq!(predictions.lines().count(), 401);
+    assert!(
+        predictions
+            .lines()
+            .skip(1)
+            .all(|l| l == "pos" || l == "neg")
+    );
+    let shown = evaluate_json(&model, &s.path("schema.toml"), &s.path("data.csv"));
+    assert_eq!(shown["rows"], 400);
+    let shown = succeeds(
+        dpml()
+            .arg("inspect")
+            .arg(&model)
+            .arg("--schema")
+            .arg(s.path("schema.toml")),
+    );
+    assert!(shown.contains("kind:           kernel"), "{shown}");
+    assert!(shown.contains("50 random features of 4 inputs"), "{shown}");
+    // A probability needs a logistic model; another schema is refused by its report's hash.
+    let err = fails(
+        dpml()
+            .args(["predict", "--proba", "--model"])
+            .arg(&model)
+            .arg("--schema")
+            .arg(s.path("schema.toml"))
+            .arg("--data")
+            .arg(s.path("data.csv"))
+            .arg("--out")
+            .arg(s.path("p2.csv")),
+    );
+    assert!(err.contains("gives no probabilities"), "{err}");
+    let other = s.write(
+        "other.toml",
+        SCHEMA.replace("upper = 10", "upper = 11").as_bytes(),
+    );
+    let err = fails(
+        dpml()
+            .args(["evaluate", "--model"])
+            .arg(&model)
+            .arg("--schema")
+            .arg(&other)
+            .arg("--data")
+            .arg(s.path("data.csv")),
+    );
+    assert!(err.contains("its report"), "{err}");
+    assert!(
+        err.contains("use the schema the model was trained with"),
+        "{err}"
+    );
+
+    // Kernel options are refused, before any data is read, where they do not apply.
+    for (args, expected) in [
+        (
+            vec!["--gamma", "2"],
+            "--gamma: applies to --model kernel only",
+        ),
+        (
+            vec!["--model", "kernel", "--noise", "grouped"],
+            "--noise grouped with --model kernel",
+        ),
+        (vec!["--model", "kernel", "--gamma", "0"], "--gamma 0"),
+        (
+            vec![
+                "--model",
+                "kernel",
+                "--kernel",
+                "laplacian",
+                "--sampling",
+                "orthogonal",
+            ],
+            "the kernel's options were refused",
+        ),
+        (
+            vec!["--model", "kernel", "--random-features", "0"],
+            "--random-features 0",
+        ),
+    ] {
+        let err = fails(s.train(&s.path("no-such-file.csv"), "n.dpm").args(&args));
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+    assert!(!s.path("n.dpm").exists());
+    // Tuning a kernel: the candidates share the map.
+    succeeds(s.train(&s.path("data.csv"), "kt.dpm").args([
+        "--model",
+        "kernel",
+        "--random-features",
+        "30",
+        "--tune",
+        "1e-3,1e-1",
+    ]));
+    let report = report_of(&s, "kt.dpm");
+    assert_eq!(report["tuning"]["parts"], 3);
+    assert_eq!(report["kernel"]["random_features"], 30);
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+#[test]
+fn gzip_input_trains_and_predicts_and_names_bad_cells() {
+    let s = Setup::new();
+    let text = small_data(400);
+    let gz = s.write("data.csv.gz", &gzip(text.as_bytes()));
+    succeeds(&mut s.train(&gz, "g.dpm"));
+    assert_eq!(report_of(&s, "g.dpm")["rows"], 400);
+    // Magic bytes, whatever the name.
+    let disguised = s.write("disguised.csv", &gzip(text.as_bytes()));
+    let shown = evaluate_json(&s.path("g.dpm"), &s.path("schema.toml"), &disguised);
+    assert_eq!(shown["rows"], 400);
+    // A bad cell on line 7 of the decompressed text.
+    let bad = text.replacen("6,a,pos", "six,a,pos", 1);
+    assert_ne!(bad, text);
+    let bad = s.write("bad.csv.gz", &gzip(bad.as_bytes()));
+    let err = fails(&mut s.train(&bad, "b.dpm"));
+    assert!(err.contains("bad.csv.gz, line 8, column x"), "{err}");
+    assert!(!s.path("b.dpm").exists());
+}
+
+#[test]
+fn adult_kernel_model_and_a_gzipped_slice() {
+    let Some(data) = data_dir() else { return };
+    let s = Setup::new();
+    // The first 5,000 lines of adult.data, gzipped: read as they stream.
+    let text = std::fs::read_to_string(data.join("adult.data")).unwrap();
+    let slice: String = text.lines().take(5000).map(|l| format!("{l}\n")).collect();
+    let gz = s.write("adult-slice.data.gz", &gzip(slice.as_bytes()));
+    succeeds(&mut s.train_with(&gz, "slice.dpm", &adult_schema(), "1"));
+    assert_eq!(report_of(&s, "slice.dpm")["rows"], 5000);
+    let test = std::fs::read_to_string(data.join("adult.test")).unwrap();
+    let test_gz = s.write("adult.test.gz", &gzip(test.as_bytes()));
+    let shown = evaluate_json(&s.path("slice.dpm"), &adult_schema(), &test_gz);
+    assert_eq!(shown["rows"], 16_281);
+
+    succeeds(
+        s.train_with(&data.join("adult.data"), "kernel.dpm", &adult_schema(), "1")
+            .args(["--model", "kernel"]),
+    );
+    let report = report_of(&s, "kernel.dpm");
+    assert_eq!(report["rows"], 32_561);
+    assert_eq!(report["kernel"]["random_features"], 200);
+    let shown = evaluate_json(
+        &s.path("kernel.dpm"),
+        &adult_schema(),
+        &data.join("adult.test"),
+    );
+    let error = shown["error"].as_f64().unwrap();
+    eprintln!("adult.test error of the kernel model at ε = 1: {error}");
+    // Measured 0.168–0.176 in three runs (the linear model: 0.16); the majority class alone
+    // gives 0.236.
+    assert!(error <= 0.2, "{error}");
+}

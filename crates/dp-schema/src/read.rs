@@ -5,11 +5,16 @@
 //! CSV goes through the `csv` crate (csv-core's parser, the one arrow-csv also uses): it
 //! gives every record's physical line, so an error names the line a text editor shows even
 //! after quoted line breaks, and hands fields over as bytes, so non-UTF-8 is reported per
-//! cell. Parquet goes through parquet's arrow reader, reading only the columns the
-//! encoding needs.
+//! cell. A gzip-compressed CSV (a `.gz` name, or gzip's magic bytes under any name) is
+//! decompressed as it is read (flate2), never whole: lines and columns are the
+//! decompressed text's. Parquet goes through parquet's arrow reader, in record batches of
+//! at most `batch_rows` rows, reading only the columns the encoding needs.
 
+use std::cell::Cell as CountCell;
 use std::fs::File;
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
+use std::rc::Rc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -116,6 +121,98 @@ pub fn read_training_set(
         })
 }
 
+/// Reads a whole labelled file into [`dp_erm::Examples`] (sparse rows in the unit ball):
+/// the input of [`dp_erm::Trainer`]s such as private tuning and kernel estimators.
+pub fn read_examples(
+    path: &Path,
+    schema: &Schema,
+    encoder: &Encoder,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<dp_erm::Examples, ReadError> {
+    let (mut rows, mut labels) = (Vec::new(), Vec::new());
+    let options = ReadOptions {
+        labels: true,
+        batch_rows: DEFAULT_BATCH_ROWS,
+    };
+    read_batches::<ReadError>(path, schema, encoder, options, progress, &mut |batch| {
+        rows.extend(batch.rows);
+        labels.extend(batch.labels.unwrap_or_default());
+        Ok(())
+    })?;
+    dp_erm::Features::sparse(encoder.features(), rows)
+        .and_then(|x| dp_erm::Examples::new(x, labels))
+        .map_err(|e| ReadError::Io {
+            file: path.display().to_string(),
+            why: format!("the encoded rows were refused: {e}"),
+        })
+}
+
+/// gzip's first two bytes (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether `path` is read as gzip-compressed CSV: a `.gz` extension, or gzip's magic bytes
+/// at its start (a compressed file under a `.csv` name). A file that cannot be opened is
+/// left for the reader to report.
+pub fn is_gzip(path: &Path) -> bool {
+    let named = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    named || starts_with_gzip_magic(path).unwrap_or(false)
+}
+
+fn starts_with_gzip_magic(path: &Path) -> std::io::Result<bool> {
+    let mut head = [0u8; 2];
+    let mut file = File::open(path)?;
+    let mut read = 0;
+    while read < 2 {
+        match file.read(&mut head[read..])? {
+            0 => return Ok(false),
+            k => read += k,
+        }
+    }
+    Ok(head == GZIP_MAGIC)
+}
+
+/// A reader that counts the bytes taken from the file (the compressed bytes, for a gzip
+/// file), so progress is measured against the file's size either way.
+struct Counted<R> {
+    inner: R,
+    count: Rc<CountCell<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.count.set(self.count.get() + k as u64);
+        Ok(k)
+    }
+}
+
+/// The count of file bytes a stream has taken.
+type FileBytes = Rc<CountCell<u64>>;
+
+/// The CSV byte stream of `handle`: decompressed when `gzip`, with the counter of file
+/// bytes consumed.
+fn csv_stream(mut handle: File, gzip: bool) -> std::io::Result<(Box<dyn Read>, FileBytes)> {
+    handle.rewind()?;
+    let count = Rc::new(CountCell::new(0));
+    let counted = Counted {
+        inner: handle,
+        count: Rc::clone(&count),
+    };
+    let stream: Box<dyn Read> = if gzip {
+        // Multi-member: `cat a.gz b.gz` is a valid gzip file of both.
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 16,
+            counted,
+        )))
+    } else {
+        Box::new(counted)
+    };
+    Ok((stream, count))
+}
+
 fn file_name(path: &Path) -> String {
     path.display().to_string()
 }
@@ -194,6 +291,7 @@ fn read_csv<E: From<ReadError>>(
     };
     let handle = File::open(path).map_err(io)?;
     let total = handle.metadata().map_err(io)?.len();
+    let (stream, consumed) = csv_stream(handle, is_gzip(path)).map_err(io)?;
     let format = &schema.csv;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -201,7 +299,7 @@ fn read_csv<E: From<ReadError>>(
         .delimiter(format.delimiter as u8)
         .comment(format.comment.map(|c| c as u8))
         .buffer_capacity(1 << 16)
-        .from_reader(handle);
+        .from_reader(stream);
     let label = schema.label_index();
     let n = schema.columns.len();
     let cell_error = |line: u64, column: Option<String>, problem: Problem| ReadError::Cell {
@@ -212,7 +310,7 @@ fn read_csv<E: From<ReadError>>(
         problem,
     };
     let mut record = csv::ByteRecord::new();
-    let next = |reader: &mut csv::Reader<File>, record: &mut csv::ByteRecord| {
+    let next = |reader: &mut csv::Reader<Box<dyn Read>>, record: &mut csv::ByteRecord| {
         next_record(reader, record, &file)
     };
     // field_of[k]: the file field of schema column k.
@@ -327,7 +425,7 @@ fn read_csv<E: From<ReadError>>(
             }
         };
         if batcher.push(row, label)? {
-            progress(reader.position().byte(), total);
+            progress(consumed.get().min(total), total);
         }
         match next(&mut reader, &mut record)? {
             Some(l) => line = l,
@@ -355,7 +453,7 @@ fn line_breaks(record: &csv::ByteRecord) -> u64 {
 /// The next record and the line it starts on (blank and comment lines are skipped by the
 /// parser; the record's own position counts them).
 fn next_record(
-    reader: &mut csv::Reader<File>,
+    reader: &mut csv::Reader<Box<dyn Read>>,
     record: &mut csv::ByteRecord,
     file: &str,
 ) -> Result<Option<u64>, ReadError> {
@@ -363,9 +461,10 @@ fn next_record(
     match reader.read_byte_record(record) {
         Ok(false) => Ok(None),
         Ok(true) => Ok(Some(record.position().map_or(before, csv::Position::line))),
+        // A read failure (a corrupt gzip stream, a disk error) names where the text stopped.
         Err(e) => Err(ReadError::Io {
             file: file.to_owned(),
-            why: e.to_string(),
+            why: format!("{e} (after line {before})"),
         }),
     }
 }

@@ -420,6 +420,74 @@ fn headerless_files_match_by_position() {
     }
 }
 
+mod gzip_files {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+
+    use super::*;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    const CSV: &[u8] = b"age,color,note,y\n10,red,x,yes\n20,blue,,no\n\n30,green,\"a\nb\",yes.\n";
+
+    #[test]
+    fn gzip_is_read_by_extension_or_magic_bytes_as_the_plain_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = small();
+        let plain = write(dir.path(), "d.csv", CSV);
+        let expected = read_all(&plain, &schema, true).unwrap();
+        assert_eq!(expected, (3, vec![1.0, -1.0, 1.0]));
+        assert!(!crate::is_gzip(&plain));
+        let named = write(dir.path(), "d.csv.gz", &gzip(CSV));
+        let disguised = write(dir.path(), "e.csv", &gzip(CSV));
+        for path in [&named, &disguised] {
+            assert!(crate::is_gzip(path), "{}", path.display());
+            assert_eq!(read_all(path, &schema, true).unwrap(), expected);
+        }
+        // Two members (`cat a.gz b.gz`) are one file: both are read.
+        let mut two = gzip(CSV);
+        two.extend(gzip(b"40,red,,no\n"));
+        let two = write(dir.path(), "two.gz", &two);
+        assert_eq!(read_all(&two, &schema, true).unwrap().0, 4);
+    }
+
+    #[test]
+    fn gzip_errors_name_the_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = small();
+        // Line 5 (after a blank line and a cell quoted over two lines): text in `age`.
+        let bad = [CSV, b"old,red,,no\n"].concat();
+        let path = write(dir.path(), "bad.csv.gz", &gzip(&bad));
+        match read_all(&path, &schema, true) {
+            Err(ReadError::Cell {
+                file,
+                unit: "line",
+                line: 7,
+                column: Some(c),
+                problem: Problem::NotANumber,
+            }) => {
+                assert_eq!(c, "age");
+                assert!(file.ends_with("bad.csv.gz"), "{file}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A truncated stream: an error naming the file and where the text stopped.
+        let whole = gzip(&CSV.repeat(50));
+        let cut = write(dir.path(), "cut.gz", &whole[..whole.len() / 2]);
+        let err = read_all(&cut, &schema, true).unwrap_err().to_string();
+        assert!(err.contains("cut.gz: cannot read it"), "{err}");
+        assert!(err.contains("(after line"), "{err}");
+        // Not gzip after the magic bytes: refused, not read as text.
+        let fake = write(dir.path(), "fake.csv", &[0x1f, 0x8b, b'a', b'b', b'\n']);
+        let err = read_all(&fake, &schema, true).unwrap_err().to_string();
+        assert!(err.contains("fake.csv: cannot read it"), "{err}");
+    }
+}
+
 mod parquet_files {
     use std::sync::Arc;
 
@@ -485,6 +553,71 @@ mod parquet_files {
             }) => assert_eq!(c, "age"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A file of several row groups arrives in batches of at most `batch_rows` rows, in
+    /// order: the reader never materializes the file (memory: one row group's columns and
+    /// one batch).
+    #[test]
+    fn parquet_streams_in_bounded_batches() {
+        use parquet::file::properties::WriterProperties;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.parquet");
+        let n = 5000;
+        let ages: Vec<i32> = (0..n).map(|i| i % 100).collect();
+        let labels: Vec<&str> = (0..n)
+            .map(|i| if i % 3 == 0 { "yes" } else { "no" })
+            .collect();
+        let colors: Vec<&str> = (0..n).map(|_| "red").collect();
+        let batch = RecordBatch::try_from_iter(vec![
+            ("age", column(Int32Array::from(ages))),
+            ("color", column(StringArray::from(colors))),
+            ("note", column(Int32Array::from(vec![0; n as usize]))),
+            ("y", column(StringArray::from(labels))),
+        ])
+        .unwrap();
+        let properties = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(1024))
+            .build();
+        let mut writer = ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            batch.schema(),
+            Some(properties),
+        )
+        .unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let schema = small();
+        let encoder = Encoder::new(&schema);
+        let (mut batches, mut labels) = (0, Vec::new());
+        let mut progress = Vec::new();
+        let summary = read_batches::<ReadError>(
+            &path,
+            &schema,
+            &encoder,
+            ReadOptions {
+                labels: true,
+                batch_rows: 300,
+            },
+            &mut |done, total| progress.push((done, total)),
+            &mut |batch| {
+                assert!(batch.rows.len() <= 300);
+                batches += 1;
+                labels.extend(batch.labels.unwrap());
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(summary.rows, n as usize);
+        assert!(batches >= 17, "{batches} batches");
+        let expected: Vec<f64> = (0..n)
+            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        assert_eq!(labels, expected);
+        // Progress after every batch, in rows, ending at the file's row count.
+        assert!(progress.len() >= 17);
+        assert_eq!(progress.last(), Some(&(n as u64, n as u64)));
     }
 
     #[test]

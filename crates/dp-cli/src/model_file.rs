@@ -1,0 +1,95 @@
+//! The two model files `dpml` writes and reads: dp-erm's linear model and dp-kernel's
+//! random-features model, both in dp-erm's container (the same files the libraries and the
+//! Python package read).
+
+use std::path::Path;
+
+use dp_erm::{Features, LinearModel, ModelMetadata};
+use dp_kernel::KernelModel;
+
+use crate::{Failure, fail};
+
+/// A released model.
+pub enum Model {
+    /// Weights on the schema's encoded features.
+    Linear(LinearModel),
+    /// A random-features map of the encoded features and weights on the mapped ones.
+    Kernel(KernelModel),
+}
+
+impl Model {
+    /// Reads either kind of file (by the container's model type).
+    pub fn load(path: &Path) -> Result<Self, Failure> {
+        let bytes = read_bounded(path)?;
+        match LinearModel::from_bytes(&bytes) {
+            Ok(m) => Ok(Model::Linear(m)),
+            Err(linear) => match KernelModel::from_bytes(&bytes) {
+                Ok(m) => Ok(Model::Kernel(m)),
+                // The linear reader's complaint names what the file is instead.
+                Err(_) => Err(fail(format!("{}: {linear}", path.display()))),
+            },
+        }
+    }
+
+    /// The file's bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Failure> {
+        match self {
+            Model::Linear(m) => m.to_bytes(),
+            Model::Kernel(m) => m.to_bytes(),
+        }
+        .map_err(|e| fail(format!("cannot encode the model: {e}")))
+    }
+
+    /// The linear part's metadata (for a kernel model, the model on the mapped features).
+    pub fn metadata(&self) -> &ModelMetadata {
+        match self {
+            Model::Linear(m) => m.metadata(),
+            Model::Kernel(m) => m.linear().metadata(),
+        }
+    }
+
+    /// The ε the file claims.
+    pub fn epsilon(&self) -> Option<f64> {
+        self.metadata().mechanism.epsilon()
+    }
+
+    /// How many encoded features a row must have.
+    pub fn input_features(&self) -> usize {
+        match self {
+            Model::Linear(m) => m.weights().len(),
+            Model::Kernel(m) => m.map().input_features(),
+        }
+    }
+
+    /// The score of every row (sparse encoded rows of `d` features).
+    pub fn scores(&self, d: usize, rows: Vec<Vec<(usize, f64)>>) -> Result<Vec<f64>, Failure> {
+        let x =
+            Features::sparse(d, rows).map_err(|e| fail(format!("cannot score the rows: {e}")))?;
+        match self {
+            Model::Linear(m) => x.scores(m.weights()),
+            Model::Kernel(m) => m.decision_values(&x),
+        }
+        .map_err(|e| fail(format!("cannot score the rows: {e}")))
+    }
+}
+
+/// Largest model file read: dp-erm's container bounds what it parses; this bounds what is
+/// read into memory before (a kernel model of the largest map is 128 MiB of frequencies).
+const MAX_MODEL_FILE_BYTES: u64 = 1 << 30;
+
+fn read_bounded(path: &Path) -> Result<Vec<u8>, Failure> {
+    use std::io::Read;
+    let io = |e: std::io::Error| fail(format!("{}: cannot read it: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MODEL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+        return Err(fail(format!(
+            "{}: larger than {MAX_MODEL_FILE_BYTES} bytes; not a model file",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,165 @@
+//! The training report (JSON and Markdown): only public or privatized facts.
+
+use std::path::PathBuf;
+
+use dp_erm::RegularizationRule;
+use dp_schema::Encoder;
+use serde_json::json;
+
+use crate::ledger::Ledger;
+use crate::model_file::Model as Released;
+use crate::output::sha256_hex;
+use crate::train::{Outcome, TrainRequest};
+
+/// Only public or privatized facts: the request, the schema, the public sizes, the
+/// released model's own metadata and the tuning's private outputs. No statistic of the
+/// data (no error rate, no count of clamped values or of missing cells, no run count).
+pub fn report(
+    req: &TrainRequest,
+    outcome: &Outcome,
+    bytes: &[u8],
+    hash: &str,
+    (n, d): (usize, usize),
+    encoder: &Encoder,
+    ledger: Option<&(PathBuf, Ledger)>,
+) -> serde_json::Value {
+    let meta = outcome.model.metadata();
+    let grouped = meta.noise_groups.is_some();
+    // From public sizes and ε alone, as the rules are: no data read. A kernel's model has D
+    // features; a tuned model saw its own part of the rows.
+    let model_features = meta.features;
+    let outlook =
+        RegularizationRule::outlook(outcome.training_rows, model_features, req.epsilon).ok();
+    json!({
+        "report": "dpml train",
+        "dpml_version": env!("CARGO_PKG_VERSION"),
+        "dp_erm_version": meta.crate_version,
+        "contains": "only public or privatized facts: the parameters chosen, the public schema, \
+                     the number of rows and features, and the released model's metadata",
+        "data_file": req.data.display().to_string(),
+        "schema": {
+            "file": req.schema.display().to_string(),
+            "sha256": hash,
+        },
+        "model_file": {
+            "path": req.out.display().to_string(),
+            "sha256": sha256_hex(bytes),
+            "kind": match outcome.model {
+                Released::Linear(_) => "linear (dp-erm LinearModel)",
+                Released::Kernel(_) => "kernel (dp-kernel KernelModel, random features)",
+            },
+        },
+        "neighbouring_relation": "replace one row (datasets of the same size)",
+        "rows": n,
+        "rows_note": "the row count is treated as public: it is taken from the file, which is \
+                     what the replace-one relation allows (neighbouring datasets have the same \
+                     size); where the size itself is secret, this report must not be released",
+        "features": d,
+        "feature_groups": encoder.groups().count(),
+        "mechanism": outcome.mechanism,
+        "noise": if grouped {
+            "shaped to the schema's one-hot groups: density ∝ exp(−β‖b‖_G), same ε"
+        } else {
+            "Euclidean: density ∝ exp(−β‖b‖₂)"
+        },
+        "loss": meta.loss.name(),
+        "regularization": meta.regularization,
+        "regularization_choice": outcome.regularization_choice,
+        "tuning": outcome.tuning,
+        "kernel": outcome.kernel,
+        "outlook": outlook.map(|o| json!({
+            "noise_ratio": o.noise_ratio,
+            "at_risk": o.at_risk,
+            "near_chance": o.near_chance,
+            "warning": o.warning(),
+            "note": "from the public n, d and ε alone (d/(nε), with the rows and features the \
+                     released model was trained on), before any fit; no data read",
+        })),
+        "epsilon_spent": outcome.epsilon_steps,
+        "epsilon_total": outcome.epsilon,
+        "delta_total": outcome.delta,
+        "ledger": ledger.map(|(path, l)| json!({
+            "path": path.display().to_string(),
+            "dataset": l.dataset,
+            "total_epsilon": l.total_epsilon,
+            "spent_after_this_run": l.spent(),
+            "total_delta": l.total_delta,
+            "delta_spent_after_this_run": l.spent_delta(),
+            "runs": l.spends.len(),
+        })),
+    })
+}
+
+/// The report as Markdown.
+pub fn markdown(r: &serde_json::Value) -> String {
+    let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+    let mut out = format!(
+        "# dpml train report\n\n\
+         This report holds only public or privatized facts: the parameters chosen, the public \
+         schema, the number of rows and features, and the released model's metadata.\n\n\
+         | | |\n|---|---|\n\
+         | ε spent | {} (δ = {}) |\n\
+         | mechanism | {} |\n\
+         | noise | {} |\n\
+         | neighbouring relation | {} |\n\
+         | loss | {} |\n\
+         | Λ | {} ({}) |\n\
+         | rows n | {} (public; see below) |\n\
+         | features d | {} in {} groups |\n\
+         | schema | `{}`, SHA-256 `{}` |\n\
+         | data | `{}` |\n\
+         | model | `{}`, SHA-256 `{}` |\n",
+        r["epsilon_total"],
+        r["delta_total"],
+        s("mechanism"),
+        s("noise"),
+        s("neighbouring_relation"),
+        s("loss"),
+        r["regularization"],
+        s("regularization_choice"),
+        r["rows"],
+        r["features"],
+        r["feature_groups"],
+        r["schema"]["file"].as_str().unwrap_or_default(),
+        r["schema"]["sha256"].as_str().unwrap_or_default(),
+        s("data_file"),
+        r["model_file"]["path"].as_str().unwrap_or_default(),
+        r["model_file"]["sha256"].as_str().unwrap_or_default(),
+    );
+    if let Some(l) = r["ledger"].as_object() {
+        out.push_str(&format!(
+            "| ledger | `{}`: {} of {} spent for {} in {} runs |\n",
+            l["path"].as_str().unwrap_or_default(),
+            l["spent_after_this_run"],
+            l["total_epsilon"],
+            l["dataset"],
+            l["runs"],
+        ));
+    }
+    if let Some(t) = r["tuning"].as_object() {
+        out.push_str(&format!(
+            "| tuning | {}; grid {}; chosen Λ = {} (candidate {}) |\n",
+            t["method"].as_str().unwrap_or_default(),
+            t["grid"],
+            t["chosen_regularization"],
+            t["chosen_index"],
+        ));
+    }
+    if let Some(k) = r["kernel"].as_object() {
+        out.push_str(&format!(
+            "| kernel | {}, γ = {}, D = {} random features ({}) |\n",
+            k["kernel"].as_str().unwrap_or_default(),
+            k["gamma"],
+            k["random_features"],
+            k["sampling"].as_str().unwrap_or_default(),
+        ));
+    }
+    out.push_str(&format!("\n**Rows.** {}.\n", s("rows_note")));
+    if let Some(warning) = r["outlook"]["warning"].as_str() {
+        out.push_str(&format!(
+            "\n**Expected utility.** {warning} (d/(nε) = {:.3}, from public sizes only).\n",
+            r["outlook"]["noise_ratio"].as_f64().unwrap_or(f64::NAN)
+        ));
+    }
+    out
+}
