@@ -308,6 +308,11 @@ enum Input {
     None,
     Dense(Vec<f64>),
     Sparse(Vec<Vec<(usize, f64)>>),
+    Csr {
+        indptr: Vec<usize>,
+        indices: Vec<u32>,
+        values: Vec<f64>,
+    },
 }
 
 /// Builds a [`TrainingSet`]: give rows and labels, opt into transformations, then
@@ -331,6 +336,22 @@ impl TrainingSetBuilder {
     /// Sparse rows as `(feature, value)` pairs (any order, no repeats).
     pub fn sparse_rows(mut self, rows: Vec<Vec<(usize, f64)>>) -> Self {
         self.input = Input::Sparse(rows);
+        self
+    }
+
+    /// Sparse rows as compressed sparse row arrays: row `r`'s columns are
+    /// `indices[indptr[r]..indptr[r + 1]]` (strictly increasing) with their `values`. The
+    /// arrays become the training set's row-major storage as they are, so a reader that
+    /// fills them batch by batch holds the rows once — not once as rows and again as the
+    /// set. Checked like every input (structure, finiteness, the unit ball); with public
+    /// bounds, clipping or an intercept the rows are expanded and transformed as sparse
+    /// rows are.
+    pub fn csr_rows(mut self, indptr: Vec<usize>, indices: Vec<u32>, values: Vec<f64>) -> Self {
+        self.input = Input::Csr {
+            indptr,
+            indices,
+            values,
+        };
         self
     }
 
@@ -375,8 +396,28 @@ impl TrainingSetBuilder {
                 requirement: "between 1 and 2^24 = 16777216",
             });
         }
+        let transformed = self.public_bounds.is_some() || self.clip || self.intercept.is_some();
         let mut rows: Vec<Vec<(usize, f64)>> = match self.input {
             Input::None => return Err(ErmError::EmptyData),
+            Input::Csr {
+                indptr,
+                indices,
+                values,
+            } => {
+                let csr = csr_input(features, indptr, indices, values, &self.labels)?;
+                if !transformed {
+                    return Ok(TrainingSet::from_checked_csr(csr, self.labels));
+                }
+                (0..csr.rows())
+                    .map(|r| {
+                        let (idx, val) = csr.row(r);
+                        idx.iter()
+                            .map(|&c| c as usize)
+                            .zip(val.iter().copied())
+                            .collect()
+                    })
+                    .collect()
+            }
             Input::Dense(values) => {
                 if values.len() % features != 0 {
                     return Err(ErmError::DimensionMismatch {
@@ -470,6 +511,50 @@ impl TrainingSetBuilder {
             }
         };
         let csr = CsrRows::from_rows(features, &rows)?;
+        drop(rows);
+        Ok(TrainingSet::from_checked_csr(csr, self.labels))
+    }
+}
+
+/// Checks CSR input: the feature count, the structure and finiteness (by
+/// [`CsrRows::new`]), the labels, and the unit ball, row by row, naming the first problem.
+fn csr_input(
+    features: usize,
+    indptr: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<f64>,
+    labels: &[f64],
+) -> Result<CsrRows, ErmError> {
+    if indptr.len() < 2 {
+        return Err(ErmError::EmptyData);
+    }
+    check_labels(labels, indptr.len() - 1)?;
+    if let Some(k) = indices.iter().position(|&c| c as usize >= features) {
+        let row = indptr
+            .partition_point(|&start| start <= k)
+            .saturating_sub(1);
+        return Err(ErmError::FeatureIndexOutOfRange {
+            row,
+            col: indices[k] as usize,
+            features,
+        });
+    }
+    let csr = CsrRows::new(features, indptr, indices, values)?;
+    for r in 0..csr.rows() {
+        let (_, row) = csr.row(r);
+        if !unit_ball::within_unit_ball(row.iter().copied()) {
+            let norm = l2_norm(row.iter().copied());
+            return Err(ErmError::RowNormAboveOne { row: r, norm });
+        }
+    }
+    Ok(csr)
+}
+
+impl TrainingSet {
+    /// Stores checked rows: mostly-zero data stays sparse; dense input with few zeros is
+    /// stored dense.
+    fn from_checked_csr(csr: CsrRows, labels: Vec<f64>) -> TrainingSet {
+        let features = csr.cols();
         let dense_values = |csr: &CsrRows| {
             let mut dense = vec![0.0; csr.rows() * features];
             for r in 0..csr.rows() {
@@ -482,18 +567,18 @@ impl TrainingSetBuilder {
         };
         // Mostly-zero data stays sparse; dense input with few zeros stays dense.
         let stored = if csr.stored_entries() * 2 > csr.rows() * features {
-            Rows::Dense(DenseRows::from_row_major(
-                csr.rows(),
-                features,
-                &dense_values(&csr),
-            )?)
+            match DenseRows::from_row_major(csr.rows(), features, &dense_values(&csr)) {
+                Ok(dense) => Rows::Dense(dense),
+                // Unreachable for checked rows; keeping them sparse is always correct.
+                Err(_) => Rows::Sparse(csr),
+            }
         } else {
             Rows::Sparse(csr)
         };
-        Ok(TrainingSet {
+        TrainingSet {
             rows: Arc::new(stored),
-            labels: self.labels,
-        })
+            labels,
+        }
     }
 }
 

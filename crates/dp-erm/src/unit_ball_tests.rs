@@ -255,3 +255,84 @@ fn rejects_too_many_rows_naming_the_row_count() {
     assert!(message.contains(&rows.to_string()), "{message}");
     assert!(!message.contains("square root"), "{message}");
 }
+
+/// Row `row` (dense values) as CSR arrays of one row.
+fn csr_of(row: &[f64]) -> (Vec<usize>, Vec<u32>, Vec<f64>) {
+    let (indices, values): (Vec<u32>, Vec<f64>) = row
+        .iter()
+        .enumerate()
+        .filter(|&(_, &v)| v != 0.0)
+        .map(|(c, &v)| (c as u32, v))
+        .unzip();
+    (vec![0, indices.len()], indices, values)
+}
+
+/// CSR input is checked as every input is: a row just outside the ball, a column beyond
+/// the feature count, a repeated column, a non-finite value and a label count that does
+/// not match are each refused, naming the row; rows inside give the same set as sparse
+/// rows, with and without an intercept.
+#[test]
+fn csr_input_is_checked_like_sparse_rows() {
+    let rows = rows_near_the_sphere(200, 31);
+    let outside = rows
+        .iter()
+        .find(|(row, excess)| *excess > 0 && rounded_norm_at_most_one(row))
+        .map(|(row, _)| row)
+        .expect("a row just outside");
+    let (indptr, indices, values) = csr_of(outside);
+    let built = TrainingSet::builder(D)
+        .csr_rows(indptr, indices, values)
+        .labels(vec![1.0])
+        .build();
+    assert!(matches!(built, Err(ErmError::RowNormAboveOne { row: 0, .. })));
+
+    let two_rows = |indptr: Vec<usize>, indices: Vec<u32>, values: Vec<f64>, labels| {
+        TrainingSet::builder(3)
+            .csr_rows(indptr, indices, values)
+            .labels(labels)
+            .build()
+    };
+    let labels = || vec![1.0, -1.0];
+    assert!(matches!(
+        two_rows(vec![0, 1, 2], vec![0, 3], vec![0.5, 0.5], labels()),
+        Err(ErmError::FeatureIndexOutOfRange { row: 1, col: 3, .. })
+    ));
+    assert!(two_rows(vec![0, 2, 3], vec![1, 1, 0], vec![0.1, 0.1, 0.5], labels()).is_err());
+    assert!(two_rows(vec![0, 1, 2], vec![0, 1], vec![f64::NAN, 0.5], labels()).is_err());
+    assert!(matches!(
+        two_rows(vec![0, 1, 2], vec![0, 1], vec![0.5, 0.5], vec![1.0]),
+        Err(ErmError::DimensionMismatch { .. })
+    ));
+    assert!(matches!(
+        two_rows(vec![0], vec![], vec![], vec![]),
+        Err(ErmError::EmptyData)
+    ));
+
+    let sparse = vec![vec![(0, 0.6), (2, 0.3)], vec![(1, -0.8)]];
+    let (indptr, indices, values) = (vec![0, 2, 3], vec![0, 2, 1], vec![0.6, 0.3, -0.8]);
+    for intercept in [None, Some(1.0)] {
+        let with = |b: crate::TrainingSetBuilder| match intercept {
+            Some(c) => b.append_intercept(c),
+            None => b,
+        };
+        let from_sparse = with(TrainingSet::builder(3).sparse_rows(sparse.clone()))
+            .labels(labels())
+            .build()
+            .unwrap();
+        let from_csr = with(TrainingSet::builder(3).csr_rows(
+            indptr.clone(),
+            indices.clone(),
+            values.clone(),
+        ))
+        .labels(labels())
+        .build()
+        .unwrap();
+        assert_eq!(from_csr.features(), from_sparse.features());
+        let w: Vec<f64> = (0..from_csr.features()).map(|j| 1.0 + j as f64).collect();
+        let (mut a, mut b) = (vec![0.0; 2], vec![0.0; 2]);
+        from_csr.design().multiply(&w, &mut a);
+        from_sparse.design().multiply(&w, &mut b);
+        assert_eq!(a, b, "intercept {intercept:?}");
+        assert_eq!(from_csr.labels(), from_sparse.labels());
+    }
+}

@@ -94,25 +94,36 @@ pub fn read_batches<E: From<ReadError>>(
 }
 
 /// Reads a whole labelled file into a checked [`dp_erm::TrainingSet`] (rows in the unit
-/// ball by construction, so nothing is clipped), with its row count.
+/// ball by construction, so nothing is clipped), with its row count. Each batch is appended
+/// to compressed sparse row arrays and dropped, and the arrays become the set's storage:
+/// the rows are held once while reading, not once as rows and again as the set.
 pub fn read_training_set(
     path: &Path,
     schema: &Schema,
     encoder: &Encoder,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<dp_erm::TrainingSet, ReadError> {
-    let (mut rows, mut labels) = (Vec::new(), Vec::new());
+    let (mut indptr, mut indices, mut values, mut labels) =
+        (vec![0usize], Vec::new(), Vec::new(), Vec::new());
     let options = ReadOptions {
         labels: true,
         batch_rows: DEFAULT_BATCH_ROWS,
     };
     read_batches::<ReadError>(path, schema, encoder, options, progress, &mut |batch| {
-        rows.extend(batch.rows);
+        for mut row in batch.rows {
+            row.sort_unstable_by_key(|&(c, _)| c);
+            for (c, v) in row {
+                // A column index beyond u32 is refused by the builder's feature check.
+                indices.push(u32::try_from(c).unwrap_or(u32::MAX));
+                values.push(v);
+            }
+            indptr.push(indices.len());
+        }
         labels.extend(batch.labels.unwrap_or_default());
         Ok(())
     })?;
     dp_erm::TrainingSet::builder(encoder.features())
-        .sparse_rows(rows)
+        .csr_rows(indptr, indices, values)
         .labels(labels)
         .build()
         .map_err(|e| ReadError::Io {
