@@ -62,6 +62,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod blocks;
 mod design;
 mod error;
 mod iteration;
@@ -74,6 +75,9 @@ mod pool;
 mod solution;
 mod solver;
 
+pub use blocks::{
+    BLOCK_WAVE, BlockNewton, BlockObjective, PartialSums, RowBlock, RowBlocks, sum_blocks,
+};
 pub use design::{CsrRows, DenseRows, Design, MAX_SPARSE_COLUMNS, RowBuffers, WeighChunk};
 pub use error::OptimError;
 pub use lbfgs::Lbfgs;
