@@ -490,29 +490,74 @@ impl RowBlocks for RowCache {
             })
         })?;
         self.check_unchanged()?;
-        let mut bytes = vec![0u8; entry.bytes() as usize];
-        read_at(&self.file, &mut bytes, entry.offset)
+        // Each thread decodes into its own buffers, reused from block to block: a fresh
+        // allocation of a block's size per read costs page faults comparable to the read.
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.read_block(index, entry, &mut scratch, visit),
+            Err(_) => self.read_block(index, entry, &mut Scratch::default(), visit),
+        })
+    }
+}
+
+/// A thread's buffers for reading and decoding one block.
+#[derive(Default)]
+struct Scratch {
+    bytes: Vec<u8>,
+    labels: Vec<f64>,
+    offsets: Vec<u32>,
+    indices: Vec<u32>,
+    values: Vec<f64>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+impl RowCache {
+    /// Reads block `index` into `scratch`, checks its checksum, decodes it and visits it.
+    fn read_block(
+        &self,
+        index: usize,
+        entry: BlockEntry,
+        scratch: &mut Scratch,
+        visit: &mut dyn FnMut(RowBlock<'_>),
+    ) -> Result<(), ErmError> {
+        let Scratch {
+            bytes,
+            labels,
+            offsets,
+            indices,
+            values,
+        } = scratch;
+        bytes.resize(entry.bytes() as usize, 0);
+        read_at(&self.file, bytes, entry.offset)
             .map_err(|e| access(&self.path, "cannot read", e))?;
-        if checksum(&bytes) != entry.checksum {
+        if checksum(bytes) != entry.checksum {
             return Err(refused(format!(
                 "block {index} fails its checksum: the file was corrupted or changed"
             )));
         }
         let (r, e) = (entry.rows as usize, entry.entries as usize);
-        let labels: Vec<f64> = bytes[..r].iter().map(|&y| f64::from(y as i8)).collect();
-        let words = |at: usize, count: usize| -> Vec<u32> {
-            (0..count).map(|k| u32_at(&bytes, at + 4 * k)).collect()
+        labels.clear();
+        labels.extend(bytes[..r].iter().map(|&y| f64::from(y as i8)));
+        let words = |out: &mut Vec<u32>, at: usize, count: usize| {
+            out.clear();
+            out.extend(
+                bytes[at..at + 4 * count]
+                    .chunks_exact(4)
+                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
+            );
         };
-        let offsets = words(r, r + 1);
-        let indices = words(r + 4 * (r + 1), e);
+        words(offsets, r, r + 1);
+        words(indices, r + 4 * (r + 1), e);
         let values_at = r + 4 * (r + 1) + 4 * e;
-        let values: Vec<f64> = (0..e)
-            .map(|k| f64::from_bits(u64_at(&bytes, values_at + 8 * k)))
-            .collect();
-        drop(bytes);
-        visit(RowBlock::new(
-            self.cols, &offsets, &indices, &values, &labels,
-        )?);
+        values.clear();
+        values.extend(
+            bytes[values_at..values_at + 8 * e]
+                .chunks_exact(8)
+                .map(|w| f64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])),
+        );
+        visit(RowBlock::new(self.cols, offsets, indices, values, labels)?);
         Ok(())
     }
 }

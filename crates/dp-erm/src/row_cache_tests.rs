@@ -489,3 +489,32 @@ fn a_fit_over_a_file_holds_a_block_at_a_time_not_the_file() {
     println!("cache {bytes} bytes, child's peak resident memory {peak} bytes");
     assert!(peak < bytes / 4, "peak {peak} of a {bytes}-byte file");
 }
+
+/// The pass's fast unit-ball check never accepts a row the exact check refuses, on rows
+/// scaled to within a few ulps of norm 1 (where a check without its rounding margin would
+/// accept rows just outside), and it does take the fast way on typical rows.
+#[test]
+fn the_fast_unit_ball_check_accepts_only_rows_the_exact_check_accepts() {
+    use crate::block_fit::clearly_within_unit_ball;
+    use crate::within_unit_ball;
+    let mut rng = InsecureSeededRng::new(5);
+    let (mut fast, mut outside) = (0, 0);
+    for trial in 0..300_000 {
+        let k = 1 + trial % 40;
+        let mut row: Vec<f64> = (0..k).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let scale = 1.0 + f64::EPSILON * rng.random_range(-8.0..8.0) * k as f64;
+        row.iter_mut().for_each(|v| *v = *v / norm * scale);
+        let exact = within_unit_ball(&row);
+        outside += usize::from(!exact);
+        if clearly_within_unit_ball(&row) {
+            fast += 1;
+            assert!(exact, "{row:?}");
+        }
+    }
+    assert!(fast > 1_000 && outside > 1_000, "{fast} {outside}");
+    let typical: Vec<f64> = adult_row(3).0.iter().map(|&(_, v)| v).collect();
+    assert!(clearly_within_unit_ball(&typical));
+    assert!(!clearly_within_unit_ball(&[1.0]) && within_unit_ball(&[1.0]));
+    assert!(!clearly_within_unit_ball(&[f64::NAN]) && !clearly_within_unit_ball(&[f64::INFINITY]));
+}

@@ -187,29 +187,34 @@ impl PartialSums {
         let mut sums = Self::zero(block.cols, with_hessian);
         let n = block.rows();
         sums.rows = n;
-        // Margins, then the loss over the whole block (its vectorized form), then the
-        // scatters: ℓ'·y into the gradient, ℓ''·y² into the Hessian.
-        let mut slopes: Vec<f64> = (0..n)
-            .map(|i| {
+        // Per chunk of rows: margins, then the loss (its vectorized form), then the
+        // scatters: ℓ'·y into the gradient, ℓ''·y² into the Hessian. Fixed chunks keep the
+        // per-row buffers on the stack.
+        let mut slopes = [0.0; ROW_CHUNK];
+        let mut curvatures = [0.0; ROW_CHUNK];
+        for first in (0..n).step_by(ROW_CHUNK) {
+            let rows = first..(first + ROW_CHUNK).min(n);
+            let slopes = &mut slopes[..rows.len()];
+            let curvatures = &mut curvatures[..rows.len()];
+            for (slope, i) in slopes.iter_mut().zip(rows.clone()) {
                 let (idx, val) = block.row(i);
                 let margin: f64 = idx.iter().zip(val).map(|(&j, v)| w[j as usize] * v).sum();
-                block.labels[i] * margin
-            })
-            .collect();
-        let mut curvatures = vec![0.0; n];
-        sums.loss = loss.evaluate_in_place(&mut slopes, &mut curvatures);
-        for i in 0..n {
-            let (idx, val) = block.row(i);
-            let y = block.labels[i];
-            let slope = slopes[i] * y;
-            for (&j, &v) in idx.iter().zip(val) {
-                sums.gradient[j as usize] += slope * v;
+                *slope = block.labels[i] * margin;
             }
-            let curvature = curvatures[i] * y * y;
-            if let Some(h) = sums.hessian.as_mut()
-                && curvature != 0.0
-            {
-                add_outer_lower(h, idx, val, curvature);
+            sums.loss += loss.evaluate_in_place(slopes, curvatures);
+            for ((&slope, &curvature), i) in slopes.iter().zip(curvatures.iter()).zip(rows) {
+                let (idx, val) = block.row(i);
+                let y = block.labels[i];
+                let slope = slope * y;
+                for (&j, &v) in idx.iter().zip(val) {
+                    sums.gradient[j as usize] += slope * v;
+                }
+                let curvature = curvature * y * y;
+                if let Some(h) = sums.hessian.as_mut()
+                    && curvature != 0.0
+                {
+                    add_outer_lower(h, idx, val, curvature);
+                }
             }
         }
         Ok(sums)
@@ -281,6 +286,10 @@ fn add_outer_lower(h: &mut [f64], idx: &[u32], val: &[f64], c: f64) {
         }
     }
 }
+
+/// Rows of a block whose margins and losses are computed together (fixed, so the bits of
+/// the loss's sum do not depend on anything else).
+const ROW_CHUNK: usize = 256;
 
 /// Blocks summed in parallel per wave: a constant (not the thread count), so a pass's peak
 /// memory is bounded by the source's block size, and merging in block order makes the
