@@ -641,7 +641,7 @@ impl ErmParams {
         plan: &Plan,
         rng: &mut R,
         mutation: Mutation,
-        solve: &mut dyn FnMut(f64, Option<&[f64]>, f64) -> Result<Solution, ErmError>,
+        solve: &mut SolveWith<'_>,
         check_groups: &dyn Fn(&FeatureGroups) -> Result<(), ErmError>,
     ) -> Result<(Fit, Option<Vec<f64>>), ErmError> {
         let rate_factor = match mutation {
@@ -791,6 +791,11 @@ impl std::fmt::Debug for ErmParams {
             .finish_non_exhaustive()
     }
 }
+
+/// How a data path minimizes the objective: `(total regularization μ, linear term,
+/// tolerance) → certified solution`.
+pub(crate) type SolveWith<'a> =
+    dyn FnMut(f64, Option<&[f64]>, f64) -> Result<Solution, ErmError> + 'a;
 
 /// A deliberate bug for the privacy tests' mutation checks (never reachable from the
 /// public API): `NoiseRate(1.0)` is the correct mechanism.

@@ -234,9 +234,12 @@ fn a_cache_that_changes_between_passes_is_refused() {
     );
 }
 
+/// A block's offsets, indices, values and labels.
+type OwnedBlock = (Vec<u32>, Vec<u32>, Vec<f64>, Vec<f64>);
+
 /// Rows in memory as blocks, without the cache's checks: what an executor might send.
 struct Handed {
-    blocks: Vec<(Vec<u32>, Vec<u32>, Vec<f64>, Vec<f64>)>,
+    blocks: Vec<OwnedBlock>,
 }
 
 impl Handed {

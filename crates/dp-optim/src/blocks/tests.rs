@@ -25,11 +25,14 @@ impl MarginLoss for Logistic {
     }
 }
 
+/// A block's offsets, indices, values and labels.
+type OwnedBlock = (Vec<u32>, Vec<u32>, Vec<f64>, Vec<f64>);
+
 /// Rows held in memory, cut into blocks of `block_rows`: the simplest source.
 struct VecBlocks {
     cols: usize,
     /// Per block: offsets, indices, values, labels.
-    blocks: Vec<(Vec<u32>, Vec<u32>, Vec<f64>, Vec<f64>)>,
+    blocks: Vec<OwnedBlock>,
     /// Rows the source claims (may lie, for the refusal tests).
     declared: usize,
 }
@@ -219,7 +222,8 @@ fn malformed_blocks_are_refused_with_the_row() {
     let cols = 4;
     let ok = RowBlock::new(cols, &[0, 2, 3], &[0, 3, 1], &[0.5, 0.5, 1.0], &[1.0, -1.0]);
     assert!(ok.is_ok());
-    let cases: [(&[u32], &[u32], &[f64], &[f64]); 6] = [
+    type Parts<'a> = (&'a [u32], &'a [u32], &'a [f64], &'a [f64]);
+    let cases: [Parts<'_>; 6] = [
         (&[0, 2], &[0, 3, 1], &[0.5, 0.5, 1.0], &[1.0, -1.0]),
         (&[0, 2, 3], &[0, 4, 1], &[0.5, 0.5, 1.0], &[1.0, -1.0]),
         (&[0, 2, 3], &[3, 0, 1], &[0.5, 0.5, 1.0], &[1.0, -1.0]),
