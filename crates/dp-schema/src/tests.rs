@@ -624,7 +624,7 @@ fn a_row_cache_holds_the_rows_the_reader_encodes() {
         .sqrt();
     assert!(gap <= (memory.solver_gradient_norm() + blocks.solver_gradient_norm()) / 1e-2);
     // A bad record stops the write and leaves no cache behind.
-    std::fs::write(&path, "age,color,note,y\n5,red,x,yes\n500,red,x,no\n").unwrap();
+    std::fs::write(&path, "age,color,note,y\n5,red,x,yes\nabc,red,x,no\n").unwrap();
     assert!(
         crate::write_row_cache(&path, &schema, &encoder, &cache_path, 64, &mut |_, _| {}).is_err()
     );
