@@ -195,6 +195,21 @@ pub enum ErmError {
     /// A model purpose given by the caller is unusable (empty, too long, or holding an
     /// invisible character); see [`ModelPurpose`](crate::ModelPurpose).
     InvalidPurpose(String),
+    /// A row cache file ([`crate::RowCache`]) was refused: not a cache, truncated,
+    /// corrupted, or changed since it was opened (its blocks are checksummed, its size and
+    /// modification time re-checked on every read). Says what, never a row's values.
+    InvalidRowCache(String),
+    /// A row cache file could not be created, read or written (the operating system's
+    /// error).
+    RowCacheAccess(String),
+    /// A row of a block handed to [`crate::ErmParams::fit_blocks`] breaks the data contract;
+    /// `error` names the row counted from the block's first.
+    InBlock {
+        /// The block.
+        block: usize,
+        /// What is wrong with which of its rows.
+        error: Box<ErmError>,
+    },
     /// From the noise samplers.
     Noise(NoiseError),
     /// From the solvers.
@@ -346,6 +361,14 @@ impl fmt::Display for ErmError {
                 "the decision value of row {row} overflows: its entries are too large for the \
                  model's weights"
             ),
+            Self::InvalidRowCache(why) => write!(f, "row cache refused: {why}"),
+            Self::RowCacheAccess(why) => write!(f, "row cache not accessible: {why}"),
+            Self::InBlock { block, error } => {
+                write!(
+                    f,
+                    "in block {block} (rows counted within the block): {error}"
+                )
+            }
             Self::InvalidModelFile(why) => write!(f, "invalid model file: {why}"),
             Self::ModelFileAccess(why) => write!(f, "{why}"),
             Self::WeakModelKey { distinct } => write!(

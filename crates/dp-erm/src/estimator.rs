@@ -340,6 +340,16 @@ impl ErmParams {
         self
     }
 
+    /// The solver chosen with [`ErmParams::solver`].
+    pub(crate) fn solver_choice(&self) -> SolverChoice {
+        self.solver
+    }
+
+    /// The warm start given with [`ErmParams::warm_start`], if any.
+    pub(crate) fn warm_start_weights(&self) -> Option<&[f64]> {
+        self.warm_start.as_deref()
+    }
+
     /// The mechanism.
     pub fn mechanism(&self) -> Mechanism {
         self.mechanism
@@ -433,7 +443,7 @@ impl ErmParams {
     }
 
     /// What a fit on n rows and d features will do, decided from public values only.
-    fn calibrate(&self, examples: usize, features: usize) -> Result<Plan, ErmError> {
+    pub(crate) fn calibrate(&self, examples: usize, features: usize) -> Result<Plan, ErmError> {
         self.check()?;
         if examples == 0 {
             return Err(ErmError::EmptyData);
@@ -608,21 +618,44 @@ impl ErmParams {
         rng: &mut R,
         mutation: Mutation,
     ) -> Result<(Fit, Option<Vec<f64>>), ErmError> {
+        let (n, d) = (data.len(), data.features());
+        // Every parameter refusal happens here, before any work, from public sizes only.
+        let plan = self.calibrate(n, d)?;
+        self.release(
+            (n, d),
+            &plan,
+            rng,
+            mutation,
+            &mut |mu, linear, tolerance| self.solve(data, mu, linear, tolerance),
+            &|groups| data.check_group_norms(groups),
+        )
+    }
+
+    /// The mechanism of `plan` on n rows of d features whose objective `solve(μ, linear
+    /// term, tolerance)` minimizes (in memory or over row blocks): the noise, the solve,
+    /// the minimizer noise and the release grid, all here, so every data path runs the
+    /// same mechanism. `check_groups` checks the rows' group norms for group-shaped noise.
+    pub(crate) fn release<R: ReleaseRng + ?Sized>(
+        &self,
+        (n, d): (usize, usize),
+        plan: &Plan,
+        rng: &mut R,
+        mutation: Mutation,
+        solve: &mut SolveWith<'_>,
+        check_groups: &dyn Fn(&FeatureGroups) -> Result<(), ErmError>,
+    ) -> Result<(Fit, Option<Vec<f64>>), ErmError> {
         let rate_factor = match mutation {
             Mutation::NoiseRate(factor) => factor,
             Mutation::SummedLoss => 1.0,
         };
-        let (n, d) = (data.len(), data.features());
-        // Every parameter refusal happens here, before any work, from public sizes only.
-        let plan = self.calibrate(n, d)?;
         let tolerance = plan.tolerance();
-        let (weights, solution, noise) = match &plan {
+        let (weights, solution, noise) = match plan {
             Plan::NonPrivate { .. } => {
-                let solution = self.solve(data, self.regularization, None, tolerance)?;
+                let solution = solve(self.regularization, None, tolerance)?;
                 (solution.weights().to_vec(), solution, None)
             }
             Plan::Output(calibration) => {
-                let solution = self.solve(data, self.regularization, None, tolerance)?;
+                let solution = solve(self.regularization, None, tolerance)?;
                 let noise = GammaNormVector::new(d, calibration.beta * rate_factor)?.sample(rng);
                 let mut weights = add(solution.weights(), &noise);
                 snap_to_grid(&mut weights, calibration.release_grid);
@@ -632,7 +665,7 @@ impl ErmParams {
                 let beta = calibration.beta * rate_factor;
                 let noise = match &self.noise_groups {
                     Some(groups) => {
-                        data.check_group_norms(groups)?;
+                        check_groups(groups)?;
                         GroupNormVector::new(groups.clone(), beta)?.sample(rng)
                     }
                     None => GammaNormVector::new(d, beta)?.sample(rng),
@@ -645,7 +678,7 @@ impl ErmParams {
                 };
                 let linear: Vec<f64> = noise.iter().map(|b| b / n as f64 * scale).collect();
                 let total = (self.regularization + calibration.extra_regularization) * scale;
-                let solution = self.solve(data, total, Some(&linear), tolerance)?;
+                let solution = solve(total, Some(&linear), tolerance)?;
                 // The solver's point is within the certified radius of the exact minimizer;
                 // the minimizer noise makes releasing it as private as releasing that.
                 let smoothing = GammaNormVector::new(d, minimizer.beta)?.sample(rng);
@@ -759,6 +792,11 @@ impl std::fmt::Debug for ErmParams {
     }
 }
 
+/// How a data path minimizes the objective: `(total regularization μ, linear term,
+/// tolerance) → certified solution`.
+pub(crate) type SolveWith<'a> =
+    dyn FnMut(f64, Option<&[f64]>, f64) -> Result<Solution, ErmError> + 'a;
+
 /// A deliberate bug for the privacy tests' mutation checks (never reachable from the
 /// public API): `NoiseRate(1.0)` is the correct mechanism.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -771,7 +809,7 @@ pub(crate) enum Mutation {
 }
 
 /// A fit decided before it runs: the mechanism's calibration and the solver tolerance.
-enum Plan {
+pub(crate) enum Plan {
     NonPrivate { tolerance: f64 },
     Output(NoiseCalibration),
     Objective(NoiseCalibration, calibration::MinimizerNoise),

@@ -65,6 +65,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod block_fit;
 mod calibration;
 mod data;
 mod error;
@@ -76,6 +77,7 @@ mod loss;
 mod model;
 mod multiclass;
 mod proba;
+mod row_cache;
 mod rule;
 mod trainer;
 
@@ -99,6 +101,7 @@ pub use model::{
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
 pub use proba::{Probabilities, logistic_probability};
+pub use row_cache::{MAX_BLOCK_ROWS, RowCache, RowCacheWriter};
 pub use rule::{RegularizationRule, UtilityOutlook};
 pub use trainer::{Classifier, Trainer};
 
@@ -112,6 +115,8 @@ mod proba_tests;
 mod proptests;
 #[cfg(test)]
 mod refusal_tests;
+#[cfg(test)]
+mod row_cache_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -14,6 +14,11 @@
 //! - Data: [`DenseRows`] (faer) or [`CsrRows`] (sparse rows, the shape of one-hot data),
 //!   both behind [`Design`], parallel over fixed row chunks so results do not depend on the
 //!   thread count.
+//! - Rows not held in memory: a [`RowBlocks`] source hands out blocks of rows
+//!   ([`RowBlock`]); a pass reduces each to [`PartialSums`] (loss, gradient, Hessian) and
+//!   merges them in block order ([`sum_blocks`]); [`BlockNewton`] minimizes a
+//!   [`BlockObjective`] over them with the same certificate. A second implementation of
+//!   the pass: the in-memory [`Design`] path is unchanged.
 //! - Losses: anything implementing [`MarginLoss`] (value, ℓ', ℓ'' of the margin); the
 //!   logistic and Huber losses live in `dp-erm`. This crate knows nothing about privacy.
 //! - Solvers: [`Newton`] (Cholesky, for d up to a few thousand) and [`Lbfgs`] (large d),
@@ -62,6 +67,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod blocks;
 mod design;
 mod error;
 mod iteration;
@@ -74,6 +80,9 @@ mod pool;
 mod solution;
 mod solver;
 
+pub use blocks::{
+    BLOCK_WAVE, BlockNewton, BlockObjective, PartialSums, RowBlock, RowBlocks, sum_blocks,
+};
 pub use design::{CsrRows, DenseRows, Design, MAX_SPARSE_COLUMNS, RowBuffers, WeighChunk};
 pub use error::OptimError;
 pub use lbfgs::Lbfgs;

@@ -250,7 +250,7 @@ fn newton_step<D: Design + ?Sized, L: MarginLoss>(
 /// The lower Cholesky factor of the matrix whose lower triangle is `hessian`, or `None` if
 /// floating point cannot factor it. Sequential on purpose: the same bits for any thread
 /// count (the factorization is `d³/3` flops, small beside forming the Hessian).
-fn cholesky_factor(mut hessian: Mat<f64>) -> Option<Mat<f64>> {
+pub(crate) fn cholesky_factor(mut hessian: Mat<f64>) -> Option<Mat<f64>> {
     let d = hessian.nrows();
     let mut scratch = MemBuffer::new(cholesky_in_place_scratch::<f64>(
         d,
@@ -270,7 +270,7 @@ fn cholesky_factor(mut hessian: Mat<f64>) -> Option<Mat<f64>> {
 
 /// Solves `L Lᵀ p = −g` for the lower Cholesky factor `factor`, or `None` if the result is
 /// not finite.
-fn newton_direction(factor: &Mat<f64>, gradient: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn newton_direction(factor: &Mat<f64>, gradient: &[f64]) -> Option<Vec<f64>> {
     let d = gradient.len();
     let mut direction: Vec<f64> = gradient.iter().map(|g| -g).collect();
     let rhs = MatMut::from_column_major_slice_mut(&mut direction, d, 1);

@@ -32,11 +32,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod cache;
 mod encode;
 mod error;
 mod read;
 mod schema;
 
+pub use cache::write_row_cache;
 pub use encode::{Cell, CellError, EncodedRow, Encoder};
 pub use error::{Problem, ReadError, SchemaError};
 pub use read::{

@@ -715,3 +715,51 @@ fn adult_files_read_with_the_committed_schema() {
     let share = (positive(&train) + positive(&test)) as f64 / 48_842.0;
     assert!((share - 0.2393).abs() < 5e-4, "{share}");
 }
+
+/// A CSV's rows written to a row cache are the rows `read_training_set` encodes: a fit over
+/// the cache and one in memory agree within their certificates.
+#[test]
+fn a_row_cache_holds_the_rows_the_reader_encodes() {
+    use dp_erm::{ErmParams, Loss, RowCache};
+    use dp_noise::DpRng;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.csv");
+    let mut body = String::from("age,color,note,y\n");
+    for i in 0..500 {
+        let color = ["red", "green", "blue"][i % 3];
+        let label = if (i * 7) % 5 < 2 { "yes" } else { "no" };
+        body.push_str(&format!("{},{color},x,{label}\n", (i * 13) % 100));
+    }
+    std::fs::write(&path, body).unwrap();
+    let schema = small();
+    let encoder = Encoder::new(&schema);
+    let cache_path = dir.path().join("d.rows");
+    let rows =
+        crate::write_row_cache(&path, &schema, &encoder, &cache_path, 64, &mut |_, _| {}).unwrap();
+    assert_eq!(rows, 500);
+    let cache = RowCache::open(&cache_path).unwrap();
+    let data = read_training_set(&path, &schema, &encoder, &mut |_, _| {}).unwrap();
+    let params = ErmParams::non_private(Loss::Logistic, 1e-2);
+    let memory = params
+        .fit(&data, &mut DpRng::from_os_entropy().unwrap())
+        .unwrap();
+    let blocks = params
+        .fit_blocks(&cache, 500, &mut DpRng::from_os_entropy().unwrap())
+        .unwrap();
+    let gap: f64 = memory
+        .model()
+        .weights()
+        .iter()
+        .zip(blocks.model().weights())
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(gap <= (memory.solver_gradient_norm() + blocks.solver_gradient_norm()) / 1e-2);
+    // A bad record stops the write and leaves no cache behind.
+    std::fs::write(&path, "age,color,note,y\n5,red,x,yes\nabc,red,x,no\n").unwrap();
+    assert!(
+        crate::write_row_cache(&path, &schema, &encoder, &cache_path, 64, &mut |_, _| {}).is_err()
+    );
+    assert!(!cache_path.exists());
+}

@@ -1,0 +1,227 @@
+//! Fits over rows this process does not hold: the same mechanisms as [`ErmParams::fit`],
+//! with the solver's passes summed over the blocks of a [`RowBlocks`] source.
+
+use dp_noise::ReleaseRng;
+use dp_optim::{BlockNewton, BlockObjective, MAX_HESSIAN_DIMENSION, RowBlock, RowBlocks, Solution};
+
+use crate::data::within_unit_ball;
+use crate::estimator::Mutation;
+use crate::{ErmError, ErmParams, Fit, SolverChoice};
+
+impl ErmParams {
+    /// Trains on the rows of `source`, which must number exactly `examples` — the public n
+    /// the noise is calibrated to, given by the caller, never counted from the data — with
+    /// randomness from `rng`. The same mechanism as [`ErmParams::fit`]; the solver is
+    /// [`BlockNewton`], one pass over the blocks per point it evaluates (so d is at most
+    /// 16,384, and [`SolverChoice::Lbfgs`] is refused). Group-shaped noise is refused
+    /// (its row check needs the rows before the noise is drawn: use [`ErmParams::fit`]).
+    ///
+    /// Refused before any noise is drawn: every parameter refusal of [`ErmParams::fit`]
+    /// (from `examples` and `source.cols()`), and a source whose declared row count is not
+    /// `examples`. Refused during the solve, releasing nothing: a block whose rows break
+    /// the contract ([`ErmError::InBlock`], naming the row within the block as
+    /// [`crate::TrainingSet`] names it), a pass that sees a row count other than
+    /// `examples`, and whatever the source refuses (a [`crate::RowCache`] whose file
+    /// changed, say).
+    ///
+    /// # Privacy
+    /// The guarantee of [`ErmParams`]'s `# Privacy`, for the same replace-one relation, on
+    /// the dataset the source holds, under two conditions this function enforces and one it
+    /// cannot:
+    /// - every row the solver uses has `‖x‖₂ ≤ 1` and label ±1: each block is checked on
+    ///   every pass, before it is summed;
+    /// - the data has n = `examples` rows: ε, β, Δ and the tolerance are functions of the
+    ///   public n and d only, and every pass refuses another count (a count read from the
+    ///   data would not be public);
+    /// - every pass must see the same rows (the certificate `‖∇J(f̂)‖ ≤ γ` is about one
+    ///   dataset's objective). [`crate::RowCache`] refuses a file changed between passes
+    ///   (size, modification time, a checksum per block); another source must guarantee it.
+    ///
+    /// The certificate is the gradient norm from a full pass at the returned point. Its
+    /// sums run in another order than in memory (sequentially within a block, blocks
+    /// merged in block order), which the rounding floor covers: it models a sum of k terms
+    /// as erring by √k roundings whatever the order, and a sum of blocks of k₁, k₂, …
+    /// rows errs by at most that. Noise drawn for a fit refused during its solve is
+    /// discarded, and nothing computed from it is returned.
+    pub fn fit_blocks<S, R>(
+        &self,
+        source: &S,
+        examples: usize,
+        rng: &mut R,
+    ) -> Result<Fit, ErmError>
+    where
+        S: RowBlocks + ?Sized,
+        ErmError: From<S::Error>,
+        R: ReleaseRng + ?Sized,
+    {
+        self.fit_blocks_with(source, examples, rng, Mutation::NoiseRate(1.0))
+            .map(|(fit, _)| fit)
+    }
+
+    /// As `fit_blocks`, or (tests only) one of the mechanism's classic bugs; also returns
+    /// the secret noise vector.
+    pub(crate) fn fit_blocks_with<S, R>(
+        &self,
+        source: &S,
+        examples: usize,
+        rng: &mut R,
+        mutation: Mutation,
+    ) -> Result<(Fit, Option<Vec<f64>>), ErmError>
+    where
+        S: RowBlocks + ?Sized,
+        ErmError: From<S::Error>,
+        R: ReleaseRng + ?Sized,
+    {
+        let features = source.cols();
+        let plan = self.calibrate(examples, features)?;
+        if self.noise_groups().is_some() {
+            return Err(misplaced_group_noise());
+        }
+        if self.solver_choice() == SolverChoice::Lbfgs {
+            return Err(ErmError::MisplacedOption {
+                option: "the L-BFGS solver",
+                applies_to: "in-memory fits (ErmParams::fit); fits over row blocks use Newton",
+            });
+        }
+        if features > MAX_HESSIAN_DIMENSION {
+            return Err(ErmError::InvalidCount {
+                what: "feature count of a fit over row blocks",
+                value: features,
+                requirement: "at most 16384 (its Newton solver factors a d×d Hessian)",
+            });
+        }
+        if source.rows() != examples {
+            return Err(ErmError::DimensionMismatch {
+                what: "rows the block source declares (n is given, not counted)",
+                expected: examples,
+                found: source.rows(),
+            });
+        }
+        let checked = Contract { inner: source };
+        self.release(
+            (examples, features),
+            &plan,
+            rng,
+            mutation,
+            &mut |mu, linear, tolerance| {
+                self.solve_blocks(&checked, examples, mu, linear, tolerance)
+            },
+            &|_| Err(misplaced_group_noise()),
+        )
+    }
+
+    /// [`ErmParams::solve`] over blocks: Newton only, a certified solution or a refusal
+    /// that carries nothing but the fact.
+    fn solve_blocks<S: RowBlocks<Error = ErmError> + ?Sized>(
+        &self,
+        source: &S,
+        examples: usize,
+        total_regularization: f64,
+        linear: Option<&[f64]>,
+        tolerance: f64,
+    ) -> Result<Solution, ErmError> {
+        let mut objective =
+            BlockObjective::new(source, self.loss(), total_regularization, examples)?;
+        if let Some(linear) = linear {
+            objective = objective.with_linear_term(linear)?;
+        }
+        let solution = BlockNewton::default()
+            .tolerance(tolerance)
+            .max_iterations(500)
+            .minimize(&objective, self.warm_start_weights())?;
+        if solution.is_converged() {
+            Ok(solution)
+        } else {
+            Err(ErmError::NotConverged)
+        }
+    }
+}
+
+fn misplaced_group_noise() -> ErmError {
+    ErmError::MisplacedOption {
+        option: "group-shaped noise",
+        applies_to: "in-memory fits (ErmParams::fit), which check every row's group norm \
+                     before drawing the noise",
+    }
+}
+
+/// A source whose every block is checked against the data contract (rows in the unit ball,
+/// labels ±1) before the pass sees it.
+struct Contract<'a, S: ?Sized> {
+    inner: &'a S,
+}
+
+impl<S> RowBlocks for Contract<'_, S>
+where
+    S: RowBlocks + ?Sized,
+    ErmError: From<S::Error>,
+{
+    type Error = ErmError;
+
+    fn cols(&self) -> usize {
+        self.inner.cols()
+    }
+
+    fn rows(&self) -> usize {
+        self.inner.rows()
+    }
+
+    fn block_count(&self) -> usize {
+        self.inner.block_count()
+    }
+
+    fn with_block(
+        &self,
+        index: usize,
+        visit: &mut dyn FnMut(RowBlock<'_>),
+    ) -> Result<(), ErmError> {
+        let mut broken = None;
+        self.inner
+            .with_block(index, &mut |block| match check_block(&block) {
+                Ok(()) => visit(block),
+                Err(error) => {
+                    broken = Some(ErmError::InBlock {
+                        block: index,
+                        error: Box::new(error),
+                    })
+                }
+            })?;
+        broken.map_or(Ok(()), Err)
+    }
+}
+
+/// The contract [`crate::TrainingSet`] checks, on one block: labels ±1, rows in the unit
+/// ball (decided in the safe direction, [`within_unit_ball`]).
+pub(crate) fn check_block(block: &RowBlock<'_>) -> Result<(), ErmError> {
+    for (row, &label) in block.labels().iter().enumerate() {
+        if label != 1.0 && label != -1.0 {
+            return Err(ErmError::InvalidLabel { row, label });
+        }
+        let (_, values) = block.row(row);
+        if !(clearly_within_unit_ball(values) || within_unit_ball(values)) {
+            return Err(ErmError::RowNormAboveOne {
+                row,
+                norm: values.iter().map(|v| v * v).sum::<f64>().sqrt(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A sufficient condition for `Σ v² ≤ 1`, several times cheaper than [`within_unit_ball`]'s
+/// error-bounded sum: the plain rounded sum of squares, clearly below 1.
+///
+/// For k entries, each square and each addition rounds by at most a factor (1 ± u), so the
+/// rounded sum `s` of the k non-negative squares satisfies `s ≥ (1 − γ_k)·Σv²` with
+/// `γ_k = ku/(1 − ku) ≤ 2ku` (Higham, *Accuracy and Stability of Numerical Algorithms*,
+/// §4.2) when nothing underflows; a square or a sum that underflows loses at most 2⁻¹⁰⁷⁴
+/// more. So `s ≤ 1 − 4(k+1)u − (k+1)·2⁻¹⁰⁷⁰` gives `Σv² ≤ (s + 2k·2⁻¹⁰⁷⁴)/(1 − 2ku) < 1`.
+/// A NaN or infinite entry fails the test. What is not clearly inside goes to the exact
+/// check, so this says yes only where that check does.
+pub(crate) fn clearly_within_unit_ball(values: &[f64]) -> bool {
+    let k = values.len() as f64 + 1.0;
+    let sum: f64 = values.iter().map(|v| v * v).sum();
+    // 2⁻¹⁰⁷⁰ is the subnormal with bit pattern 16.
+    let threshold = (1.0 - 4.0 * k * (f64::EPSILON / 2.0) - k * f64::from_bits(16)).next_down();
+    sum <= threshold
+}

@@ -1,0 +1,330 @@
+//! Row blocks, their partial sums, and one pass over a source.
+
+use rayon::prelude::*;
+
+use crate::{MarginLoss, OptimError};
+
+/// A block of rows in compressed-sparse-row form with one label per row, borrowed from
+/// whoever holds it (a decoded file block, a slice of a training set). Checked on
+/// construction, so the kernels below cannot index out of bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct RowBlock<'a> {
+    cols: usize,
+    offsets: &'a [u32],
+    indices: &'a [u32],
+    values: &'a [f64],
+    labels: &'a [f64],
+}
+
+impl<'a> RowBlock<'a> {
+    /// Row `i` holds entries `offsets[i]..offsets[i+1]` of `indices` (strictly increasing
+    /// columns `< cols`) and `values` (finite); `labels[i]` (finite) is its label. `offsets`
+    /// starts at 0, never decreases, ends at the entry count and has one more element than
+    /// `labels`. Every violation is refused with the first offending row (within the block).
+    pub fn new(
+        cols: usize,
+        offsets: &'a [u32],
+        indices: &'a [u32],
+        values: &'a [f64],
+        labels: &'a [f64],
+    ) -> Result<Self, OptimError> {
+        let invalid = |why: String| Err(OptimError::InvalidSparseStructure(why));
+        if cols == 0 {
+            return Err(OptimError::EmptyData {
+                rows: labels.len(),
+                cols,
+            });
+        }
+        if offsets.len() != labels.len() + 1 {
+            return Err(OptimError::DimensionMismatch {
+                what: "block offsets",
+                expected: labels.len() + 1,
+                found: offsets.len(),
+            });
+        }
+        if indices.len() != values.len() {
+            return invalid(format!(
+                "block has {} indices but {} values",
+                indices.len(),
+                values.len()
+            ));
+        }
+        if offsets[0] != 0 || offsets[labels.len()] as usize != indices.len() {
+            return invalid(format!(
+                "block offsets must run from 0 to {}, run from {} to {}",
+                indices.len(),
+                offsets[0],
+                offsets[labels.len()]
+            ));
+        }
+        if let Some(row) = (0..labels.len()).find(|&r| offsets[r] > offsets[r + 1]) {
+            return invalid(format!("block offsets decrease at row {row}"));
+        }
+        for row in 0..labels.len() {
+            let range = offsets[row] as usize..offsets[row + 1] as usize;
+            let row_indices = &indices[range.clone()];
+            if let Some(&col) = row_indices.iter().find(|&&c| c as usize >= cols) {
+                return invalid(format!("row {row} has column index {col} >= {cols}"));
+            }
+            if row_indices.windows(2).any(|w| w[0] >= w[1]) {
+                return invalid(format!(
+                    "column indices of row {row} are not strictly increasing"
+                ));
+            }
+            if let Some(k) = values[range.clone()].iter().position(|v| !v.is_finite()) {
+                return Err(OptimError::NonFiniteData {
+                    row,
+                    col: row_indices[k] as usize,
+                    value: values[range.start + k],
+                });
+            }
+        }
+        if let Some(index) = labels.iter().position(|y| !y.is_finite()) {
+            return Err(OptimError::NonFiniteInput {
+                what: "block labels",
+                index,
+                value: labels[index],
+            });
+        }
+        Ok(Self {
+            cols,
+            offsets,
+            indices,
+            values,
+            labels,
+        })
+    }
+
+    /// Rows in the block.
+    pub fn rows(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Columns d.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Column indices and values of row `i` of the block.
+    pub fn row(&self, i: usize) -> (&'a [u32], &'a [f64]) {
+        let range = self.offsets[i] as usize..self.offsets[i + 1] as usize;
+        (&self.indices[range.clone()], &self.values[range])
+    }
+
+    /// The labels, one per row.
+    pub fn labels(&self) -> &'a [f64] {
+        self.labels
+    }
+
+    /// Stored entries in the block.
+    pub fn entries(&self) -> usize {
+        self.values.len()
+    }
+}
+
+/// Where a solve's rows come from: a sequence of blocks, read one at a time (in any order,
+/// from several threads at once).
+pub trait RowBlocks: Sync {
+    /// What reading a block can fail with (an I/O error, a changed file, a row that breaks
+    /// a contract); solver errors convert into it.
+    type Error: From<OptimError> + Send;
+    /// Columns d of every block.
+    fn cols(&self) -> usize;
+    /// The rows the source declares (from its index, without a pass). Every pass also
+    /// counts the rows it saw.
+    fn rows(&self) -> usize;
+    /// Number of blocks.
+    fn block_count(&self) -> usize;
+    /// Reads block `index` (`< block_count()`) and calls `visit` with it exactly once, or
+    /// returns why it could not.
+    fn with_block(
+        &self,
+        index: usize,
+        visit: &mut dyn FnMut(RowBlock<'_>),
+    ) -> Result<(), Self::Error>;
+}
+
+/// Sums over some rows at one point `w`: the row count, `Σ ℓ(z_i)`, `Σ ℓ'(z_i) y_i x_i`
+/// and, if asked for, the lower triangle of `Σ ℓ''(z_i) y_i² x_i x_iᵀ`, with
+/// `z_i = y_i wᵀx_i`. Unnormalized (no `1/n`, no regularizer): [`PartialSums::merge`] is
+/// plain addition, associative in real arithmetic; in floating point the merge order is
+/// fixed by the caller ([`sum_blocks`] merges in block order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartialSums {
+    rows: usize,
+    loss: f64,
+    gradient: Vec<f64>,
+    /// Packed lower triangle, row by row: entry `(i, j)`, `j ≤ i`, at `i(i+1)/2 + j`.
+    hessian: Option<Vec<f64>>,
+}
+
+impl PartialSums {
+    /// The sums over no rows, for `cols` columns, with or without the Hessian.
+    pub fn zero(cols: usize, with_hessian: bool) -> Self {
+        Self {
+            rows: 0,
+            loss: 0.0,
+            gradient: vec![0.0; cols],
+            hessian: with_hessian.then(|| vec![0.0; packed_len(cols)]),
+        }
+    }
+
+    /// The sums over `block` at `w` (`w.len() == block.cols()`, checked), sequentially in
+    /// row order.
+    pub fn of_block<L: MarginLoss + ?Sized>(
+        block: &RowBlock<'_>,
+        w: &[f64],
+        loss: &L,
+        with_hessian: bool,
+    ) -> Result<Self, OptimError> {
+        if w.len() != block.cols {
+            return Err(OptimError::DimensionMismatch {
+                what: "w",
+                expected: block.cols,
+                found: w.len(),
+            });
+        }
+        let mut sums = Self::zero(block.cols, with_hessian);
+        let n = block.rows();
+        sums.rows = n;
+        // Per chunk of rows: margins, then the loss (its vectorized form), then the
+        // scatters: ℓ'·y into the gradient, ℓ''·y² into the Hessian. Fixed chunks keep the
+        // per-row buffers on the stack.
+        let mut slopes = [0.0; ROW_CHUNK];
+        let mut curvatures = [0.0; ROW_CHUNK];
+        for first in (0..n).step_by(ROW_CHUNK) {
+            let rows = first..(first + ROW_CHUNK).min(n);
+            let slopes = &mut slopes[..rows.len()];
+            let curvatures = &mut curvatures[..rows.len()];
+            for (slope, i) in slopes.iter_mut().zip(rows.clone()) {
+                let (idx, val) = block.row(i);
+                let margin: f64 = idx.iter().zip(val).map(|(&j, v)| w[j as usize] * v).sum();
+                *slope = block.labels[i] * margin;
+            }
+            sums.loss += loss.evaluate_in_place(slopes, curvatures);
+            for ((&slope, &curvature), i) in slopes.iter().zip(curvatures.iter()).zip(rows) {
+                let (idx, val) = block.row(i);
+                let y = block.labels[i];
+                let slope = slope * y;
+                for (&j, &v) in idx.iter().zip(val) {
+                    sums.gradient[j as usize] += slope * v;
+                }
+                let curvature = curvature * y * y;
+                if let Some(h) = sums.hessian.as_mut()
+                    && curvature != 0.0
+                {
+                    add_outer_lower(h, idx, val, curvature);
+                }
+            }
+        }
+        Ok(sums)
+    }
+
+    /// Adds `other`'s sums to these (same columns and the same Hessian choice, checked).
+    pub fn merge(&mut self, other: &Self) -> Result<(), OptimError> {
+        if other.gradient.len() != self.gradient.len()
+            || other.hessian.is_some() != self.hessian.is_some()
+        {
+            return Err(OptimError::InvalidParameter {
+                what: "partial sums to merge",
+                why: format!(
+                    "{} columns (Hessian: {}) cannot merge into {} columns (Hessian: {})",
+                    other.gradient.len(),
+                    other.hessian.is_some(),
+                    self.gradient.len(),
+                    self.hessian.is_some()
+                ),
+            });
+        }
+        self.rows += other.rows;
+        self.loss += other.loss;
+        add_into(&mut self.gradient, &other.gradient);
+        if let (Some(h), Some(o)) = (self.hessian.as_mut(), other.hessian.as_ref()) {
+            add_into(h, o);
+        }
+        Ok(())
+    }
+
+    /// Rows summed over.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// `Σ ℓ(z_i)`.
+    pub fn loss_sum(&self) -> f64 {
+        self.loss
+    }
+
+    /// `Σ ℓ'(z_i) y_i x_i` (length d).
+    pub fn gradient_sum(&self) -> &[f64] {
+        &self.gradient
+    }
+
+    /// The packed lower triangle of `Σ ℓ''(z_i) y_i² x_i x_iᵀ` (entry `(i, j)`, `j ≤ i`, at
+    /// `i(i+1)/2 + j`), if it was asked for.
+    pub fn hessian_sum_lower(&self) -> Option<&[f64]> {
+        self.hessian.as_deref()
+    }
+}
+
+fn packed_len(cols: usize) -> usize {
+    cols * (cols + 1) / 2
+}
+
+fn add_into(total: &mut [f64], part: &[f64]) {
+    total.iter_mut().zip(part).for_each(|(t, p)| *t += p);
+}
+
+/// `h += c·x xᵀ` on the packed lower triangle, for one sparse row with increasing columns.
+fn add_outer_lower(h: &mut [f64], idx: &[u32], val: &[f64], c: f64) {
+    for (a, (&ia, &va)) in idx.iter().zip(val).enumerate() {
+        let ia = ia as usize;
+        let row = &mut h[ia * (ia + 1) / 2..ia * (ia + 1) / 2 + ia + 1];
+        let cva = c * va;
+        for (&ib, &vb) in idx[..=a].iter().zip(&val[..=a]) {
+            row[ib as usize] += cva * vb;
+        }
+    }
+}
+
+/// Rows of a block whose margins and losses are computed together (fixed, so the bits of
+/// the loss's sum do not depend on anything else).
+const ROW_CHUNK: usize = 256;
+
+/// Blocks summed in parallel per wave: a constant (not the thread count), so a pass's peak
+/// memory is bounded by the source's block size, and merging in block order makes the
+/// result's bits independent of the number of threads.
+pub const BLOCK_WAVE: usize = 32;
+
+/// One pass over `source` at `w`: every block's [`PartialSums`], blocks in parallel
+/// ([`BLOCK_WAVE`] at a time), merged in block order. The first error of the wave (in block
+/// order) stops the pass.
+pub fn sum_blocks<S: RowBlocks + ?Sized, L: MarginLoss + ?Sized>(
+    source: &S,
+    w: &[f64],
+    loss: &L,
+    with_hessian: bool,
+) -> Result<PartialSums, S::Error> {
+    let mut total = PartialSums::zero(source.cols(), with_hessian);
+    let blocks = source.block_count();
+    for wave in (0..blocks).step_by(BLOCK_WAVE) {
+        let parts: Vec<Result<PartialSums, S::Error>> = (wave..(wave + BLOCK_WAVE).min(blocks))
+            .into_par_iter()
+            .map(|index| {
+                let mut sums = None;
+                source.with_block(index, &mut |block| {
+                    sums = Some(PartialSums::of_block(&block, w, loss, with_hessian));
+                })?;
+                let sums = sums.ok_or_else(|| OptimError::InvalidParameter {
+                    what: "row block source",
+                    why: format!("block {index} was never handed to the pass"),
+                })?;
+                Ok(sums?)
+            })
+            .collect();
+        for part in parts {
+            total.merge(&part?)?;
+        }
+    }
+    Ok(total)
+}
