@@ -139,8 +139,9 @@ const TWO_53: f64 = 9_007_199_254_740_992.0;
 /// term; the released weights are rounded to a public grid far below the noise so that
 /// their low bits carry nothing. (The snapped discrete Gaussian would remove that caveat
 /// for the noisy sums, but the subsampled analysis is proved for the continuous Gaussian.)
-/// The time of a fit depends on the batch sizes drawn, which are random and depend on n
-/// only.
+/// The guarantee covers the model, not the time of the fit: the work per step follows the
+/// batch drawn and its rows' stored entries (as for the other mechanisms, whose solver time
+/// depends on the data too).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DpSgd {
     config: DpSgdConfig,

@@ -21,7 +21,8 @@
 //! of the batch's contributions, each of L2 norm at most C. For datasets differing in one
 //! record **added or removed**, one step's RDP at order α is `ln(A_α)/(α − 1)` with
 //! `A_α = E_{z∼μ₀}[((1−q) + q·μ₁(z)/μ₀(z))^α]`, `μ₀ = N(0, σ²)`, `μ₁ = N(1, σ²)`
-//! (MTZ19 Theorem 4 and §3.3, which also show the reverse divergence is no larger):
+//! (MTZ19 §3, which also shows that the divergence in the other direction, between the
+//! same two distributions swapped, is no larger, so `A_α` bounds both directions):
 //! for integer α the binomial expansion
 //! `A_α = Σ_{k=0}^{α} C(α,k) (1−q)^{α−k} q^k exp((k²−k)/(2σ²))`, for fractional α the
 //! two convergent series of MTZ19 §3.3. Both are evaluated in log space.
