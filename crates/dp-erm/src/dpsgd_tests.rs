@@ -9,7 +9,8 @@ use crate::audit::{ALPHA, RUNS, epsilon_lower_bound_at};
 
 const DELTA: f64 = 1e-5;
 
-/// The orders of dp-noise's default grid, as ALGORITHMS.md §8.1 names Opacus' large ones.
+/// The orders of dp-noise's default grid, with Opacus' large ones as the algorithm
+/// specification (§8.1, approximate DP) names them.
 fn spec_orders() -> Vec<f64> {
     let mut orders: Vec<f64> = (2..64).map(f64::from).collect();
     orders.extend([

@@ -4,8 +4,8 @@ const N: f64 = 30_162.0;
 const DELTA: f64 = 1e-5;
 
 /// Opacus 1.6.0 RDP accountant (`opacus.accountants.RDPAccountant`, its
-/// `get_privacy_spent` over the orders of [`opacus_orders`]), as ALGORITHMS.md §8.1 quotes
-/// it: (q, T, σ) → (ε at δ = 10⁻⁵, best order; 0 where §8.1 does not name it).
+/// `get_privacy_spent` over the orders of [`opacus_orders`]), as the algorithm
+/// specification (§8.1, approximate DP) quotes it: (q, T, σ) → (ε at δ = 10⁻⁵, best order; 0 where §8.1 does not name it).
 /// These are the values of the Balle et al. 2020 conversion that Opacus' `get_privacy_spent`
 /// uses (`rdp − (ln δ + ln α)/(α−1) + ln((α−1)/α)`); the classic conversion gives values
 /// 30–45% higher (checked below).
