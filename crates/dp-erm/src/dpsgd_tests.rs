@@ -121,6 +121,24 @@ fn bad_parameters_are_refused_naming_them() {
     named(DpSgd::for_target(config(0.1, 10), f64::NAN), "epsilon");
 }
 
+/// DP-SGD's curve and a Gaussian fit's ρ charged to one RDP budget: their composition is
+/// tighter than adding the two ε.
+#[test]
+fn a_dpsgd_fit_and_a_gaussian_fit_share_one_rdp_budget() {
+    let mut budget = dp_noise::RdpAccountant::new(2.0, DELTA).unwrap();
+    let sgd = DpSgd::for_target(config(0.05, 100), 1.0).unwrap();
+    budget.spend("dp-sgd", sgd.rdp_curve()).unwrap();
+    assert_eq!(budget.spent_epsilon(), sgd.epsilon());
+    let output = crate::GaussianErm::output_perturbation(Loss::Logistic, 0.01, 0.5, DELTA);
+    let rho = output.calibration(1000, 5).unwrap().rho.unwrap();
+    let gaussian = dp_noise::Zcdp::new(rho).unwrap();
+    budget.spend_zcdp("output perturbation", gaussian).unwrap();
+    let both = budget.spent_epsilon();
+    assert!(both > 1.0 && both < 1.5, "{both}");
+    // The Gaussian fit's own ε at δ by its CKS20 conversion is at most its target 0.5.
+    assert!(gaussian.epsilon(DELTA).unwrap() <= 0.5);
+}
+
 /// The sampler's rate is q rounded up to a multiple of 2⁻⁵³, never below q.
 #[test]
 fn the_realized_rate_is_never_below_q() {
