@@ -30,14 +30,29 @@
 //! the noise by the smallest power of two `k` with `0.9 k β > ε` (4 on the Δ = 0 branch, 8
 //! on the Δ > 0 branch) — a weaker check than the logistic one, stated as such.
 
-use dp_audit::{Verdict, judge};
+use dp_audit::{LowerBound, Verdict, judge};
 use dp_noise::InsecureSeededRng;
+use dp_noise::stats::clopper_pearson;
 
 use crate::{ErmParams, Loss, Mechanism, ObjectiveCalibration, TrainingSet};
 
 pub(crate) const ROWS: usize = 50;
 pub(crate) const RUNS: usize = 100_000;
 pub(crate) const ALPHA: f64 = 1e-6;
+
+/// `ε_LB = ln((CP_low(p₀) − δ)/CP_high(p₁))` (docs/src/reference/privacy-testing.md §2) on the counts of
+/// dp-audit's threshold bound (threshold chosen on half the runs, counted on the other
+/// half; one-sided Clopper–Pearson at α each).
+pub(crate) fn epsilon_lower_bound_at(bound: &LowerBound, delta: f64) -> f64 {
+    let trials = bound.trials as u64;
+    let (low, _) = clopper_pearson(bound.favoured_count as u64, trials, 2.0 * bound.alpha);
+    let (_, high) = clopper_pearson(bound.other_count as u64, trials, 2.0 * bound.alpha);
+    if low <= delta {
+        0.0
+    } else {
+        ((low - delta) / high).ln().max(0.0)
+    }
+}
 
 /// The neighbouring pair: 49 shared random rows, plus the canary `x* = 1` labelled +1 / −1
 /// (dp-audit's standard audit dataset, built into this crate's own `TrainingSet`).

@@ -4,7 +4,6 @@
 
 use dp_audit::LowerBound;
 use dp_noise::InsecureSeededRng;
-use dp_noise::stats::clopper_pearson;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::*;
@@ -178,21 +177,7 @@ fn gaussian_fits_learn_a_separable_problem() {
 // Audits at (ε, δ) on dp-audit's label-flip pair (n = 50, d = 1, canary x* = 1).
 
 // The same pair, run counts and confidence as the pure-ε audits (`crate::audit`).
-use crate::audit::{ALPHA, ROWS, RUNS, neighbours};
-
-/// `ε_LB = ln((CP_low(p₀) − δ)/CP_high(p₁))` (docs/src/reference/privacy-testing.md §2) on the counts of
-/// dp-audit's threshold bound (threshold chosen on half the runs, counted on the other
-/// half; one-sided Clopper–Pearson at α each).
-fn epsilon_lower_bound_at(bound: &LowerBound, delta: f64) -> f64 {
-    let trials = bound.trials as u64;
-    let (low, _) = clopper_pearson(bound.favoured_count as u64, trials, 2.0 * bound.alpha);
-    let (_, high) = clopper_pearson(bound.other_count as u64, trials, 2.0 * bound.alpha);
-    if low <= delta {
-        0.0
-    } else {
-        ((low - delta) / high).ln().max(0.0)
-    }
-}
+use crate::audit::{ALPHA, ROWS, RUNS, epsilon_lower_bound_at, neighbours};
 
 fn audit(params: &GaussianErm, factor: f64, seed: u64) -> LowerBound {
     let (first, second) = neighbours(seed);

@@ -15,7 +15,9 @@
 //! | [`GaussianErm::output_perturbation`] | (ε, δ)-DP (ρ-zCDP) | `f̂` snapped, plus discrete Gaussian noise on the sensitivity `2/(nΛ) + 2γ'/Λ` |
 //! | [`GaussianErm::objective_perturbation`] (KST12) | (ε, δ)-DP | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `b ~ N(0, σ²I)`, plus minimizer noise |
 //!
-//! Pure ε is the default; the Gaussian mechanisms are for users who accept a δ.
+//! | [`DpSgd`] (DP-SGD / DP-GD) | (ε, δ)-DP (RDP of the subsampled Gaussian) | clipped per-example gradients, Poisson batches, Gaussian noise on each sum |
+//!
+//! Pure ε is the default; the Gaussian mechanisms and DP-SGD are for users who accept a δ.
 //!
 //! Every guarantee is for neighbouring datasets that differ in one row, and assumes every
 //! row has `‖x‖₂ ≤ 1` and labels ±1 — which [`TrainingSet`] checks, refusing data that
@@ -68,6 +70,7 @@
 mod block_fit;
 mod calibration;
 mod data;
+mod dpsgd;
 mod error;
 mod estimator;
 mod features;
@@ -89,6 +92,7 @@ pub use data::{
     GROUP_NORM_SLACK, MAX_FEATURES, TrainingSet, TrainingSetBuilder, clip_row_to_unit_ball,
     within_unit_ball,
 };
+pub use dpsgd::{DpSgd, DpSgdConfig, MAX_SGD_STEPS, SgdModel};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};

@@ -13,6 +13,7 @@
 //! | integer Gaussian noise | [`DiscreteGaussian`] | exact |
 //! | Gaussian noise for a released vector | [`DiscreteGaussianVector`] | exact (grid + discrete Gaussian) |
 //! | track ρ-zCDP and convert to (ε, δ) | [`Zcdp`], [`ZcdpBudget`] | sums rounded up, CKS20 conversion |
+//! | account DP-SGD (subsampled Gaussian) with zCDP in one (ε, δ) | [`RdpCurve`], [`RdpAccountant`] | MTZ19 in log space, rounded up, Balle et al. 2020 conversion |
 //! | randomness | [`DpRng`], [`InsecureSeededRng`] | ChaCha20 from OS entropy; seeded for experiments |
 //!
 //! Every sampler takes its randomness as `R: ReleaseRng`, a sealed trait: [`DpRng`]
@@ -58,6 +59,7 @@ mod group_norm;
 mod laplace;
 #[cfg(test)]
 mod proptests;
+mod rdp;
 mod rng;
 pub mod stats;
 mod vector;
@@ -73,6 +75,10 @@ pub use error::NoiseError;
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
 pub use group_norm::{FeatureGroups, GroupNormVector, MAX_GROUPED_DIMENSION};
 pub use laplace::Laplace;
+pub use rdp::{
+    MAX_ORDER, MAX_STEPS, Neighbouring, RdpAccountant, RdpCurve, default_orders, opacus_orders,
+    smallest_noise_multiplier,
+};
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
 pub use vector::{GammaNormVector, GaussianVector, MAX_DIMENSION};
 pub use zcdp::{Zcdp, ZcdpBudget};

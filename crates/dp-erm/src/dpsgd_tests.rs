@@ -1,0 +1,247 @@
+//! DP-SGD: its ε against the spec (recomputed here), refusals, learning, the trainer trait,
+//! and an (ε, δ) audit with a mutation check.
+
+use dp_noise::InsecureSeededRng;
+use statrs::function::gamma::ln_gamma;
+
+use super::*;
+use crate::audit::{ALPHA, RUNS, epsilon_lower_bound_at};
+
+const DELTA: f64 = 1e-5;
+
+/// The orders of dp-noise's default grid, with Opacus' large ones as the algorithm
+/// specification (§8.1, approximate DP) names them.
+fn spec_orders() -> Vec<f64> {
+    let mut orders: Vec<f64> = (2..64).map(f64::from).collect();
+    orders.extend([
+        64.0, 80.0, 100.0, 128.0, 160.0, 200.0, 256.0, 320.0, 400.0, 512.0, 640.0, 800.0, 1024.0,
+        1500.0, 2048.0, 3000.0, 4096.0, 6000.0, 8192.0,
+    ]);
+    orders
+}
+
+/// MTZ19's add/remove RDP of one step at integer order β: `ln A_β/(β − 1)`,
+/// `A_β = Σ_k C(β,k)(1−q)^{β−k} q^k e^{(k²−k)/(2σ²)}`, by log-sum-exp.
+fn spec_add_remove(q: f64, sigma: f64, beta: u32) -> f64 {
+    let b = f64::from(beta);
+    let terms: Vec<f64> = (0..=beta)
+        .map(|k| {
+            let k = f64::from(k);
+            ln_gamma(b + 1.0) - ln_gamma(k + 1.0) - ln_gamma(b - k + 1.0)
+                + k * q.ln()
+                + (b - k) * (1.0 - q).ln()
+                + (k * k - k) / (2.0 * sigma * sigma)
+        })
+        .collect();
+    let peak = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    (peak + terms.iter().map(|t| (t - peak).exp()).sum::<f64>().ln()) / (b - 1.0)
+}
+
+/// The replace-one ε of T steps (module docs of dp-noise's rdp.rs: the weak triangle
+/// inequality, or the Gaussian with sensitivity 2, per order), converted by Balle et al.
+/// 2020 and minimized over the grid.
+fn spec_epsilon(q: f64, sigma: f64, steps: u64, delta: f64) -> f64 {
+    spec_orders()
+        .into_iter()
+        .map(|a| {
+            let beta = a as u32;
+            let triangle = (a - 0.5) / (a - 1.0) * spec_add_remove(q, sigma, 2 * beta)
+                + spec_add_remove(q, sigma, 2 * beta - 1);
+            let one = if q == 1.0 {
+                2.0 * a / (sigma * sigma)
+            } else {
+                triangle.min(2.0 * a / (sigma * sigma))
+            };
+            steps as f64 * one + ((a - 1.0) / a).ln() - (delta.ln() + a.ln()) / (a - 1.0)
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn config(q: f64, steps: u64) -> DpSgdConfig {
+    DpSgdConfig::new(Loss::Logistic, q, steps, 1.0, DELTA)
+}
+
+#[test]
+fn epsilon_matches_the_spec_and_is_rounded_up() {
+    for &(q, sigma, steps) in &[
+        (0.05, 2.0, 40),
+        (1.0, 8.0, 20),
+        (256.0 / 30_162.0, 4.0, 500),
+    ] {
+        let sgd = DpSgd::new(config(q, steps), sigma).unwrap();
+        let spec = spec_epsilon(q, sigma, steps, DELTA);
+        let ours = Trainer::epsilon(&sgd).unwrap();
+        assert!(
+            ours >= spec * (1.0 - 1e-12) && ours <= spec * (1.0 + 1e-6),
+            "{q} {sigma} {steps}: {ours} vs {spec}"
+        );
+        assert_eq!(Trainer::delta(&sgd), DELTA);
+    }
+}
+
+#[test]
+fn calibration_to_a_target_meets_it_with_the_least_noise() {
+    for &(q, steps, target) in &[(0.01, 300, 0.5), (1.0, 10, 1.0)] {
+        let sgd = DpSgd::for_target(config(q, steps), target).unwrap();
+        let sigma = sgd.noise_multiplier();
+        assert!(sgd.epsilon() <= target);
+        assert!(spec_epsilon(q, sigma, steps, DELTA) <= target * (1.0 + 1e-9));
+        assert!(spec_epsilon(q, sigma * (1.0 - 1e-5), steps, DELTA) > target);
+    }
+}
+
+#[test]
+fn bad_parameters_are_refused_naming_them() {
+    let named = |result: Result<DpSgd, ErmError>, name: &str| {
+        let message = result.unwrap_err().to_string();
+        assert!(message.contains(name), "{message} should name {name}");
+    };
+    for q in [0.0, -0.5, 1.5, f64::NAN] {
+        named(DpSgd::new(config(q, 10), 1.0), "sampling_rate");
+    }
+    for steps in [0, MAX_SGD_STEPS + 1] {
+        named(DpSgd::new(config(0.1, steps), 1.0), "steps");
+    }
+    for sigma in [0.0, -1.0, f64::INFINITY, f64::NAN] {
+        named(DpSgd::new(config(0.1, 10), sigma), "noise_multiplier");
+    }
+    let with = |f: &dyn Fn(&mut DpSgdConfig)| {
+        let mut c = config(0.1, 10);
+        f(&mut c);
+        DpSgd::new(c, 1.0)
+    };
+    named(with(&|c| c.clip_norm = 0.0), "clip_norm");
+    named(with(&|c| c.clip_norm = f64::NAN), "clip_norm");
+    named(with(&|c| c.learning_rate = 0.0), "learning_rate");
+    named(with(&|c| c.learning_rate = f64::INFINITY), "learning_rate");
+    named(with(&|c| c.regularization = -1.0), "regularization");
+    named(with(&|c| c.delta = 0.0), "delta");
+    named(with(&|c| c.delta = 1.0), "delta");
+    named(DpSgd::for_target(config(0.1, 10), 0.0), "epsilon");
+    named(DpSgd::for_target(config(0.1, 10), f64::NAN), "epsilon");
+}
+
+/// DP-SGD's curve and a Gaussian fit's ρ charged to one RDP budget: their composition is
+/// tighter than adding the two ε.
+#[test]
+fn a_dpsgd_fit_and_a_gaussian_fit_share_one_rdp_budget() {
+    let mut budget = dp_noise::RdpAccountant::new(2.0, DELTA).unwrap();
+    let sgd = DpSgd::for_target(config(0.05, 100), 1.0).unwrap();
+    budget.spend("dp-sgd", sgd.rdp_curve()).unwrap();
+    assert_eq!(budget.spent_epsilon(), sgd.epsilon());
+    let output = crate::GaussianErm::output_perturbation(Loss::Logistic, 0.01, 0.5, DELTA);
+    let rho = output.calibration(1000, 5).unwrap().rho.unwrap();
+    let gaussian = dp_noise::Zcdp::new(rho).unwrap();
+    budget.spend_zcdp("output perturbation", gaussian).unwrap();
+    let both = budget.spent_epsilon();
+    assert!(both > 1.0 && both < 1.5, "{both}");
+    // The Gaussian fit's own ε at δ by its CKS20 conversion is at most its target 0.5.
+    assert!(gaussian.epsilon(DELTA).unwrap() <= 0.5);
+}
+
+/// The sampler's rate is q rounded up to a multiple of 2⁻⁵³, never below q.
+#[test]
+fn the_realized_rate_is_never_below_q() {
+    for q in [1e-9, 0.1, 1.0 / 3.0, 256.0 / 30_162.0, 1.0] {
+        let (threshold, rate) = config(q, 1).realized_rate();
+        assert!(rate >= q && rate - q < 2e-16, "{q}: {rate}");
+        assert_eq!(threshold as f64, rate * TWO_53);
+    }
+}
+
+/// Two separated clusters, rows in the unit ball (a fixed pattern of offsets).
+fn blobs(n: usize, seed: usize) -> Examples {
+    let jitter = |i: usize, p: usize| ((i * 7919 + seed * 31) % p) as f64 / p as f64 - 0.5;
+    let mut values = Vec::with_capacity(2 * n);
+    let mut labels = Vec::with_capacity(n);
+    for i in 0..n {
+        let y = if i % 2 == 0 { 1.0 } else { -1.0 };
+        let x0 = 0.5 * y + 0.1 * jitter(i, 101);
+        let x1 = 0.4 * jitter(i, 97);
+        values.extend([x0, x1]);
+        labels.push(y);
+    }
+    Examples::new(Features::dense(2, values).unwrap(), labels).unwrap()
+}
+
+#[test]
+fn dpsgd_learns_a_separable_problem_through_the_trainer_trait() {
+    let data = blobs(2000, 1);
+    for (loss, average) in [(Loss::Logistic, false), (Loss::huber(0.5).unwrap(), true)] {
+        let mut c = DpSgdConfig::new(loss, 0.05, 200, 2.0, DELTA);
+        c.average_iterates = average;
+        let sgd = DpSgd::for_target(c, 1.0).unwrap();
+        let model = sgd.train(&data, &mut InsecureSeededRng::new(3)).unwrap();
+        assert_eq!(model.epsilon(), sgd.epsilon());
+        let mistakes = model.mistakes(&data).unwrap();
+        assert!(mistakes < 100, "{loss:?}: {mistakes} mistakes of 2000");
+    }
+}
+
+#[test]
+fn a_diverging_learning_rate_is_an_error_not_a_panic() {
+    let data = blobs(50, 2);
+    let mut c = config(1.0, 2000);
+    c.learning_rate = 1e3;
+    c.regularization = 1.0; // w ← (1 − ηΛ)w − …: grows by 999 per step
+    let sgd = DpSgd::new(c, 1.0).unwrap();
+    let err = sgd.fit(&data, &mut InsecureSeededRng::new(0)).unwrap_err();
+    assert!(err.to_string().contains("learning_rate"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Audit at (ε, δ) on a pair built for DP-SGD: n = 50 rows in one dimension, 49 of them at
+// x = 0 (zero gradient) and the canary x* = 1 labelled +1 or −1 (replace-one). Huber loss
+// (h = 1/2): at w = 0 the canary's gradient is ℓ'(0)·y·x* = −y, of norm C = 1, so after one
+// step from 0 the canary margin is `η(B·y − Z)/(qn)` with B ~ Bernoulli(q) and
+// Z ~ N(0, σ²): the subsampled Gaussian pair at full sensitivity. With q = 1/4 and σ = 1.5
+// the spec's replace-one ε at δ = 10⁻⁵ is about 3.66 (recomputed here); the honest audit
+// must stay below it, the σ/4 mutant must exceed it.
+
+const AUDIT_ROWS: usize = 50;
+
+fn audit_pair() -> (Examples, Examples) {
+    let mut values = vec![0.0; AUDIT_ROWS];
+    values[AUDIT_ROWS - 1] = 1.0;
+    let labels: Vec<f64> = (0..AUDIT_ROWS)
+        .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let build = |canary: f64| {
+        let mut labels = labels.clone();
+        labels[AUDIT_ROWS - 1] = canary;
+        Examples::new(Features::dense(1, values.clone()).unwrap(), labels).unwrap()
+    };
+    (build(1.0), build(-1.0))
+}
+
+fn audit(sgd: &DpSgd, factor: f64, seed: u64) -> dp_audit::LowerBound {
+    let (first, second) = audit_pair();
+    let scores = |data: &Examples, seed: u64| {
+        dp_audit::run_scores(RUNS, seed, |rng| {
+            let model = sgd.fit_with_noise_factor(data, rng, factor).unwrap();
+            dp_audit::canary_margin(model.weights(), &[(0, 1.0)], 1.0)
+        })
+        .unwrap()
+    };
+    let (a, b) = (
+        scores(&first, 10 * seed + 1),
+        scores(&second, 10 * seed + 2),
+    );
+    dp_audit::epsilon_lower_bound(&a, &b, ALPHA).unwrap()
+}
+
+#[test]
+fn dpsgd_audit_stays_within_its_claim_and_catches_a_quarter_of_the_noise() {
+    let (q, sigma) = (0.25, 1.5);
+    let c = DpSgdConfig::new(Loss::huber(0.5).unwrap(), q, 1, 1.0, DELTA);
+    let sgd = DpSgd::new(c, sigma).unwrap();
+    let claim = spec_epsilon(q, sigma, 1, DELTA);
+    assert!((sgd.epsilon() - claim).abs() <= 1e-6 * claim);
+    let honest = epsilon_lower_bound_at(&audit(&sgd, 1.0, 51), DELTA);
+    eprintln!("DP-SGD audit: ε_LB {honest:.3}, claim {claim:.3}");
+    assert!(honest <= claim, "{honest} > {claim}");
+    assert!(honest > 0.0, "the audit has no power");
+    let mutant = epsilon_lower_bound_at(&audit(&sgd, 0.25, 51), DELTA);
+    eprintln!("σ/4 mutant: ε_LB {mutant:.3}");
+    assert!(mutant > claim, "mutant not caught: {mutant} vs {claim}");
+}
