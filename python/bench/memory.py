@@ -2,7 +2,8 @@
 
 Usage: python python/bench/memory.py [ROWS] [FEATURES]   (defaults 1,000,000 x 16: 122 MiB)
 
-For each input layout the script fits ``dpml.LogisticRegression`` once (seeded: a
+For each input layout the script fits, in a fresh process (so that memory freed by an
+earlier fit and kept by the allocator does not hide the next one's), ``dpml.LogisticRegression`` once (seeded: a
 measurement, not a release) and prints one JSON line:
 
 - ``python_peak_mib``: the peak of memory allocated through Python during the fit
@@ -17,6 +18,7 @@ measurement, not a release) and prints one JSON line:
 
 import gc
 import json
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -81,16 +83,31 @@ def measure(name, X, y):
     )
 
 
-def main():
-    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-    features = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+LAYOUTS = {
+    "C-contiguous float64 (read in place)": lambda X: X,
+    "Fortran-ordered float64 (converted once)": np.asfortranarray,
+    "C-contiguous float32 (converted once)": lambda X: X.astype(np.float32),
+}
+
+
+def one(layout, rows, features):
     rng = np.random.default_rng(0)
     X = rng.random((rows, features))
     X /= np.sqrt(features)  # every row in the unit ball: data_norm = 1 is a true bound
     y = (X[:, 0] > X[:, 1]).astype(np.int64)
-    measure("C-contiguous float64 (read in place)", X, y)
-    measure("Fortran-ordered float64 (converted once)", np.asfortranarray(X), y)
-    measure("C-contiguous float32 (converted once)", X.astype(np.float32), y)
+    measure(layout, LAYOUTS[layout](X), y)
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--one":
+        one(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    features = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+    for layout in LAYOUTS:
+        subprocess.run(
+            [sys.executable, __file__, "--one", layout, str(rows), str(features)], check=True
+        )
 
 
 if __name__ == "__main__":

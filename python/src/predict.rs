@@ -136,6 +136,15 @@ pub struct Answer {
 
 /// A trained private-prediction mechanism behind its budget, with the generator its answers
 /// draw from.
+///
+/// # Privacy
+/// Each answer is `epsilon_per_query`-DP with respect to the training rows (replace-one), by
+/// dp-predict's proofs (soft majority and Laplace averaging: one part, so one vote, changes;
+/// the walk: 1-Lipschitz per step); `q` answers cost `q·ε` by basic composition, and the
+/// interface's budget (`total_epsilon`) bounds the whole release. The ensemble's partition
+/// is drawn from fresh randomness, independent of the rows. The row transform (÷ B, optional
+/// clipping, intercept) is per row. Timing is covered only with a serving slot
+/// (dp-predict's `ServingInterface`).
 pub struct Predictor {
     answerer: Answerer,
     /// The public transform of the ensemble's rows (its models were trained on them).

@@ -213,6 +213,17 @@ pub struct PreparedSearch {
 /// Builds the selection of `candidates` on `rows` (two classes only: dp-tune compares
 /// binary models' held-out mistakes) at a total ε. Every parameter refusal comes here,
 /// before the caller charges anything.
+///
+/// # Privacy
+/// For training sets of the same size that differ in one row (replace-one), the released
+/// (index, model, noisy score) of [`PreparedSearch::run`] is `(plan.epsilon, plan.delta)`-DP
+/// by dp-tune's theorems (`SplitAndSelect`: `max(ε_T, ε_S)`; `RandomStopping`: `3·ε_B`
+/// rounded up, plus its cap's δ), given that the candidates — built here from the grid, the
+/// public n and the row transform, never from the rows' values — and the transform are
+/// fixed before the rows are read. The row transform (÷ B, optional clipping, intercept) is
+/// per row, so it preserves the neighbouring relation. Λ from `regularization = "auto"`
+/// uses the public n of the rows each candidate trains on. Not covered: the time taken, the
+/// number of runs, and a failure after the selection started (dp-tune's `# Privacy`).
 pub fn prepare(
     rows: Rows<'_>,
     classes: &[usize],
