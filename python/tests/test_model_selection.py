@@ -20,7 +20,7 @@ def clf(**params):
 
 
 def split_spend(epsilon, m):
-    """ALGORITHMS.md §6: every candidate trains at ε on its own part, the exponential
+    """docs/src/reference/algorithms.md §6: every candidate trains at ε on its own part, the exponential
     mechanism at ε on the held-out part: ε end to end, no δ."""
     return epsilon, 0.0
 

@@ -1,4 +1,4 @@
-"""dpml.predict: per-query charges (ALGORITHMS.md §7: q answers cost q·ε by basic
+"""dpml.predict: per-query charges (docs/src/reference/algorithms.md §7: q answers cost q·ε by basic
 composition), remaining_, and refusals before any work."""
 
 import copy
