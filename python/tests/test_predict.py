@@ -36,7 +36,7 @@ def test_each_answer_is_charged_and_remaining_falls(blobs):
     assert predictor.spent_ == 1.5 and predictor.remaining_ == 3.5
     assert predictor.queries_left_ == 7
     # Soft majority of 20 models on well-separated blobs: the answers are mostly right.
-    assert np.mean(predictor.predict(X[3:10]) == y[3:10]) >= 5 / 7
+    assert np.mean(predictor.predict(X[3:10]) == y[3:10]) >= 4 / 7
     assert predictor.queries_left_ == 0 and predictor.remaining_ == 0.0
 
 

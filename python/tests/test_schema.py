@@ -107,6 +107,7 @@ def test_the_encoding_feeds_the_estimators_with_group_noise():
         fit_intercept=False,
         classes=schema.classes,
         feature_groups=schema.feature_groups,
+        random_state=dpml.InsecureSeed(0),  # deterministic accuracy check
     ).fit(X, y)
     assert clf.privacy_["epsilon"] == 5.0 and clf.score(X, y) > 0.6
 
