@@ -9,7 +9,7 @@ the public facts it asks for (``data_norm``, ``classes``); see each class's docs
 ``privacy_``. ``dpml.Ledger`` keeps a total budget across fits.
 """
 
-from . import testing
+from . import model_selection, predict, testing
 from ._dpml import __version__
 from ._errors import (
     BudgetExceededError,
@@ -21,6 +21,7 @@ from ._errors import (
 )
 from ._ledger import Ledger
 from ._randomness import InsecureSeed
+from .schema import Schema
 from .kernel import RandomFeaturesSVC
 from .linear import HuberSVC, LogisticRegression
 
@@ -36,6 +37,9 @@ __all__ = [
     "LogisticRegression",
     "NotFittedError",
     "RandomFeaturesSVC",
+    "Schema",
     "__version__",
+    "model_selection",
+    "predict",
     "testing",
 ]

@@ -67,14 +67,21 @@ def _check_feature_names(estimator, X, reset):
 
 def _dense(X):
     """X as a 2-D float64 C-contiguous array; no copy when it already is one."""
-    if isinstance(X, np.ndarray) and X.dtype == np.float64 and X.flags.c_contiguous:
+    if (
+        isinstance(X, np.ndarray)
+        and X.dtype == np.float64
+        and X.flags.c_contiguous
+        and X.flags.aligned
+    ):
         array = X
     else:
         try:
             array = np.asarray(X)
             if np.iscomplexobj(array):
                 raise DPMLValueError("Complex data not supported: X must hold real numbers")
-            array = np.ascontiguousarray(array, dtype=np.float64)
+            # Aligned too: a buffer read at an odd offset (np.frombuffer) is contiguous but
+            # not readable in place as f64 (ascontiguousarray would return it unchanged).
+            array = np.require(array, dtype=np.float64, requirements=["C", "A"])
         except DPMLValueError:
             raise
         except (TypeError, ValueError) as e:
@@ -103,6 +110,10 @@ def _csr(X):
     if not csr.has_canonical_format:
         csr = csr.copy()
         csr.sum_duplicates()
+    parts = (csr.data, csr.indices, csr.indptr)
+    if not all(a.flags.c_contiguous and a.flags.aligned for a in parts):
+        # Strided or unaligned parts (e.g. np.frombuffer at an odd offset): copied once.
+        csr = csr.copy()
     if len(csr.shape) != 2:
         raise DPMLValueError(f"Expected a 2D sparse matrix; got shape {csr.shape}")
     return csr

@@ -3,6 +3,8 @@
 use dp_erm::ErmError;
 use dp_kernel::KernelError;
 use dp_noise::NoiseError;
+use dp_predict::PredictError;
+use dp_tune::TuneError;
 
 /// What a call can fail with. Every variant names the parameter or input at fault.
 #[derive(Debug)]
@@ -27,6 +29,15 @@ pub enum CoreError {
     Kernel(KernelError),
     /// dp-noise refused (the operating system's entropy, a budget).
     Noise(NoiseError),
+    /// dp-tune refused or failed; the message is its own.
+    Tune(TuneError),
+    /// dp-predict refused or failed; the message is its own.
+    Predict(PredictError),
+    /// dp-schema refused a schema or a frame; the message is its own (it names the file,
+    /// row and column, never a cell's content).
+    Schema(String),
+    /// A budget cannot pay for what was asked: becomes `dpml.BudgetExceededError`.
+    Budget(String),
     /// A Rust panic caught at the boundary: a bug, reported instead of crashing Python.
     Panic(String),
 }
@@ -59,6 +70,10 @@ impl CoreError {
                 "DPMLError"
             }
             CoreError::Noise(_) => "DPMLValueError",
+            CoreError::Budget(_) => "BudgetExceededError",
+            CoreError::Schema(_) => "DPMLValueError",
+            CoreError::Tune(e) => tune_class(e),
+            CoreError::Predict(e) => predict_class(e),
         }
     }
 }
@@ -72,6 +87,30 @@ fn erm_class(e: &ErmError) -> &'static str {
     }
 }
 
+/// dp-tune's refusals made before anything is drawn on the data are the caller's values
+/// (a ledger charged for them is refunded); a failure during the selection is not.
+fn tune_class(e: &TuneError) -> &'static str {
+    match e {
+        TuneError::Training { .. }
+        | TuneError::Scoring { .. }
+        | TuneError::Data(_)
+        | TuneError::Noise(_) => "DPMLError",
+        TuneError::Budget(_) => "BudgetExceededError",
+        _ => "DPMLValueError",
+    }
+}
+
+/// dp-predict's refusals by kind: an overspent budget, a failure while training the
+/// ensemble (not the caller's values), or a bad value.
+fn predict_class(e: &PredictError) -> &'static str {
+    match e {
+        PredictError::BudgetExceeded { .. } => "BudgetExceededError",
+        PredictError::Training { .. } => "DPMLError",
+        PredictError::Noise(NoiseError::EntropyUnavailable(_)) => "DPMLError",
+        _ => "DPMLValueError",
+    }
+}
+
 impl std::fmt::Display for CoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -81,6 +120,9 @@ impl std::fmt::Display for CoreError {
             CoreError::Erm(e) => write!(f, "{e}"),
             CoreError::Kernel(e) => write!(f, "{e}"),
             CoreError::Noise(e) => write!(f, "{e}"),
+            CoreError::Budget(message) | CoreError::Schema(message) => write!(f, "{message}"),
+            CoreError::Tune(e) => write!(f, "{e}"),
+            CoreError::Predict(e) => write!(f, "{e}"),
             CoreError::Panic(message) => write!(
                 f,
                 "internal error in dpml's Rust core (a bug, please report it): {message}"
@@ -106,6 +148,12 @@ impl From<KernelError> for CoreError {
 impl From<NoiseError> for CoreError {
     fn from(e: NoiseError) -> Self {
         CoreError::Noise(e)
+    }
+}
+
+impl From<PredictError> for CoreError {
+    fn from(e: PredictError) -> Self {
+        CoreError::Predict(e)
     }
 }
 

@@ -22,7 +22,7 @@ pub enum Randomness {
 }
 
 /// A generator for one fit.
-fn generator(randomness: Randomness) -> Result<Box<dyn ReleaseRng>, CoreError> {
+pub(crate) fn generator(randomness: Randomness) -> Result<Box<dyn ReleaseRng + Send>, CoreError> {
     Ok(match randomness {
         Randomness::Secure => Box::new(DpRng::from_os_entropy()?),
         Randomness::InsecureSeed(seed) => Box::new(InsecureSeededRng::new(seed)),
@@ -215,14 +215,18 @@ pub fn erm_params(
 }
 
 /// Checks class indices and returns the ±1 labels of a binary problem (class 1 is +1).
-fn binary_labels(classes: &[usize]) -> Vec<f64> {
+pub(crate) fn binary_labels(classes: &[usize]) -> Vec<f64> {
     classes
         .iter()
         .map(|&c| if c == 1 { 1.0 } else { -1.0 })
         .collect()
 }
 
-fn check_classes(classes: &[usize], rows: usize, class_count: usize) -> Result<(), CoreError> {
+pub(crate) fn check_classes(
+    classes: &[usize],
+    rows: usize,
+    class_count: usize,
+) -> Result<(), CoreError> {
     if classes.len() != rows {
         return Err(CoreError::value(
             "y",
@@ -296,7 +300,7 @@ pub struct MapSpec {
 }
 
 /// Raw rows as dp-erm's `Features` (kernel inputs need no norm bound).
-fn features(rows: &Rows<'_>) -> Result<Features, CoreError> {
+pub(crate) fn features(rows: &Rows<'_>) -> Result<Features, CoreError> {
     Ok(match rows {
         Rows::Dense { values, features } => Features::dense(*features, values.to_vec())?,
         Rows::Csr { .. } => {

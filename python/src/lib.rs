@@ -8,6 +8,9 @@
 //! - [`rows`]: borrowed dense and CSR rows, and the linear estimators' public row transform.
 //! - [`fit`]: the fits, as a Rust user of dp-erm and dp-kernel writes them.
 //! - [`models`]: released models, their files and scores.
+//! - [`select`]: private model selection over dp-tune (`dpml.model_selection`).
+//! - [`frame`]: data frames encoded by a public schema (`dpml.Schema`, over dp-schema).
+//! - [`predict`]: private prediction interfaces over dp-predict (`dpml.predict`).
 //! - `py` (feature `python`, on by default): the module `dpml._dpml`.
 //!
 //! Without the `python` feature the crate is plain Rust, so the reference fits that the
@@ -16,11 +19,22 @@
 
 pub mod error;
 pub mod fit;
+pub mod frame;
 pub mod models;
+pub mod predict;
 pub mod rows;
+pub mod select;
 
 #[cfg(feature = "python")]
 mod py;
+#[cfg(feature = "python")]
+mod py_predict;
+#[cfg(feature = "python")]
+mod py_schema;
+#[cfg(feature = "python")]
+mod py_select;
 
+#[cfg(test)]
+mod extra_tests;
 #[cfg(test)]
 mod tests;

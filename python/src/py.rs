@@ -20,7 +20,7 @@ use crate::models::Models;
 use crate::rows::{Ints, RowTransform, Rows};
 
 /// The `dpml` exception of `e`'s class (from `dpml/_errors.py`), with the Rust message.
-fn raise(py: Python<'_>, e: CoreError) -> PyErr {
+pub(crate) fn raise(py: Python<'_>, e: CoreError) -> PyErr {
     let message = e.to_string();
     let class = py
         .import("dpml._errors")
@@ -34,7 +34,7 @@ fn raise(py: Python<'_>, e: CoreError) -> PyErr {
 }
 
 /// Runs `f` without the GIL and with panics caught.
-fn detached<T: Send>(
+pub(crate) fn detached<T: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> Result<T, CoreError> + Send,
 ) -> PyResult<T> {
@@ -88,7 +88,7 @@ fn dense<'py>(what: &str, x: &Bound<'py, PyAny>) -> Result<PyReadonlyArray2<'py,
     Ok(array)
 }
 
-fn vector<'py, T: numpy::Element>(
+pub(crate) fn vector<'py, T: numpy::Element>(
     what: &str,
     dtype: &str,
     x: &Bound<'py, PyAny>,
@@ -109,7 +109,7 @@ fn vector<'py, T: numpy::Element>(
 }
 
 /// An index array of scipy's CSR parts: int32 or int64, contiguous.
-enum IndexArray<'py> {
+pub(crate) enum IndexArray<'py> {
     I32(PyReadonlyArray1<'py, i32>),
     I64(PyReadonlyArray1<'py, i64>),
 }
@@ -132,7 +132,7 @@ impl<'py> IndexArray<'py> {
 }
 
 /// The arrays behind `Rows`, held (and so borrowed read-only) for the call.
-enum Held<'py> {
+pub(crate) enum Held<'py> {
     Dense(PyReadonlyArray2<'py, f64>),
     Csr {
         data: PyReadonlyArray1<'py, f64>,
@@ -145,7 +145,7 @@ enum Held<'py> {
 impl<'py> Held<'py> {
     /// `x` dense (2-D float64), or the CSR parts `(data, indices, indptr)` of an
     /// `n × n_features` matrix when `csr` is given.
-    fn new(
+    pub(crate) fn new(
         x: &Bound<'py, PyAny>,
         csr: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
         n_features: Option<usize>,
@@ -162,7 +162,7 @@ impl<'py> Held<'py> {
         }
     }
 
-    fn rows(&self) -> Result<Rows<'_>, CoreError> {
+    pub(crate) fn rows(&self) -> Result<Rows<'_>, CoreError> {
         match self {
             Held::Dense(x) => {
                 let shape = x.shape();
@@ -190,7 +190,11 @@ impl<'py> Held<'py> {
     }
 }
 
-fn mechanism(name: &str, epsilon: f64, calibration: &str) -> Result<MechanismSpec, CoreError> {
+pub(crate) fn mechanism(
+    name: &str,
+    epsilon: f64,
+    calibration: &str,
+) -> Result<MechanismSpec, CoreError> {
     let calibration = match calibration {
         "cliff-free" => ObjectiveCalibration::CliffFree,
         "cms11" => ObjectiveCalibration::Cms11,
@@ -216,7 +220,7 @@ fn mechanism(name: &str, epsilon: f64, calibration: &str) -> Result<MechanismSpe
     }
 }
 
-fn loss(name: &str, huber_width: f64) -> Result<Loss, CoreError> {
+pub(crate) fn loss(name: &str, huber_width: f64) -> Result<Loss, CoreError> {
     match name {
         "logistic" => Ok(Loss::Logistic),
         "huber" => Ok(Loss::huber(huber_width)?),
@@ -227,12 +231,12 @@ fn loss(name: &str, huber_width: f64) -> Result<Loss, CoreError> {
     }
 }
 
-fn randomness(seed: Option<u64>) -> Randomness {
+pub(crate) fn randomness(seed: Option<u64>) -> Randomness {
     seed.map_or(Randomness::Secure, Randomness::InsecureSeed)
 }
 
 /// The class index of each row, as `usize`.
-fn class_indices(y: &Bound<'_, PyAny>) -> Result<Vec<usize>, CoreError> {
+pub(crate) fn class_indices(y: &Bound<'_, PyAny>) -> Result<Vec<usize>, CoreError> {
     let y = vector::<i64>("y (class indices)", "int64", y)?;
     let y = y
         .as_slice()
@@ -538,6 +542,9 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_kernel_model, m)?)?;
     m.add_function(wrap_pyfunction!(utility_outlook, m)?)?;
     m.add_class::<PyModels>()?;
+    crate::py_select::register(m)?;
+    crate::py_predict::register(m)?;
+    crate::py_schema::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

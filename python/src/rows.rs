@@ -303,6 +303,10 @@ impl RowTransform {
     pub fn scaled_pairs(&self, rows: &Rows<'_>, r: usize) -> Vec<(usize, f64)> {
         let mut out = Vec::new();
         rows.for_each_entry(r, |c, v| out.push((c, v / self.norm_bound)));
+        if self.intercept.is_some() {
+            // Room for the builder's intercept entry, without doubling the row's capacity.
+            out.reserve_exact(1);
+        }
         out
     }
 

@@ -2,7 +2,8 @@
 
 Usage: peers.py DATA_FILE TOOL JOBS_JSON
 
-TOOL is sklearn-liblinear, sklearn-lbfgs or diffprivlib. JOBS_JSON is a list of
+TOOL is sklearn-liblinear, sklearn-lbfgs, diffprivlib or dpml (this workspace's Python
+package, the fit through Python that the Rust row is compared with). JOBS_JSON is a list of
 {"lambda": L, "epsilon": E or null, "tol": T, "seed": S}. After one unmeasured warm-up fit
 (of the first job), for each job the script fits
 one model on the training rows and prints one JSON line: the weights (xtask computes the
@@ -95,7 +96,27 @@ def make_model(tool, job, n):
             max_iter=100000,
             random_state=job["seed"],
         )
+    if tool == "dpml":
+        import dpml
+
+        # The Rust row's problem exactly: ErmParams::objective_perturbation(Logistic, L, E)
+        # on the same unit-ball rows (data_norm 1, no intercept), the default calibration
+        # and tolerance; seeded as the Rust row is (a benchmark, not a release).
+        return dpml.LogisticRegression(
+            epsilon=job["epsilon"],
+            data_norm=1.0,
+            classes=[-1.0, 1.0],
+            regularization=job["lambda"],
+            fit_intercept=False,
+            random_state=dpml.InsecureSeed(job["seed"]),
+        )
     raise SystemExit(f"unknown tool {tool!r}")
+
+
+def iterations(model):
+    """The solver's iterations (dpml does not report them: 0)."""
+    n_iter = getattr(model, "n_iter_", None)
+    return 0 if n_iter is None else int(max(n_iter.ravel()))
 
 
 def main():
@@ -108,6 +129,8 @@ def main():
 
         if tool == "diffprivlib":
             import diffprivlib  # noqa: F401
+        if tool == "dpml":
+            import dpml
         import sklearn
         import warnings
 
@@ -119,6 +142,8 @@ def main():
     versions = {"numpy": np.__version__, "sklearn": sklearn.__version__}
     if tool == "diffprivlib":
         versions["diffprivlib"] = diffprivlib.__version__
+    if tool == "dpml":
+        versions["dpml"] = dpml.__version__
     if tool == "diffprivlib":
         # diffprivlib 0.6.6 refuses sparse input; the conversion is not timed.
         x = x.toarray()
@@ -143,7 +168,7 @@ def main():
                     "lambda": job["lambda"],
                     "epsilon": job["epsilon"],
                     "seconds": seconds,
-                    "iterations": int(max(model.n_iter_.ravel())),
+                    "iterations": iterations(model),
                     "rss_before_kib": before,
                     "rss_peak_kib": peak,
                     "weights": [float(w) for w in weights],

@@ -17,8 +17,9 @@ pub const PINNED: [&str; 4] = [
     "diffprivlib==0.6.6",
 ];
 
-/// The peers, in the order each round runs them.
-pub const TOOLS: [&str; 3] = ["sklearn-liblinear", "sklearn-lbfgs", "diffprivlib"];
+/// The peers, in the order each round runs them. `dpml` is this workspace's Python package
+/// (`python/`), installed into the same environment by `--setup`: the fit through Python.
+pub const TOOLS: [&str; 4] = ["sklearn-liblinear", "sklearn-lbfgs", "diffprivlib", "dpml"];
 
 /// The workspace root (xtask's parent folder).
 fn workspace() -> PathBuf {
@@ -62,6 +63,15 @@ pub fn setup(python: &str) -> Result<(), Box<dyn std::error::Error>> {
             .arg("install")
             .arg("--quiet")
             .args(PINNED),
+    )?;
+    // dpml from the checkout (maturin builds it for this machine): numpy is already there,
+    // and dpml needs only scikit-learn's base classes, which 1.5.2 has.
+    run_step(
+        Command::new(&pip)
+            .arg("install")
+            .arg("--quiet")
+            .arg("--no-deps")
+            .arg(workspace().join("python")),
     )?;
     Ok(())
 }

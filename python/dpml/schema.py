@@ -1,0 +1,169 @@
+"""Public schemas (dp-schema): data frames encoded into the unit ball by public facts only.
+
+A schema (TOML, see ``schemas/adult.toml`` in the repository) declares each numeric
+column's bounds, each categorical column's levels and the label's classes — facts that
+must be public, never computed from the data. ``Schema.encode`` turns a frame into rows in
+the unit ball (group norm ≤ 1) and ±1 labels by those facts alone, one record at a time, so
+a model trained on the rows is exactly as private as its mechanism says; the one-hot
+``feature_groups`` go straight to the linear estimators::
+
+    schema = dpml.Schema.from_file("schemas/adult.toml")
+    X, y = schema.encode(frame)
+    clf = dpml.LogisticRegression(epsilon=1.0, data_norm=1.0, fit_intercept=False,
+                                  classes=schema.classes, feature_groups=schema.feature_groups)
+
+Frames: anything with the Arrow PyCapsule interface (``__arrow_c_stream__``: pyarrow
+tables, polars frames, pandas frames when pyarrow is installed) is read through Arrow's C
+stream by the Rust core, without pyarrow on dpml's side; a pandas frame without pyarrow,
+or a dict of columns, is read column by column (numeric columns as float64, NaN and None
+missing; other columns as text).
+"""
+
+import os
+
+import numpy as np
+
+from . import _dpml
+from ._errors import DPMLTypeError
+
+
+class Schema:
+    """A checked public schema and its encoding. Build with ``Schema.from_file(path)`` or
+    ``Schema.from_toml(text)``.
+
+    Attributes
+    ----------
+    feature_names : list of str
+        The encoded features (``age``, ``workclass=Private``, ``workclass:other``...).
+    n_features : int
+    feature_groups : numpy array of int
+        The group of each encoded feature (each categorical column's one-hot slots form one
+        group): pass it as the estimators' ``feature_groups=``.
+    classes : list
+        ``[-1.0, 1.0]``: the encoded labels (``label_positive`` is +1, every other class
+        −1); pass it as the estimators' ``classes=``.
+    label_name, label_classes, label_positive : the label column as the schema declares it.
+    hash : str
+        SHA-256 of the schema's canonical form.
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core):
+        if not isinstance(core, _dpml.Schema):
+            raise DPMLTypeError(
+                "build a Schema with Schema.from_file(path) or Schema.from_toml(text)"
+            )
+        self._core = core
+
+    @classmethod
+    def from_file(cls, path):
+        """Reads and checks the schema file at ``path`` (errors name the file and line)."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise DPMLTypeError(f"path must be a str or path; got {type(path).__name__}")
+        return cls(_dpml.Schema.load(os.fspath(path)))
+
+    @classmethod
+    def from_toml(cls, text):
+        """Checks a schema written in code, as TOML text."""
+        if not isinstance(text, str):
+            raise DPMLTypeError(f"text must be a str (TOML); got {type(text).__name__}")
+        return cls(_dpml.Schema.from_toml(text))
+
+    @property
+    def feature_names(self):
+        return list(self._core.feature_names)
+
+    @property
+    def n_features(self):
+        return self._core.n_features
+
+    @property
+    def feature_groups(self):
+        return np.asarray(self._core.feature_groups, dtype=np.int64)
+
+    @property
+    def classes(self):
+        return [-1.0, 1.0]
+
+    @property
+    def label_name(self):
+        return self._core.label[0]
+
+    @property
+    def label_classes(self):
+        return list(self._core.label[1])
+
+    @property
+    def label_positive(self):
+        return self._core.label[2]
+
+    @property
+    def hash(self):
+        return self._core.hash
+
+    def encode(self, frame, labels=True):
+        """``(X, y)``: the frame's rows encoded by the schema (X dense float64, n × d, every
+        row in the unit ball) and, with ``labels``, their ±1 labels (else y is None).
+
+        A record the schema refuses (a missing value where the schema says "error", a level
+        not declared under ``unseen = "error"``, a label outside the classes) is an error
+        naming its row and column, never its content; nothing is dropped silently.
+        """
+        if not isinstance(labels, (bool, np.bool_)):
+            raise DPMLTypeError(f"labels={labels!r} must be True or False")
+        stream = getattr(frame, "__arrow_c_stream__", None)
+        if stream is not None:
+            try:
+                capsule = stream()
+            except ImportError:
+                capsule = None  # pandas without pyarrow: read its columns below
+            if capsule is not None:
+                return self._core.encode_stream(capsule, bool(labels))
+        return self._core.encode_columns(self._columns(frame), bool(labels))
+
+    def _columns(self, frame):
+        """One entry per schema column: None (absent), float64 (numeric data) or text."""
+        if isinstance(frame, dict):
+            has = frame.__contains__
+        elif hasattr(frame, "columns") and hasattr(frame, "__getitem__"):
+            names = set(frame.columns)
+            has = names.__contains__
+        else:
+            raise DPMLTypeError(
+                "frame must be a data frame (pandas, polars, pyarrow: anything with "
+                f"__arrow_c_stream__ or columns) or a dict of columns; got {type(frame).__name__}"
+            )
+        columns = []
+        for name, kind in self._core.columns:
+            if kind == "ignore" or not has(name):
+                columns.append(None)
+                continue
+            values = frame[name]
+            raw = values.to_numpy() if hasattr(values, "to_numpy") else values
+            # dtype=object for text: numpy would turn a NaN among strings into 'nan'.
+            array = np.asarray(raw)
+            if array.ndim != 1:
+                raise DPMLTypeError(f"column {name!r} must be one-dimensional")
+            if array.dtype.kind in "biuf":
+                columns.append(np.ascontiguousarray(array, dtype=np.float64))
+            else:
+                columns.append([_text(v) for v in np.asarray(raw, dtype=object).tolist()])
+        return columns
+
+    def __repr__(self):
+        return f"Schema({self.n_features} features, label {self.label_name!r}, hash {self.hash[:12]})"
+
+
+def _text(value):
+    """A cell as text, or None when missing (None, NaN, pandas' NA)."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value != value:
+        return None
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+__all__ = ["Schema"]
