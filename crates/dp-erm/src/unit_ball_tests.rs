@@ -284,7 +284,10 @@ fn csr_input_is_checked_like_sparse_rows() {
         .csr_rows(indptr, indices, values)
         .labels(vec![1.0])
         .build();
-    assert!(matches!(built, Err(ErmError::RowNormAboveOne { row: 0, .. })));
+    assert!(matches!(
+        built,
+        Err(ErmError::RowNormAboveOne { row: 0, .. })
+    ));
 
     let two_rows = |indptr: Vec<usize>, indices: Vec<u32>, values: Vec<f64>, labels| {
         TrainingSet::builder(3)
@@ -319,14 +322,11 @@ fn csr_input_is_checked_like_sparse_rows() {
             .labels(labels())
             .build()
             .unwrap();
-        let from_csr = with(TrainingSet::builder(3).csr_rows(
-            indptr.clone(),
-            indices.clone(),
-            values.clone(),
-        ))
-        .labels(labels())
-        .build()
-        .unwrap();
+        let from_csr =
+            with(TrainingSet::builder(3).csr_rows(indptr.clone(), indices.clone(), values.clone()))
+                .labels(labels())
+                .build()
+                .unwrap();
         assert_eq!(from_csr.features(), from_sparse.features());
         let w: Vec<f64> = (0..from_csr.features()).map(|j| 1.0 + j as f64).collect();
         let (mut a, mut b) = (vec![0.0; 2], vec![0.0; 2]);
