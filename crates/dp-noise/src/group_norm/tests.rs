@@ -267,10 +267,11 @@ fn invalid_partitions_and_rates_are_refused() {
     assert!(GroupNormVector::from_epsilon(groups(&[0]), 0.0, 2.0).is_err());
 }
 
-/// Runs `f` on its own thread and fails if it does not finish within two seconds (a hang
-/// or a loop sized by a bad count) or panics.
-fn within_two_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    dp_test_support::within(std::time::Duration::from_secs(2), f)
+/// Runs `f` on its own thread and fails if it panics or does not finish within 30 s: a
+/// guard against hangs and loops sized by a bad count, generous enough for a debug build on
+/// a loaded machine (2 s timed out there once; speed is measured by benchmarks, not here).
+fn within_limit<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    dp_test_support::within(std::time::Duration::from_secs(30), f)
 }
 
 /// Sizes beyond the cap are refused before anything is allocated: `usize::MAX` panicked
@@ -283,7 +284,7 @@ fn rejects_group_sizes_beyond_the_cap_before_allocating() {
         MAX_GROUPED_DIMENSION + 1,
         1 << 40,
     ] {
-        let err = within_two_seconds(move || FeatureGroups::singletons(dim)).unwrap_err();
+        let err = within_limit(move || FeatureGroups::singletons(dim)).unwrap_err();
         assert_eq!(
             err,
             NoiseError::DimensionTooLarge {
@@ -297,8 +298,8 @@ fn rejects_group_sizes_beyond_the_cap_before_allocating() {
         FeatureGroups::singletons(0).unwrap_err(),
         NoiseError::ZeroDimension
     );
-    // At the cap: built in time, three words per coordinate.
-    let at_cap = within_two_seconds(|| FeatureGroups::singletons(MAX_GROUPED_DIMENSION)).unwrap();
+    // At the cap: built (three words per coordinate).
+    let at_cap = within_limit(|| FeatureGroups::singletons(MAX_GROUPED_DIMENSION)).unwrap();
     assert_eq!(at_cap.count(), MAX_GROUPED_DIMENSION);
     assert_eq!(
         at_cap.group(MAX_GROUPED_DIMENSION - 1),
@@ -352,7 +353,7 @@ fn rejects_bad_sparse_entries_naming_them() {
 mod properties {
     use proptest::prelude::*;
 
-    use super::{FeatureGroups, GroupNormVector, NoiseError, within_two_seconds};
+    use super::{FeatureGroups, GroupNormVector, NoiseError, within_limit};
     use crate::InsecureSeededRng;
 
     fn hostile_f64() -> impl Strategy<Value = f64> {
@@ -427,7 +428,7 @@ mod properties {
             epsilon in hostile_f64(),
             sensitivity in hostile_f64(),
         ) {
-            within_two_seconds(move || {
+            within_limit(move || {
                 for made in [FeatureGroups::singletons(dim), FeatureGroups::new(&group_of)] {
                     let groups = match made {
                         Ok(groups) => groups,
