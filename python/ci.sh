@@ -53,6 +53,16 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
     --no-deps "$CARGO_TARGET_DIR"/wheels/*.whl
 
+echo "== python: the wheel on an older processor (qemu-x86_64 -cpu Nehalem: x86-64-v2, no AVX)"
+if command -v qemu-x86_64 >/dev/null 2>&1; then
+    qemu-x86_64 -cpu Nehalem "$venv/bin/python" "$here/tests/portable_smoke.py"
+elif [ -n "${CI:-}" ]; then
+    echo "qemu-x86_64 not found, and CI is set: apt-get install -y qemu-user" >&2
+    exit 1
+else
+    echo "SKIPPED: qemu-x86_64 not found (apt-get install -y qemu-user to run it)"
+fi
+
 echo "== python: pytest against the installed wheel"
 # From tests/ with the pytest script (not `python -m`): the source tree's dpml/, which
 # lacks the compiled core, must not shadow the installed package.
