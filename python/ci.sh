@@ -7,6 +7,7 @@
 #   python/ci.sh                                            newest pinned versions
 #   DPML_REQUIREMENTS=requirements-oldest.txt python/ci.sh  oldest supported versions
 #   DPML_REUSE_WHEEL=1 ...                                  test the wheel an earlier run built
+#   DPML_OLD_CPU=1 ...                                      also run pytest under qemu -cpu Nehalem
 #
 # The wheel is abi3 and its Rust code does not depend on the numpy or scikit-learn version,
 # so a second run against other requirements may reuse the first run's wheel and skip the
@@ -53,19 +54,22 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
     --no-deps "$CARGO_TARGET_DIR"/wheels/*.whl
 
-echo "== python: the wheel on an older processor (qemu-x86_64 -cpu Nehalem: x86-64-v2, no AVX)"
-if command -v qemu-x86_64 >/dev/null 2>&1; then
-    qemu-x86_64 -cpu Nehalem "$venv/bin/python" "$here/tests/portable_smoke.py"
-elif [ -n "${CI:-}" ]; then
-    echo "qemu-x86_64 not found, and CI is set: apt-get install -y qemu-user" >&2
-    exit 1
-else
-    echo "SKIPPED: qemu-x86_64 not found (apt-get install -y qemu-user to run it)"
-fi
-
 echo "== python: pytest against the installed wheel"
 # From tests/ with the pytest script (not `python -m`): the source tree's dpml/, which
 # lacks the compiled core, must not shadow the installed package.
 cd "$here/tests"
 export DPML_FIXTURES="$here/tests/data"
 "$venv/bin/pytest" -q -p no:cacheprovider --import-mode=importlib "$@"
+
+# DPML_OLD_CPU=1: the suite again on an emulated older processor (qemu-x86_64 -cpu Nehalem:
+# x86-64-v2, SSE4.2, no AVX), where a build for the building machine's features dies of an
+# illegal instruction (the workspace's native `dpml` command does there: checked by hand).
+if [ "${DPML_OLD_CPU:-}" = 1 ]; then
+    echo "== python: pytest on an emulated older processor (qemu-x86_64 -cpu Nehalem)"
+    if ! command -v qemu-x86_64 >/dev/null 2>&1; then
+        echo "qemu-x86_64 not found: apt-get install -y qemu-user" >&2
+        exit 1
+    fi
+    qemu-x86_64 -cpu Nehalem "$venv/bin/python" "$venv/bin/pytest" -q -p no:cacheprovider \
+        --import-mode=importlib "$@"
+fi
