@@ -37,6 +37,7 @@ mod adult;
 mod dataset;
 mod dir;
 mod error;
+mod indexed;
 mod kdd;
 mod synthetic;
 
@@ -44,6 +45,7 @@ pub use adult::{ADULT_NUMERIC_BOUNDS, ADULT_TRAIN_ROWS, load_adult, load_adult_s
 pub use dataset::{Dataset, Scaling};
 pub use dir::{ADULT_FILES, DATA_DIR_VARIABLE, DataDir, DataFile, KDD_FILES, sha256_hex};
 pub use error::{DatasetError, HOW_TO_GET};
+pub use indexed::{ADULT_SHAPED_COLUMNS, adult_shaped_row};
 pub use kdd::{
     KDD_COUNT_COLUMNS, KDD_NUMERIC_COLUMNS, KddEncoding, load_kddcup99, load_kddcup99_encoded,
 };

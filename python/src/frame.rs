@@ -4,14 +4,9 @@
 //! decides the encoding (so a model trained on the rows is exactly as private as the
 //! mechanism says: see dp-schema's `# Privacy`).
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
-    UInt32Type, UInt64Type,
-};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
-use dp_schema::{Cell, ColumnKind, Encoder, Schema};
+use dp_schema::{Cell, ColumnKind, Encoder, Schema, arrow_numbers, arrow_text_cell};
 
 use crate::error::CoreError;
 
@@ -40,59 +35,28 @@ impl FrameColumn {
             FrameColumn::Texts(v) => v[i]
                 .as_deref()
                 .map_or(Cell::Null, |t| Cell::Text(t.as_bytes())),
-            FrameColumn::ArrowText(array) => text_cell(array, i),
+            FrameColumn::ArrowText(array) => arrow_text_cell(array, i),
         }
     }
 
     /// An Arrow array as a column: numbers (every integer and float type) or text; another
     /// type is an error naming the column and the type (not its values).
     pub fn from_arrow(name: &str, array: &ArrayRef) -> Result<Self, CoreError> {
-        macro_rules! cast {
-            ($t:ty) => {
-                array
-                    .as_primitive::<$t>()
-                    .iter()
-                    .map(|v| v.map(|v| v as f64))
-                    .collect()
-            };
+        if let Some(numbers) = arrow_numbers(array) {
+            return Ok(FrameColumn::Numbers(numbers));
         }
-        Ok(FrameColumn::Numbers(match array.data_type() {
-            DataType::Float64 => cast!(Float64Type),
-            DataType::Float32 => cast!(Float32Type),
-            DataType::Int8 => cast!(Int8Type),
-            DataType::Int16 => cast!(Int16Type),
-            DataType::Int32 => cast!(Int32Type),
-            DataType::Int64 => cast!(Int64Type),
-            DataType::UInt8 => cast!(UInt8Type),
-            DataType::UInt16 => cast!(UInt16Type),
-            DataType::UInt32 => cast!(UInt32Type),
-            DataType::UInt64 => cast!(UInt64Type),
+        match array.data_type() {
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-                return Ok(FrameColumn::ArrowText(array.clone()));
+                Ok(FrameColumn::ArrowText(array.clone()))
             }
-            other => {
-                return Err(CoreError::type_error(
-                    format!("column {name:?}"),
-                    format!(
-                        "has Arrow type {other}; the schema reads numbers or text (cast \
-                         categorical/dictionary columns to strings first)"
-                    ),
-                ));
-            }
-        }))
-    }
-}
-
-fn text_cell(array: &ArrayRef, i: usize) -> Cell<'_> {
-    if array.is_null(i) {
-        return Cell::Null;
-    }
-    match array.data_type() {
-        DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(i).as_bytes()),
-        DataType::LargeUtf8 => Cell::Text(array.as_string::<i64>().value(i).as_bytes()),
-        DataType::Utf8View => Cell::Text(array.as_string_view().value(i).as_bytes()),
-        // `from_arrow` admits text arrays of these three types only.
-        _ => Cell::Null,
+            other => Err(CoreError::type_error(
+                format!("column {name:?}"),
+                format!(
+                    "has Arrow type {other}; the schema reads numbers or text (cast \
+                     categorical/dictionary columns to strings first)"
+                ),
+            )),
+        }
     }
 }
 

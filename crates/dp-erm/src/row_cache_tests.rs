@@ -12,38 +12,7 @@ use rand::RngExt;
 use crate::estimator::Mutation;
 use crate::{ErmError, ErmParams, Loss, RowCache, RowCacheWriter, TrainingSet};
 
-/// Adult's shape: 6 numeric columns and 8 one-hot groups (d = 105, 14 entries a row).
-const GROUPS: [usize; 8] = [9, 16, 7, 15, 6, 5, 2, 39];
-const COLS: usize = 105;
-
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Row `i` of a deterministic Adult-shaped dataset, strictly inside the unit ball, and its
-/// label from a fixed linear rule with 10% flips.
-fn adult_row(i: u64) -> (Vec<(usize, f64)>, f64) {
-    let uniform =
-        |k: u64| (mix(i.wrapping_mul(31).wrapping_add(k)) >> 11) as f64 / (1u64 << 53) as f64;
-    let mut row: Vec<(usize, f64)> = (0..6).map(|j| (j, uniform(j as u64))).collect();
-    let mut offset = 6;
-    for (g, &size) in GROUPS.iter().enumerate() {
-        let level = (uniform(10 + g as u64) * size as f64) as usize;
-        row.push((offset + level.min(size - 1), 1.0));
-        offset += size;
-    }
-    let norm = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt() * (1.0 + 1e-9);
-    row.iter_mut().for_each(|(_, v)| *v /= norm);
-    let score: f64 = row
-        .iter()
-        .map(|&(j, v)| v * ((j * 37 % 11) as f64 - 5.0))
-        .sum();
-    let flip = uniform(99) < 0.1;
-    (row, if (score > 0.0) != flip { 1.0 } else { -1.0 })
-}
+use dp_datasets::{ADULT_SHAPED_COLUMNS as COLS, adult_shaped_row as adult_row};
 
 fn training_set(rows: u64) -> TrainingSet {
     let (rows, labels): (Vec<_>, Vec<_>) = (0..rows).map(adult_row).unzip();

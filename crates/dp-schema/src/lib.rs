@@ -42,8 +42,8 @@ pub use cache::write_row_cache;
 pub use encode::{Cell, CellError, EncodedRow, Encoder};
 pub use error::{Problem, ReadError, SchemaError};
 pub use read::{
-    Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, is_gzip, is_parquet, read_batches,
-    read_examples, read_training_set,
+    Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, arrow_numbers, arrow_text_cell, is_gzip,
+    is_parquet, read_batches, read_examples, read_training_set,
 };
 pub use schema::{
     CategoricalMissing, Column, ColumnKind, CsvFormat, MAX_LEVELS, MAX_SCHEMA_BYTES,

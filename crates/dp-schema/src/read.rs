@@ -487,7 +487,9 @@ enum View<'a> {
     Absent,
 }
 
-fn numbers(array: &ArrayRef) -> Option<Vec<Option<f64>>> {
+/// An Arrow array of any integer or float type as optional f64 values (nulls as `None`);
+/// `None` for any other type. Shared by the Parquet reader and the Python package's frames.
+pub fn arrow_numbers(array: &ArrayRef) -> Option<Vec<Option<f64>>> {
     macro_rules! cast {
         ($t:ty) => {
             array
@@ -520,7 +522,10 @@ fn is_text(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
-fn text_cell(array: &ArrayRef, i: usize) -> Cell<'_> {
+/// Row `i` of an Arrow text array (Utf8, LargeUtf8 or Utf8View) as a cell for the encoder;
+/// a null, or an array of another type, is [`Cell::Null`] (callers admit only these three
+/// text types).
+pub fn arrow_text_cell(array: &ArrayRef, i: usize) -> Cell<'_> {
     if array.is_null(i) {
         return Cell::Null;
     }
@@ -528,7 +533,7 @@ fn text_cell(array: &ArrayRef, i: usize) -> Cell<'_> {
         DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(i).as_bytes()),
         DataType::LargeUtf8 => Cell::Text(array.as_string::<i64>().value(i).as_bytes()),
         DataType::Utf8View => Cell::Text(array.as_string_view().value(i).as_bytes()),
-        _ => Cell::Null, // unreachable: types are checked before the first batch
+        _ => Cell::Null,
     }
 }
 
@@ -632,14 +637,14 @@ fn read_parquet<E: From<ReadError>>(
                     let array = batch
                         .column_by_name(&column.name)
                         .expect("projected columns are in the batch");
-                    numbers(array).map_or(View::Text(array), View::Numbers)
+                    arrow_numbers(array).map_or(View::Text(array), View::Numbers)
                 }
             })
             .collect();
         for r in 0..batch.num_rows() {
             let encoded = encoder.encode(options.labels, |k| match &views[k] {
                 View::Numbers(values) => values[r].map_or(Cell::Null, Cell::Number),
-                View::Text(array) => text_cell(array, r),
+                View::Text(array) => arrow_text_cell(array, r),
                 View::Absent => Cell::Null,
             });
             let (row, label) =
