@@ -105,12 +105,28 @@ pub fn training_set(
     labels: Vec<f64>,
     transform: &RowTransform,
 ) -> Result<TrainingSet, CoreError> {
-    let pairs = (0..rows.len())
-        .map(|r| transform.scaled_pairs(rows, r))
-        .collect();
-    let mut builder = TrainingSet::builder(rows.features())
-        .sparse_rows(pairs)
-        .labels(labels);
+    let scaled = transform.scaled_csr(rows);
+    let builder = TrainingSet::builder(rows.features());
+    let mut builder = if scaled.ordered {
+        builder.csr_rows(scaled.indptr, scaled.indices, scaled.values)
+    } else {
+        // Rows out of column order (scipy allows them) go in as pairs, which the builder
+        // sorts (refusing a repeated column).
+        let pairs = scaled
+            .indptr
+            .windows(2)
+            .map(|at| {
+                let (start, end) = (at[0], at[1]);
+                scaled.indices[start..end]
+                    .iter()
+                    .map(|&c| c as usize)
+                    .zip(scaled.values[start..end].iter().copied())
+                    .collect()
+            })
+            .collect();
+        builder.sparse_rows(pairs)
+    }
+    .labels(labels);
     if transform.clip {
         builder = builder.clip_rows_to_unit_ball();
     }

@@ -207,6 +207,18 @@ impl<'a> Rows<'a> {
     }
 }
 
+/// Rows as CSR arrays, scaled by [`RowTransform::scaled_csr`].
+pub struct ScaledCsr {
+    /// Where each row starts (n + 1 offsets).
+    pub indptr: Vec<usize>,
+    /// The column of each entry.
+    pub indices: Vec<u32>,
+    /// Each entry divided by B.
+    pub values: Vec<f64>,
+    /// Whether every row's columns are strictly increasing.
+    pub ordered: bool,
+}
+
 /// The public transform a linear estimator applies to every row, fixed before any data is
 /// seen: `x ↦ x / B`, then (opt-in) clipping to the unit ball, then the intercept feature.
 ///
@@ -298,14 +310,30 @@ impl RowTransform {
         .checked()
     }
 
-    /// Row `r` of `rows` as training pairs: each value divided by B, exactly as dp-erm's
-    /// `scale_by_public_bounds` divides (clipping and the intercept are the builder's).
-    pub fn scaled_pairs(&self, rows: &Rows<'_>, r: usize) -> Vec<(usize, f64)> {
-        let mut out = Vec::new();
-        rows.for_each_entry(r, |c, v| out.push((c, v / self.norm_bound)));
-        if self.intercept.is_some() {
-            // Room for the builder's intercept entry, without doubling the row's capacity.
-            out.reserve_exact(1);
+    /// The rows as CSR arrays (offsets, columns, values), each value divided by B exactly
+    /// as dp-erm's `scale_by_public_bounds` divides (clipping and the intercept are the
+    /// builder's), and whether every row's columns are strictly increasing (scipy allows
+    /// any order; dp-erm's CSR input does not).
+    pub fn scaled_csr(&self, rows: &Rows<'_>) -> ScaledCsr {
+        let n = rows.len();
+        let mut out = ScaledCsr {
+            indptr: Vec::with_capacity(n + 1),
+            indices: Vec::new(),
+            values: Vec::new(),
+            ordered: true,
+        };
+        out.indptr.push(0);
+        for r in 0..n {
+            let start = out.indices.len();
+            rows.for_each_entry(r, |c, v| {
+                // Columns are below the feature count, which dp-erm caps far below 2³².
+                out.indices.push(c as u32);
+                out.values.push(v / self.norm_bound);
+            });
+            if out.indices[start..].windows(2).any(|pair| pair[0] >= pair[1]) {
+                out.ordered = false;
+            }
+            out.indptr.push(out.indices.len());
         }
         out
     }

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use crate::flat_rows::FlatRows;
 use dp_optim::{CsrRows, DenseRows, Design, RowBuffers, WeighChunk};
-use unit_ball::{SquareSum, clip_to_unit_ball, l2_norm};
+use unit_ball::{SquareSum, clip_values_to_unit_ball, l2_norm};
 
 use crate::ErmError;
 
@@ -344,8 +345,8 @@ impl TrainingSetBuilder {
     /// arrays become the training set's row-major storage as they are, so a reader that
     /// fills them batch by batch holds the rows once — not once as rows and again as the
     /// set. Checked like every input (structure, finiteness, the unit ball); with public
-    /// bounds, clipping or an intercept the rows are expanded and transformed as sparse
-    /// rows are.
+    /// bounds, clipping or an intercept they are transformed first and checked after, as
+    /// every input form is.
     pub fn csr_rows(mut self, indptr: Vec<usize>, indices: Vec<u32>, values: Vec<f64>) -> Self {
         self.input = Input::Csr {
             indptr,
@@ -397,26 +398,20 @@ impl TrainingSetBuilder {
             });
         }
         let transformed = self.public_bounds.is_some() || self.clip || self.intercept.is_some();
-        let mut rows: Vec<Vec<(usize, f64)>> = match self.input {
+        // CSR's format promises increasing columns; pairs and dense rows may come in any order.
+        let columns_ordered = matches!(self.input, Input::Csr { .. });
+        let mut rows = match self.input {
             Input::None => return Err(ErmError::EmptyData),
             Input::Csr {
                 indptr,
                 indices,
                 values,
             } => {
-                let csr = csr_input(features, indptr, indices, values, &self.labels)?;
                 if !transformed {
+                    let csr = csr_input(features, indptr, indices, values, &self.labels)?;
                     return Ok(TrainingSet::from_checked_csr(csr, self.labels));
                 }
-                (0..csr.rows())
-                    .map(|r| {
-                        let (idx, val) = csr.row(r);
-                        idx.iter()
-                            .map(|&c| c as usize)
-                            .zip(val.iter().copied())
-                            .collect()
-                    })
-                    .collect()
+                FlatRows::from_csr(indptr, indices, values)?
             }
             Input::Dense(values) => {
                 if values.len() % features != 0 {
@@ -426,65 +421,32 @@ impl TrainingSetBuilder {
                         found: values.len(),
                     });
                 }
-                values
-                    .chunks(features)
-                    .map(|row| {
-                        row.iter()
-                            .copied()
-                            .enumerate()
-                            .filter(|&(_, v)| v != 0.0)
-                            .collect()
-                    })
-                    .collect()
+                FlatRows::from_dense(&values, features)
             }
-            Input::Sparse(rows) => rows,
+            Input::Sparse(rows) => FlatRows::from_pairs(rows),
         };
-        if rows.is_empty() {
+        if rows.rows() == 0 {
             return Err(ErmError::EmptyData);
         }
-        check_labels(&self.labels, rows.len())?;
-        for (r, row) in rows.iter().enumerate() {
-            for &(c, v) in row {
-                if c >= features {
-                    return Err(ErmError::FeatureIndexOutOfRange {
-                        row: r,
-                        col: c,
-                        features,
-                    });
-                }
-                if !v.is_finite() {
-                    return Err(ErmError::NonFiniteFeature {
-                        row: r,
-                        col: c,
-                        value: v,
-                    });
-                }
-            }
-            // A repeated feature is refused, not summed: which value was meant is unknown.
-            // Rows in increasing column order (every dense row) need no sort.
-            if row.windows(2).any(|pair| pair[0].0 >= pair[1].0) {
-                let mut columns: Vec<usize> = row.iter().map(|&(c, _)| c).collect();
-                columns.sort_unstable();
-                if let Some(pair) = columns.windows(2).find(|pair| pair[0] == pair[1]) {
-                    return Err(ErmError::RepeatedFeature {
-                        row: r,
-                        col: pair[0],
-                    });
-                }
-            }
-        }
+        check_labels(&self.labels, rows.rows())?;
+        rows.check_entries(features, columns_ordered)?;
         if let Some(bounds) = &self.public_bounds {
-            scale_by_bounds(&mut rows, bounds, features)?;
+            if bounds.len() != features {
+                return Err(ErmError::DimensionMismatch {
+                    what: "public bounds",
+                    expected: features,
+                    found: bounds.len(),
+                });
+            }
+            for &bound in bounds {
+                crate::error::check_positive("public bound", bound)?;
+            }
+            rows.scale_by_bounds(bounds)?;
         }
         if self.clip {
-            rows.iter_mut().for_each(|row| clip_to_unit_ball(row));
+            rows.clip_rows();
         }
-        for (r, row) in rows.iter().enumerate() {
-            if !unit_ball::within_unit_ball(row.iter().map(|&(_, v)| v)) {
-                let norm = l2_norm(row.iter().map(|&(_, v)| v));
-                return Err(ErmError::RowNormAboveOne { row: r, norm });
-            }
-        }
+        rows.check_unit_ball()?;
         let features = match self.intercept {
             None => features,
             Some(constant) => {
@@ -495,29 +457,22 @@ impl TrainingSetBuilder {
                         requirement: "finite and non-zero",
                     });
                 }
-                // 1/√(1 + c²) without overflowing for huge c.
-                let shrink = 1.0 / 1f64.hypot(constant);
-                for row in &mut rows {
-                    row.push((features, constant));
-                    row.iter_mut().for_each(|(_, v)| *v *= shrink);
-                    // ‖(x, c)‖/√(1+c²) ≤ 1 in exact arithmetic; make sure it is in floating point.
-                    clip_to_unit_ball(row);
-                }
-                features.checked_add(1).ok_or(ErmError::InvalidCount {
+                let with_intercept = features.checked_add(1).ok_or(ErmError::InvalidCount {
                     what: "feature count",
                     value: features,
                     requirement: "small enough to append an intercept",
-                })?
+                })?;
+                rows.append_intercept(features, constant);
+                with_intercept
             }
         };
-        let csr = CsrRows::from_rows(features, &rows)?;
-        drop(rows);
+        let csr = rows.into_csr(features)?;
         Ok(TrainingSet::from_checked_csr(csr, self.labels))
     }
 }
 
-/// Checks CSR input: the feature count, the structure and finiteness (by
-/// [`CsrRows::new`]), the labels, and the unit ball, row by row, naming the first problem.
+/// Checks CSR input: the labels, the columns and finiteness, the structure (by
+/// [`CsrRows::new`]) and the unit ball, row by row, naming the first problem.
 fn csr_input(
     features: usize,
     indptr: Vec<usize>,
@@ -537,6 +492,20 @@ fn csr_input(
             row,
             col: indices[k] as usize,
             features,
+        });
+    }
+    // Named as for every input form (CsrRows would name it in its own terms); a length
+    // mismatch is left to CsrRows.
+    if indices.len() == values.len()
+        && let Some(k) = values.iter().position(|v| !v.is_finite())
+    {
+        let row = indptr
+            .partition_point(|&start| start <= k)
+            .saturating_sub(1);
+        return Err(ErmError::NonFiniteFeature {
+            row,
+            col: indices[k] as usize,
+            value: values[k],
         });
     }
     let csr = CsrRows::new(features, indptr, indices, values)?;
@@ -599,37 +568,6 @@ pub(crate) fn check_labels(labels: &[f64], rows: usize) -> Result<(), ErmError> 
     }
 }
 
-fn scale_by_bounds(
-    rows: &mut [Vec<(usize, f64)>],
-    bounds: &[f64],
-    features: usize,
-) -> Result<(), ErmError> {
-    if bounds.len() != features {
-        return Err(ErmError::DimensionMismatch {
-            what: "public bounds",
-            expected: features,
-            found: bounds.len(),
-        });
-    }
-    for &bound in bounds {
-        crate::error::check_positive("public bound", bound)?;
-    }
-    for (r, row) in rows.iter_mut().enumerate() {
-        for (c, v) in row.iter_mut() {
-            if v.abs() > bounds[*c] {
-                return Err(ErmError::OutsidePublicBound {
-                    row: r,
-                    col: *c,
-                    value: *v,
-                    bound: bounds[*c],
-                });
-            }
-            *v /= bounds[*c];
-        }
-    }
-    Ok(())
-}
-
 /// Whether the row `values` lies in the unit ball, `Σ v² ≤ 1` in exact arithmetic — the
 /// check every training set makes — decided in the safe direction on an error-bounded sum
 /// of squares (false for a row whose rounded norm is 1 but whose exact norm is above).
@@ -647,7 +585,11 @@ pub fn clip_row_to_unit_ball(row: &mut [(usize, f64)]) -> Result<(), ErmError> {
     if let Some(&(col, value)) = row.iter().find(|(_, v)| !v.is_finite()) {
         return Err(ErmError::NonFiniteFeature { row: 0, col, value });
     }
-    clip_to_unit_ball(row);
+    let mut values: Vec<f64> = row.iter().map(|&(_, v)| v).collect();
+    clip_values_to_unit_ball(&mut values);
+    row.iter_mut()
+        .zip(values)
+        .for_each(|((_, v), clipped)| *v = clipped);
     Ok(())
 }
 
@@ -816,21 +758,21 @@ pub(crate) mod unit_ball {
     /// [`within_unit_ball`] accepts it (by `1 − k·2⁻⁵²`, k doubling: a few passes).
     /// Divides by the largest magnitude first, so a row whose norm overflows (entries near
     /// 1e308) is scaled correctly rather than multiplied by 1/∞ = 0.
-    pub fn clip_to_unit_ball(row: &mut [(usize, f64)]) {
-        if within_unit_ball(row.iter().map(|&(_, v)| v)) {
+    pub fn clip_values_to_unit_ball(row: &mut [f64]) {
+        if within_unit_ball(row.iter().copied()) {
             return;
         }
-        let largest = row.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
+        let largest = row.iter().fold(0.0f64, |m, &v| m.max(v.abs()));
         let relative_norm = row
             .iter()
-            .map(|&(_, v)| (v / largest) * (v / largest))
+            .map(|&v| (v / largest) * (v / largest))
             .sum::<f64>()
             .sqrt();
         row.iter_mut()
-            .for_each(|(_, v)| *v = (*v / largest) / relative_norm);
+            .for_each(|v| *v = (*v / largest) / relative_norm);
         let mut step = f64::EPSILON;
-        while !within_unit_ball(row.iter().map(|&(_, v)| v)) {
-            row.iter_mut().for_each(|(_, v)| *v *= 1.0 - step);
+        while !within_unit_ball(row.iter().copied()) {
+            row.iter_mut().for_each(|v| *v *= 1.0 - step);
             step = (2.0 * step).min(0.5);
         }
     }

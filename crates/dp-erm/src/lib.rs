@@ -74,6 +74,7 @@ mod dpsgd;
 mod error;
 mod estimator;
 mod features;
+mod flat_rows;
 mod gaussian;
 mod logistic_math;
 mod loss;

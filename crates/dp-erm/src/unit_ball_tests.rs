@@ -336,3 +336,67 @@ fn csr_input_is_checked_like_sparse_rows() {
         assert_eq!(from_csr.labels(), from_sparse.labels());
     }
 }
+
+/// The three input forms (dense, pairs in any order, CSR) give the same training set under
+/// every combination of the public transforms — including CSR rows outside the unit ball
+/// with clipping, which are clipped (not refused before the clip, as they once were).
+#[test]
+fn every_input_form_gives_the_same_set_under_every_transform() {
+    let dense = [3.0, 0.0, -1.5, 0.0, 0.25, 0.0, 0.0, 0.0, 2.0];
+    let pairs = vec![vec![(2, -1.5), (0, 3.0)], vec![(1, 0.25)], vec![(2, 2.0)]];
+    let (indptr, indices, values) = (
+        vec![0, 2, 3, 4],
+        vec![0, 2, 1, 2],
+        vec![3.0, -1.5, 0.25, 2.0],
+    );
+    let labels = || vec![1.0, -1.0, 1.0];
+    for bounds in [None, Some(vec![4.0, 0.5, 2.0])] {
+        for intercept in [None, Some(2.0)] {
+            let transform = |mut b: crate::TrainingSetBuilder| {
+                if let Some(bounds) = &bounds {
+                    b = b.scale_by_public_bounds(bounds.clone());
+                }
+                if let Some(c) = intercept {
+                    b = b.append_intercept(c);
+                }
+                b.clip_rows_to_unit_ball().labels(labels()).build().unwrap()
+            };
+            let sets = [
+                transform(TrainingSet::builder(3).dense_rows(dense.to_vec())),
+                transform(TrainingSet::builder(3).sparse_rows(pairs.clone())),
+                transform(TrainingSet::builder(3).csr_rows(
+                    indptr.clone(),
+                    indices.clone(),
+                    values.clone(),
+                )),
+            ];
+            let d = sets[0].features();
+            assert_eq!(d, 3 + usize::from(intercept.is_some()));
+            let w: Vec<f64> = (0..d).map(|j| 1.0 + 0.5 * j as f64).collect();
+            let products: Vec<Vec<f64>> = sets
+                .iter()
+                .map(|set| {
+                    assert_eq!(set.features(), d);
+                    let mut out = vec![0.0; 3];
+                    set.design().multiply(&w, &mut out);
+                    out
+                })
+                .collect();
+            assert_eq!(products[0], products[1], "{bounds:?} {intercept:?}");
+            assert_eq!(products[0], products[2], "{bounds:?} {intercept:?}");
+            // Row 0 was clipped onto the sphere: its product is the clipped row's, not 3.0·w₀ …
+            let scale = bounds.as_ref().map_or(1.0, |b| b[0]);
+            assert!(
+                products[0][0].abs() < 3.0 / scale * w[0] + 1.5 * w[2],
+                "{products:?}"
+            );
+        }
+    }
+    // Unordered CSR columns stay an error of the CSR format, transformed or not.
+    let unordered = TrainingSet::builder(3)
+        .csr_rows(vec![0, 2], vec![2, 0], vec![0.5, 0.5])
+        .clip_rows_to_unit_ball()
+        .labels(vec![1.0])
+        .build();
+    assert!(unordered.is_err());
+}

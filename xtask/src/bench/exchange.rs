@@ -26,10 +26,22 @@ pub fn write(path: &Path, train: &TrainingSet, test: &TrainingSet) -> Result<(),
         .map_err(PathError::on("write", path))
 }
 
-fn append_split(bytes: &mut Vec<u8>, split: &TrainingSet) {
+/// A split's rows as CSR arrays (offsets, columns, values): what the Python peers read,
+/// and what the Rust row that builds its training set from arrays starts from.
+pub struct CsrArrays {
+    /// Where each row starts (n + 1 offsets).
+    pub offsets: Vec<usize>,
+    /// The column of each stored entry.
+    pub indices: Vec<u32>,
+    /// The stored entries.
+    pub values: Vec<f64>,
+}
+
+/// The rows of `split` as [`CsrArrays`], zeros left out.
+pub fn csr_arrays(split: &TrainingSet) -> CsrArrays {
     let examples = split.to_examples();
     let rows = examples.inputs();
-    let (mut offsets, mut indices, mut values) = (vec![0u64], Vec::new(), Vec::new());
+    let (mut offsets, mut indices, mut values) = (vec![0usize], Vec::new(), Vec::new());
     for i in 0..rows.len() {
         match rows.row(i) {
             FeatureRow::Sparse(idx, val) => {
@@ -43,13 +55,27 @@ fn append_split(bytes: &mut Vec<u8>, split: &TrainingSet) {
                 }
             }
         }
-        offsets.push(indices.len() as u64);
+        offsets.push(indices.len());
     }
-    bytes.extend_from_slice(&(rows.len() as u64).to_le_bytes());
+    CsrArrays {
+        offsets,
+        indices,
+        values,
+    }
+}
+
+fn append_split(bytes: &mut Vec<u8>, split: &TrainingSet) {
+    let CsrArrays {
+        offsets,
+        indices,
+        values,
+    } = csr_arrays(split);
+    let rows = offsets.len() - 1;
+    bytes.extend_from_slice(&(rows as u64).to_le_bytes());
     bytes.extend_from_slice(&(indices.len() as u64).to_le_bytes());
     offsets
         .iter()
-        .for_each(|o| bytes.extend_from_slice(&o.to_le_bytes()));
+        .for_each(|&o| bytes.extend_from_slice(&(o as u64).to_le_bytes()));
     indices
         .iter()
         .for_each(|c| bytes.extend_from_slice(&c.to_le_bytes()));
