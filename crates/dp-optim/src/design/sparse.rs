@@ -363,7 +363,11 @@ impl Design for CsrRows {
                         continue;
                     }
                     let row = self.row(i);
-                    let entries = stripe_entries(row.0, stripe);
+                    let entries = if stripes.len() == 1 {
+                        0..row.0.len()
+                    } else {
+                        stripe_entries(row.0, stripe)
+                    };
                     add_outer_product_lower(&mut partial, stripe.start, s, row, entries);
                 }
                 partial

@@ -164,6 +164,7 @@ impl SplitRows {
                 let task = Task {
                     rows: chunks[c].clone(),
                     stripe: stripe.clone(),
+                    whole: stripes.len() == 1,
                     leading_block: s == 0,
                 };
                 // The register count as a constant: each row's updates become straight
@@ -346,7 +347,11 @@ impl SplitRows {
             }
             let entries = self.indptr[i]..self.indptr[i + 1];
             let row = (&self.positions[entries.clone()], &self.values[entries]);
-            let ours = stripe_entries(row.0, &task.stripe);
+            let ours = if task.whole {
+                0..row.0.len()
+            } else {
+                stripe_entries(row.0, &task.stripe)
+            };
             if ours.is_empty() && !task.leading_block {
                 continue;
             }
@@ -380,6 +385,8 @@ impl SplitRows {
 struct Task {
     rows: Range<usize>,
     stripe: Range<usize>,
+    /// Whether the stripe is the whole triangle (every entry of a row is then its own).
+    whole: bool,
     /// Whether the task also sums the leading block (the first stripe's tasks do).
     leading_block: bool,
 }
