@@ -1,6 +1,7 @@
 //! The data matrix X (one row per example), dense or sparse, behind one interface.
 
 mod dense;
+mod gram_tasks;
 mod sparse;
 mod split_gram;
 
@@ -115,17 +116,6 @@ pub(crate) fn row_chunks(
         .map(|c| (c * size).min(rows)..((c + 1) * size).min(rows))
         .filter(|r| !r.is_empty())
         .collect()
-}
-
-/// The chunks' partial sums added in chunk order (the same bits for any thread count), or
-/// `None` for no chunks.
-pub(crate) fn sum_in_order<T>(parts: Vec<T>, add: impl Fn(&mut T, &T)) -> Option<T> {
-    let mut parts = parts.into_iter();
-    let mut total = parts.next()?;
-    for part in parts {
-        add(&mut total, &part);
-    }
-    Some(total)
 }
 
 #[cfg(test)]

@@ -17,8 +17,14 @@ use faer::MatMut;
 use rayon::prelude::*;
 use wide::f64x8;
 
+use std::ops::Range;
+
+use super::gram_tasks::{
+    add_to_lower, gram_row_chunks, merge_stripes, stripe_entries, sum_in_order_into, tasks,
+    triangle_start, triangle_stripes,
+};
 use super::sparse::{add_outer_product_lower, sparse_dot};
-use super::{RowBuffers, WeighChunk, row_chunks, sum_in_order};
+use super::{RowBuffers, WeighChunk};
 
 /// f64 lanes of one register.
 const LANES: usize = 8;
@@ -27,8 +33,6 @@ const MAX_REGISTERS: usize = 4;
 /// The modelled cost of one register-wide multiply-add, in scattered updates: both are a
 /// load, a multiply-add and a store.
 const REGISTER_UPDATE_COST: f64 = 1.0;
-/// Scratch budget for the per-chunk partial sums (bytes).
-const SCRATCH_BYTES: usize = 64 << 20;
 
 /// Rows split into a dense block over the `leading` columns and sparse trailing entries.
 ///
@@ -43,6 +47,11 @@ pub(super) struct SplitRows {
     leading: Vec<u32>,
     /// Original column of each trailing position (increasing).
     trailing: Vec<u32>,
+    /// Slot of each original column: its place in the dense block, or the block's width
+    /// (`registers · LANES`) plus its trailing position.
+    slot: Vec<u32>,
+    /// Mean updates a row makes to the Gram's partial sums (register-wide or scattered).
+    updates_per_row: f64,
     /// `rows × registers`: each row's leading entries (zero where absent and in the padding).
     dense: Vec<f64x8>,
     /// Each row's trailing entries: positions into `trailing` (increasing) and values.
@@ -92,6 +101,7 @@ impl SplitRows {
             }
         }
         let mut dense = vec![f64x8::ZERO; rows * registers];
+        let mut updates = 0.0;
         let mut split_indptr = Vec::with_capacity(rows + 1);
         split_indptr.push(0);
         let (mut positions, mut split_values) = (Vec::new(), Vec::new());
@@ -113,12 +123,17 @@ impl SplitRows {
             {
                 *register = f64x8::new(std::array::from_fn(|k| lanes[k]));
             }
+            let trailing_entries = positions.len() - split_indptr[row];
+            updates += (registers * (leading.len() + trailing_entries)
+                + triangle_start(trailing_entries)) as f64;
             split_indptr.push(positions.len());
         }
         Self {
             registers,
             leading,
             trailing,
+            slot,
+            updates_per_row: updates / rows as f64,
             dense,
             indptr: split_indptr,
             positions,
@@ -127,54 +142,81 @@ impl SplitRows {
     }
 
     /// `h += Σ_i s_i x_i x_iᵀ` on the lower triangle of the d×d `h`, as
-    /// [`super::Design::add_weighted_gram_lower`] asks: fixed row chunks summed in order,
-    /// so the same bits for any thread count.
-    pub(super) fn add_weighted_gram_lower(&self, weights: &[f64], mut h: MatMut<'_, f64>) {
-        let rows = self.indptr.len() - 1;
+    /// [`super::Design::add_weighted_gram_lower`] asks: tasks of row chunks and stripes of
+    /// trailing columns (see `gram_tasks`), so the same bits for any thread count.
+    pub(super) fn add_weighted_gram_lower(&self, weights: &[f64], h: MatMut<'_, f64>) {
+        let r = self.registers;
         let sizes = self.partial_sizes();
-        let bytes = 8 * (LANES * (sizes[0] + sizes[1]) + sizes[2]);
-        let max_chunks = (SCRATCH_BYTES / bytes.max(1)).clamp(1, 8);
-        let partials: Vec<Partial> = row_chunks(rows, 2048, max_chunks)
+        let entries = LANES * (sizes[0] + sizes[1]) + sizes[2];
+        // A stripe of trailing columns holds their rows of the cross block and of the
+        // trailing triangle; the first stripe also holds the leading block.
+        let stripes = triangle_stripes(self.trailing.len(), 8 * LANES * r);
+        let chunks = gram_row_chunks(weights, self.updates_per_row, entries);
+        let partials: Vec<Partial> = tasks(chunks.len(), stripes.len())
             .into_par_iter()
-            .map(|range| {
-                let mut partial = Partial::zeros(sizes);
+            .map(|(c, s)| {
+                let stripe = &stripes[s];
+                let mut partial = Partial::zeros([
+                    if s == 0 { sizes[0] } else { 0 },
+                    stripe.len() * r,
+                    triangle_start(stripe.end) - triangle_start(stripe.start),
+                ]);
+                let task = Task {
+                    rows: chunks[c].clone(),
+                    stripe: stripe.clone(),
+                    whole: stripes.len() == 1,
+                    leading_block: s == 0,
+                };
                 // The register count as a constant: each row's updates become straight
                 // code with no loop over registers.
-                match self.registers {
-                    1 => self.add_rows::<1>(&mut partial, range, weights),
-                    2 => self.add_rows::<2>(&mut partial, range, weights),
-                    3 => self.add_rows::<3>(&mut partial, range, weights),
-                    _ => self.add_rows::<MAX_REGISTERS>(&mut partial, range, weights),
+                match r {
+                    1 => self.add_rows::<1>(&mut partial, task, weights),
+                    2 => self.add_rows::<2>(&mut partial, task, weights),
+                    3 => self.add_rows::<3>(&mut partial, task, weights),
+                    _ => self.add_rows::<MAX_REGISTERS>(&mut partial, task, weights),
                 }
                 partial
             })
             .collect();
+        let mut total = Partial::zeros(sizes);
+        let leading_parts: Vec<&[f64x8]> = partials
+            .iter()
+            .step_by(stripes.len())
+            .map(|p| p.dense.as_slice())
+            .collect();
+        sum_in_order_into(&mut total.dense, &leading_parts);
+        merge_stripes(
+            &mut total.cross,
+            &partials,
+            &stripes,
+            |q| q * r,
+            |p| &p.cross,
+        );
+        merge_stripes(
+            &mut total.trailing,
+            &partials,
+            &stripes,
+            triangle_start,
+            |p| &p.trailing,
+        );
         // Moved to the original columns once, after the chunks are summed.
-        let Some(total) = sum_in_order(partials, Partial::add) else {
-            return;
+        let width = (r * LANES) as u32;
+        let lane = |block: &[f64x8], row: u32, b: u32| {
+            let (row, b) = (row as usize, b as usize);
+            block[row * r + b / LANES].as_array()[b % LANES]
         };
-        let registers = self.registers;
-        let mut add = |a: u32, b: u32, value: f64| {
-            let (a, b) = (a as usize, b as usize);
-            h[(a.max(b), a.min(b))] += value;
-        };
-        let lane = |block: &[f64x8], row: usize, b: usize| {
-            block[row * registers + b / LANES].as_array()[b % LANES]
-        };
-        for (a, &column) in self.leading.iter().enumerate() {
-            for (b, &other) in self.leading[..=a].iter().enumerate() {
-                add(column, other, lane(&total.dense, a, b));
+        add_to_lower(h, |i, j| {
+            let (a, b) = (self.slot[i], self.slot[j]);
+            let (later, earlier) = (a.max(b), a.min(b));
+            match (earlier < width, later < width) {
+                (true, true) => lane(&total.dense, later, earlier),
+                (true, false) => lane(&total.cross, later - width, earlier),
+                _ => {
+                    let (q, p) = ((later - width) as usize, (earlier - width) as usize);
+                    total.trailing[triangle_start(q) + p]
+                }
             }
-        }
-        for (q, &column) in self.trailing.iter().enumerate() {
-            for (b, &other) in self.leading.iter().enumerate() {
-                add(column, other, lane(&total.cross, q, b));
-            }
-            let packed_row = &total.trailing[q * (q + 1) / 2..][..=q];
-            for (&value, &other) in packed_row.iter().zip(&self.trailing) {
-                add(column, other, value);
-            }
-        }
+        });
     }
 
     /// [`super::Design::multiply_weigh_transpose`] on the split rows: a row's leading
@@ -290,45 +332,63 @@ impl SplitRows {
         ]
     }
 
-    /// Adds `s_i·x_i x_iᵀ` for the rows in `range` (`R` registers of leading columns):
-    /// entry (a, b) gets `x_b·(s·x_a)`, where `a` is a trailing entry if either is, else
-    /// the later leading slot.
-    fn add_rows<const R: usize>(
-        &self,
-        partial: &mut Partial,
-        range: std::ops::Range<usize>,
-        weights: &[f64],
-    ) {
-        for i in range {
+    /// Adds `s_i·x_i x_iᵀ` for the task's rows (`R` registers of leading columns) to its
+    /// stripe: entry (a, b) gets `x_b·(s·x_a)`, where `a` is a trailing entry if either
+    /// is, else the later leading slot; `partial` holds the rows of the stripe's trailing
+    /// columns (and the leading block if the task has it).
+    fn add_rows<const R: usize>(&self, partial: &mut Partial, task: Task, weights: &[f64]) {
+        let lo = task.stripe.start;
+        for i in task.rows {
             let s = weights[i];
             // Rows of zero weight (the Huber loss outside its quadratic band, the rows a
             // sampled Hessian skips) add nothing.
             if s == 0.0 {
                 continue;
             }
+            let entries = self.indptr[i]..self.indptr[i + 1];
+            let row = (&self.positions[entries.clone()], &self.values[entries]);
+            let ours = if task.whole {
+                0..row.0.len()
+            } else {
+                stripe_entries(row.0, &task.stripe)
+            };
+            if ours.is_empty() && !task.leading_block {
+                continue;
+            }
             let x: [f64x8; R] = std::array::from_fn(|r| self.dense[i * R + r]);
-            for (a, sums) in partial
-                .dense
-                .chunks_exact_mut(R)
-                .take(self.leading.len())
-                .enumerate()
-            {
-                let scaled = f64x8::splat(s * x[a / LANES].as_array()[a % LANES]);
+            if task.leading_block {
+                for (a, sums) in partial
+                    .dense
+                    .chunks_exact_mut(R)
+                    .take(self.leading.len())
+                    .enumerate()
+                {
+                    let scaled = f64x8::splat(s * x[a / LANES].as_array()[a % LANES]);
+                    for (sum, x) in sums.iter_mut().zip(&x) {
+                        *sum = x.mul_add(scaled, *sum);
+                    }
+                }
+            }
+            for (&q, &v) in row.0[ours.clone()].iter().zip(&row.1[ours.clone()]) {
+                let scaled = f64x8::splat(s * v);
+                let sums = &mut partial.cross[(q as usize - lo) * R..][..R];
                 for (sum, x) in sums.iter_mut().zip(&x) {
                     *sum = x.mul_add(scaled, *sum);
                 }
             }
-            let entries = self.indptr[i]..self.indptr[i + 1];
-            let (positions, values) = (&self.positions[entries.clone()], &self.values[entries]);
-            for (&q, &v) in positions.iter().zip(values) {
-                let scaled = f64x8::splat(s * v);
-                for (sum, x) in partial.cross[q as usize * R..][..R].iter_mut().zip(&x) {
-                    *sum = x.mul_add(scaled, *sum);
-                }
-            }
-            add_outer_product_lower(&mut partial.trailing, s, positions, values);
+            add_outer_product_lower(&mut partial.trailing, lo, s, row, ours);
         }
     }
+}
+
+/// One task of the Gram: a chunk of rows summed into one stripe of trailing columns.
+struct Task {
+    rows: Range<usize>,
+    stripe: Range<usize>,
+    /// Whether the stripe is the whole triangle (every entry of a row is then its own).
+    whole: bool,
+    /// Whether the task also sums the leading block (the first stripe's tasks do).
+    leading_block: bool,
 }
 
 /// One chunk's sums: the leading block (`p` rows of registers, of which the lower triangle
@@ -346,18 +406,6 @@ impl Partial {
             dense: vec![f64x8::ZERO; dense],
             cross: vec![f64x8::ZERO; cross],
             trailing: vec![0.0; trailing],
-        }
-    }
-
-    fn add(&mut self, other: &Self) {
-        for (sum, x) in self.dense.iter_mut().zip(&other.dense) {
-            *sum += *x;
-        }
-        for (sum, x) in self.cross.iter_mut().zip(&other.cross) {
-            *sum += *x;
-        }
-        for (sum, x) in self.trailing.iter_mut().zip(&other.trailing) {
-            *sum += *x;
         }
     }
 }
@@ -623,6 +671,47 @@ pub(super) mod tests {
                 );
                 assert_all_close(&[margins, weights, extra, partials, out], &expected);
             }
+        }
+    }
+
+    /// A Gram big enough for several row chunks and, on many threads, several stripes:
+    /// the plain sum, with the same bits on 1, 3 and 16 threads, with the split copy (8
+    /// dense columns) and without (one-hot columns only).
+    #[test]
+    fn a_gram_cut_into_chunks_and_stripes_is_the_plain_sum_with_the_same_bits_on_any_thread_count()
+    {
+        use crate::design::gram_tasks::tests::on_threads;
+        use crate::design::gram_tasks::{gram_row_chunks, triangle_stripes};
+        let n = 30_000;
+        let s = weights(n);
+        for dense_columns in [8, 0] {
+            let (cols, indptr, indices, values) = rows(n, dense_columns, &[40; 12]);
+            let x = CsrRows::new(cols, indptr.clone(), indices.clone(), values.clone()).unwrap();
+            let expected = reference(cols, &indptr, &indices, &values, &s);
+            let gram = |threads: usize| {
+                on_threads(threads, || {
+                    let mut h = Mat::<f64>::zeros(cols, cols);
+                    crate::Design::add_weighted_gram_lower(&x, &s, h.as_mut());
+                    h
+                })
+            };
+            let one = gram(1);
+            assert_close(&one, &expected);
+            let bits = |h: &Mat<f64>| {
+                (0..cols)
+                    .flat_map(|j| (0..cols).map(move |i| (i, j)))
+                    .map(|(i, j)| h[(i, j)].to_bits())
+                    .collect::<Vec<_>>()
+            };
+            for threads in [3, 16] {
+                assert!(bits(&gram(threads)) == bits(&one), "{threads} threads");
+            }
+            // The cut this test is about: several chunks, and stripes on 16 threads.
+            let trailing = 480;
+            let per_row = (12 * 13 / 2 + if dense_columns > 0 { 8 + 12 } else { 0 }) as f64;
+            let entries = trailing * (trailing + 1) / 2;
+            assert!(gram_row_chunks(&s, per_row, entries).len() >= 3);
+            assert!(on_threads(16, || triangle_stripes(trailing, 0)).len() >= 3);
         }
     }
 
