@@ -19,6 +19,9 @@ use super::grid::log_grid;
 /// The ε of the (ε, δ) columns.
 pub const EPSILONS: [f64; 5] = [0.1, 0.2, 0.5, 1.0, 2.0];
 
+/// One DP-SGD configuration's errors over the draws, its σ and its replace-one ε.
+type SgdResult = (Vec<f64>, f64, f64);
+
 /// One row of `approximate.csv`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ApproximateRow {
@@ -205,7 +208,7 @@ pub fn run(
         for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
             let add_remove = relation == Neighbouring::AddRemove;
             let cpu_started = cpu_seconds();
-            let results: Vec<Result<(Vec<f64>, f64, f64), String>> = grid
+            let results: Vec<Result<SgdResult, String>> = grid
                 .par_iter()
                 .enumerate()
                 .map(|(k, &c)| {
