@@ -100,10 +100,7 @@ fn dpsgd_rule_picks_the_setting_by_epsilon_and_certifies_it() {
     );
     for s in settings {
         assert_eq!(rule.setting(s.from_epsilon).unwrap(), *s);
-        assert_eq!(
-            rule.setting(s.from_epsilon * 1.01).unwrap().from_epsilon >= s.from_epsilon,
-            true
-        );
+        assert!(rule.setting(s.from_epsilon * 1.01).unwrap().from_epsilon >= s.from_epsilon);
     }
     for epsilon in [0.1, 0.3, 1.0] {
         let setting = rule.setting(epsilon).unwrap();
