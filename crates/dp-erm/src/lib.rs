@@ -67,6 +67,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod approximate_rule;
 mod block_fit;
 mod calibration;
 mod data;
@@ -85,6 +86,7 @@ mod row_cache;
 mod rule;
 mod trainer;
 
+pub use approximate_rule::{DpSgdRule, DpSgdSetting, GaussianRule};
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
     ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, release_grid, tolerance_floor,

@@ -3,6 +3,9 @@
 //! fine Λ grid, encoding levers), the data-independent Λ rule fitted on synthetic data, and
 //! the three ways to choose Λ end to end (rule, split-and-select, random stopping).
 
+mod approximate;
+mod approximate_fit;
+mod approximate_output;
 mod end_to_end;
 mod grid;
 mod output;
@@ -25,14 +28,18 @@ use super::{Finished, KDD_SUBSET, Options};
 use end_to_end::Choice;
 use variant::Lever;
 
+pub use approximate::ApproximateResults;
+pub use approximate_fit::ApproximateRuleFit;
 pub use end_to_end::EndToEndCell;
 pub use grid::GridCell;
 pub use rule_fit::{Regret, RuleFit};
 pub use validation::ValidationCell;
 
 /// The files this experiment writes in `<out>/utility`.
-pub const FILES: [&str; 9] = [
+pub const FILES: [&str; 11] = [
     "run.json",
+    "approximate.csv",
+    "approximate_timing.csv",
     "summary.md",
     "cells.json",
     "cells.csv",
@@ -130,6 +137,9 @@ pub struct UtilityRecord {
     pub validation_regret: Regret,
     pub official_draws: usize,
     pub official_runs: usize,
+    /// The (ε, δ) rules fitted on synthetic data, and the (ε, δ) columns on the official split.
+    pub approximate_rule_fit: ApproximateRuleFit,
+    pub approximate: ApproximateResults,
 }
 
 /// Runs the study; `Ok(false)` when a sanity bound is broken. The output folder and the
@@ -154,6 +164,34 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
             fit.form.epsilon_exponent,
             fit.regret.mean,
             fit.library_regret.mean
+        );
+    }
+    eprintln!("utility: fitting the (ε, δ) rules on synthetic data");
+    let approximate_rule_fit = approximate_fit::run(options.quick, options.seed)?;
+    eprintln!(
+        "utility: (ε, δ) rules fitted in {:.1} s",
+        approximate_rule_fit.seconds
+    );
+    for fit in &approximate_rule_fit.gaussian {
+        eprintln!(
+            "  {}: κ = {:.4e}, a = {}, p = {}, mean regret {:.4} (the library's: {:.4})",
+            fit.mechanism,
+            fit.scale,
+            fit.features_exponent,
+            fit.noise_exponent,
+            fit.regret.mean,
+            fit.library_regret.mean
+        );
+    }
+    for fit in &approximate_rule_fit.sgd {
+        eprintln!(
+            "  DP-SGD ε = {}: batch {}, {} epochs, η = {}, mean regret {:.4} (the library's: {:.4})",
+            fit.epsilon,
+            fit.batch,
+            fit.epochs,
+            fit.learning_rate,
+            fit.mean_regret,
+            fit.library_regret
         );
     }
     let lambdas = grid::log_grid(1, plan.smallest_lambda, plan.per_decade);
@@ -278,6 +316,11 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         "{OFFICIAL_ADULT}: done in {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    let approximate = approximate::run(&official, ADULT_TRAIN_ROWS, options.quick, options.seed)?;
+    eprintln!(
+        "{OFFICIAL_ADULT}, (ε, δ = 1e-5): done in {:.1} s",
+        approximate.seconds
+    );
     protocols.push(validation::Protocol {
         dataset: OFFICIAL_ADULT.into(),
         training_rows: ADULT_TRAIN_ROWS,
@@ -309,6 +352,8 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         validation_regret,
         official_draws: plan.official_draws,
         official_runs: plan.official_runs,
+        approximate_rule_fit,
+        approximate,
     };
     // All of the results or none: an interrupt waits for the last file.
     let replacing = crate::interrupt::defer();

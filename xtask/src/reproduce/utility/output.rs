@@ -40,6 +40,14 @@ pub fn write(out: &OutDir, record: &UtilityRecord) -> Result<(), Box<dyn std::er
     out.write("cells.csv", cells_csv(&record.cells))?;
     out.write("end_to_end.csv", end_to_end_csv(record))?;
     out.write("summary.md", summary(record))?;
+    out.write(
+        "approximate.csv",
+        super::approximate::csv(&record.approximate),
+    )?;
+    out.write(
+        "approximate_timing.csv",
+        super::approximate::timing_csv(&record.approximate),
+    )?;
     for dataset in ["adult", "kddcup99"] {
         for grouped in [false, true] {
             figure(out, record, dataset, grouped)?;
@@ -172,6 +180,7 @@ fn summary(record: &UtilityRecord) -> String {
         levers(&mut s, record, dataset);
     }
     rule_section(&mut s, record);
+    super::approximate_output::section(&mut s, &record.approximate_rule_fit, &record.approximate);
     s
 }
 
@@ -733,6 +742,7 @@ pub fn sanity(record: &UtilityRecord) -> bool {
             c.noise_ratio
         ));
     }
+    super::approximate_output::sanity(&record.approximate_rule_fit, &record.approximate, &mut fail);
     ok
 }
 

@@ -1,0 +1,128 @@
+use super::*;
+
+const DELTA: f64 = 1e-5;
+
+/// z = σ / sensitivity at Λ, from the calibration the mechanism reports.
+fn multiplier(rule: &GaussianRule, lambda: f64, n: usize, d: usize, epsilon: f64) -> f64 {
+    let trainer = match rule.mechanism {
+        GaussianMechanism::ObjectivePerturbation => {
+            GaussianErm::objective_perturbation(rule.loss, lambda, epsilon, DELTA)
+        }
+        GaussianMechanism::OutputPerturbation => {
+            GaussianErm::output_perturbation(rule.loss, lambda, epsilon, DELTA)
+        }
+    };
+    let c = trainer.calibration(n, d).unwrap();
+    c.sigma / c.l2_sensitivity
+}
+
+/// The chosen Λ is the documented formula's fixed point, written out here.
+#[test]
+fn gaussian_rule_returns_the_fixed_point() {
+    for rule in [GaussianRule::OBJECTIVE, GaussianRule::OUTPUT] {
+        for (n, d, epsilon) in [(30_162, 105, 0.1), (30_162, 105, 1.0), (2_000, 20, 0.5)] {
+            let trainer = rule.trainer(n, d, epsilon, DELTA).unwrap();
+            let lambda = trainer.regularization();
+            let z = multiplier(&rule, lambda, n, d, epsilon);
+            let formula = rule.scale
+                * (d as f64).powf(rule.features_exponent)
+                * (z / n as f64).powf(rule.noise_exponent);
+            assert!(
+                (lambda / formula - 1.0).abs() < 1e-6,
+                "{:?} n {n} d {d} ε {epsilon}: Λ {lambda} vs {formula}",
+                rule.mechanism
+            );
+            assert_eq!(trainer.mechanism(), rule.mechanism);
+            assert_eq!((trainer.epsilon(), trainer.delta()), (epsilon, DELTA));
+            assert_eq!(trainer.loss(), rule.loss);
+        }
+    }
+}
+
+/// Λ falls as n or ε grows (less noise per row) and does not fall as d grows.
+#[test]
+fn gaussian_rule_has_the_expected_shape() {
+    for rule in [GaussianRule::OBJECTIVE, GaussianRule::OUTPUT] {
+        let lambda = |n, d, epsilon| rule.trainer(n, d, epsilon, DELTA).unwrap().regularization();
+        assert!(lambda(10_000, 100, 0.1) > lambda(10_000, 100, 1.0));
+        assert!(lambda(10_000, 100, 1.0) > lambda(100_000, 100, 1.0));
+        assert!(lambda(10_000, 200, 1.0) >= lambda(10_000, 100, 1.0));
+        // A smaller δ means more noise, so a larger Λ.
+        let strict = rule
+            .trainer(10_000, 100, 1.0, 1e-9)
+            .unwrap()
+            .regularization();
+        assert!(strict > lambda(10_000, 100, 1.0));
+    }
+    // The unclamped formula scales as documented.
+    let r = GaussianRule::OBJECTIVE;
+    let ratio = r.lambda_at(2.0, 1000, 10) / r.lambda_at(1.0, 1000, 10);
+    assert!((ratio - 2f64.powf(r.noise_exponent)).abs() < 1e-12);
+}
+
+#[test]
+fn gaussian_rule_refuses_bad_input_by_name() {
+    let rule = GaussianRule::OBJECTIVE;
+    assert!(matches!(
+        rule.trainer(0, 5, 1.0, DELTA),
+        Err(ErmError::EmptyData)
+    ));
+    let e = rule.trainer(10, 0, 1.0, DELTA).unwrap_err().to_string();
+    assert!(e.contains("features"), "{e}");
+    let e = rule
+        .trainer(100, 5, f64::NAN, DELTA)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("NaN"), "{e}");
+    let e = rule.trainer(100, 5, 1.0, 1.5).unwrap_err().to_string();
+    assert!(e.contains("delta"), "{e}");
+    let bad = GaussianRule {
+        noise_exponent: 5.0,
+        ..rule
+    };
+    let e = bad.trainer(100, 5, 1.0, DELTA).unwrap_err().to_string();
+    assert!(e.contains("rule noise exponent"), "{e}");
+}
+
+#[test]
+fn dpsgd_rule_picks_the_setting_by_epsilon_and_certifies_it() {
+    let rule = DpSgdRule::FITTED;
+    let settings = rule.settings;
+    assert!(
+        settings
+            .windows(2)
+            .all(|w| w[0].from_epsilon < w[1].from_epsilon)
+    );
+    // Below the first ε: the first setting; at each from_epsilon: that setting.
+    assert_eq!(
+        rule.setting(settings[0].from_epsilon / 10.0).unwrap(),
+        settings[0]
+    );
+    for s in settings {
+        assert_eq!(rule.setting(s.from_epsilon).unwrap(), *s);
+        assert!(rule.setting(s.from_epsilon * 1.01).unwrap().from_epsilon >= s.from_epsilon);
+    }
+    for epsilon in [0.1, 0.3, 1.0] {
+        let setting = rule.setting(epsilon).unwrap();
+        let n = 30_162;
+        let sgd = rule.trainer(n, epsilon, DELTA).unwrap();
+        assert!(sgd.epsilon() <= epsilon, "{} > {epsilon}", sgd.epsilon());
+        let config = sgd.config();
+        assert!((config.sampling_rate - setting.batch as f64 / n as f64).abs() < 1e-15);
+        assert_eq!(
+            config.steps,
+            (setting.epochs * n).div_ceil(setting.batch) as u64
+        );
+        assert_eq!(config.learning_rate, setting.learning_rate);
+        assert!(config.average_iterates);
+    }
+    // Fewer rows than the batch: full batch (DP-GD).
+    let small = rule.trainer(500, 1.0, DELTA).unwrap();
+    assert_eq!(small.config().sampling_rate, 1.0);
+    assert!(matches!(
+        rule.trainer(0, 1.0, DELTA),
+        Err(ErmError::EmptyData)
+    ));
+    let e = rule.trainer(100, -1.0, DELTA).unwrap_err().to_string();
+    assert!(e.contains("-1"), "{e}");
+}

@@ -1,0 +1,478 @@
+//! The (ε, δ = 10⁻⁵) columns on Adult's official split (train `adult.data`, test
+//! `adult.test`): Gaussian objective and output perturbation (best Λ in hindsight, and end
+//! to end through the library's rules), DP-SGD (best in hindsight over a stated grid, for
+//! replace-one neighbours and, labelled, add/remove as Opacus reports it; and end to end
+//! through the library's rule), and the fits' CPU time measured in the same run.
+
+use dp_datasets::Dataset;
+use dp_erm::{DpSgdRule, ErmParams, Examples, GaussianMechanism, Loss, TrainingSet};
+use dp_noise::{InsecureSeededRng, Neighbouring, default_orders, smallest_noise_multiplier};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::approximate_fit::{
+    DELTA, MECHANISMS, gaussian, gaussian_error, library_rule, mechanism_label, sgd_error,
+    sgd_grid, sgd_with,
+};
+use super::grid::log_grid;
+
+/// The ε of the (ε, δ) columns.
+pub const EPSILONS: [f64; 5] = [0.1, 0.2, 0.5, 1.0, 2.0];
+
+/// One DP-SGD configuration's errors over the draws, its σ and its replace-one ε.
+type SgdResult = (Vec<f64>, f64, f64);
+
+/// One row of `approximate.csv`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApproximateRow {
+    pub dataset: String,
+    pub method: String,
+    /// The neighbouring relation ε is stated for.
+    pub relation: &'static str,
+    /// "best in hindsight" (chosen on the test set: a reference, not a private result) or
+    /// "rule" (end to end, nothing chosen on data).
+    pub choice: &'static str,
+    pub epsilon: f64,
+    pub delta: f64,
+    pub mean_error: f64,
+    pub std_error: f64,
+    /// Fits averaged (noise draws).
+    pub fits: usize,
+    /// What was chosen: Λ, or batch / epochs / η / σ.
+    pub setting: String,
+    /// For DP-SGD add/remove: the replace-one ε of the same run.
+    pub replace_one_epsilon: Option<f64>,
+}
+
+/// CPU seconds of the fits at one ε, measured sequentially in the same run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timing {
+    pub epsilon: f64,
+    /// Λ of both objective-perturbation fits (the Gaussian rule's).
+    pub lambda: f64,
+    /// Mean CPU seconds of one pure-ε objective-perturbation fit and of one (ε, δ) fit,
+    /// interleaved, same data, same Λ, same loss.
+    pub pure_objective_seconds: f64,
+    pub gaussian_objective_seconds: f64,
+    pub repeats: usize,
+    /// One (ε, δ) fit through the rule, the Λ fixed point included.
+    pub gaussian_rule_seconds: f64,
+    /// One DP-SGD fit at its best configuration in hindsight (replace-one), at the rule's
+    /// setting, and the whole replace-one grid search (every configuration and draw).
+    pub sgd_best_seconds: f64,
+    pub sgd_rule_seconds: f64,
+    pub sgd_search_seconds: f64,
+    pub sgd_search_fits: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ApproximateResults {
+    pub rows: Vec<ApproximateRow>,
+    pub timings: Vec<Timing>,
+    pub gaussian_lambdas: Vec<f64>,
+    pub sgd_grid: Vec<(usize, usize, f64)>,
+    pub gaussian_draws: usize,
+    pub sgd_draws: usize,
+    pub rule_runs: usize,
+    pub seconds: f64,
+}
+
+/// Process CPU seconds (user + system, every thread).
+fn cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        // SAFETY: getrusage writes into the zeroed struct we own.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0 {
+            let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+            return tv(usage.ru_utime) + tv(usage.ru_stime);
+        }
+    }
+    f64::NAN
+}
+
+fn mean_and_se(values: &[f64]) -> (f64, f64) {
+    let k = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / k;
+    if values.len() < 2 {
+        return (mean, f64::NAN);
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    (mean, (var / k).sqrt())
+}
+
+/// Runs the (ε, δ) columns on `data` (its first `train_rows` rows train, the rest test).
+pub fn run(
+    data: &Dataset,
+    train_rows: usize,
+    quick: bool,
+    seed: u64,
+) -> Result<ApproximateResults, Box<dyn std::error::Error>> {
+    let started = std::time::Instant::now();
+    let train = data.training_set(&(0..train_rows).collect::<Vec<_>>())?;
+    let test = data.training_set(&(train_rows..data.len()).collect::<Vec<_>>())?;
+    let (n, d) = (train.len(), train.features());
+    let (train_examples, test_examples) = (train.to_examples(), test.to_examples());
+    let lambdas: Vec<f64> = log_grid(0, 6, if quick { 2 } else { 3 });
+    let (gaussian_draws, sgd_draws, rule_runs) = if quick { (2, 1, 3) } else { (6, 2, 10) };
+    let grid = sgd_grid(quick);
+    let mut rows = Vec::new();
+    let row = |method: String, relation, choice, epsilon, errors: &[f64], setting: String| {
+        let (mean_error, std_error) = mean_and_se(errors);
+        ApproximateRow {
+            dataset: data.name.clone(),
+            method,
+            relation,
+            choice,
+            epsilon,
+            delta: DELTA,
+            mean_error,
+            std_error,
+            fits: errors.len(),
+            setting,
+            replace_one_epsilon: None,
+        }
+    };
+    // Gaussian mechanisms: the Λ grid, then the rule.
+    for &mechanism in &MECHANISMS {
+        let label = mechanism_label(mechanism);
+        let tasks: Vec<(f64, f64, usize)> = EPSILONS
+            .iter()
+            .flat_map(|&e| {
+                lambdas
+                    .iter()
+                    .flat_map(move |&l| (0..gaussian_draws).map(move |k| (e, l, k)))
+            })
+            .collect();
+        let errors: Vec<Option<f64>> = tasks
+            .par_iter()
+            .enumerate()
+            .map(|(k, &(e, l, _))| {
+                gaussian_error(&gaussian(mechanism, l, e), &train, &test, seed + k as u64)
+            })
+            .collect();
+        for &epsilon in &EPSILONS {
+            let mut best: Option<(f64, Vec<f64>)> = None;
+            for &lambda in &lambdas {
+                let cell: Vec<f64> = tasks
+                    .iter()
+                    .zip(&errors)
+                    .filter(|((e, l, _), _)| *e == epsilon && *l == lambda)
+                    .filter_map(|(_, r)| *r)
+                    .collect();
+                if cell.len() < gaussian_draws {
+                    continue; // refused at some draw: not a candidate
+                }
+                let mean = cell.iter().sum::<f64>() / cell.len() as f64;
+                if best
+                    .as_ref()
+                    .is_none_or(|(_, b)| mean < b.iter().sum::<f64>() / b.len() as f64)
+                {
+                    best = Some((lambda, cell));
+                }
+            }
+            if let Some((lambda, cell)) = best {
+                rows.push(row(
+                    label.into(),
+                    "replace-one",
+                    "best in hindsight",
+                    epsilon,
+                    &cell,
+                    format!("Λ = {lambda:.3e}"),
+                ));
+            }
+            let trainer = library_rule(mechanism).trainer(n, d, epsilon, DELTA)?;
+            let errors: Vec<f64> = (0..rule_runs)
+                .into_par_iter()
+                .map(|k| {
+                    gaussian_error(&trainer, &train, &test, seed ^ 0xe2e ^ (k as u64) << 8)
+                        .unwrap_or(f64::NAN)
+                })
+                .collect();
+            rows.push(row(
+                label.into(),
+                "replace-one",
+                "rule",
+                epsilon,
+                &errors,
+                format!("Λ = {:.3e}", trainer.regularization()),
+            ));
+        }
+    }
+    // DP-SGD: the grid for both relations, then the rule.
+    let mut timings = Vec::new();
+    let orders = default_orders();
+    for &epsilon in &EPSILONS {
+        let mut search_seconds = f64::NAN;
+        let mut best_replace_one = grid[0];
+        for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+            let add_remove = relation == Neighbouring::AddRemove;
+            let cpu_started = cpu_seconds();
+            let results: Vec<Result<SgdResult, String>> = grid
+                .par_iter()
+                .enumerate()
+                .map(|(k, &c)| {
+                    let sigma = if add_remove {
+                        let (batch, epochs, _) = c;
+                        let batch = batch.min(n);
+                        let q = batch as f64 / n as f64;
+                        let steps = (epochs * n).div_ceil(batch) as u64;
+                        Some(
+                            smallest_noise_multiplier(relation, q, steps, epsilon, DELTA, &orders)
+                                .map_err(|e| e.to_string())?,
+                        )
+                    } else {
+                        None
+                    };
+                    let sgd = sgd_with(n, c, epsilon, sigma).map_err(|e| e.to_string())?;
+                    let errors = (0..sgd_draws)
+                        .map(|draw| {
+                            sgd_error(
+                                &sgd,
+                                &train_examples,
+                                &test_examples,
+                                seed + (k * 16 + draw) as u64,
+                            )
+                        })
+                        .collect();
+                    Ok((errors, sgd.noise_multiplier(), sgd.epsilon()))
+                })
+                .collect();
+            if !add_remove {
+                search_seconds = cpu_seconds() - cpu_started;
+            }
+            let mut best: Option<(usize, Vec<f64>, f64, f64)> = None;
+            for (k, result) in results.into_iter().enumerate() {
+                let (errors, sigma, replace_one) = result?;
+                let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+                if best
+                    .as_ref()
+                    .is_none_or(|b| mean < b.1.iter().sum::<f64>() / b.1.len() as f64)
+                {
+                    best = Some((k, errors, sigma, replace_one));
+                }
+            }
+            let (k, errors, sigma, replace_one) = best.ok_or("an empty DP-SGD grid")?;
+            let (batch, epochs, rate) = grid[k];
+            let mut r = row(
+                "DP-SGD (logistic; C = 1; averaged iterates)".into(),
+                if add_remove {
+                    "add/remove (Opacus's relation)"
+                } else {
+                    "replace-one"
+                },
+                "best in hindsight",
+                epsilon,
+                &errors,
+                format!("batch {batch}; {epochs} epochs; η = {rate}; σ = {sigma:.3}"),
+            );
+            if add_remove {
+                r.replace_one_epsilon = Some(replace_one);
+            } else {
+                best_replace_one = grid[k];
+            }
+            rows.push(r);
+        }
+        let rule = DpSgdRule::FITTED;
+        let setting = rule.setting(epsilon)?;
+        let sgd = rule.trainer(n, epsilon, DELTA)?;
+        let errors: Vec<f64> = (0..rule_runs)
+            .into_par_iter()
+            .map(|k| {
+                sgd_error(
+                    &sgd,
+                    &train_examples,
+                    &test_examples,
+                    seed ^ 0x5e2e ^ (k as u64) << 8,
+                )
+            })
+            .collect();
+        rows.push(row(
+            "DP-SGD (logistic; C = 1; averaged iterates)".into(),
+            "replace-one",
+            "rule",
+            epsilon,
+            &errors,
+            format!(
+                "batch {}; {} epochs; η = {}; σ = {:.3}",
+                setting.batch,
+                setting.epochs,
+                setting.learning_rate,
+                sgd.noise_multiplier()
+            ),
+        ));
+        timings.push(timing(
+            &train,
+            &train_examples,
+            epsilon,
+            best_replace_one,
+            search_seconds,
+            grid.len() * sgd_draws,
+            if quick { 2 } else { 5 },
+        )?);
+    }
+    Ok(ApproximateResults {
+        rows,
+        timings,
+        gaussian_lambdas: lambdas,
+        sgd_grid: grid,
+        gaussian_draws,
+        sgd_draws,
+        rule_runs,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// CPU seconds of one call of `f`.
+fn cpu_of<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let start = cpu_seconds();
+    let value = f();
+    (value, cpu_seconds() - start)
+}
+
+/// The sequential timings at one ε: the two objective-perturbation fits interleaved.
+fn timing(
+    train: &TrainingSet,
+    train_examples: &Examples,
+    epsilon: f64,
+    best_sgd: (usize, usize, f64),
+    sgd_search_seconds: f64,
+    sgd_search_fits: usize,
+    repeats: usize,
+) -> Result<Timing, Box<dyn std::error::Error>> {
+    let (n, d) = (train.len(), train.features());
+    let mechanism = GaussianMechanism::ObjectivePerturbation;
+    let (rule, gaussian_rule_seconds) = cpu_of(|| -> Result<_, dp_erm::ErmError> {
+        let trainer = library_rule(mechanism).trainer(n, d, epsilon, DELTA)?;
+        trainer.fit(train, &mut InsecureSeededRng::new(1))?;
+        Ok(trainer)
+    });
+    let lambda = rule?.regularization();
+    let pure = ErmParams::objective_perturbation(Loss::Logistic, lambda, epsilon);
+    let approximate = gaussian(mechanism, lambda, epsilon);
+    let (mut pure_seconds, mut gaussian_seconds) = (0.0, 0.0);
+    for k in 0..repeats {
+        let mut rng = InsecureSeededRng::new(k as u64);
+        let (fit, s) = cpu_of(|| pure.fit(train, &mut rng));
+        fit?;
+        pure_seconds += s / repeats as f64;
+        let (fit, s) = cpu_of(|| approximate.fit(train, &mut rng));
+        fit?;
+        gaussian_seconds += s / repeats as f64;
+    }
+    let sgd = sgd_with(n, best_sgd, epsilon, None)?;
+    let (_, sgd_best_seconds) = cpu_of(|| sgd.fit(train_examples, &mut InsecureSeededRng::new(2)));
+    let (fitted, sgd_rule_seconds) = cpu_of(|| -> Result<_, dp_erm::ErmError> {
+        DpSgdRule::FITTED
+            .trainer(n, epsilon, DELTA)?
+            .fit(train_examples, &mut InsecureSeededRng::new(3))
+    });
+    fitted?;
+    Ok(Timing {
+        epsilon,
+        lambda,
+        pure_objective_seconds: pure_seconds,
+        gaussian_objective_seconds: gaussian_seconds,
+        repeats,
+        gaussian_rule_seconds,
+        sgd_best_seconds,
+        sgd_rule_seconds,
+        sgd_search_seconds,
+        sgd_search_fits,
+    })
+}
+
+/// `approximate.csv`.
+pub fn csv(results: &ApproximateResults) -> String {
+    let mut s = String::from(
+        "dataset,method,relation,choice,epsilon,delta,mean_error,std_error,fits,setting,replace_one_epsilon\n",
+    );
+    for r in &results.rows {
+        s.push_str(&format!(
+            "{},{},{},{},{},{:e},{:.4},{:.4},{},{},{}\n",
+            r.dataset,
+            r.method.replace(',', ";"),
+            r.relation,
+            r.choice,
+            r.epsilon,
+            r.delta,
+            r.mean_error,
+            r.std_error,
+            r.fits,
+            r.setting.replace(',', ";"),
+            r.replace_one_epsilon
+                .map_or(String::new(), |e| format!("{e:.3}"))
+        ));
+    }
+    s
+}
+
+/// `approximate_timing.csv`.
+pub fn timing_csv(results: &ApproximateResults) -> String {
+    let mut s = String::from(
+        "epsilon,lambda,pure_objective_cpu_s,gaussian_objective_cpu_s,repeats,gaussian_rule_cpu_s,\
+         sgd_best_cpu_s,sgd_rule_cpu_s,sgd_search_cpu_s,sgd_search_fits\n",
+    );
+    for t in &results.timings {
+        s.push_str(&format!(
+            "{},{:.3e},{:.4},{:.4},{},{:.4},{:.4},{:.4},{:.3},{}\n",
+            t.epsilon,
+            t.lambda,
+            t.pure_objective_seconds,
+            t.gaussian_objective_seconds,
+            t.repeats,
+            t.gaussian_rule_seconds,
+            t.sgd_best_seconds,
+            t.sgd_rule_seconds,
+            t.sgd_search_seconds,
+            t.sgd_search_fits
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{approximate_fit, approximate_output, official_adult};
+    use super::*;
+
+    /// The (ε, δ) part of the study alone, in full (tens of minutes): the synthetic fits and
+    /// Adult's official split, written to `APPROXIMATE_OUT` (default `approximate` in the
+    /// working directory) as the study writes them (`summary.md` holds the section only),
+    /// plus `fit.json`. `APPROXIMATE_QUICK=1`: the quick mode's settings;
+    /// `APPROXIMATE_PART=fit`: the synthetic fits only. Seed 2011 (the study's default).
+    #[test]
+    #[ignore = "an experiment, run by hand"]
+    fn full() {
+        let quick = std::env::var_os("APPROXIMATE_QUICK").is_some();
+        let fit_only = std::env::var("APPROXIMATE_PART").is_ok_and(|p| p == "fit");
+        let out = std::path::PathBuf::from(
+            std::env::var("APPROXIMATE_OUT").unwrap_or_else(|_| "approximate".into()),
+        );
+        std::fs::create_dir_all(&out).unwrap();
+        let seed = 2011;
+        let fit = approximate_fit::run(quick, seed).unwrap();
+        std::fs::write(
+            out.join("fit.json"),
+            serde_json::to_string_pretty(&fit).unwrap(),
+        )
+        .unwrap();
+        eprintln!("{}", serde_json::to_string_pretty(&fit.gaussian).unwrap());
+        eprintln!("{}", serde_json::to_string_pretty(&fit.sgd).unwrap());
+        if fit_only {
+            return;
+        }
+        let dir = dp_datasets::DataDir::resolve(None);
+        let official = official_adult(&dir).unwrap();
+        let results = run(&official, dp_datasets::ADULT_TRAIN_ROWS, quick, seed).unwrap();
+        std::fs::write(out.join("approximate.csv"), csv(&results)).unwrap();
+        std::fs::write(out.join("approximate_timing.csv"), timing_csv(&results)).unwrap();
+        let mut summary = String::new();
+        approximate_output::section(&mut summary, &fit, &results);
+        let mut failures = Vec::new();
+        approximate_output::sanity(&fit, &results, &mut |m| failures.push(m));
+        std::fs::write(out.join("summary.md"), &summary).unwrap();
+        eprintln!("{summary}");
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+}

@@ -1,0 +1,208 @@
+//! The (ε, δ) part of the study's outputs: its summary section, its CSV files and its
+//! sanity bounds.
+
+use std::fmt::Write;
+
+use super::approximate::{ApproximateResults, ApproximateRow, EPSILONS};
+use super::approximate_fit::ApproximateRuleFit;
+
+/// The error of always predicting the majority class on Adult's official test set.
+const OFFICIAL_TRIVIAL: f64 = 0.246;
+
+fn find<'a>(
+    record: &'a ApproximateResults,
+    method: &str,
+    relation: &str,
+    choice: &str,
+    epsilon: f64,
+) -> Option<&'a ApproximateRow> {
+    record.rows.iter().find(|r| {
+        r.method.starts_with(method)
+            && r.relation.starts_with(relation)
+            && r.choice == choice
+            && r.epsilon == epsilon
+    })
+}
+
+fn cell(row: Option<&ApproximateRow>) -> String {
+    row.map_or("—".into(), |r| {
+        if r.std_error.is_finite() {
+            format!("{:.4} ± {:.4}", r.mean_error, r.std_error)
+        } else {
+            format!("{:.4}", r.mean_error)
+        }
+    })
+}
+
+/// The section of `summary.md`.
+pub fn section(s: &mut String, fit: &ApproximateRuleFit, record: &ApproximateResults) {
+    let a = record;
+    let _ = writeln!(
+        s,
+        "\n## (ε, δ = 1e-5) on Adult's official split (train adult.data, test adult.test)\n\n\
+         Logistic loss throughout. Gaussian mechanisms: Λ grid of {} values from {:.0e} to \
+         {:.0e}, {} noise draws per cell (best in hindsight), {} runs through the library's \
+         rule (end to end). DP-SGD: Poisson batches, C = 1, averaged iterates, σ calibrated \
+         to (ε, δ); grid batch × epochs × η = {:?}, {} draws per configuration; the rule: {} \
+         runs. Add/remove rows calibrate σ to the add/remove ε (Opacus's relation) for \
+         comparison with outside numbers: their replace-one ε (this library's guarantee) is \
+         in `approximate.csv`. Wall time {:.1} s.\n",
+        a.gaussian_lambdas.len(),
+        a.gaussian_lambdas[0],
+        a.gaussian_lambdas[a.gaussian_lambdas.len() - 1],
+        a.gaussian_draws,
+        a.rule_runs,
+        a.sgd_grid,
+        a.sgd_draws,
+        a.rule_runs,
+        a.seconds
+    );
+    s.push_str(
+        "| ε | Gaussian objective, best Λ | Gaussian objective, rule | Gaussian output, best Λ \
+         | Gaussian output, rule | DP-SGD best (replace-one) | DP-SGD best (add/remove) | \
+         DP-SGD rule |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for epsilon in EPSILONS {
+        let _ = writeln!(
+            s,
+            "| {epsilon} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(find(
+                record,
+                "Gaussian objective",
+                "replace",
+                "best in hindsight",
+                epsilon
+            )),
+            cell(find(
+                record,
+                "Gaussian objective",
+                "replace",
+                "rule",
+                epsilon
+            )),
+            cell(find(
+                record,
+                "Gaussian output",
+                "replace",
+                "best in hindsight",
+                epsilon
+            )),
+            cell(find(record, "Gaussian output", "replace", "rule", epsilon)),
+            cell(find(
+                record,
+                "DP-SGD",
+                "replace",
+                "best in hindsight",
+                epsilon
+            )),
+            cell(find(
+                record,
+                "DP-SGD",
+                "add/remove",
+                "best in hindsight",
+                epsilon
+            )),
+            cell(find(record, "DP-SGD", "replace", "rule", epsilon)),
+        );
+    }
+    s.push_str(
+        "\nCPU seconds (process user + system, sequential, same run; objective-perturbation \
+         fits interleaved at the Gaussian rule's Λ):\n\n| ε | Λ | pure-ε objective fit | \
+         (ε, δ) objective fit | (ε, δ) rule (fixed point + fit) | DP-SGD best config, one fit \
+         | DP-SGD rule, one fit | DP-SGD grid search (all fits) |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for t in &a.timings {
+        let _ = writeln!(
+            s,
+            "| {} | {:.2e} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} ({} fits) |",
+            t.epsilon,
+            t.lambda,
+            t.pure_objective_seconds,
+            t.gaussian_objective_seconds,
+            t.gaussian_rule_seconds,
+            t.sgd_best_seconds,
+            t.sgd_rule_seconds,
+            t.sgd_search_seconds,
+            t.sgd_search_fits
+        );
+    }
+    let f = fit;
+    let _ = writeln!(
+        s,
+        "\n### (ε, δ) rules fitted on synthetic data ({} problems of the family; Gaussian: n = \
+         {:?}, ε = {:?}; DP-SGD: n = {}) in {:.1} s\n\n| mechanism | κ | a | p | mean \
+         regret | p90 | the library's constants' mean regret |\n|---|---|---|---|---|---|---|",
+        f.problems, f.gaussian_rows, f.gaussian_epsilons, f.sgd_rows, f.seconds
+    );
+    for g in &f.gaussian {
+        let _ = writeln!(
+            s,
+            "| {} | {:.4e} | {} | {} | {:.4} | {:.4} | {:.4} |",
+            g.mechanism,
+            g.scale,
+            g.features_exponent,
+            g.noise_exponent,
+            g.regret.mean,
+            g.regret.p90,
+            g.library_regret.mean
+        );
+    }
+    s.push_str("\n| ε | DP-SGD batch | epochs | η | mean regret | the library's setting's |\n|---|---|---|---|---|---|\n");
+    for g in &f.sgd {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {:.4} | {:.4} |",
+            g.epsilon, g.batch, g.epochs, g.learning_rate, g.mean_regret, g.library_regret
+        );
+    }
+}
+
+/// Bounds that a broken mechanism, rule or fit would cross.
+pub fn sanity(fit: &ApproximateRuleFit, record: &ApproximateResults, fail: &mut dyn FnMut(String)) {
+    for epsilon in [0.5, 1.0, 2.0] {
+        for method in ["Gaussian objective", "DP-SGD"] {
+            for choice in ["best in hindsight", "rule"] {
+                match find(record, method, "replace", choice, epsilon) {
+                    Some(r) if r.mean_error < OFFICIAL_TRIVIAL - 0.03 => {}
+                    other => fail(format!(
+                        "official split ε = {epsilon}: {method} ({choice}) error {:?} not below \
+                         majority-class prediction's {OFFICIAL_TRIVIAL} − 0.03",
+                        other.map(|r| r.mean_error)
+                    )),
+                }
+            }
+        }
+    }
+    for epsilon in EPSILONS {
+        // The rule may not lose much to the best Λ in hindsight.
+        let best = find(
+            record,
+            "Gaussian objective",
+            "replace",
+            "best in hindsight",
+            epsilon,
+        );
+        let rule = find(record, "Gaussian objective", "replace", "rule", epsilon);
+        if !matches!((best, rule), (Some(b), Some(r)) if r.mean_error <= b.mean_error + 0.03) {
+            fail(format!(
+                "official split ε = {epsilon}: the Gaussian rule's error {:?} is not within 0.03 \
+                 of the best Λ's {:?}",
+                rule.map(|r| r.mean_error),
+                best.map(|r| r.mean_error)
+            ));
+        }
+    }
+    for g in &fit.gaussian {
+        if !(g.regret.mean.is_finite() && g.regret.mean < 0.03) {
+            fail(format!(
+                "{}: the fitted (ε, δ) rule's mean regret on synthetic data is {}",
+                g.mechanism, g.regret.mean
+            ));
+        }
+    }
+    for t in &record.timings {
+        if !(t.pure_objective_seconds.is_finite() && t.gaussian_objective_seconds.is_finite()) {
+            fail(format!("ε = {}: no CPU time measured", t.epsilon));
+        }
+    }
+}
