@@ -84,6 +84,7 @@ mod row_cache;
 mod rule;
 mod trainer;
 
+pub use block_fit::contract_sums;
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
     ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, release_grid, tolerance_floor,
