@@ -41,4 +41,6 @@ mod py_spark;
 #[cfg(test)]
 mod extra_tests;
 #[cfg(test)]
+mod spark_tests;
+#[cfg(test)]
 mod tests;
