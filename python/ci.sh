@@ -9,6 +9,11 @@
 #   DPML_REUSE_WHEEL=1 ...                                  test the wheel an earlier run built
 #   DPML_OLD_CPU=1 ...                                      also run pytest under qemu -cpu Nehalem
 #
+# The first run (the default requirements) also installs requirements-spark.txt and runs
+# dpml.spark's tests (markers spark, slow: a local[2] Spark on Java 17); the oldest-
+# requirements run and the emulated-CPU run deselect them (Spark's JVM under qemu would
+# take minutes and tests nothing about the CPU).
+#
 # The wheel is abi3 and its Rust code does not depend on the numpy or scikit-learn version,
 # so a second run against other requirements may reuse the first run's wheel and skip the
 # Rust checks, which would repeat the first run's exactly.
@@ -31,6 +36,11 @@ if [ ! -x "$venv/bin/python" ]; then
     "${PYTHON:-python3}" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+spark_tests=0
+if [ "$requirements" = requirements-test.txt ] && [ "${DPML_SPARK:-1}" = 1 ]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-spark.txt
+    spark_tests=1
+fi
 export PYO3_PYTHON="$venv/bin/python"
 
 if [ "${DPML_REUSE_WHEEL:-}" = 1 ] && ls "$CARGO_TARGET_DIR"/wheels/*.whl >/dev/null 2>&1; then
@@ -67,7 +77,15 @@ echo "== python: pytest against the installed wheel"
 # lacks the compiled core, must not shadow the installed package.
 cd "$here/tests"
 export DPML_FIXTURES="$here/tests/data"
-"$venv/bin/pytest" -q -p no:cacheprovider --import-mode=importlib "$@"
+spark_args=()
+if [ "$spark_tests" = 1 ]; then
+    echo "== python: dpml.spark's tests included (local[2] Spark, Java 17)"
+else
+    spark_args=(-m "not spark")
+fi
+start=$(date +%s)
+"$venv/bin/pytest" -q -p no:cacheprovider --import-mode=importlib "${spark_args[@]}" "$@"
+echo "pytest took $(( $(date +%s) - start )) s"
 
 # DPML_OLD_CPU=1: the suite again on an emulated older processor (qemu-x86_64 -cpu Nehalem:
 # x86-64-v2, SSE4.2, no AVX), where a build for the building machine's features dies of an
@@ -79,5 +97,5 @@ if [ "${DPML_OLD_CPU:-}" = 1 ]; then
         exit 1
     fi
     qemu-x86_64 -cpu Nehalem "$venv/bin/python" "$venv/bin/pytest" -q -p no:cacheprovider \
-        --import-mode=importlib "$@"
+        --import-mode=importlib -m "not spark" "$@"
 fi

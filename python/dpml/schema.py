@@ -47,28 +47,32 @@ class Schema:
         SHA-256 of the schema's canonical form.
     """
 
-    __slots__ = ("_core",)
+    __slots__ = ("_core", "_text")
 
-    def __init__(self, core):
+    def __init__(self, core, text=None):
         if not isinstance(core, _dpml.Schema):
             raise DPMLTypeError(
                 "build a Schema with Schema.from_file(path) or Schema.from_toml(text)"
             )
         self._core = core
+        # The TOML it was read from: what dpml.spark ships to the executors.
+        self._text = text
 
     @classmethod
     def from_file(cls, path):
         """Reads and checks the schema file at ``path`` (errors name the file and line)."""
         if not isinstance(path, (str, os.PathLike)):
             raise DPMLTypeError(f"path must be a str or path; got {type(path).__name__}")
-        return cls(_dpml.Schema.load(os.fspath(path)))
+        core = _dpml.Schema.load(os.fspath(path))
+        with open(os.fspath(path), encoding="utf-8") as f:
+            return cls(core, f.read())
 
     @classmethod
     def from_toml(cls, text):
         """Checks a schema written in code, as TOML text."""
         if not isinstance(text, str):
             raise DPMLTypeError(f"text must be a str (TOML); got {type(text).__name__}")
-        return cls(_dpml.Schema.from_toml(text))
+        return cls(_dpml.Schema.from_toml(text), text)
 
     @property
     def feature_names(self):

@@ -82,6 +82,8 @@ fn erm_class(e: &ErmError) -> &'static str {
     match e {
         // Not the caller's values: the solver or the file system.
         ErmError::NotConverged => "DPMLError",
+        // A pass over rows held elsewhere failed after the noise was drawn.
+        ErmError::RowSource(_) => "DPMLError",
         ErmError::ModelFileAccess(_) => "DPMLIOError",
         _ => "DPMLValueError",
     }

@@ -49,7 +49,7 @@ pub enum MechanismSpec {
 }
 
 impl MechanismSpec {
-    fn epsilon(&self) -> Option<f64> {
+    pub(crate) fn epsilon(&self) -> Option<f64> {
         match *self {
             MechanismSpec::NonPrivate => None,
             MechanismSpec::Output { epsilon } | MechanismSpec::Objective { epsilon, .. } => {
@@ -105,6 +105,17 @@ pub fn training_set(
     labels: Vec<f64>,
     transform: &RowTransform,
 ) -> Result<TrainingSet, CoreError> {
+    training_set_from(rows, labels, transform, 0)
+}
+
+/// [`training_set`] over rows that start at row `first_row` of a larger whole (a batch of a
+/// partition): a refused row is named by its index in the whole.
+pub fn training_set_from(
+    rows: &Rows<'_>,
+    labels: Vec<f64>,
+    transform: &RowTransform,
+    first_row: usize,
+) -> Result<TrainingSet, CoreError> {
     let scaled = transform.scaled_csr(rows);
     let builder = TrainingSet::builder(rows.features());
     let mut builder = if scaled.ordered {
@@ -137,8 +148,9 @@ pub fn training_set(
         ErmError::RowNormAboveOne { row, norm } => CoreError::value(
             "X",
             format!(
-                "row {row} has norm {} above data_norm = {}: pass a larger public bound \
+                "row {} has norm {} above data_norm = {}: pass a larger public bound \
                  (never one read from the data), or clip_rows=True to clip such rows",
+                first_row + row,
                 norm * transform.norm_bound,
                 transform.norm_bound
             ),

@@ -11,6 +11,7 @@
 //! - [`select`]: private model selection over dp-tune (`dpml.model_selection`).
 //! - [`frame`]: data frames encoded by a public schema (`dpml.Schema`, over dp-schema).
 //! - [`predict`]: private prediction interfaces over dp-predict (`dpml.predict`).
+//! - [`spark`]: fits over rows held by Spark executors, and their executor kernel.
 //! - `py` (feature `python`, on by default): the module `dpml._dpml`.
 //!
 //! Without the `python` feature the crate is plain Rust, so the reference fits that the
@@ -24,6 +25,7 @@ pub mod models;
 pub mod predict;
 pub mod rows;
 pub mod select;
+pub mod spark;
 
 #[cfg(feature = "python")]
 mod py;
@@ -33,8 +35,12 @@ mod py_predict;
 mod py_schema;
 #[cfg(feature = "python")]
 mod py_select;
+#[cfg(feature = "python")]
+mod py_spark;
 
 #[cfg(test)]
 mod extra_tests;
+#[cfg(test)]
+mod spark_tests;
 #[cfg(test)]
 mod tests;

@@ -251,7 +251,7 @@ pub(crate) fn class_indices(y: &Bound<'_, PyAny>) -> Result<Vec<usize>, CoreErro
 }
 
 /// The fit's public report as a dict.
-fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("regularization", fit.regularization)?;
     d.set_item("epsilon", fit.epsilon)?;
@@ -545,6 +545,7 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_select::register(m)?;
     crate::py_predict::register(m)?;
     crate::py_schema::register(m)?;
+    crate::py_spark::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -124,32 +124,7 @@ impl PySchema {
         capsule: &Bound<'py, PyAny>,
         labels: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-        let capsule = capsule.cast::<PyCapsule>().map_err(|_| {
-            raise(
-                py,
-                CoreError::type_error(
-                    "frame.__arrow_c_stream__()",
-                    "must return a PyCapsule (the Arrow PyCapsule interface)",
-                ),
-            )
-        })?;
-        let pointer = capsule.pointer_checked(Some(STREAM)).map_err(|_| {
-            raise(
-                py,
-                CoreError::type_error(
-                    "frame.__arrow_c_stream__()",
-                    "must return a capsule named 'arrow_array_stream'",
-                ),
-            )
-        })?;
-        // SAFETY: the capsule, checked by name, holds an `ArrowArrayStream` (the Arrow C
-        // stream interface, whose layout `FFI_ArrowArrayStream` mirrors). `from_raw` moves
-        // the stream out and leaves a released one behind, which the capsule's destructor
-        // then ignores, as the PyCapsule interface specifies.
-        let reader = unsafe {
-            RecordBatchStreamReader::from_raw(pointer.as_ptr().cast::<FFI_ArrowArrayStream>())
-        }
-        .map_err(|e| raise(py, CoreError::Schema(format!("the Arrow stream: {e}"))))?;
+        let reader = stream_reader(py, capsule)?;
         // With the GIL held: the stream's producer may be Python code that needs it.
         let encoded = guarded(|| {
             let mut out = Encoded::default();
@@ -219,6 +194,52 @@ impl PySchema {
     #[getter]
     fn n_features(&self) -> usize {
         self.encoder.features()
+    }
+}
+
+/// The record batches behind an Arrow C stream capsule (`obj.__arrow_c_stream__()`).
+pub(crate) fn stream_reader(
+    py: Python<'_>,
+    capsule: &Bound<'_, PyAny>,
+) -> PyResult<RecordBatchStreamReader> {
+    let capsule = capsule.cast::<PyCapsule>().map_err(|_| {
+        raise(
+            py,
+            CoreError::type_error(
+                "frame.__arrow_c_stream__()",
+                "must return a PyCapsule (the Arrow PyCapsule interface)",
+            ),
+        )
+    })?;
+    let pointer = capsule.pointer_checked(Some(STREAM)).map_err(|_| {
+        raise(
+            py,
+            CoreError::type_error(
+                "frame.__arrow_c_stream__()",
+                "must return a capsule named 'arrow_array_stream'",
+            ),
+        )
+    })?;
+    // SAFETY: the capsule, checked by name, holds an `ArrowArrayStream` (the Arrow C
+    // stream interface, whose layout `FFI_ArrowArrayStream` mirrors). `from_raw` moves
+    // the stream out and leaves a released one behind, which the capsule's destructor
+    // then ignores, as the PyCapsule interface specifies.
+    let reader = unsafe {
+        RecordBatchStreamReader::from_raw(pointer.as_ptr().cast::<FFI_ArrowArrayStream>())
+    }
+    .map_err(|e| raise(py, CoreError::Schema(format!("the Arrow stream: {e}"))))?;
+    Ok(reader)
+}
+
+impl PySchema {
+    /// The checked schema.
+    pub(crate) fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// Its encoder.
+    pub(crate) fn encoder(&self) -> &Encoder {
+        &self.encoder
     }
 }
 

@@ -34,3 +34,8 @@ def blobs():
     X = rng.normal(scale=0.15, size=(400, 4))
     X[:, 0] += np.where(y == 1, 0.5, -0.5)
     return X, y
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "spark: needs pyspark and Java (dpml.spark)")
+    config.addinivalue_line("markers", "slow: seconds, not milliseconds")

@@ -2,7 +2,10 @@
 //! with the solver's passes summed over the blocks of a [`RowBlocks`] source.
 
 use dp_noise::ReleaseRng;
-use dp_optim::{BlockNewton, BlockObjective, MAX_HESSIAN_DIMENSION, RowBlock, RowBlocks, Solution};
+use dp_optim::{
+    BlockNewton, BlockObjective, BlockPass, MAX_HESSIAN_DIMENSION, PartialSums, RowBlock,
+    RowBlocks, Solution, SumsOracle,
+};
 
 use crate::data::within_unit_ball;
 use crate::estimator::Mutation;
@@ -39,9 +42,9 @@ impl ErmParams {
     ///
     /// The certificate is the gradient norm from a full pass at the returned point. Its
     /// sums run in another order than in memory (sequentially within a block, blocks
-    /// merged in block order), which the rounding floor covers: it models a sum of k terms
-    /// as erring by √k roundings whatever the order, and a sum of blocks of k₁, k₂, …
-    /// rows errs by at most that. Noise drawn for a fit refused during its solve is
+    /// merged in block order), which the rounding floor covers: its model of a sum's
+    /// rounding depends on the number of additions and a bound on every partial sum, not
+    /// on their order ([`crate::tolerance_floor`]). Noise drawn for a fit refused during its solve is
     /// discarded, and nothing computed from it is returned.
     pub fn fit_blocks<S, R>(
         &self,
@@ -72,8 +75,55 @@ impl ErmParams {
         ErmError: From<S::Error>,
         R: ReleaseRng + ?Sized,
     {
-        let features = source.cols();
-        let plan = self.calibrate(examples, features)?;
+        self.check_sums_fit(examples, source.cols())?;
+        if source.rows() != examples {
+            return Err(ErmError::DimensionMismatch {
+                what: "rows the block source declares (n is given, not counted)",
+                expected: examples,
+                found: source.rows(),
+            });
+        }
+        let checked = Contract { inner: source };
+        self.fit_sums_with(
+            &BlockPass::new(&checked, self.loss()),
+            examples,
+            rng,
+            mutation,
+        )
+    }
+
+    /// Trains on rows this process never sees: `oracle` answers each solver pass with the
+    /// merged [`PartialSums`] of all rows (say, partial sums that executors computed with
+    /// [`contract_sums`] and the driver merged in partition order). The rows must number
+    /// exactly `examples`, the public n (every answer's row count is checked), and the
+    /// oracle must sum with this fit's loss ([`ErmParams::loss`]). Refusals as
+    /// [`ErmParams::fit_blocks`]'s.
+    ///
+    /// # Privacy
+    /// The guarantee of [`ErmParams::fit_blocks`], under its conditions, which here the
+    /// oracle must keep and this function cannot check: every row summed passed
+    /// [`contract_sums`]'s check (`‖x‖₂ ≤ 1`, label ±1), and every pass sums the same rows.
+    /// The noise is drawn here, from `rng`, once per call, before the first pass: an oracle
+    /// that recomputes a lost partial (a retried task) changes nothing drawn. The
+    /// certificate is the gradient norm of the oracle's merged sums at the returned point;
+    /// the tolerance's rounding floor ([`crate::tolerance_floor`]) is a model of the
+    /// rounding of a sum of n terms that does not depend on the order or grouping of the
+    /// additions (a partial per partition, merged in any fixed order, is one such
+    /// grouping).
+    pub fn fit_sums<O, R>(&self, oracle: &O, examples: usize, rng: &mut R) -> Result<Fit, ErmError>
+    where
+        O: SumsOracle + ?Sized,
+        ErmError: From<O::Error>,
+        R: ReleaseRng + ?Sized,
+    {
+        self.check_sums_fit(examples, oracle.cols())?;
+        self.fit_sums_with(&Answers(oracle), examples, rng, Mutation::NoiseRate(1.0))
+            .map(|(fit, _)| fit)
+    }
+
+    /// The refusals of a fit over sums that need only n and d.
+    fn check_sums_fit(&self, examples: usize, features: usize) -> Result<(), ErmError> {
+        self.calibrate(examples, features)?;
         if self.noise_groups().is_some() {
             return Err(misplaced_group_noise());
         }
@@ -90,38 +140,43 @@ impl ErmParams {
                 requirement: "at most 16384 (its Newton solver factors a d×d Hessian)",
             });
         }
-        if source.rows() != examples {
-            return Err(ErmError::DimensionMismatch {
-                what: "rows the block source declares (n is given, not counted)",
-                expected: examples,
-                found: source.rows(),
-            });
-        }
-        let checked = Contract { inner: source };
+        Ok(())
+    }
+
+    pub(crate) fn fit_sums_with<O, R>(
+        &self,
+        oracle: &O,
+        examples: usize,
+        rng: &mut R,
+        mutation: Mutation,
+    ) -> Result<(Fit, Option<Vec<f64>>), ErmError>
+    where
+        O: SumsOracle<Error = ErmError> + ?Sized,
+        R: ReleaseRng + ?Sized,
+    {
+        let features = oracle.cols();
+        let plan = self.calibrate(examples, features)?;
         self.release(
             (examples, features),
             &plan,
             rng,
             mutation,
-            &mut |mu, linear, tolerance| {
-                self.solve_blocks(&checked, examples, mu, linear, tolerance)
-            },
+            &mut |mu, linear, tolerance| self.solve_sums(oracle, examples, mu, linear, tolerance),
             &|_| Err(misplaced_group_noise()),
         )
     }
 
-    /// [`ErmParams::solve`] over blocks: Newton only, a certified solution or a refusal
+    /// [`ErmParams::solve`] over sums: Newton only, a certified solution or a refusal
     /// that carries nothing but the fact.
-    fn solve_blocks<S: RowBlocks<Error = ErmError> + ?Sized>(
+    fn solve_sums<O: SumsOracle<Error = ErmError> + ?Sized>(
         &self,
-        source: &S,
+        oracle: &O,
         examples: usize,
         total_regularization: f64,
         linear: Option<&[f64]>,
         tolerance: f64,
     ) -> Result<Solution, ErmError> {
-        let mut objective =
-            BlockObjective::new(source, self.loss(), total_regularization, examples)?;
+        let mut objective = BlockObjective::over_sums(oracle, total_regularization, examples)?;
         if let Some(linear) = linear {
             objective = objective.with_linear_term(linear)?;
         }
@@ -135,6 +190,39 @@ impl ErmParams {
             Err(ErmError::NotConverged)
         }
     }
+}
+
+/// An oracle whose errors are [`ErmError`]s.
+struct Answers<'a, O: ?Sized>(&'a O);
+
+impl<O> SumsOracle for Answers<'_, O>
+where
+    O: SumsOracle + ?Sized,
+    ErmError: From<O::Error>,
+{
+    type Error = ErmError;
+
+    fn cols(&self) -> usize {
+        self.0.cols()
+    }
+
+    fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, ErmError> {
+        Ok(self.0.sums(w, with_hessian)?)
+    }
+}
+
+/// The partial sums of one block for a fit over sums with `loss`, after the data contract
+/// of [`crate::TrainingSet`] (labels ±1, every row in the unit ball, decided in the safe
+/// direction): what a worker computes for [`ErmParams::fit_sums`]. A broken row is
+/// refused naming its row within the block.
+pub fn contract_sums(
+    block: &RowBlock<'_>,
+    w: &[f64],
+    loss: crate::Loss,
+    with_hessian: bool,
+) -> Result<PartialSums, ErmError> {
+    check_block(block)?;
+    Ok(PartialSums::of_block(block, w, &loss, with_hessian)?)
 }
 
 fn misplaced_group_noise() -> ErmError {

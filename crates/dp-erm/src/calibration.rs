@@ -104,6 +104,14 @@ pub fn noise_norm_bound(features: usize, beta: f64) -> f64 {
 ///   curvature `c` turns that into gradient error. `‖w‖max` is `(1 + G)/μ` with noise
 ///   (directions the data do not constrain follow the noise), else `min(1/μ, √(2ℓ(0)/μ))`.
 ///
+/// The rounding model does not depend on the order or grouping of the additions, so it
+/// covers a sum computed row by row in memory, block by block ([`crate::ErmParams::fit_blocks`])
+/// or partition by partition and merged on a driver ([`crate::ErmParams::fit_sums`]) alike:
+/// any summation tree over k terms has k − 1 additions, every partial sum of the data term
+/// is bounded by `Σ_i |ℓ'(z_i)|·‖x_i‖ ≤ k` whatever terms it holds, so errors of random sign
+/// total at most `√(k−1)·u·k` in every order. It is a model (M standard deviations of it),
+/// not a worst-case bound, in every order: the worst case of any order is `(k−1)·u·k`.
+///
 /// `M =` [`ROUNDING_MARGIN`] = 64. On Adult's sizes and the papers' Λ and ε grids the
 /// resulting tolerance is at most 5·10⁻⁹ (logistic objective perturbation at Λ = 10⁻⁵,
 /// ε = 1, where the Δ = 0 branch leaves μ = Λ), and the minimizer noise stays below 0.35% of

@@ -274,7 +274,7 @@ impl TrainingSet {
 
     /// Calls `f(feature, value)` on each stored entry of row `i` (dense rows: the non-zero
     /// ones), in feature order.
-    fn for_each_entry(&self, i: usize, mut f: impl FnMut(usize, f64)) {
+    pub fn for_each_entry(&self, i: usize, mut f: impl FnMut(usize, f64)) {
         match self.rows.as_ref() {
             Rows::Dense(x) => {
                 for (j, &v) in x.as_mat().row(i).iter().enumerate() {

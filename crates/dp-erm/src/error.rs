@@ -202,6 +202,10 @@ pub enum ErmError {
     /// A row cache file could not be created, read or written (the operating system's
     /// error).
     RowCacheAccess(String),
+    /// A pass over rows held elsewhere ([`crate::ErmParams::fit_sums`]'s oracle: executors
+    /// of a distributed engine) failed or was refused: which pass and why, never a row's
+    /// values.
+    RowSource(String),
     /// A row of a block handed to [`crate::ErmParams::fit_blocks`] breaks the data contract;
     /// `error` names the row counted from the block's first.
     InBlock {
@@ -363,6 +367,7 @@ impl fmt::Display for ErmError {
             ),
             Self::InvalidRowCache(why) => write!(f, "row cache refused: {why}"),
             Self::RowCacheAccess(why) => write!(f, "row cache not accessible: {why}"),
+            Self::RowSource(why) => write!(f, "a pass over the rows failed: {why}"),
             Self::InBlock { block, error } => {
                 write!(
                     f,

@@ -87,6 +87,7 @@ mod rule;
 mod trainer;
 
 pub use approximate_rule::{DpSgdRule, DpSgdSetting, GaussianRule};
+pub use block_fit::contract_sums;
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
     ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, release_grid, tolerance_floor,

@@ -6,7 +6,7 @@ use std::fs::OpenOptions;
 use std::path::PathBuf;
 
 use dp_noise::InsecureSeededRng;
-use dp_optim::{OptimError, RowBlock, RowBlocks, sum_blocks};
+use dp_optim::{OptimError, PartialSums, RowBlock, RowBlocks, SumsOracle, sum_blocks};
 use rand::RngExt;
 
 use crate::estimator::Mutation;
@@ -489,4 +489,63 @@ fn the_fast_unit_ball_check_accepts_only_rows_the_exact_check_accepts() {
     assert!(clearly_within_unit_ball(&typical));
     assert!(!clearly_within_unit_ball(&[1.0]) && within_unit_ball(&[1.0]));
     assert!(!clearly_within_unit_ball(&[f64::NAN]) && !clearly_within_unit_ball(&[f64::INFINITY]));
+}
+
+/// Partials as executors send them: one per "partition" (block), each contract-checked and
+/// through its bytes, merged in partition order.
+struct Partitions<'a>(&'a Handed);
+
+impl SumsOracle for Partitions<'_> {
+    type Error = ErmError;
+    fn cols(&self) -> usize {
+        COLS
+    }
+    fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, ErmError> {
+        let mut total = PartialSums::zero(COLS, with_hessian);
+        for index in 0..self.0.block_count() {
+            let mut bytes = None;
+            self.0.with_block(index, &mut |block| {
+                bytes = Some(crate::contract_sums(
+                    &block,
+                    w,
+                    Loss::Logistic,
+                    with_hessian,
+                ));
+            })?;
+            let bytes = bytes.expect("visited")?.to_bytes();
+            total.merge(&PartialSums::from_bytes(&bytes)?)?;
+        }
+        Ok(total)
+    }
+}
+
+#[test]
+fn a_fit_over_partial_sums_from_elsewhere_equals_the_block_fit_bit_for_bit() {
+    let rows: Vec<_> = (0..900).map(adult_row).collect();
+    let handed = Handed::of(&rows, 128);
+    for params in [
+        ErmParams::objective_perturbation(Loss::Logistic, 1e-2, 1.0),
+        ErmParams::output_perturbation(Loss::Logistic, 1e-2, 1.0),
+    ] {
+        let local = params
+            .fit_blocks(&handed, 900, &mut InsecureSeededRng::new(5))
+            .unwrap();
+        let remote = params
+            .fit_sums(&Partitions(&handed), 900, &mut InsecureSeededRng::new(5))
+            .unwrap();
+        let bits = |f: &crate::Fit| {
+            f.model()
+                .weights()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&remote), bits(&local));
+        // The public n is checked against every answer.
+        assert!(matches!(
+            params.fit_sums(&Partitions(&handed), 901, &mut InsecureSeededRng::new(5)),
+            Err(ErmError::Optim(OptimError::DimensionMismatch { .. }))
+                | Err(ErmError::DimensionMismatch { .. })
+        ));
+    }
 }

@@ -2,7 +2,8 @@
 
 use faer::Mat;
 
-use crate::blocks::sums::{RowBlocks, sum_blocks};
+use crate::blocks::oracle::{BlockPass, SumsOracle};
+use crate::blocks::sums::RowBlocks;
 use crate::error::{check_finite, check_length};
 use crate::iteration::check_tolerance;
 use crate::newton::{cholesky_factor, newton_direction};
@@ -10,15 +11,16 @@ use crate::objective::check_hessian_dimension;
 use crate::solution::{DEFAULT_TOLERANCE, Solution, Termination, dot, norm};
 use crate::{MarginLoss, OptimError};
 
-/// `F(w) = (1/n) Σ_i ℓ(y_i wᵀx_i) + (μ/2)‖w‖² + gᵀw` over the rows of a [`RowBlocks`]
-/// source, as [`crate::GlmObjective`] is over a [`crate::Design`].
+/// `F(w) = (1/n) Σ_i ℓ(y_i wᵀx_i) + (μ/2)‖w‖² + gᵀw` over rows whose sums a
+/// [`SumsOracle`] answers (a [`RowBlocks`] source through [`BlockPass`], or rows in other
+/// processes), as [`crate::GlmObjective`] is over a [`crate::Design`].
 ///
 /// `n` is given, not counted: a private mechanism's noise is calibrated to it before any
-/// row is read (under replace-one neighbours n is public). The source's declared count must
-/// equal it (checked at construction), and every pass checks the rows it actually summed.
-pub struct BlockObjective<'a, S: RowBlocks + ?Sized, L: MarginLoss> {
-    source: &'a S,
-    loss: L,
+/// row is read (under replace-one neighbours n is public). A block source's declared count
+/// must equal it (checked at construction), and every pass checks the rows it actually
+/// summed.
+pub struct BlockObjective<'a, O: SumsOracle> {
+    oracle: O,
     regularization: f64,
     linear: Option<&'a [f64]>,
     examples: usize,
@@ -34,7 +36,7 @@ pub(crate) struct BlockEvaluation {
     pub(crate) hessian: Option<Mat<f64>>,
 }
 
-impl<'a, S: RowBlocks + ?Sized, L: MarginLoss> BlockObjective<'a, S, L> {
+impl<'a, S: RowBlocks + ?Sized, L: MarginLoss> BlockObjective<'a, BlockPass<'a, S, L>> {
     /// The objective over `source`'s rows, which must number exactly `examples` (> 0),
     /// with loss `loss` and regularization `μ > 0`.
     pub fn new(
@@ -43,19 +45,28 @@ impl<'a, S: RowBlocks + ?Sized, L: MarginLoss> BlockObjective<'a, S, L> {
         regularization: f64,
         examples: usize,
     ) -> Result<Self, OptimError> {
-        if examples == 0 || source.cols() == 0 {
+        let objective = Self::over_sums(BlockPass::new(source, loss), regularization, examples)?;
+        check_row_count(examples, source.rows())?;
+        Ok(objective)
+    }
+}
+
+impl<'a, O: SumsOracle> BlockObjective<'a, O> {
+    /// The objective over the rows `oracle` sums, which must number exactly `examples`
+    /// (> 0; every pass checks the count the oracle reports), with regularization `μ > 0`.
+    /// The loss is the oracle's.
+    pub fn over_sums(oracle: O, regularization: f64, examples: usize) -> Result<Self, OptimError> {
+        if examples == 0 || oracle.cols() == 0 {
             return Err(OptimError::EmptyData {
                 rows: examples,
-                cols: source.cols(),
+                cols: oracle.cols(),
             });
         }
         if !(regularization.is_finite() && regularization > 0.0) {
             return Err(OptimError::InvalidRegularization(regularization));
         }
-        check_row_count(examples, source.rows())?;
         Ok(Self {
-            source,
-            loss,
+            oracle,
             regularization,
             linear: None,
             examples,
@@ -72,7 +83,7 @@ impl<'a, S: RowBlocks + ?Sized, L: MarginLoss> BlockObjective<'a, S, L> {
 
     /// The dimension d.
     pub fn dim(&self) -> usize {
-        self.source.cols()
+        self.oracle.cols()
     }
 
     /// The (given) number of examples n.
@@ -86,7 +97,7 @@ impl<'a, S: RowBlocks + ?Sized, L: MarginLoss> BlockObjective<'a, S, L> {
     }
 
     /// `F(w)` and `∇F(w)`, from one pass.
-    pub fn value_and_gradient(&self, w: &[f64]) -> Result<(f64, Vec<f64>), S::Error> {
+    pub fn value_and_gradient(&self, w: &[f64]) -> Result<(f64, Vec<f64>), O::Error> {
         check_length("w", w, self.dim())?;
         check_finite("w", w)?;
         let evaluation = self.evaluate(w, false)?;
@@ -99,9 +110,19 @@ impl<'a, S: RowBlocks + ?Sized, L: MarginLoss> BlockObjective<'a, S, L> {
         &self,
         w: &[f64],
         with_hessian: bool,
-    ) -> Result<BlockEvaluation, S::Error> {
-        let sums = sum_blocks(self.source, w, &self.loss, with_hessian)?;
+    ) -> Result<BlockEvaluation, O::Error> {
+        let sums = self.oracle.sums(w, with_hessian)?;
         check_row_count(self.examples, sums.rows())?;
+        if sums.gradient_sum().len() != self.dim()
+            || sums.hessian_sum_lower().is_some() != with_hessian
+        {
+            return Err(OptimError::DimensionMismatch {
+                what: "gradient sums the oracle returned (Hessian as asked)",
+                expected: self.dim(),
+                found: sums.gradient_sum().len(),
+            }
+            .into());
+        }
         let inverse_n = 1.0 / self.examples as f64;
         let mean_loss = sums.loss_sum() * inverse_n;
         let regularizer = 0.5 * self.regularization * dot(w, w);
@@ -189,11 +210,11 @@ impl BlockNewton {
     }
 
     /// Minimizes `objective` from `start` (a warm start) or from 0.
-    pub fn minimize<S: RowBlocks + ?Sized, L: MarginLoss>(
+    pub fn minimize<O: SumsOracle>(
         &self,
-        objective: &BlockObjective<'_, S, L>,
+        objective: &BlockObjective<'_, O>,
         start: Option<&[f64]>,
-    ) -> Result<Solution, S::Error> {
+    ) -> Result<Solution, O::Error> {
         check_tolerance(self.tolerance)?;
         check_hessian_dimension(objective.dim())?;
         let mut w = match start {
@@ -247,12 +268,12 @@ impl BlockNewton {
 /// Backtracking along `p` from `w` (Armijo; below the value's rounding level, a decrease of
 /// `‖∇F‖` instead, as [`crate::Newton`]'s line search): the accepted point with its fresh
 /// evaluation, or `None`.
-fn line_search<S: RowBlocks + ?Sized, L: MarginLoss>(
-    objective: &BlockObjective<'_, S, L>,
+fn line_search<O: SumsOracle>(
+    objective: &BlockObjective<'_, O>,
     w: &[f64],
     current: &BlockEvaluation,
     p: &[f64],
-) -> Result<Option<(Vec<f64>, BlockEvaluation)>, S::Error> {
+) -> Result<Option<(Vec<f64>, BlockEvaluation)>, O::Error> {
     let slope = dot(&current.gradient, p);
     if slope.is_nan() || slope >= 0.0 {
         return Ok(None);

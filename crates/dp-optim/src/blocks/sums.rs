@@ -267,6 +267,117 @@ impl PartialSums {
     }
 }
 
+/// The version of [`PartialSums::to_bytes`]'s layout; a decoder refuses any other.
+pub const PARTIAL_SUMS_VERSION: u16 = 1;
+
+const WIRE_MAGIC: [u8; 4] = *b"DPPS";
+/// Magic, version, flags, a reserved zero byte, d, rows, `Σ ℓ`.
+const WIRE_HEADER: usize = 4 + 2 + 1 + 1 + 8 + 8 + 8;
+const WIRE_HAS_HESSIAN: u8 = 1;
+
+impl PartialSums {
+    /// The sums as bytes, to carry them between processes: little-endian, in this order:
+    /// `b"DPPS"`, the version [`PARTIAL_SUMS_VERSION`] (u16), flags (u8: bit 0 = Hessian
+    /// present), a zero byte, d (u64), the row count (u64), `Σ ℓ` (f64), the d gradient
+    /// sums (f64), then, with the Hessian, its d(d+1)/2 packed lower-triangle sums (f64).
+    /// Every float travels as its exact bits.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let floats = 1 + self.gradient.len() + self.hessian.as_ref().map_or(0, Vec::len);
+        let mut out = Vec::with_capacity(WIRE_HEADER - 8 + 8 * floats);
+        out.extend_from_slice(&WIRE_MAGIC);
+        out.extend_from_slice(&PARTIAL_SUMS_VERSION.to_le_bytes());
+        out.push(if self.hessian.is_some() {
+            WIRE_HAS_HESSIAN
+        } else {
+            0
+        });
+        out.push(0);
+        out.extend_from_slice(&(self.gradient.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(self.rows as u64).to_le_bytes());
+        out.extend_from_slice(&self.loss.to_le_bytes());
+        for v in self.gradient.iter().chain(self.hessian.iter().flatten()) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
+    /// Decodes [`PartialSums::to_bytes`]'s layout, refusing (naming the problem) anything
+    /// else: another magic or version, unknown flags, a length that does not match d and
+    /// the Hessian flag exactly, d = 0 or a non-finite sum (what no pass produces from
+    /// checked rows). A decoded partial still merges only into sums of the same shape.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, OptimError> {
+        let refuse = |why: String| {
+            Err(OptimError::InvalidParameter {
+                what: "serialized partial sums",
+                why,
+            })
+        };
+        if bytes.len() < WIRE_HEADER {
+            return refuse(format!(
+                "{} bytes, shorter than the {WIRE_HEADER}-byte header",
+                bytes.len()
+            ));
+        }
+        if bytes[..4] != WIRE_MAGIC {
+            return refuse("do not start with b\"DPPS\"".into());
+        }
+        let version = u16::from_le_bytes([bytes[4], bytes[5]]);
+        if version != PARTIAL_SUMS_VERSION {
+            return refuse(format!(
+                "have layout version {version}; this build reads version {PARTIAL_SUMS_VERSION}"
+            ));
+        }
+        let flags = bytes[6];
+        if flags & !WIRE_HAS_HESSIAN != 0 || bytes[7] != 0 {
+            return refuse(format!(
+                "have unknown flags {flags:#04x} / reserved byte {:#04x}",
+                bytes[7]
+            ));
+        }
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+        let cols = word(8);
+        let rows = word(16);
+        let with_hessian = flags & WIRE_HAS_HESSIAN != 0;
+        let floats = usize::try_from(cols).ok().and_then(|d| {
+            let hessian = if with_hessian {
+                d.checked_add(1)?.checked_mul(d)? / 2
+            } else {
+                0
+            };
+            d.checked_add(hessian)
+        });
+        let expected = floats.and_then(|f| f.checked_mul(8)?.checked_add(WIRE_HEADER));
+        if cols == 0 || expected != Some(bytes.len()) {
+            return refuse(format!(
+                "{} bytes do not match d = {cols} (Hessian: {with_hessian})",
+                bytes.len()
+            ));
+        }
+        let Ok(rows) = usize::try_from(rows) else {
+            return refuse(format!("row count {rows} does not fit this platform"));
+        };
+        let cols = cols as usize;
+        let mut values = bytes[WIRE_HEADER - 8..]
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+        let loss = values.next().unwrap_or(f64::NAN);
+        let gradient: Vec<f64> = values.by_ref().take(cols).collect();
+        let hessian: Option<Vec<f64>> = with_hessian.then(|| values.collect());
+        let all = std::iter::once(&loss)
+            .chain(&gradient)
+            .chain(hessian.iter().flatten());
+        if let Some(position) = all.clone().position(|v| !v.is_finite()) {
+            return refuse(format!("hold a non-finite sum (value {position})"));
+        }
+        Ok(Self {
+            rows,
+            loss,
+            gradient,
+            hessian,
+        })
+    }
+}
+
 fn packed_len(cols: usize) -> usize {
     cols * (cols + 1) / 2
 }

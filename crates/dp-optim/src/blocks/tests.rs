@@ -7,7 +7,7 @@ use super::*;
 use crate::{CsrRows, Design, GlmObjective, MarginLoss, Newton, OptimError};
 
 /// ℓ(z) = ln(1 + e^{−z}), evaluated stably.
-struct Logistic;
+pub(super) struct Logistic;
 impl MarginLoss for Logistic {
     fn value(&self, z: f64) -> f64 {
         if z >= 0.0 {
@@ -26,10 +26,10 @@ impl MarginLoss for Logistic {
 }
 
 /// A block's offsets, indices, values and labels.
-type OwnedBlock = (Vec<u32>, Vec<u32>, Vec<f64>, Vec<f64>);
+pub(super) type OwnedBlock = (Vec<u32>, Vec<u32>, Vec<f64>, Vec<f64>);
 
 /// Rows held in memory, cut into blocks of `block_rows`: the simplest source.
-struct VecBlocks {
+pub(super) struct VecBlocks {
     cols: usize,
     /// Per block: offsets, indices, values, labels.
     blocks: Vec<OwnedBlock>,
@@ -61,7 +61,7 @@ impl RowBlocks for VecBlocks {
 
 /// One-hot-like rows in the unit ball (3 numeric columns, groups of 5, 4 and 3 levels),
 /// labels from a noisy linear rule: as rows, and as blocks of `block_rows`.
-fn data(rows: usize, block_rows: usize, seed: u64) -> (CsrRows, Vec<f64>, VecBlocks) {
+pub(super) fn data(rows: usize, block_rows: usize, seed: u64) -> (CsrRows, Vec<f64>, VecBlocks) {
     let mut rng = InsecureSeededRng::new(seed);
     let cols = 3 + 5 + 4 + 3;
     let truth: Vec<f64> = (0..cols).map(|_| rng.random_range(-3.0..3.0)).collect();

@@ -1,0 +1,148 @@
+//! `dpml._dpml`'s Spark functions: the executor kernel (`spark_partition_sums`) and the
+//! driver's fit (`fit_linear_partitions`), whose passes call back into Python (`ask`),
+//! which runs one Spark job per pass.
+
+use std::cell::RefCell;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::error::{CoreError, guarded};
+use crate::fit::{LinearSpec, Regularization};
+use crate::models::Models;
+use crate::py::{loss, mechanism, raise, randomness, report};
+use crate::py_schema::{PySchema, stream_reader};
+use crate::rows::RowTransform;
+use crate::spark::{PartitionPass, fit_linear_partitions};
+
+/// One partition's pass (on an executor): the Arrow stream's batches encoded by `schema`,
+/// transformed as the estimators transform rows, contract-checked and summed at `w`.
+/// Returns `(rows, checksum, serialized sums)`; a refused row raises `DPMLValueError`
+/// naming its row within the partition and its column.
+#[pyfunction]
+#[pyo3(signature = (
+    schema, stream, w, *, with_hessian, loss_name, huber_width, data_norm, clip_rows,
+    intercept
+))]
+#[allow(clippy::too_many_arguments)]
+fn spark_partition_sums<'py>(
+    py: Python<'py>,
+    schema: &PySchema,
+    stream: &Bound<'py, PyAny>,
+    w: Vec<f64>,
+    with_hessian: bool,
+    loss_name: &str,
+    huber_width: f64,
+    data_norm: f64,
+    clip_rows: bool,
+    intercept: Option<f64>,
+) -> PyResult<(usize, u64, Bound<'py, PyBytes>)> {
+    let reader = stream_reader(py, stream)?;
+    // With the GIL held: the stream's producer is Python (Spark's batch iterator).
+    let done = guarded(|| {
+        let transform = RowTransform {
+            norm_bound: data_norm,
+            clip: clip_rows,
+            intercept,
+        };
+        let mut pass = PartitionPass::new(
+            schema.schema(),
+            schema.encoder(),
+            transform,
+            loss(loss_name, huber_width)?,
+            &w,
+            with_hessian,
+        )?;
+        for batch in reader {
+            let batch =
+                batch.map_err(|e| CoreError::Schema(format!("the Arrow stream failed: {e}")))?;
+            pass.add_batch(&batch)?;
+        }
+        Ok(pass.finish())
+    })
+    .map_err(|e| raise(py, e))?;
+    Ok((
+        done.sums.rows(),
+        done.checksum,
+        PyBytes::new(py, &done.sums.to_bytes()),
+    ))
+}
+
+/// Trains a binary linear classifier whose passes `ask(w, with_hessian)` answers with one
+/// `(checksum, serialized sums)` per partition, in partition order (see
+/// `dpml.spark`). Returns `(models, report, passes)`.
+#[pyfunction]
+#[pyo3(signature = (
+    ask, n_rows, n_features, *, loss_name, huber_width, mechanism_name, epsilon,
+    calibration, regularization, tol, data_norm, clip_rows, intercept, seed
+))]
+#[allow(clippy::too_many_arguments)]
+fn fit_linear_partitions_model<'py>(
+    py: Python<'py>,
+    ask: Bound<'py, PyAny>,
+    n_rows: usize,
+    n_features: usize,
+    loss_name: &str,
+    huber_width: f64,
+    mechanism_name: &str,
+    epsilon: f64,
+    calibration: &str,
+    regularization: Option<f64>,
+    tol: Option<f64>,
+    data_norm: f64,
+    clip_rows: bool,
+    intercept: Option<f64>,
+    seed: Option<u64>,
+) -> PyResult<(Models, Bound<'py, PyDict>, usize)> {
+    // The first Python exception of a pass, re-raised as it was (a Spark job failure).
+    let raised: RefCell<Option<PyErr>> = RefCell::new(None);
+    let ask_partitions = |w: &[f64], with_hessian: bool| -> Result<Vec<(u64, Vec<u8>)>, String> {
+        let answer = ask
+            .call1((w.to_vec(), with_hessian))
+            .and_then(|a| a.extract::<Vec<(u64, Vec<u8>)>>());
+        answer.map_err(|e| {
+            let message = e.to_string();
+            raised.borrow_mut().get_or_insert(e);
+            message
+        })
+    };
+    let fitted = guarded(|| {
+        let spec = LinearSpec {
+            loss: loss(loss_name, huber_width)?,
+            mechanism: mechanism(mechanism_name, epsilon, calibration)?,
+            regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
+            feature_groups: None,
+            tolerance: tol,
+            transform: RowTransform {
+                norm_bound: data_norm,
+                clip: clip_rows,
+                intercept,
+            }
+            .checked()?,
+        };
+        let (fit, passes) =
+            fit_linear_partitions(&spec, n_rows, n_features, &ask_partitions, randomness(seed))?;
+        Ok((spec, fit, passes))
+    });
+    let (spec, fit, passes) = match fitted {
+        Ok(done) => done,
+        Err(e) => {
+            return Err(match raised.into_inner() {
+                Some(original) => original,
+                None => raise(py, e),
+            });
+        }
+    };
+    let info = report(py, &fit)?;
+    Ok((
+        Models::linear(fit.models, spec.transform).map_err(|e| raise(py, e))?,
+        info,
+        passes,
+    ))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(spark_partition_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_linear_partitions_model, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,364 @@
+//! Fits over rows held by Spark executors (`dpml.spark`): the executor kernel that turns
+//! one partition's Arrow batches into contract-checked [`PartialSums`], and the driver's
+//! [`SumsOracle`] that merges one partial per partition, in partition order, and refuses
+//! data that changed between passes.
+//!
+//! # Privacy
+//! Only the driver draws noise (dp-erm's [`dp_erm::ErmParams::fit_sums`], from the driver's
+//! generator, once per fit, before the solver's first pass). Executors compute
+//! deterministic functions of their partition and `w`, so a failed task's retry or a
+//! speculative copy recomputes the same bits and can change nothing drawn. Every partition
+//! is encoded by the public schema and checked against the data contract (rows in the unit
+//! ball, labels ±1) on every pass before it is summed, and carries its row count and a
+//! checksum of its encoded rows: every pass must see, per partition, exactly the rows of
+//! the first (validation) pass, which also checks the total against the public n before
+//! any noise is drawn. The checksum detects accidental change (a DataFrame recomputed from
+//! a source that changed), not an adversary who controls the executors, whom the driver
+//! must trust to run this kernel.
+
+use std::cell::{Cell, RefCell};
+
+use arrow_array::RecordBatch;
+use dp_erm::{ErmError, LinearModel, Loss, contract_sums};
+use dp_optim::{PartialSums, RowBlock, SumsOracle};
+use dp_schema::{Encoder, Schema};
+
+use crate::error::CoreError;
+use crate::fit::{FitReport, LinearSpec, Randomness, erm_params, generator, training_set_from};
+use crate::frame::{Encoded, encode_batch};
+use crate::rows::{RowTransform, Rows};
+
+/// One partition's answer to a pass: its sums (with their row count) and a checksum of the
+/// rows it encoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionSums {
+    /// The partition's sums at the pass's `w`.
+    pub sums: PartialSums,
+    /// [`RowChecksum`] of the partition's encoded rows, in their order.
+    pub checksum: u64,
+}
+
+/// A 64-bit running hash of encoded rows (column indices, value bits, label bits), in row
+/// order and independent of how the rows are cut into batches. It detects rows that
+/// changed, not rows crafted to collide.
+#[derive(Debug, Clone, Copy)]
+pub struct RowChecksum(u64);
+
+impl Default for RowChecksum {
+    fn default() -> Self {
+        RowChecksum(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+impl RowChecksum {
+    fn mix(&mut self, word: u64) {
+        // FxHash's step, then a final avalanche per row (below).
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn end_row(&mut self, label: f64) {
+        self.mix(label.to_bits());
+        self.mix(u64::MAX);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = z ^ (z >> 31);
+    }
+
+    /// The hash so far.
+    pub fn value(&self) -> u64 {
+        self.0
+    }
+}
+
+/// One partition's pass on an executor: Arrow batches in, encoded by the schema exactly as
+/// `dpml.Schema.encode` and the estimators' row transform encode them in memory, checked
+/// against the data contract, summed at `w` batch by batch and merged in batch order.
+pub struct PartitionPass<'a> {
+    schema: &'a Schema,
+    encoder: &'a Encoder,
+    transform: RowTransform,
+    loss: Loss,
+    w: &'a [f64],
+    total: PartialSums,
+    checksum: RowChecksum,
+    rows: usize,
+}
+
+impl<'a> PartitionPass<'a> {
+    /// A pass at `w` (its length: the transformed feature count, checked).
+    pub fn new(
+        schema: &'a Schema,
+        encoder: &'a Encoder,
+        transform: RowTransform,
+        loss: Loss,
+        w: &'a [f64],
+        with_hessian: bool,
+    ) -> Result<Self, CoreError> {
+        let transform = transform.checked()?;
+        let cols = transform.output_features(encoder.features());
+        if w.len() != cols {
+            return Err(CoreError::value(
+                "w",
+                format!("has {} entries for {cols} features", w.len()),
+            ));
+        }
+        if let Some(j) = w.iter().position(|v| !v.is_finite()) {
+            return Err(CoreError::value("w", format!("entry {j} is not finite")));
+        }
+        Ok(Self {
+            schema,
+            encoder,
+            transform,
+            loss,
+            w,
+            total: PartialSums::zero(cols, with_hessian),
+            checksum: RowChecksum::default(),
+            rows: 0,
+        })
+    }
+
+    /// Adds a batch. A record the schema refuses, or a row outside the unit ball after the
+    /// transform, is an error naming its row within the partition (and the column).
+    pub fn add_batch(&mut self, batch: &RecordBatch) -> Result<(), CoreError> {
+        let d = self.encoder.features();
+        let mut encoded = Encoded {
+            rows: self.rows,
+            ..Encoded::default()
+        };
+        encode_batch(self.schema, self.encoder, batch, true, &mut encoded)?;
+        let count = encoded.rows - self.rows;
+        if count == 0 {
+            return Ok(());
+        }
+        let rows = Rows::Dense {
+            values: &encoded.values,
+            features: d,
+        };
+        let set = training_set_from(&rows, encoded.labels, &self.transform, self.rows)?;
+        let cols = self.total.gradient_sum().len();
+        let mut offsets = Vec::with_capacity(count + 1);
+        offsets.push(0u32);
+        let (mut indices, mut values) = (Vec::new(), Vec::new());
+        for (i, &label) in set.labels().iter().enumerate() {
+            set.for_each_entry(i, |j, v| {
+                indices.push(j as u32);
+                values.push(v);
+                self.checksum.mix(j as u64);
+                self.checksum.mix(v.to_bits());
+            });
+            self.checksum.end_row(label);
+            let end = u32::try_from(indices.len()).map_err(|_| {
+                CoreError::value("partition", "has a batch of more than 2^32 stored entries")
+            })?;
+            offsets.push(end);
+        }
+        let block = RowBlock::new(cols, &offsets, &indices, &values, set.labels())
+            .map_err(ErmError::from)?;
+        let sums = contract_sums(
+            &block,
+            self.w,
+            self.loss,
+            self.total.hessian_sum_lower().is_some(),
+        )
+        .map_err(|e| in_partition(e, self.rows))?;
+        self.total.merge(&sums).map_err(ErmError::from)?;
+        self.rows += count;
+        Ok(())
+    }
+
+    /// The partition's sums and checksum.
+    pub fn finish(self) -> PartitionSums {
+        PartitionSums {
+            sums: self.total,
+            checksum: self.checksum.value(),
+        }
+    }
+}
+
+/// A contract refusal of a batch's row, renamed by its row within the partition.
+fn in_partition(e: ErmError, first_row: usize) -> CoreError {
+    match e {
+        ErmError::RowNormAboveOne { row, norm } => CoreError::value(
+            "partition",
+            format!(
+                "row {} has norm {norm} above 1 after the row transform",
+                first_row + row
+            ),
+        ),
+        ErmError::InvalidLabel { row, label } => CoreError::value(
+            "partition",
+            format!("row {} has label {label}, not ±1", first_row + row),
+        ),
+        other => other.into(),
+    }
+}
+
+/// What the driver asks the cluster for one pass: every partition's
+/// `(checksum, serialized sums)`, in partition order, or why the pass failed.
+pub type AskPartitions<'a> = dyn Fn(&[f64], bool) -> Result<Vec<(u64, Vec<u8>)>, String> + 'a;
+
+/// The driver's [`SumsOracle`]: each pass asks the cluster (`ask`), decodes one partial per
+/// partition, checks it against the validation pass (same partition count, and per
+/// partition the same row count and checksum), and merges in partition order, so a pass has
+/// the same bits however the cluster scheduled, retried or duplicated its tasks.
+pub struct PartitionOracle<'a> {
+    cols: usize,
+    ask: &'a AskPartitions<'a>,
+    expected: RefCell<Option<Vec<(usize, u64)>>>,
+    passes: Cell<usize>,
+}
+
+impl<'a> PartitionOracle<'a> {
+    /// An oracle over `cols` columns.
+    pub fn new(cols: usize, ask: &'a AskPartitions<'a>) -> Self {
+        Self {
+            cols,
+            ask,
+            expected: RefCell::new(None),
+            passes: Cell::new(0),
+        }
+    }
+
+    /// The validation pass, before any noise: asks for the sums at `w = 0`, records every
+    /// partition's row count and checksum for the later passes, and refuses a total other
+    /// than the public `examples`. Errors here are the data's (refused before anything is
+    /// drawn).
+    pub fn validate(&self, examples: usize) -> Result<(), CoreError> {
+        let zero = vec![0.0; self.cols];
+        let partials = self.decode(&zero, false).map_err(CoreError::Erm)?;
+        let total: usize = partials.iter().map(|p| p.sums.rows()).sum();
+        if total != examples {
+            return Err(CoreError::value(
+                "n_rows",
+                format!(
+                    "= {examples}, but the DataFrame's partitions hold {total} rows: pass the \
+                     public row count of this data (n is public under replace-one \
+                     neighbours; it is checked, never read from the data)"
+                ),
+            ));
+        }
+        *self.expected.borrow_mut() = Some(
+            partials
+                .iter()
+                .map(|p| (p.sums.rows(), p.checksum))
+                .collect(),
+        );
+        Ok(())
+    }
+
+    /// Passes asked so far (the validation pass included).
+    pub fn passes(&self) -> usize {
+        self.passes.get()
+    }
+
+    fn decode(&self, w: &[f64], with_hessian: bool) -> Result<Vec<PartitionSums>, ErmError> {
+        let pass = self.passes.get();
+        self.passes.set(pass + 1);
+        let answers = (self.ask)(w, with_hessian)
+            .map_err(|why| ErmError::RowSource(format!("pass {pass}: {why}")))?;
+        answers
+            .into_iter()
+            .enumerate()
+            .map(|(partition, (checksum, bytes))| {
+                let sums = PartialSums::from_bytes(&bytes).map_err(|e| {
+                    ErmError::RowSource(format!("pass {pass}, partition {partition}: {e}"))
+                })?;
+                if sums.gradient_sum().len() != self.cols
+                    || sums.hessian_sum_lower().is_some() != with_hessian
+                {
+                    return Err(ErmError::RowSource(format!(
+                        "pass {pass}, partition {partition}: sums of another shape"
+                    )));
+                }
+                Ok(PartitionSums { sums, checksum })
+            })
+            .collect()
+    }
+}
+
+impl SumsOracle for PartitionOracle<'_> {
+    type Error = ErmError;
+
+    fn cols(&self) -> usize {
+        self.cols
+    }
+
+    fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, ErmError> {
+        let pass = self.passes.get();
+        let partials = self.decode(w, with_hessian)?;
+        let expected = self.expected.borrow();
+        let Some(expected) = expected.as_ref() else {
+            return Err(ErmError::RowSource(
+                "the solver asked before the validation pass".into(),
+            ));
+        };
+        if partials.len() != expected.len() {
+            return Err(ErmError::RowSource(format!(
+                "pass {pass} saw {} partitions, the validation pass {}: the data changed \
+                 between passes",
+                partials.len(),
+                expected.len()
+            )));
+        }
+        let mut total = PartialSums::zero(self.cols, with_hessian);
+        for (partition, (part, &(rows, checksum))) in partials.iter().zip(expected).enumerate() {
+            if part.sums.rows() != rows || part.checksum != checksum {
+                return Err(ErmError::RowSource(format!(
+                    "pass {pass}, partition {partition}: {} rows with checksum {:016x}, the \
+                     validation pass saw {rows} rows with checksum {checksum:016x}: the data \
+                     changed between passes (cache or checkpoint the DataFrame)",
+                    part.sums.rows(),
+                    part.checksum
+                )));
+            }
+            total.merge(&part.sums)?;
+        }
+        Ok(total)
+    }
+}
+
+/// Trains a binary linear classifier over rows held by executors: every refusal of the
+/// parameters, then the validation pass (rows checked, per-partition counts and
+/// checksums recorded, the total checked against the public `examples`), all before the
+/// driver's generator draws anything; then dp-erm's [`dp_erm::ErmParams::fit_sums`] over a
+/// [`PartitionOracle`]. Returns the fit and the number of passes asked (validation
+/// included). `input_features` is the schema's encoded feature count.
+pub fn fit_linear_partitions(
+    spec: &LinearSpec,
+    examples: usize,
+    input_features: usize,
+    ask: &AskPartitions<'_>,
+    randomness: Randomness,
+) -> Result<(FitReport<LinearModel>, usize), CoreError> {
+    spec.transform.checked()?;
+    if spec.feature_groups.is_some() {
+        return Err(CoreError::value(
+            "feature_groups",
+            "do not apply to fits over Spark (group-shaped noise checks every row's group \
+             norms before drawing; fit in memory for it)",
+        ));
+    }
+    let params = erm_params(spec, examples, input_features, 1)?;
+    let cols = spec.transform.output_features(input_features);
+    let calibration = params.noise_calibration(examples, cols)?;
+    if cols > dp_optim::MAX_HESSIAN_DIMENSION {
+        return Err(CoreError::value(
+            "schema",
+            format!("encodes {cols} features; fits over Spark take at most 16384"),
+        ));
+    }
+    let oracle = PartitionOracle::new(cols, ask);
+    oracle.validate(examples)?;
+    let mut rng = generator(randomness)?;
+    let fit = params.fit_sums(&oracle, examples, &mut *rng)?;
+    Ok((
+        FitReport {
+            models: vec![fit.into_model()],
+            regularization: params.regularization(),
+            epsilon: spec.mechanism.epsilon(),
+            calibration,
+        },
+        oracle.passes(),
+    ))
+}
