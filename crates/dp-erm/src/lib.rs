@@ -75,6 +75,7 @@ mod error;
 mod estimator;
 mod features;
 mod gaussian;
+mod gaussian_profile;
 mod logistic_math;
 mod loss;
 mod model;
