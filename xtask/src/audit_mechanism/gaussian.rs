@@ -188,7 +188,7 @@ mod tests {
             epsilon_at_delta(&bound, 0.5),
         );
         assert!(
-            pure > small && small > 0.9 && large == 0.0,
+            pure > small && small > 0.8 && large == 0.0,
             "{pure} {small} {large}"
         );
     }
