@@ -260,7 +260,7 @@ impl GaussianErm {
         )
         .l2_sensitivity
         .unwrap_or(f64::INFINITY);
-        let target = Zcdp::largest_for(self.epsilon, self.delta)?.rho();
+        let target = largest_rho(self.epsilon, self.delta)?;
         let (sigma, noise) = gaussian_for_rho(d, sensitivity, target)?;
         let noise_norm = sigma * ((d as f64).sqrt() + 80f64.sqrt());
         if noise_norm.is_nan() || noise_norm > MAX_NOISE_NORM {
@@ -420,6 +420,24 @@ impl GaussianErm {
         );
         Ok((model, calibration))
     }
+}
+
+/// The largest ρ the CKS20 conversion certifies at (ε, δ) ([`Zcdp::largest_for`]),
+/// remembered per thread for the last (ε, δ) (a pure function of them, and a search over
+/// Rényi orders: the audits fit 10⁵ times with one calibration).
+fn largest_rho(epsilon: f64, delta: f64) -> Result<f64, ErmError> {
+    thread_local! {
+        static LAST: std::cell::Cell<Option<(u64, u64, f64)>> = const { std::cell::Cell::new(None) };
+    }
+    let key = (epsilon.to_bits(), delta.to_bits());
+    if let Some((e, d, rho)) = LAST.get()
+        && (e, d) == key
+    {
+        return Ok(rho);
+    }
+    let rho = Zcdp::largest_for(epsilon, delta)?.rho();
+    LAST.set(Some((key.0, key.1, rho)));
+    Ok(rho)
 }
 
 /// The smallest σ (to a relative 10⁻¹²) whose snapped discrete Gaussian release has
