@@ -5,7 +5,10 @@
 //! The pair: 49 rows drawn once in `[−1, 1]` (one feature, noisy labels) plus the canary
 //! `x* = 1`, labelled +1 in one dataset and −1 in the other (replace one record). Both
 //! branches of objective perturbation are audited: Λ = 0.1 (Δ = 0) and Λ = 10⁻³ (Δ > 0),
-//! ε = 2, as in dp-erm's own audit tests.
+//! ε = 2, as in dp-erm's own audit tests. The (ε, δ) mechanisms ([`gaussian`]) are audited
+//! on the same pair at δ = 10⁻⁵ with the δ-aware bound.
+
+mod gaussian;
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -20,15 +23,21 @@ use serde::Serialize;
 
 use crate::keep::{self, Holdings};
 
-/// Every mechanism the command audits, by name.
-pub const MECHANISMS: [&str; 6] = [
+/// Every mechanism the command audits, by name: pure ε, then (ε, δ).
+pub const MECHANISMS: [&str; 9] = [
     "objective-logistic",
     "objective-logistic-cliff-free",
     "objective-huber",
     "objective-huber-cliff-free",
     "output-logistic",
     "output-huber",
+    gaussian::NAMES[0],
+    gaussian::NAMES[1],
+    gaussian::NAMES[2],
 ];
+
+/// The neighbouring relation every audit's pair instantiates.
+const RELATION: &str = "replace one record (the canary's label flips; n fixed)";
 
 const ROWS: usize = 50;
 const EPSILON: f64 = 2.0;
@@ -69,14 +78,28 @@ struct Row {
     mechanism: String,
     regularization: f64,
     claimed_epsilon: f64,
+    /// 0 for the pure-ε mechanisms.
+    claimed_delta: f64,
+    relation: &'static str,
     /// What the proof allows on this pair, where it has a closed form.
     pair_epsilon: Option<f64>,
     how_pair_epsilon: &'static str,
     score: &'static str,
     runs_per_dataset: usize,
+    /// For (ε, δ) mechanisms `bound.epsilon` is the δ-aware bound.
     bound: LowerBound,
     verdict: Verdict,
     seconds: f64,
+}
+
+/// What one audited branch found.
+struct Branch {
+    bound: LowerBound,
+    verdict: Verdict,
+    pair_epsilon: Option<f64>,
+    how_pair_epsilon: &'static str,
+    score: &'static str,
+    claimed_delta: f64,
 }
 
 /// The ε a pair allows, how it was derived, and the score that reaches it.
@@ -155,7 +178,7 @@ pub fn run(
     seed: u64,
     out: &std::path::Path,
 ) -> Result<bool, Box<dyn std::error::Error>> {
-    if params(name, BRANCHES[0]).is_none() {
+    if params(name, BRANCHES[0]).is_none() && gaussian::params(name, BRANCHES[0]).is_none() {
         return Err(format!(
             "unknown mechanism {name:?}; known: {}",
             MECHANISMS.join(", ")
@@ -181,45 +204,31 @@ pub fn run(
     let (first, second) = pair(seed)?;
     let mut rows = Vec::new();
     for (branch, lambda) in BRANCHES.into_iter().enumerate() {
-        let params = params(name, lambda).expect("checked above");
         let started = Instant::now();
-        let PairInfo {
-            epsilon: pair_epsilon,
-            how,
-            score: score_name,
-            centres,
-        } = pair_epsilon_and_score(name, &params, &first, &second)?;
-        let score = |data: &TrainingSet, run_seed: u64| {
-            run_scores(runs, run_seed, |rng| {
-                let Ok(fit) = params.fit(data, rng) else {
-                    return f64::NAN;
-                };
-                let weights = fit.model().weights();
-                match &centres {
-                    Some((a, b)) => gamma_noise_likelihood_ratio(weights, a, b),
-                    None => canary_margin(weights, &[(0, 1.0)], 1.0),
-                }
-            })
-        };
         let base = seed.wrapping_mul(31).wrapping_add(branch as u64 * 2);
-        let (first_scores, second_scores) = (score(&first, base + 1)?, score(&second, base + 2)?);
-        let bound = epsilon_lower_bound(&first_scores, &second_scores, ALPHA)?;
-        let verdict = judge(&bound, EPSILON, pair_epsilon)?;
+        let found = match params(name, lambda) {
+            Some(params) => pure_branch(name, &params, runs, base, &first, &second)?,
+            None => gaussian::audit_branch(name, lambda, runs, base, &first, &second)?,
+        };
+        let pair_epsilon = found.pair_epsilon;
         let row = Row {
             mechanism: name.to_owned(),
             regularization: lambda,
             claimed_epsilon: EPSILON,
+            claimed_delta: found.claimed_delta,
+            relation: RELATION,
             pair_epsilon,
-            how_pair_epsilon: how,
-            score: score_name,
+            how_pair_epsilon: found.how_pair_epsilon,
+            score: found.score,
             runs_per_dataset: runs,
-            bound,
-            verdict,
+            bound: found.bound,
+            verdict: found.verdict,
             seconds: started.elapsed().as_secs_f64(),
         };
         println!(
-            "{name}, Λ = {lambda:e}: ε_LB = {} (claimed {EPSILON}, pair {}) from {} + {} of {} test runs, {:?}, {:.1} s",
+            "{name}, Λ = {lambda:e}: ε_LB = {} (claimed ({EPSILON}, {}), pair {}) from {} + {} of {} test runs, {:?}, {:.1} s",
             shown_bound(row.bound.epsilon),
+            row.claimed_delta,
             pair_epsilon.map_or("—".into(), |p| format!("{p:.3}")),
             row.bound.favoured_count,
             row.bound.other_count,
@@ -240,6 +249,46 @@ pub fn run(
     Ok(rows.iter().all(|r| r.verdict == Verdict::Consistent))
 }
 
+/// One branch of a pure-ε audit: the score the pair calls for, the bound and its verdict.
+fn pure_branch(
+    name: &str,
+    params: &ErmParams,
+    runs: usize,
+    base: u64,
+    first: &TrainingSet,
+    second: &TrainingSet,
+) -> Result<Branch, Box<dyn std::error::Error>> {
+    let PairInfo {
+        epsilon: pair_epsilon,
+        how,
+        score: score_name,
+        centres,
+    } = pair_epsilon_and_score(name, params, first, second)?;
+    let score = |data: &TrainingSet, run_seed: u64| {
+        run_scores(runs, run_seed, |rng| {
+            let Ok(fit) = params.fit(data, rng) else {
+                return f64::NAN;
+            };
+            let weights = fit.model().weights();
+            match &centres {
+                Some((a, b)) => gamma_noise_likelihood_ratio(weights, a, b),
+                None => canary_margin(weights, &[(0, 1.0)], 1.0),
+            }
+        })
+    };
+    let (first_scores, second_scores) = (score(first, base + 1)?, score(second, base + 2)?);
+    let bound = epsilon_lower_bound(&first_scores, &second_scores, ALPHA)?;
+    let verdict = judge(&bound, EPSILON, pair_epsilon)?;
+    Ok(Branch {
+        bound,
+        verdict,
+        pair_epsilon,
+        how_pair_epsilon: how,
+        score: score_name,
+        claimed_delta: 0.0,
+    })
+}
+
 /// A lower bound for people: one at or below 0 is no evidence of leakage at all, and is
 /// shown as such rather than as a negative ε (the JSON keeps the raw value).
 fn shown_bound(epsilon: f64) -> String {
@@ -251,20 +300,31 @@ fn shown_bound(epsilon: f64) -> String {
 }
 
 fn markdown(name: &str, rows: &[Row]) -> String {
+    let (epsilon, delta) = rows
+        .first()
+        .map_or((EPSILON, 0.0), |r| (r.claimed_epsilon, r.claimed_delta));
+    let claim = if delta > 0.0 {
+        format!(
+            "Claimed guarantee: ({epsilon}, {delta:e})-DP; the bound is δ-aware, \
+             ln((CP_low(p₀) − δ)/CP_high(p₁)), 0 where CP_low(p₀) ≤ δ."
+        )
+    } else {
+        format!("Claimed guarantee: {epsilon}-DP (pure).")
+    };
     let mut s = format!(
-        "# Privacy audit: {name}\n\n\
+        "# Privacy audit: {name}\n\n{claim} Neighbouring relation: {RELATION}.\n\n\
          Neighbouring pair: 49 shared rows and a canary x* = 1 whose label flips (replace one \
          record), n = {ROWS}. Each dataset is trained on `runs` times from per-run seeds; a \
          threshold on the score is chosen on half of the runs, and the other half's counts \
          give a Clopper–Pearson lower bound on ε at confidence 1 − {ALPHA:e}. A correct \
          mechanism keeps the bound below the claimed ε and below the pair's ε.\n\n\
-         | Λ | score | runs per dataset | ε lower bound | pair ε | claimed ε | counts (favoured / other of test runs) | verdict | seconds |\n\
+         | Λ | score | runs per dataset | ε lower bound | pair ε | claimed (ε, δ) | counts (favoured / other of test runs) | verdict | seconds |\n\
          |---|---|---|---|---|---|---|---|---|\n"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {:e} | {} | {} | {} | {} | {} | {} / {} of {} | {:?} | {:.1} |",
+            "| {:e} | {} | {} | {} | {} | ({}, {:e}) | {} / {} of {} | {:?} | {:.1} |",
             r.regularization,
             r.score,
             r.runs_per_dataset,
@@ -275,6 +335,7 @@ fn markdown(name: &str, rows: &[Row]) -> String {
                     r.how_pair_epsilon
                 )),
             r.claimed_epsilon,
+            r.claimed_delta,
             r.bound.favoured_count,
             r.bound.other_count,
             r.bound.trials,

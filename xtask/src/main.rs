@@ -89,7 +89,8 @@ enum Command {
 enum AuditWhat {
     /// An ε lower bound for one mechanism beside its claimed and pair ε (names:
     /// objective-logistic, objective-logistic-cliff-free, objective-huber,
-    /// objective-huber-cliff-free, output-logistic, output-huber).
+    /// objective-huber-cliff-free, output-logistic, output-huber; at (ε, δ):
+    /// gaussian-objective-logistic, gaussian-objective-huber, gaussian-output-logistic).
     Mechanism {
         /// The mechanism.
         name: String,

@@ -77,6 +77,7 @@ mod estimator;
 mod features;
 mod flat_rows;
 mod gaussian;
+mod gaussian_profile;
 mod logistic_math;
 mod loss;
 mod model;
