@@ -209,6 +209,12 @@ impl DpSgd {
         self.noise_multiplier
     }
 
+    /// The sampling rate the sampler realizes and the accounting uses: q rounded up to a
+    /// multiple of 2⁻⁵³.
+    pub fn sampling_rate(&self) -> f64 {
+        self.config.realized_rate().1
+    }
+
     /// The ε of the (ε, δ) guarantee (replace-one), rounded up.
     pub fn epsilon(&self) -> f64 {
         self.epsilon
