@@ -13,8 +13,8 @@ use pyo3::types::{PyBytes, PyDict, PyType};
 
 use crate::error::{CoreError, guarded};
 use crate::fit::{
-    FitReport, LinearSpec, MapSpec, MechanismSpec, Randomness, Regularization, SgdSpec,
-    fit_kernel, fit_linear, fit_sgd,
+    FitReport, LinearSpec, MapSpec, MechanismSpec, Randomness, Regularization, SgdSpec, fit_kernel,
+    fit_linear, fit_sgd,
 };
 use crate::models::Models;
 use crate::rows::{Ints, RowTransform, Rows};

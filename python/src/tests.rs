@@ -358,7 +358,14 @@ fn seeded_gaussian_and_dpsgd_fits_are_the_rust_users_fits_and_the_fixtures() {
         epsilon: 1.0,
         delta: DELTA,
     };
-    let ours = fit_linear(rows(), &classes(2), 2, &spec, Randomness::InsecureSeed(SEED)).unwrap();
+    let ours = fit_linear(
+        rows(),
+        &classes(2),
+        2,
+        &spec,
+        Randomness::InsecureSeed(SEED),
+    )
+    .unwrap();
     assert_eq!(ours.models, vec![gaussian.clone()]);
     assert_eq!(ours.delta, DELTA);
 

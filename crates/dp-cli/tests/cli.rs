@@ -905,9 +905,19 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
     );
     let report = report_of(&s, "g.dpm");
     assert_eq!(report["delta_total"], 1e-6);
-    assert!(report["mechanism"].as_str().unwrap().contains("Gaussian objective"));
+    assert!(
+        report["mechanism"]
+            .as_str()
+            .unwrap()
+            .contains("Gaussian objective")
+    );
     assert_eq!(report["noise"], "spherical Gaussian");
-    assert!(report["neighbouring_relation"].as_str().unwrap().contains("replace one row"));
+    assert!(
+        report["neighbouring_relation"]
+            .as_str()
+            .unwrap()
+            .contains("replace one row")
+    );
     succeeds(
         s.train(&s.path("data.csv"), "s.dpm")
             .args([
@@ -960,6 +970,9 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
         let shown = evaluate_json(&s.path(model), &s.path("schema.toml"), &s.path("data.csv"));
         assert_eq!(shown["rows"], 400);
     }
+    let inspected = succeeds(dpml().arg("inspect").arg(s.path("s.dpm")));
+    assert!(inspected.contains("DpSgd"), "{inspected}");
+    assert!(inspected.contains("delta:          1e-6"), "{inspected}");
     // The ledger's δ is spent: a third (ε, δ) run is refused before reading any data.
     let err = fails(
         s.train(&s.path("no-such-file.csv"), "t.dpm")
@@ -979,8 +992,14 @@ fn delta_options_are_refused_by_name_before_reading_data() {
         (vec!["--delta=-1e-6"], "--delta -0.000001"),
         (vec!["--delta", "NaN"], "--delta NaN"),
         (vec!["--model", "dp-sgd"], "--model dp-sgd needs --delta"),
-        (vec!["--batch-size", "10"], "--batch-size: applies to --model dp-sgd only"),
-        (vec!["--epochs", "3"], "--epochs: applies to --model dp-sgd only"),
+        (
+            vec!["--batch-size", "10"],
+            "--batch-size: applies to --model dp-sgd only",
+        ),
+        (
+            vec!["--epochs", "3"],
+            "--epochs: applies to --model dp-sgd only",
+        ),
         (
             vec!["--delta", "1e-6", "--model", "kernel"],
             "--delta with --model kernel",
@@ -994,7 +1013,13 @@ fn delta_options_are_refused_by_name_before_reading_data() {
             "the Gaussian mechanisms add spherical",
         ),
         (
-            vec!["--delta", "1e-6", "--model", "dp-sgd", "--regularization=-1"],
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--regularization=-1",
+            ],
             "--regularization",
         ),
     ];
