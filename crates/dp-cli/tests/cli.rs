@@ -975,9 +975,14 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
     assert!(inspected.contains("delta:          1e-6"), "{inspected}");
     // The ledger's δ is spent: a third (ε, δ) run is refused before reading any data.
     let err = fails(
-        s.train(&s.path("no-such-file.csv"), "t.dpm")
-            .args(["--epsilon", "0.0001", "--delta", "1e-9", "--ledger"])
-            .arg(&path),
+        s.train_with(
+            &s.path("no-such-file.csv"),
+            "t.dpm",
+            &s.path("schema.toml"),
+            "0.0001",
+        )
+        .args(["--delta", "1e-9", "--ledger"])
+        .arg(&path),
     );
     assert!(err.contains("ε") || err.contains("δ"), "{err}");
 }
@@ -1046,12 +1051,19 @@ fn delta_options_are_refused_by_name_before_reading_data() {
         (vec!["--clip-norm", "0"], "clip_norm"),
     ];
     for (args, expected) in cases {
-        let err = fails(
-            s.train(&data, "m.dpm")
-                .args(["--delta", "1e-6", "--model", "dp-sgd"])
-                .args(&args),
+        // After the read, standard error starts with the read's throughput line.
+        let out = s
+            .train(&data, "m.dpm")
+            .args(["--delta", "1e-6", "--model", "dp-sgd"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("dpml: error: ") && err.contains(expected),
+            "{args:?}: {err}"
         );
-        assert!(err.contains(expected), "{args:?}: {err}");
         assert!(!s.path("m.dpm").exists());
     }
 }
