@@ -287,8 +287,9 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<DpSgd, Failure> {
     }
     let epochs = s.epochs.unwrap_or(DEFAULT_EPOCHS);
     let steps = (epochs * n as f64 / batch as f64).ceil();
-    if !(epochs.is_finite() && epochs > 0.0)
-        || !(1.0..=dp_erm::MAX_SGD_STEPS as f64).contains(&steps)
+    if !(epochs.is_finite()
+        && epochs > 0.0
+        && (1.0..=dp_erm::MAX_SGD_STEPS as f64).contains(&steps))
     {
         return Err(fail(format!(
             "--epochs {epochs}: must be > 0 and give at most {} steps of batches of {batch} \
