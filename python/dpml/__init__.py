@@ -5,8 +5,9 @@ crates of dp-ml (dp-erm, dp-kernel).
 >>> clf = dpml.LogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1])
 
 Every model is ε-differentially private for training sets that differ in one row, given
-the public facts it asks for (``data_norm``, ``classes``); see each class's docstring and
-``privacy_``. ``dpml.Ledger`` keeps a total budget across fits.
+the public facts it asks for (``data_norm``, ``classes``); with ``delta > 0`` (and always
+for ``DPSGDClassifier``) it is (ε, δ)-DP instead. See each class's docstring and
+``privacy_``. ``dpml.Ledger`` keeps a total (ε, δ) budget across fits.
 """
 
 from . import model_selection, predict, testing
@@ -24,10 +25,12 @@ from ._randomness import InsecureSeed
 from .schema import Schema
 from .kernel import RandomFeaturesSVC
 from .linear import HuberSVC, LogisticRegression
+from .sgd import DPSGDClassifier
 
 __all__ = [
     "BudgetExceededError",
     "DPMLError",
+    "DPSGDClassifier",
     "DPMLIOError",
     "DPMLTypeError",
     "DPMLValueError",

@@ -37,6 +37,21 @@ def _number(name, value, *, positive=True, allow_inf=False):
     return value
 
 
+def _delta(value, *, required):
+    """δ: 0 (pure ε; refused when ``required``) or in (0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DPMLTypeError(f"delta={value!r} must be a number")
+    value = float(value)
+    if required and not (value > 0 and value < 1):
+        raise DPMLValueError(
+            f"delta={value!r}: this mechanism is (epsilon, delta)-DP and needs a delta in "
+            "(0, 1), well below 1/n (e.g. 1e-6 for a million rows)"
+        )
+    if not (value == 0 or 0 < value < 1):
+        raise DPMLValueError(f"delta={value!r} must be 0 (pure epsilon) or in (0, 1)")
+    return value
+
+
 def _choice(name, value, options):
     if value not in options:
         raise DPMLValueError(f"{name}={value!r}; expected one of {options}")
@@ -74,6 +89,14 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             )
         return epsilon, mechanism
 
+    def _delta(self):
+        """The δ the fit is (ε, δ)-DP at: 0 unless the estimator takes a ``delta``."""
+        return 0.0
+
+    def _released_mechanism(self, mechanism, delta):
+        """The name ``privacy_`` and the ledger record (the model file's, as Rust names it)."""
+        return f"gaussian-{mechanism}" if delta > 0 else mechanism
+
     def _regularization(self, n_rows):
         """Λ, or None for dp-erm's data-independent rule."""
         C, reg = self.C, self.regularization
@@ -103,20 +126,24 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, ledger=None):
         """Trains on ``X`` (n_samples × n_features) and ``y`` (one label per row, each in
         ``classes``), charging ``ledger`` (or the ledger active in a ``with`` block) the
-        fit's ε before any work. Returns ``self``."""
+        fit's (ε, δ) before any work. Returns ``self``."""
         if ledger is not None and not isinstance(ledger, Ledger):
             raise DPMLTypeError(f"ledger must be a dpml.Ledger; got {type(ledger).__name__}")
         epsilon, mechanism = self._epsilon_and_mechanism()
+        delta = self._delta() if mechanism != "non-private" else 0.0
+        released = self._released_mechanism(mechanism, delta)
         seed = self._seed()
         shape, call = _validation.rows(self, X, reset=True)
         y = _validation.labels(y, shape[0])
         classes = _validation.public_classes(self.classes, y, testing.infer_public_facts())
         indices = _validation.class_indices(y, classes)
         kwargs = self._fit_kwargs(shape, call, epsilon, mechanism)
+        if delta > 0:
+            kwargs["delta"] = delta
         ledger = ledger if ledger is not None else active_ledger()
         record = None
         if ledger is not None:
-            record = ledger.charge(epsilon, 0.0, what=type(self).__name__, mechanism=mechanism)
+            record = ledger.charge(epsilon, delta, what=type(self).__name__, mechanism=released)
         try:
             models, report = self._fit_rust(call, indices, len(classes), kwargs, seed)
         except DPMLValueError:
@@ -126,7 +153,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             raise
         self.classes_ = classes
         self._models = models
-        self.privacy_ = self._privacy_report(report, epsilon, mechanism, seed, kwargs)
+        self.privacy_ = self._privacy_report(report, epsilon, released, seed, kwargs)
         per_model = self.privacy_.get("epsilon_per_model")
         if self._models.info()["kind"] == "linear" and per_model is not None:
             # From the public n, d and ε alone (dp-erm's rule outlook): is a private linear
@@ -154,12 +181,14 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         private = mechanism != "non-private" and seed is None and not test_mode
         privacy = {
             "epsilon": epsilon,
-            "delta": 0.0,
+            "delta": report.get("delta", 0.0),
             "private": private,
             "seeded": seed is not None,
             "test_mode": test_mode,
             "mechanism": mechanism,
-            "calibration": self.calibration if mechanism == "objective" else None,
+            "calibration": self.calibration
+            if mechanism in ("objective", "gaussian-objective")
+            else None,
             "regularization": report["regularization"],
             "loss": info["loss"],
             "huber_width": info["huber_width"],
@@ -252,6 +281,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             "neighbouring": NEIGHBOURS,
             "library_version": _dpml.__version__,
             "crate_version": info["crate_version"],
+            **{k: info[k] for k in _SGD_FIELDS if k in info},
             "from_file": True,
             "note": "read from a plain model file: its epsilon and mechanism are claims, "
             "not evidence (see dp-erm's file format)",
@@ -302,6 +332,10 @@ def require_data_norm(data_norm, call):
 
 
 __all__ = ["PrivateClassifier", "DPMLError", "require_data_norm"]
+
+
+# What a DP-SGD model's file records besides (ε, δ): reported by ``privacy_``.
+_SGD_FIELDS = ("noise_multiplier", "sampling_rate", "steps", "clip_norm")
 
 
 def _composed(per_model, count):

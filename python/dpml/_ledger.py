@@ -86,6 +86,12 @@ class Ledger:
         delta = _check_amount("delta", delta, 1.0)
         if math.isinf(epsilon):
             raise BudgetExceededError(f"{what} is not private (epsilon = inf): no ledger covers it")
+        if delta > 0 and self.delta == 0:
+            raise BudgetExceededError(
+                f"{what} is (epsilon, delta)-DP with delta={delta!r}, but this ledger is pure "
+                "epsilon (delta=0) and cannot cover any delta; create the ledger with the "
+                "total delta you accept, Ledger(epsilon, delta=...); nothing was trained"
+            )
         with self._lock:
             total_e = self._spent_epsilon + Fraction(epsilon)
             total_d = self._spent_delta + Fraction(delta)

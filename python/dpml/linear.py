@@ -3,12 +3,15 @@
 import numpy as np
 
 from . import _dpml
-from ._base import PrivateClassifier, _number, require_data_norm
+from ._base import PrivateClassifier, _delta, _number, require_data_norm
 from ._errors import DPMLTypeError, DPMLValueError
 
 
 class _LinearClassifier(PrivateClassifier):
     _kind = "linear"
+
+    def _delta(self):
+        return _delta(self.delta, required=False)
 
     def _fit_kwargs(self, shape, call, epsilon, mechanism):
         kwargs = super()._fit_kwargs(shape, call, epsilon, mechanism)
@@ -18,6 +21,12 @@ class _LinearClassifier(PrivateClassifier):
             raise DPMLTypeError(f"clip_rows={self.clip_rows!r} must be True or False")
         groups = self.feature_groups
         if groups is not None:
+            if self._delta() > 0:
+                raise DPMLValueError(
+                    "feature_groups shapes the pure-epsilon objective perturbation's noise; "
+                    "the Gaussian mechanisms (delta > 0) add spherical noise: leave "
+                    "feature_groups=None"
+                )
             if mechanism != "objective":
                 raise DPMLValueError(
                     "feature_groups shapes objective perturbation's noise; it does not apply "
@@ -64,6 +73,14 @@ _SHARED_DOC = """
         The ε of the guarantee, in (0, 1000]: the model is ε-differentially private for
         training sets that differ in one row (replaced). With more than two classes each
         one-vs-rest model gets ε/K, and the K together are ε-DP.
+    delta : float, default=0.0
+        0: pure ε-DP (the mechanisms below, CMS11). In (0, 1): the model is (ε, δ)-DP for
+        the same relation, trained by dp-erm's ``GaussianErm`` with Gaussian noise
+        ("output": snapped discrete Gaussian, zCDP accounting; "objective": Gaussian
+        linear term, KST12, with its own cliff-free rule, so ``calibration`` must stay
+        "cliff-free" and ``feature_groups`` None). δ is the probability mass on which the
+        ε bound may fail: pick it well below 1/n. With K > 2 classes each model gets
+        (ε/K, δ/K). The ledger is charged (ε, δ).
     data_norm : float, required
         A public bound B on the Euclidean norm of every row, known without looking at the
         data. Rows are divided by B. A row above B is refused (naming it) unless
@@ -107,14 +124,16 @@ _SHARED_DOC = """
     Attributes
     ----------
     classes_, n_features_in_, feature_names_in_ (pandas input with string columns),
-    coef_, intercept_, privacy_ (ε, δ, mechanism, calibration, Λ, norm bound,
+    coef_, intercept_, privacy_ (ε, δ, mechanism — "gaussian-objective" or
+    "gaussian-output" when delta > 0 —, calibration, Λ, norm bound,
     neighbouring relation, versions, whether the randomness was seeded).
 """
 
 
 class LogisticRegression(_LinearClassifier):
     __doc__ = (
-        """ε-differentially private L2-regularized logistic regression (dp-erm).
+        """ε-differentially private (or, with ``delta > 0``, (ε, δ)-DP) L2-regularized
+    logistic regression (dp-erm).
 """
         + _SHARED_DOC
         + """
@@ -126,6 +145,7 @@ class LogisticRegression(_LinearClassifier):
         self,
         epsilon=1.0,
         *,
+        delta=0.0,
         data_norm=None,
         clip_rows=False,
         classes=None,
@@ -140,6 +160,7 @@ class LogisticRegression(_LinearClassifier):
         random_state=None,
     ):
         self.epsilon = epsilon
+        self.delta = delta
         self.data_norm = data_norm
         self.clip_rows = clip_rows
         self.classes = classes
@@ -174,7 +195,8 @@ class LogisticRegression(_LinearClassifier):
 
 class HuberSVC(_LinearClassifier):
     __doc__ = (
-        """ε-differentially private linear SVM with the Huber hinge loss (dp-erm).
+        """ε-differentially private (or, with ``delta > 0``, (ε, δ)-DP) linear SVM with the
+    Huber hinge loss (dp-erm).
 
     The loss of width h is 0 for margins above 1+h, (1+h−z)²/(4h) within h of 1 and 1−z
     below 1−h: smooth, as objective perturbation needs.
@@ -189,6 +211,7 @@ class HuberSVC(_LinearClassifier):
         self,
         epsilon=1.0,
         *,
+        delta=0.0,
         data_norm=None,
         clip_rows=False,
         classes=None,
@@ -204,6 +227,7 @@ class HuberSVC(_LinearClassifier):
         random_state=None,
     ):
         self.epsilon = epsilon
+        self.delta = delta
         self.data_norm = data_norm
         self.clip_rows = clip_rows
         self.classes = classes

@@ -198,6 +198,11 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
         for point in grid:
             candidate = clone(self.estimator).set_params(**point, epsilon=epsilon)
             _, mechanism = candidate._epsilon_and_mechanism()
+            if candidate._delta() > 0:
+                raise DPMLValueError(
+                    f"{type(candidate).__name__} with delta={candidate._delta()!r}: "
+                    "PrivateSearch selects among pure-epsilon candidates only (delta=0)"
+                )
             kwargs.append(candidate._fit_kwargs((max(rows, 1), shape[1]), call, epsilon, mechanism))
             candidates.append(candidate)
         ledger = ledger if ledger is not None else active_ledger()

@@ -38,6 +38,10 @@ pub enum CoreError {
     Schema(String),
     /// A budget cannot pay for what was asked: becomes `dpml.BudgetExceededError`.
     Budget(String),
+    /// A fit failed after its noise was drawn (DP-SGD's iterates diverged): the failure is
+    /// a function of the noisy release, so the spend stands. Becomes `dpml.DPMLError`, which
+    /// a ledger does not refund.
+    AfterNoise(ErmError),
     /// A Rust panic caught at the boundary: a bug, reported instead of crashing Python.
     Panic(String),
 }
@@ -71,6 +75,7 @@ impl CoreError {
             }
             CoreError::Noise(_) => "DPMLValueError",
             CoreError::Budget(_) => "BudgetExceededError",
+            CoreError::AfterNoise(_) => "DPMLError",
             CoreError::Schema(_) => "DPMLValueError",
             CoreError::Tune(e) => tune_class(e),
             CoreError::Predict(e) => predict_class(e),
@@ -120,6 +125,10 @@ impl std::fmt::Display for CoreError {
                 write!(f, "{what} {problem}")
             }
             CoreError::Erm(e) => write!(f, "{e}"),
+            CoreError::AfterNoise(e) => write!(
+                f,
+                "{e}; the noise was drawn, so the privacy spend stands (not refunded)"
+            ),
             CoreError::Kernel(e) => write!(f, "{e}"),
             CoreError::Noise(e) => write!(f, "{e}"),
             CoreError::Budget(message) | CoreError::Schema(message) => write!(f, "{message}"),

@@ -2,8 +2,8 @@
 //! dp-kernel writes (`TrainingSet::builder`, `ErmParams`, `OneVsRest`, `KernelParams`).
 
 use dp_erm::{
-    ErmError, ErmParams, Examples, Features, LinearModel, Loss, NoiseCalibration,
-    ObjectiveCalibration, OneVsRest, TrainingSet,
+    DpSgd, DpSgdConfig, ErmError, ErmParams, Examples, Features, GaussianCalibration, GaussianErm,
+    LinearModel, Loss, NoiseCalibration, ObjectiveCalibration, OneVsRest, TrainingSet,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, PrivacyBudget, ReleaseRng};
@@ -46,15 +46,39 @@ pub enum MechanismSpec {
         /// How ε is split.
         calibration: ObjectiveCalibration,
     },
+    /// dp-erm's `GaussianErm::output_perturbation` at (ε, δ).
+    GaussianOutput {
+        /// The ε of the (ε, δ) guarantee.
+        epsilon: f64,
+        /// The δ, in (0, 1).
+        delta: f64,
+    },
+    /// dp-erm's `GaussianErm::objective_perturbation` at (ε, δ) (its cliff-free rule).
+    GaussianObjective {
+        /// The ε of the (ε, δ) guarantee.
+        epsilon: f64,
+        /// The δ, in (0, 1).
+        delta: f64,
+    },
 }
 
 impl MechanismSpec {
     pub(crate) fn epsilon(&self) -> Option<f64> {
         match *self {
             MechanismSpec::NonPrivate => None,
-            MechanismSpec::Output { epsilon } | MechanismSpec::Objective { epsilon, .. } => {
-                Some(epsilon)
-            }
+            MechanismSpec::Output { epsilon }
+            | MechanismSpec::Objective { epsilon, .. }
+            | MechanismSpec::GaussianOutput { epsilon, .. }
+            | MechanismSpec::GaussianObjective { epsilon, .. } => Some(epsilon),
+        }
+    }
+
+    /// The δ of the guarantee: 0 for the pure-ε mechanisms.
+    pub(crate) fn delta(&self) -> f64 {
+        match *self {
+            MechanismSpec::GaussianOutput { delta, .. }
+            | MechanismSpec::GaussianObjective { delta, .. } => delta,
+            _ => 0.0,
         }
     }
 }
@@ -94,8 +118,29 @@ pub struct FitReport<M> {
     pub regularization: f64,
     /// The ε of the whole release (None: not private).
     pub epsilon: Option<f64>,
+    /// The δ of the whole release (0 for the pure-ε mechanisms).
+    pub delta: f64,
     /// The calibration of each model's fit (public: parameters and sizes only).
     pub calibration: Option<NoiseCalibration>,
+    /// The Gaussian mechanisms' calibration of each model's fit.
+    pub gaussian: Option<GaussianCalibration>,
+    /// DP-SGD's accounting of each model's fit.
+    pub sgd: Option<SgdReport>,
+}
+
+/// The public numbers of one DP-SGD fit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SgdReport {
+    /// The noise multiplier σ calibrated to the model's (ε, δ).
+    pub noise_multiplier: f64,
+    /// The realized Poisson sampling rate q.
+    pub sampling_rate: f64,
+    /// The number of steps T.
+    pub steps: u64,
+    /// Each model's ε as accounted (at most its share, rounded up).
+    pub epsilon_per_model: f64,
+    /// Each model's δ.
+    pub delta_per_model: f64,
 }
 
 /// The training set a Rust user builds from these rows: the scaled rows through
@@ -195,6 +240,45 @@ fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, CoreError> {
         })
 }
 
+/// Λ: fixed, or dp-erm's data-independent rule from n, the transformed d and each model's
+/// ε (the same rule for the Gaussian mechanisms: it reads the public sizes and ε only).
+fn regularization(
+    spec: &LinearSpec,
+    groups: Option<&FeatureGroups>,
+    rows: usize,
+    features: usize,
+    models: usize,
+) -> Result<f64, CoreError> {
+    Ok(match spec.regularization {
+        Regularization::Fixed(lambda) => lambda,
+        Regularization::Auto => {
+            let Some(epsilon) = spec.mechanism.epsilon() else {
+                return Err(CoreError::value(
+                    "regularization",
+                    "= 'auto' needs a finite epsilon: pass a number for a non-private fit",
+                ));
+            };
+            let share = per_model_epsilon(epsilon, models)?;
+            match groups {
+                Some(g) => ErmParams::recommended_grouped(rows, features, share, g.clone())?,
+                None => ErmParams::recommended(rows, features, share)?,
+            }
+            .regularization()
+        }
+    })
+}
+
+/// Each of `models` (ε, δ) fits' δ: the whole δ, or `δ/K` rounded down, so that the K
+/// shares sum to at most δ in exact arithmetic (basic composition).
+pub(crate) fn per_model_delta(delta: f64, models: usize) -> f64 {
+    if models == 1 {
+        delta
+    } else {
+        // fl(δ/K) is within half an ulp of δ/K; the next float down is at most δ/K.
+        (delta / models as f64).next_down()
+    }
+}
+
 /// The dp-erm parameters of one model's fit, each checked before any data is read.
 pub fn erm_params(
     spec: &LinearSpec,
@@ -204,24 +288,7 @@ pub fn erm_params(
 ) -> Result<ErmParams, CoreError> {
     let groups = groups(spec, features)?;
     let features = spec.transform.output_features(features);
-    let epsilon = spec.mechanism.epsilon();
-    let lambda = match spec.regularization {
-        Regularization::Fixed(lambda) => lambda,
-        Regularization::Auto => {
-            let Some(epsilon) = epsilon else {
-                return Err(CoreError::value(
-                    "regularization",
-                    "= 'auto' needs a finite epsilon: pass a number for a non-private fit",
-                ));
-            };
-            let share = per_model_epsilon(epsilon, models)?;
-            match &groups {
-                Some(g) => ErmParams::recommended_grouped(rows, features, share, g.clone())?,
-                None => ErmParams::recommended(rows, features, share)?,
-            }
-            .regularization()
-        }
-    };
+    let lambda = regularization(spec, groups.as_ref(), rows, features, models)?;
     let mut params = match spec.mechanism {
         MechanismSpec::NonPrivate => ErmParams::non_private(spec.loss, lambda),
         MechanismSpec::Output { epsilon } => {
@@ -232,6 +299,13 @@ pub fn erm_params(
             calibration,
         } => ErmParams::objective_perturbation(spec.loss, lambda, epsilon)
             .objective_calibration(calibration),
+        MechanismSpec::GaussianOutput { .. } | MechanismSpec::GaussianObjective { .. } => {
+            return Err(CoreError::value(
+                "delta",
+                "> 0 (the Gaussian mechanisms) applies to LogisticRegression and HuberSVC \
+                 fits only, not to kernel models or private searches",
+            ));
+        }
     };
     if let Some(g) = groups {
         params = params.group_noise(g);
@@ -288,6 +362,9 @@ pub fn fit_linear(
     let rows = rows.checked()?;
     spec.transform.checked()?;
     check_classes(classes, rows.len(), class_count)?;
+    if spec.mechanism.delta() > 0.0 {
+        return fit_gaussian(rows, classes, class_count, spec, randomness);
+    }
     let models = if class_count == 2 { 1 } else { class_count };
     let params = erm_params(spec, rows.len(), rows.features(), models)?;
     // Every refusal of the parameters, before the rows are touched.
@@ -312,7 +389,215 @@ pub fn fit_linear(
         models,
         regularization: params.regularization(),
         epsilon: spec.mechanism.epsilon(),
+        delta: 0.0,
         calibration,
+        gaussian: None,
+        sgd: None,
+    })
+}
+
+/// The labels of class `k` against the rest (binary: class 1 is +1).
+fn one_vs_rest_labels(classes: &[usize], class_count: usize, k: usize) -> Vec<f64> {
+    if class_count == 2 {
+        binary_labels(classes)
+    } else {
+        classes
+            .iter()
+            .map(|&c| if c == k { 1.0 } else { -1.0 })
+            .collect()
+    }
+}
+
+/// Trains with dp-erm's `GaussianErm` ((ε, δ) output or objective perturbation): one model,
+/// or one per class at (ε/K, δ/K) (basic composition; each share rounded down).
+fn fit_gaussian(
+    rows: Rows<'_>,
+    classes: &[usize],
+    class_count: usize,
+    spec: &LinearSpec,
+    randomness: Randomness,
+) -> Result<FitReport<LinearModel>, CoreError> {
+    if spec.feature_groups.is_some() {
+        return Err(CoreError::value(
+            "feature_groups",
+            "shapes the pure-ε objective perturbation's noise; the Gaussian mechanisms \
+             (delta > 0) add spherical noise: leave feature_groups=None",
+        ));
+    }
+    let (epsilon, delta) = (spec.mechanism.epsilon(), spec.mechanism.delta());
+    let epsilon = epsilon.unwrap_or(f64::INFINITY);
+    let models = if class_count == 2 { 1 } else { class_count };
+    let features = spec.transform.output_features(rows.features());
+    let lambda = regularization(spec, None, rows.len(), features, models)?;
+    let (share, delta_share) = (
+        per_model_epsilon(epsilon, models)?,
+        per_model_delta(delta, models),
+    );
+    let mut erm = match spec.mechanism {
+        MechanismSpec::GaussianOutput { .. } => {
+            GaussianErm::output_perturbation(spec.loss, lambda, share, delta_share)
+        }
+        _ => GaussianErm::objective_perturbation(spec.loss, lambda, share, delta_share),
+    };
+    if let Some(tolerance) = spec.tolerance {
+        erm = erm.tolerance(tolerance);
+    }
+    // Every refusal of the parameters and sizes, before the rows are touched.
+    let calibration = erm.calibration(rows.len(), features)?;
+    let mut rng = generator(randomness)?;
+    let data = training_set(&rows, binary_labels(classes), &spec.transform)?;
+    let id = spec.transform.id();
+    let fitted = (0..models)
+        .map(|k| {
+            let labels = one_vs_rest_labels(classes, class_count, k);
+            let (model, _) = erm.fit(&data.relabel(labels)?, &mut *rng)?;
+            Ok(model.with_feature_map(&id)?)
+        })
+        .collect::<Result<Vec<_>, CoreError>>()?;
+    Ok(FitReport {
+        models: fitted,
+        regularization: lambda,
+        epsilon: Some(epsilon),
+        delta,
+        calibration: None,
+        gaussian: Some(calibration),
+        sgd: None,
+    })
+}
+
+/// Everything a DP-SGD fit needs besides the data (dp-erm's `DpSgdConfig`, in the terms a
+/// Python user gives: an expected batch size and epochs over the public n).
+#[derive(Clone, Debug)]
+pub struct SgdSpec {
+    /// The loss.
+    pub loss: Loss,
+    /// The ε of the whole release.
+    pub epsilon: f64,
+    /// The δ of the whole release, in (0, 1).
+    pub delta: f64,
+    /// The expected Poisson batch size b: q = b/n.
+    pub batch_size: usize,
+    /// Passes over the data: T = ⌈epochs·n/b⌉ steps.
+    pub epochs: f64,
+    /// η.
+    pub learning_rate: f64,
+    /// C.
+    pub clip_norm: f64,
+    /// Λ ≥ 0.
+    pub regularization: f64,
+    /// Release the average of the iterates.
+    pub average_iterates: bool,
+    /// The public row transform: a scale (no norm bound is needed for privacy: the
+    /// gradients are clipped) and the intercept feature.
+    pub transform: RowTransform,
+}
+
+impl SgdSpec {
+    /// dp-erm's configuration for n rows, at each model's δ; parameters named on refusal.
+    fn config(&self, rows: usize, delta: f64) -> Result<DpSgdConfig, CoreError> {
+        if self.batch_size == 0 || self.batch_size > rows {
+            return Err(CoreError::value(
+                "batch_size",
+                format!(
+                    "= {}; the expected batch must be between 1 and the {rows} rows",
+                    self.batch_size
+                ),
+            ));
+        }
+        if !(self.epochs.is_finite() && self.epochs > 0.0) {
+            return Err(CoreError::value(
+                "epochs",
+                format!("= {}; it must be finite and > 0", self.epochs),
+            ));
+        }
+        let sampling_rate = self.batch_size as f64 / rows as f64;
+        let steps = (self.epochs * rows as f64 / self.batch_size as f64).ceil();
+        if !(1.0..=dp_erm::MAX_SGD_STEPS as f64).contains(&steps) {
+            return Err(CoreError::value(
+                "epochs",
+                format!(
+                    "= {} gives {steps} steps of batches of {} over {rows} rows; at most {} \
+                     are allowed",
+                    self.epochs,
+                    self.batch_size,
+                    dp_erm::MAX_SGD_STEPS
+                ),
+            ));
+        }
+        let mut config = DpSgdConfig::new(
+            self.loss,
+            sampling_rate,
+            steps as u64,
+            self.learning_rate,
+            delta,
+        );
+        config.clip_norm = self.clip_norm;
+        config.regularization = self.regularization;
+        config.average_iterates = self.average_iterates;
+        Ok(config)
+    }
+}
+
+/// The rows through the public transform (scale, intercept), unchecked in norm: DP-SGD
+/// clips each example's gradient, so no unit-ball contract is needed.
+fn sgd_examples(
+    rows: &Rows<'_>,
+    labels: Vec<f64>,
+    transform: &RowTransform,
+) -> Result<Examples, CoreError> {
+    let width = transform.output_features(rows.features());
+    let mut values = vec![0.0; rows.len() * width];
+    for (r, row) in values.chunks_mut(width.max(1)).enumerate() {
+        transform.write_scoring_row(rows, r, row);
+    }
+    Ok(Examples::new(Features::dense(width, values)?, labels)?)
+}
+
+/// Trains with dp-erm's `DpSgd`, σ calibrated to (ε, δ) (replace-one): one model, or one
+/// per class at (ε/K, δ/K) (basic composition; each share rounded down).
+pub fn fit_sgd(
+    rows: Rows<'_>,
+    classes: &[usize],
+    class_count: usize,
+    spec: &SgdSpec,
+    randomness: Randomness,
+) -> Result<FitReport<LinearModel>, CoreError> {
+    let rows = rows.checked()?;
+    let transform = spec.transform.checked()?;
+    check_classes(classes, rows.len(), class_count)?;
+    let models = if class_count == 2 { 1 } else { class_count };
+    let delta_share = per_model_delta(spec.delta, models);
+    let share = per_model_epsilon(spec.epsilon, models)?;
+    // Every refusal of the parameters (and σ's calibration), before the rows are touched.
+    let sgd = DpSgd::for_target(spec.config(rows.len(), delta_share)?, share)?;
+    dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
+    let mut rng = generator(randomness)?;
+    let inputs = sgd_examples(&rows, binary_labels(classes), &transform)?;
+    let id = transform.id();
+    let fitted = (0..models)
+        .map(|k| {
+            let data = Examples::new(
+                inputs.inputs().clone(),
+                one_vs_rest_labels(classes, class_count, k),
+            )?;
+            let fitted = sgd.fit(&data, &mut *rng).map_err(CoreError::AfterNoise)?;
+            Ok(fitted.into_model().with_feature_map(&id)?)
+        })
+        .collect::<Result<Vec<_>, CoreError>>()?;
+    Ok(FitReport {
+        models: fitted,
+        regularization: spec.regularization,
+        epsilon: Some(spec.epsilon),
+        delta: spec.delta,
+        calibration: None,
+        gaussian: None,
+        sgd: Some(SgdReport {
+            noise_multiplier: sgd.noise_multiplier(),
+            sampling_rate: sgd.sampling_rate(),
+            steps: sgd.config().steps,
+            epsilon_per_model: sgd.epsilon(),
+            delta_per_model: delta_share,
+        }),
     })
 }
 
@@ -411,6 +696,9 @@ pub fn fit_kernel(
         models: fitted,
         regularization: per_model.regularization(),
         epsilon: spec.mechanism.epsilon(),
+        delta: 0.0,
         calibration,
+        gaussian: None,
+        sgd: None,
     })
 }

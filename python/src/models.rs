@@ -43,6 +43,17 @@ pub struct ModelInfo {
     pub noise_groups: Option<usize>,
     pub feature_map: Option<String>,
     pub crate_version: String,
+    /// DP-SGD's recorded accounting (None for the other mechanisms).
+    pub sgd: Option<SgdInfo>,
+}
+
+/// What a DP-SGD model's file records besides (ε, δ).
+#[allow(missing_docs)] // `Mechanism::DpSgd`'s fields.
+pub struct SgdInfo {
+    pub noise_multiplier: f64,
+    pub sampling_rate: f64,
+    pub steps: u64,
+    pub clip_norm: f64,
 }
 
 fn kind_error(kind: &str) -> CoreError {
@@ -270,6 +281,22 @@ impl Models {
             // (ε, δ) models written by Rust (dp-erm's GaussianErm): loadable, with their δ.
             Mechanism::GaussianOutputPerturbation { .. } => ("gaussian-output", None),
             Mechanism::GaussianObjectivePerturbation { .. } => ("gaussian-objective", None),
+            Mechanism::DpSgd { .. } => ("dp-sgd", None),
+        };
+        let sgd = match metadata.mechanism {
+            Mechanism::DpSgd {
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                ..
+            } => Some(SgdInfo {
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+            }),
+            _ => None,
         };
         let (loss, huber_width) = match metadata.loss {
             Loss::Logistic => ("logistic", None),
@@ -289,6 +316,7 @@ impl Models {
             noise_groups: metadata.noise_groups,
             feature_map: metadata.feature_map.clone(),
             crate_version: metadata.crate_version.clone(),
+            sgd,
         }
     }
 }

@@ -13,8 +13,8 @@ use pyo3::types::{PyBytes, PyDict, PyType};
 
 use crate::error::{CoreError, guarded};
 use crate::fit::{
-    FitReport, LinearSpec, MapSpec, MechanismSpec, Randomness, Regularization, fit_kernel,
-    fit_linear,
+    FitReport, LinearSpec, MapSpec, MechanismSpec, Randomness, Regularization, SgdSpec, fit_kernel,
+    fit_linear, fit_sgd,
 };
 use crate::models::Models;
 use crate::rows::{Ints, RowTransform, Rows};
@@ -220,6 +220,44 @@ pub(crate) fn mechanism(
     }
 }
 
+/// The mechanism at (ε, δ): the pure-ε ones for δ = 0, dp-erm's `GaussianErm` for δ > 0
+/// (objective perturbation with its own cliff-free rule: `calibration` stays at its
+/// default).
+pub(crate) fn mechanism_with_delta(
+    name: &str,
+    epsilon: f64,
+    delta: f64,
+    calibration: &str,
+) -> Result<MechanismSpec, CoreError> {
+    let pure = mechanism(name, epsilon, calibration)?;
+    if delta == 0.0 {
+        return Ok(pure);
+    }
+    if !(delta.is_finite() && delta > 0.0 && delta < 1.0) {
+        return Err(CoreError::value(
+            "delta",
+            format!("= {delta}; it must be 0 (pure ε) or in (0, 1)"),
+        ));
+    }
+    match pure {
+        MechanismSpec::Output { epsilon } => Ok(MechanismSpec::GaussianOutput { epsilon, delta }),
+        MechanismSpec::Objective {
+            epsilon,
+            calibration: ObjectiveCalibration::CliffFree,
+        } => Ok(MechanismSpec::GaussianObjective { epsilon, delta }),
+        MechanismSpec::Objective { .. } => Err(CoreError::value(
+            "calibration",
+            "= 'cms11' applies to the pure-ε objective perturbation only; with delta > 0 \
+             the Gaussian objective perturbation uses its own cliff-free rule: leave \
+             calibration='cliff-free'",
+        )),
+        other => Err(CoreError::value(
+            "delta",
+            format!("> 0 does not apply to {other:?}"),
+        )),
+    }
+}
+
 pub(crate) fn loss(name: &str, huber_width: f64) -> Result<Loss, CoreError> {
     match name {
         "logistic" => Ok(Loss::Logistic),
@@ -255,6 +293,27 @@ pub(crate) fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bo
     let d = PyDict::new(py);
     d.set_item("regularization", fit.regularization)?;
     d.set_item("epsilon", fit.epsilon)?;
+    d.set_item("delta", fit.delta)?;
+    if let Some(g) = &fit.gaussian {
+        let cal = PyDict::new(py);
+        cal.set_item("epsilon_per_model", g.epsilon)?;
+        cal.set_item("delta_per_model", g.delta)?;
+        cal.set_item("sigma", g.sigma)?;
+        cal.set_item("l2_sensitivity", g.l2_sensitivity)?;
+        cal.set_item("rho", g.rho)?;
+        cal.set_item("extra_regularization", g.extra_regularization)?;
+        cal.set_item("tolerance", g.tolerance)?;
+        d.set_item("calibration", cal)?;
+    }
+    if let Some(s) = &fit.sgd {
+        let cal = PyDict::new(py);
+        cal.set_item("epsilon_per_model", s.epsilon_per_model)?;
+        cal.set_item("delta_per_model", s.delta_per_model)?;
+        cal.set_item("noise_multiplier", s.noise_multiplier)?;
+        cal.set_item("sampling_rate", s.sampling_rate)?;
+        cal.set_item("steps", s.steps)?;
+        d.set_item("calibration", cal)?;
+    }
     if let Some(c) = &fit.calibration {
         let cal = PyDict::new(py);
         cal.set_item("epsilon_per_model", c.epsilon)?;
@@ -272,7 +331,7 @@ pub(crate) fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bo
 #[pyfunction]
 #[pyo3(signature = (
     x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, mechanism_name,
-    epsilon, calibration, regularization, feature_groups, tol, data_norm, clip_rows,
+    epsilon, delta=0.0, calibration, regularization, feature_groups, tol, data_norm, clip_rows,
     intercept, seed
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -287,6 +346,7 @@ fn fit_linear_model<'py>(
     huber_width: f64,
     mechanism_name: &str,
     epsilon: f64,
+    delta: f64,
     calibration: &str,
     regularization: Option<f64>,
     feature_groups: Option<Vec<usize>>,
@@ -299,7 +359,7 @@ fn fit_linear_model<'py>(
     let prepared = guarded(|| {
         let spec = LinearSpec {
             loss: loss(loss_name, huber_width)?,
-            mechanism: mechanism(mechanism_name, epsilon, calibration)?,
+            mechanism: mechanism_with_delta(mechanism_name, epsilon, delta, calibration)?,
             regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
             feature_groups: feature_groups.clone(),
             tolerance: tol,
@@ -321,6 +381,72 @@ fn fit_linear_model<'py>(
     let rows = held.rows().map_err(|e| raise(py, e))?;
     let fit = detached(py, || {
         fit_linear(rows, &classes, n_classes, &spec, randomness(seed))
+    })?;
+    let info = report(py, &fit)?;
+    Ok((
+        Models::linear(fit.models, spec.transform).map_err(|e| raise(py, e))?,
+        info,
+    ))
+}
+
+/// Trains a linear classifier by DP-SGD (see `dpml.DPSGDClassifier`).
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, epsilon, delta,
+    batch_size, epochs, learning_rate, clip_norm, regularization, average_iterates, data_norm,
+    intercept, seed
+))]
+#[allow(clippy::too_many_arguments)]
+fn fit_sgd_model<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    n_classes: usize,
+    csr: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    n_features: Option<usize>,
+    loss_name: &str,
+    huber_width: f64,
+    epsilon: f64,
+    delta: f64,
+    batch_size: usize,
+    epochs: f64,
+    learning_rate: f64,
+    clip_norm: f64,
+    regularization: f64,
+    average_iterates: bool,
+    data_norm: f64,
+    intercept: Option<f64>,
+    seed: Option<u64>,
+) -> PyResult<(Models, Bound<'py, PyDict>)> {
+    let prepared = guarded(|| {
+        let spec = SgdSpec {
+            loss: loss(loss_name, huber_width)?,
+            epsilon,
+            delta,
+            batch_size,
+            epochs,
+            learning_rate,
+            clip_norm,
+            regularization,
+            average_iterates,
+            transform: RowTransform {
+                norm_bound: data_norm,
+                clip: false,
+                intercept,
+            }
+            .checked()?,
+        };
+        Ok((
+            spec,
+            Held::new(x, csr.clone(), n_features)?,
+            class_indices(y)?,
+        ))
+    })
+    .map_err(|e| raise(py, e))?;
+    let (spec, held, classes) = prepared;
+    let rows = held.rows().map_err(|e| raise(py, e))?;
+    let fit = detached(py, || {
+        fit_sgd(rows, &classes, n_classes, &spec, randomness(seed))
     })?;
     let info = report(py, &fit)?;
     Ok((
@@ -503,6 +629,12 @@ impl PyModels {
         d.set_item("noise_groups", info.noise_groups)?;
         d.set_item("feature_map", info.feature_map)?;
         d.set_item("crate_version", info.crate_version)?;
+        if let Some(sgd) = info.sgd {
+            d.set_item("noise_multiplier", sgd.noise_multiplier)?;
+            d.set_item("sampling_rate", sgd.sampling_rate)?;
+            d.set_item("steps", sgd.steps)?;
+            d.set_item("clip_norm", sgd.clip_norm)?;
+        }
         Ok(d)
     }
 
@@ -540,6 +672,7 @@ fn utility_outlook<'py>(
 fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_linear_model, m)?)?;
     m.add_function(wrap_pyfunction!(fit_kernel_model, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_sgd_model, m)?)?;
     m.add_function(wrap_pyfunction!(utility_outlook, m)?)?;
     m.add_class::<PyModels>()?;
     crate::py_select::register(m)?;

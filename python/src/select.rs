@@ -257,6 +257,12 @@ pub fn prepare(
                     "is not private: every candidate of a private search must be",
                 ));
             }
+            MechanismSpec::GaussianOutput { .. } | MechanismSpec::GaussianObjective { .. } => {
+                return Err(CoreError::value(
+                    "delta",
+                    "> 0: a private search selects among pure-ε candidates only",
+                ));
+            }
             MechanismSpec::Output { .. } => MechanismSpec::Output { epsilon: step },
             MechanismSpec::Objective { calibration, .. } => MechanismSpec::Objective {
                 epsilon: step,

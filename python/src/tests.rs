@@ -293,3 +293,156 @@ fn panics_become_errors() {
     assert_eq!(e.class_name(), "DPMLError");
     assert!(e.to_string().contains("boom"));
 }
+
+// ---------------------------------------------------------------------------------------
+// (ε, δ): the Gaussian mechanism and DP-SGD, as a Rust user writes them.
+
+const DELTA: f64 = 1e-5;
+
+/// The rows through the transform, as a Rust user writes them: `(x/2, 1)/√2`.
+fn transformed_rows() -> Vec<f64> {
+    let s = 1.0 / 2f64.sqrt();
+    values()
+        .chunks(FEATURES)
+        .flat_map(|row| {
+            let mut out: Vec<f64> = row.iter().map(|v| v / 2.0 * s).collect();
+            out.push(s);
+            out
+        })
+        .collect()
+}
+
+fn sgd_spec() -> crate::fit::SgdSpec {
+    crate::fit::SgdSpec {
+        loss: Loss::Logistic,
+        epsilon: 1.0,
+        delta: DELTA,
+        batch_size: 10,
+        epochs: 2.0,
+        learning_rate: 1.0,
+        clip_norm: 1.0,
+        regularization: 0.0,
+        average_iterates: false,
+        transform: transform(),
+    }
+}
+
+/// The binding's seeded Gaussian and DP-SGD fits are bit for bit a Rust user's, and both
+/// are the fixtures the Python tests compare with (`DPML_WRITE_FIXTURES=1` rewrites them).
+#[test]
+fn seeded_gaussian_and_dpsgd_fits_are_the_rust_users_fits_and_the_fixtures() {
+    use dp_erm::{DpSgd, DpSgdConfig, Examples, Features, GaussianErm};
+    let values = values();
+    let rows = || Rows::Dense {
+        values: &values,
+        features: FEATURES,
+    };
+    let labels: Vec<f64> = classes(2)
+        .iter()
+        .map(|&c| if c == 1 { 1.0 } else { -1.0 })
+        .collect();
+    let id = transform().id();
+
+    let data = TrainingSet::builder(FEATURES)
+        .dense_rows(values.clone())
+        .labels(labels.clone())
+        .scale_by_public_bounds(vec![2.0; FEATURES])
+        .append_intercept(1.0)
+        .build()
+        .unwrap();
+    let erm = GaussianErm::objective_perturbation(Loss::Logistic, 0.01, 1.0, DELTA);
+    let (gaussian, _) = erm.fit(&data, &mut InsecureSeededRng::new(SEED)).unwrap();
+    let gaussian = gaussian.with_feature_map(&id).unwrap();
+    let mut spec = spec();
+    spec.mechanism = MechanismSpec::GaussianObjective {
+        epsilon: 1.0,
+        delta: DELTA,
+    };
+    let ours = fit_linear(
+        rows(),
+        &classes(2),
+        2,
+        &spec,
+        Randomness::InsecureSeed(SEED),
+    )
+    .unwrap();
+    assert_eq!(ours.models, vec![gaussian.clone()]);
+    assert_eq!(ours.delta, DELTA);
+
+    let examples = Examples::new(
+        Features::dense(FEATURES + 1, transformed_rows()).unwrap(),
+        labels,
+    )
+    .unwrap();
+    // q = 10/40, T = ⌈2·40/10⌉ = 8.
+    let config = DpSgdConfig::new(Loss::Logistic, 0.25, 8, 1.0, DELTA);
+    let sgd = DpSgd::for_target(config, 1.0).unwrap();
+    let sgd_model = sgd
+        .fit(&examples, &mut InsecureSeededRng::new(SEED))
+        .unwrap()
+        .into_model()
+        .with_feature_map(&id)
+        .unwrap();
+    let ours = crate::fit::fit_sgd(
+        rows(),
+        &classes(2),
+        2,
+        &sgd_spec(),
+        Randomness::InsecureSeed(SEED),
+    )
+    .unwrap();
+    assert_eq!(ours.models, vec![sgd_model.clone()]);
+    let report = ours.sgd.unwrap();
+    assert_eq!(report.noise_multiplier, sgd.noise_multiplier());
+    assert_eq!((report.steps, report.sampling_rate), (8, 0.25));
+
+    for (name, model) in [("seeded_gaussian_0", gaussian), ("seeded_sgd_0", sgd_model)] {
+        let path = fixture(&format!("{name}.dpm"));
+        let bytes = model.to_bytes().unwrap();
+        if std::env::var_os("DPML_WRITE_FIXTURES").is_some() {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{}", path.display());
+    }
+}
+
+/// One-vs-rest (ε, δ) fits split δ so that the K shares sum to at most δ.
+#[test]
+fn the_per_model_delta_shares_never_sum_above_delta() {
+    use crate::fit::per_model_delta;
+    for delta in [1e-5, 1e-6, 0.3, 1.0 / 3.0, 1e-300] {
+        for k in [1usize, 2, 3, 7, 10, 100] {
+            let share = per_model_delta(delta, k);
+            // Exact: share·k ≤ δ checked in rationals through integer mantissas.
+            let exact = num_le(share, k, delta);
+            assert!(exact, "{delta} / {k}: {share}");
+            assert!(share > 0.0);
+        }
+    }
+}
+
+/// `share · k ≤ delta` exactly: both sides scaled to integers (f64 mantissa × 2^e).
+fn num_le(share: f64, k: usize, delta: f64) -> bool {
+    let (ms, es) = mantissa_exponent(share);
+    let (md, ed) = mantissa_exponent(delta);
+    // Compare ms·k·2^es with md·2^ed as u128 after aligning exponents.
+    let lhs = ms as u128 * k as u128;
+    if es >= ed {
+        let shift = (es - ed) as u32;
+        shift < 64 && (lhs << shift) <= md as u128
+    } else {
+        let shift = (ed - es) as u32;
+        shift >= 64 || lhs <= (md as u128) << shift
+    }
+}
+
+fn mantissa_exponent(x: f64) -> (u64, i32) {
+    let bits = x.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    if exponent == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), exponent - 1075)
+    }
+}

@@ -64,3 +64,14 @@ def test_epsilon_inf_is_refused_outside_check_mode(blobs):
         model = dpml.LogisticRegression(epsilon=math.inf, classes=[0, 1]).fit(X, y)
     assert model.privacy_["private"] is False and model.privacy_["test_mode"] is True
     assert model.privacy_["mechanism"] == "non-private"
+
+
+# DP-SGD has no non-private mode (σ > 0 always), so only the private checks run, and no
+# check is expected to fail: check_classifiers_train, the one about accuracy, passed (its
+# integer random_state is an InsecureSeed in check mode, so the run is reproducible). The
+# expected batch must fit the checks' smallest training sets (one row), hence batch_size=1
+# (q = 1/n); epochs=20 gives T = 20n steps.
+@parametrize_with_checks([dpml.DPSGDClassifier(epsilon=1.0, delta=1e-5, batch_size=1, epochs=20)])
+def test_sklearn_checks_dpsgd(estimator, check):
+    with dpml.testing.check_mode():
+        check(estimator)

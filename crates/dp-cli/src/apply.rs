@@ -265,6 +265,12 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         }
         None => println!("epsilon:        none — NOT PRIVATE"),
     }
+    if meta.mechanism.delta() > 0.0 {
+        println!(
+            "delta:          {:e} (an (epsilon, delta) guarantee; the file's claim)",
+            meta.mechanism.delta()
+        );
+    }
     println!("loss:           {}", meta.loss.name());
     println!("regularization: {}", meta.regularization);
     println!("features:       {}", meta.features);

@@ -118,7 +118,7 @@ impl Ledger {
         if delta > 0.0 {
             if self.total_delta == 0.0 {
                 return Err(fail(format!(
-                    "ledger {} is pure ε (no total δ), but this run spends δ = {delta:e} on top                      of ε = {epsilon}: a δ is a chance that the ε guarantee fails outright,                      which an ε budget does not cover; refused before reading any data (use                      --tune-method split, which is pure ε, or a ledger created with                      --total-delta)",
+                    "ledger {} is pure ε (no total δ), but this run spends δ = {delta:e} on top                      of ε = {epsilon}: a δ is a chance that the ε guarantee fails outright,                      which an ε budget does not cover; refused before reading any data (train pure ε —                      no --delta, --tune-method split — or use a ledger created with                      --total-delta)",
                     path.display()
                 )));
             }

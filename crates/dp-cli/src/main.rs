@@ -75,7 +75,14 @@ enum Command {
         kernel trains a Gaussian-kernel SVM through random Fourier features (dp-kernel) with \
         public defaults: --gamma 1, --random-features 200, --kernel gaussian with orthogonal \
         features (standard for laplacian); rows are the schema's encoding (in the unit ball), \
-        the map is drawn before the data are read, and the noise is Euclidean."
+        the map is drawn before the data are read, and the noise is Euclidean.\n\n--delta δ > 0 \
+        trades pure ε for (ε, δ): --model huber/logistic then use Gaussian objective \
+        perturbation (dp-erm GaussianErm; Euclidean noise). --model dp-sgd trains logistic \
+        regression by DP-SGD (Poisson batches, clipped gradients, Gaussian noise, RDP \
+        accounting; σ calibrated to (ε, δ)) and needs --delta:\n  dpml train --data \
+        adult.data --schema schemas/adult.toml --epsilon 1 --delta 1e-6 --model dp-sgd \
+        --batch-size 256 --epochs 10 --out adult-sgd.dpm\nEvery guarantee is for datasets \
+        that differ in one row replaced (same n). A ledger with total δ = 0 refuses δ > 0."
     )]
     Train {
         /// The training data: CSV (gzip-compressed if its name ends in .gz or it starts with
@@ -88,9 +95,26 @@ enum Command {
         /// The privacy parameter ε of the released model.
         #[arg(long)]
         epsilon: f64,
-        /// The loss.
+        /// The δ of an (ε, δ) guarantee: 0 (default) is pure ε; > 0 selects the Gaussian
+        /// mechanisms (huber, logistic: Gaussian objective perturbation) and is required by
+        /// --model dp-sgd.
+        #[arg(long, default_value_t = 0.0)]
+        delta: f64,
+        /// The model (and loss).
         #[arg(long, value_enum, default_value = "huber")]
         model: train::Model,
+        /// --model dp-sgd: the expected Poisson batch size (q = batch/n) [default: 256].
+        #[arg(long)]
+        batch_size: Option<usize>,
+        /// --model dp-sgd: passes over the data (T = ⌈epochs·n/batch⌉ steps) [default: 10].
+        #[arg(long)]
+        epochs: Option<f64>,
+        /// --model dp-sgd: the learning rate η [default: 1].
+        #[arg(long)]
+        learning_rate: Option<f64>,
+        /// --model dp-sgd: the clipping norm C of one row's gradient [default: 1].
+        #[arg(long)]
+        clip_norm: Option<f64>,
         /// Λ, or "auto" for the library's data-independent rule (from n, d and ε).
         #[arg(long, default_value = "auto", value_parser = parse_regularization)]
         regularization: Regularization,
@@ -267,7 +291,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             data,
             schema,
             epsilon,
+            delta,
             model,
+            batch_size,
+            epochs,
+            learning_rate,
+            clip_norm,
             regularization,
             noise,
             tune,
@@ -284,7 +313,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             data,
             schema,
             epsilon,
+            delta,
             model,
+            sgd: train::SgdRequest {
+                batch_size,
+                epochs,
+                learning_rate,
+                clip_norm,
+            },
             regularization: match regularization {
                 Regularization::Auto => None,
                 Regularization::Fixed(l) => Some(l),

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use dp_erm::RegularizationRule;
+use dp_erm::{Mechanism, RegularizationRule};
 use dp_schema::Encoder;
 use serde_json::json;
 
@@ -57,16 +57,19 @@ pub fn report(
         "features": d,
         "feature_groups": encoder.groups().count(),
         "mechanism": outcome.mechanism,
-        "noise": if grouped {
-            "shaped to the schema's one-hot groups: density ∝ exp(−β‖b‖_G), same ε"
-        } else {
-            "Euclidean: density ∝ exp(−β‖b‖₂)"
+        "noise": match meta.mechanism {
+            Mechanism::DpSgd { .. } => "Gaussian N(0, σ²C²I) on each batch's sum of clipped gradients",
+            Mechanism::GaussianObjectivePerturbation { .. }
+            | Mechanism::GaussianOutputPerturbation { .. } => "spherical Gaussian",
+            _ if grouped => "shaped to the schema's one-hot groups: density ∝ exp(−β‖b‖_G), same ε",
+            _ => "Euclidean: density ∝ exp(−β‖b‖₂)",
         },
         "loss": meta.loss.name(),
         "regularization": meta.regularization,
         "regularization_choice": outcome.regularization_choice,
         "tuning": outcome.tuning,
         "kernel": outcome.kernel,
+        "dp_sgd": outcome.sgd,
         "outlook": outlook.map(|o| json!({
             "noise_ratio": o.noise_ratio,
             "at_risk": o.at_risk,
@@ -152,6 +155,16 @@ pub fn markdown(r: &serde_json::Value) -> String {
             k["gamma"],
             k["random_features"],
             k["sampling"].as_str().unwrap_or_default(),
+        ));
+    }
+    if let Some(g) = r["dp_sgd"].as_object() {
+        out.push_str(&format!(
+            "| DP-SGD | σ = {}, q = {}, T = {} steps, C = {}, η = {} |\n",
+            g["noise_multiplier"],
+            g["sampling_rate"],
+            g["steps"],
+            g["clip_norm"],
+            g["learning_rate"],
         ));
     }
     out.push_str(&format!("\n**Rows.** {}.\n", s("rows_note")));

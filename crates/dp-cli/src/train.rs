@@ -1,8 +1,12 @@
-//! `dpml train`: a schema-encoded file → an ε-DP model, its report, and a ledger entry.
+//! `dpml train`: a schema-encoded file → an ε-DP (or, with `--delta`, (ε, δ)-DP) model, its
+//! report, and a ledger entry.
 
 use std::path::{Path, PathBuf};
 
-use dp_erm::{ErmParams, Examples, Loss, ObjectiveCalibration, RegularizationRule};
+use dp_erm::{
+    DpSgd, DpSgdConfig, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration,
+    RegularizationRule,
+};
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
 use dp_noise::DpRng;
 use dp_schema::{Encoder, Schema};
@@ -24,7 +28,26 @@ pub enum Model {
     Logistic,
     /// Kernel SVM (Huber loss) on random Fourier features of the encoded rows (dp-kernel).
     Kernel,
+    /// Logistic regression trained by DP-SGD (dp-erm DpSgd): (ε, δ), needs --delta.
+    DpSgd,
 }
+
+/// `--model dp-sgd`'s options as given (`None`: not given).
+pub struct SgdRequest {
+    pub batch_size: Option<usize>,
+    pub epochs: Option<f64>,
+    pub learning_rate: Option<f64>,
+    pub clip_norm: Option<f64>,
+}
+
+/// `--model dp-sgd`'s public defaults (Opacus-like: batches of 256, 10 epochs, C = 1).
+pub const DEFAULT_BATCH_SIZE: usize = 256;
+/// See [`DEFAULT_BATCH_SIZE`].
+pub const DEFAULT_EPOCHS: f64 = 10.0;
+/// See [`DEFAULT_BATCH_SIZE`].
+pub const DEFAULT_LEARNING_RATE: f64 = 1.0;
+/// See [`DEFAULT_BATCH_SIZE`].
+pub const DEFAULT_CLIP_NORM: f64 = 1.0;
 
 /// The shape of objective perturbation's noise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -84,7 +107,9 @@ pub struct TrainRequest {
     pub data: PathBuf,
     pub schema: PathBuf,
     pub epsilon: f64,
+    pub delta: f64,
     pub model: Model,
+    pub sgd: SgdRequest,
     pub regularization: Option<f64>,
     pub noise: Option<Noise>,
     pub tune: Option<String>,
@@ -132,7 +157,9 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
             dp_erm::MAX_EPSILON
         )));
     }
+    check_delta_options(req)?;
     if let Some(lambda) = req.regularization
+        && req.model != Model::DpSgd
         && !(lambda.is_finite()
             && (dp_erm::MIN_REGULARIZATION..=dp_erm::MAX_REGULARIZATION).contains(&lambda))
     {
@@ -176,6 +203,8 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
         }
     }
     let noise = match (req.model, req.noise) {
+        // Spherical Gaussian noise (checked above that --noise was not asked otherwise).
+        _ if req.delta > 0.0 => Noise::Euclidean,
         (Model::Kernel, Some(Noise::Grouped)) => {
             return Err(fail(
                 "--noise grouped with --model kernel: random features are dense, their group \
@@ -186,6 +215,115 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
         (_, noise) => noise.unwrap_or(Noise::Grouped),
     };
     Ok((noise, grid))
+}
+
+/// `--delta` and `--model dp-sgd`'s options: what applies to what, named when refused.
+fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
+    let delta = req.delta;
+    if !(delta == 0.0 || (delta > 0.0 && delta < 1.0)) {
+        return Err(fail(format!(
+            "--delta {delta}: must be 0 (pure ε) or a δ in (0, 1)"
+        )));
+    }
+    let s = &req.sgd;
+    if req.model != Model::DpSgd {
+        let given = [
+            ("--batch-size", s.batch_size.is_some()),
+            ("--epochs", s.epochs.is_some()),
+            ("--learning-rate", s.learning_rate.is_some()),
+            ("--clip-norm", s.clip_norm.is_some()),
+        ];
+        if let Some((option, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(fail(format!("{option}: applies to --model dp-sgd only")));
+        }
+    }
+    if delta == 0.0 {
+        return match req.model {
+            Model::DpSgd => Err(fail(
+                "--model dp-sgd needs --delta: DP-SGD is (ε, δ)-DP and has no pure-ε form; \
+                 pass a δ in (0, 1) well below 1/n",
+            )),
+            _ => Ok(()),
+        };
+    }
+    if req.model == Model::Kernel {
+        return Err(fail(
+            "--delta with --model kernel: kernel models are pure ε only (leave --delta out)",
+        ));
+    }
+    if let Some(grid) = &req.tune {
+        return Err(fail(format!(
+            "--tune {grid:?} with --delta {delta}: private tuning selects among pure-ε \
+             candidates only"
+        )));
+    }
+    if let Some(noise) = req.noise {
+        return Err(fail(format!(
+            "--noise {noise:?} with --delta {delta}: the Gaussian mechanisms add spherical \
+             Gaussian noise (leave --noise out)"
+        )));
+    }
+    if req.model == Model::DpSgd
+        && let Some(lambda) = req.regularization
+        && !(lambda.is_finite() && (0.0..=dp_erm::MAX_REGULARIZATION).contains(&lambda))
+    {
+        return Err(fail(format!(
+            "--regularization {lambda}: DP-SGD takes a Λ in [0, {}] (\"auto\" is 0)",
+            dp_erm::MAX_REGULARIZATION
+        )));
+    }
+    Ok(())
+}
+
+/// DP-SGD's configuration for `n` public rows, σ calibrated to (ε, δ); refused naming the
+/// option.
+fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<DpSgd, Failure> {
+    let s = &req.sgd;
+    let batch = s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
+    if batch == 0 || batch > n {
+        return Err(fail(format!(
+            "--batch-size {batch}: the expected batch must be between 1 and the {n} rows"
+        )));
+    }
+    let epochs = s.epochs.unwrap_or(DEFAULT_EPOCHS);
+    let steps = (epochs * n as f64 / batch as f64).ceil();
+    if !(epochs.is_finite()
+        && epochs > 0.0
+        && (1.0..=dp_erm::MAX_SGD_STEPS as f64).contains(&steps))
+    {
+        return Err(fail(format!(
+            "--epochs {epochs}: must be > 0 and give at most {} steps of batches of {batch} \
+             over {n} rows",
+            dp_erm::MAX_SGD_STEPS
+        )));
+    }
+    let mut config = DpSgdConfig::new(
+        Loss::Logistic,
+        batch as f64 / n as f64,
+        steps as u64,
+        s.learning_rate.unwrap_or(DEFAULT_LEARNING_RATE),
+        req.delta,
+    );
+    config.clip_norm = s.clip_norm.unwrap_or(DEFAULT_CLIP_NORM);
+    config.regularization = req.regularization.unwrap_or(0.0);
+    // DpSgd's errors name the parameter (learning_rate, clip_norm, …).
+    DpSgd::for_target(config, req.epsilon)
+        .map_err(|e| fail(format!("the DP-SGD options were refused: {e}")))
+}
+
+/// The public facts of a DP-SGD model's accounting, for the report.
+fn sgd_facts(sgd: &DpSgd, req: &TrainRequest) -> Value {
+    json!({
+        "noise_multiplier": sgd.noise_multiplier(),
+        "sampling_rate": sgd.sampling_rate(),
+        "steps": sgd.config().steps,
+        "clip_norm": sgd.config().clip_norm,
+        "learning_rate": sgd.config().learning_rate,
+        "batch_size": req.sgd.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
+        "epochs": req.sgd.epochs.unwrap_or(DEFAULT_EPOCHS),
+        "accounting": "RDP of the Poisson-subsampled Gaussian for replace-one neighbours \
+                       (dp-noise), T-fold, converted to (ε, δ) by Balle et al. 2020",
+    })
 }
 
 /// Draws `--model kernel`'s map for `d` encoded features (public randomness, before the
@@ -212,7 +350,7 @@ fn draw_map(k: &KernelRequest, d: usize, rng: &mut DpRng) -> Result<FeatureMap, 
 fn loss_of(model: Model, noise: Noise) -> Result<Loss, Failure> {
     let rule = rule_of(noise);
     match model {
-        Model::Logistic => Ok(Loss::Logistic),
+        Model::Logistic | Model::DpSgd => Ok(Loss::Logistic),
         Model::Huber | Model::Kernel => match rule.loss {
             huber @ Loss::Huber { .. } => Ok(huber),
             _ => Loss::huber(1.0),
@@ -263,6 +401,8 @@ pub struct Outcome {
     pub delta: f64,
     pub tuning: Option<Value>,
     pub kernel: Option<Value>,
+    /// DP-SGD's accounting (σ, q, T, C, …), for `--model dp-sgd`.
+    pub sgd: Option<Value>,
     /// Rows each released model was trained on (for the outlook).
     pub training_rows: usize,
 }
@@ -321,7 +461,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     let (epsilon, delta) = match (&linear_tuner, &kernel_tuner) {
         (Some(t), _) => (t.epsilon(), t.delta()),
         (_, Some(t)) => (t.epsilon(), t.delta()),
-        _ => (req.epsilon, 0.0),
+        _ => (req.epsilon, req.delta),
     };
     let ledger = match &req.ledger {
         None => None,
@@ -336,7 +476,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     let file = req.data.display().to_string();
     let bar = progress::reading(&file);
     let started = std::time::Instant::now();
-    let needs_examples = plan.grid.is_some() || plan.map.is_some();
+    let needs_examples = plan.grid.is_some() || plan.map.is_some() || req.model == Model::DpSgd;
     let data = if needs_examples {
         Data::Examples(
             dp_schema::read_examples(&req.data, &schema, &encoder, &mut progress::updater(&bar))
@@ -359,8 +499,58 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     // datasets have the same size); the report says so.
     let (n, d) = data.shape();
 
-    let spinner = progress::spinner("fitting (objective perturbation)");
+    let spinner = progress::spinner(match (req.model, req.delta > 0.0) {
+        (Model::DpSgd, _) => "fitting (DP-SGD)",
+        (_, true) => "fitting (Gaussian objective perturbation)",
+        _ => "fitting (objective perturbation)",
+    });
     let outcome = match (data, linear_tuner, kernel_tuner, &plan.map) {
+        (Data::Examples(x), None, None, None) if req.model == Model::DpSgd => {
+            let sgd = sgd_trainer(&req, n)?;
+            let model = sgd
+                .fit(&x, &mut rng)
+                .and_then(|m| m.into_model().with_feature_map(&tag))
+                .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+            Outcome {
+                model: Released::Linear(model),
+                mechanism: SGD_MECHANISM.into(),
+                regularization_choice: choice(req.regularization, "Λ = 0 for DP-SGD"),
+                epsilon_steps: json!([{ "step": "train (DP-SGD)", "epsilon": req.epsilon, "delta": req.delta }]),
+                epsilon: req.epsilon,
+                delta: req.delta,
+                tuning: None,
+                kernel: None,
+                sgd: Some(sgd_facts(&sgd, &req)),
+                training_rows: n,
+            }
+        }
+        (Data::Training(t), None, None, None) if req.delta > 0.0 => {
+            let lambda = match req.regularization {
+                Some(l) => Ok(l),
+                None => RegularizationRule::DEFAULT.regularization(n, d, req.epsilon),
+            }
+            .map_err(|e| fail(format!("the parameters were refused: {e}")))?;
+            let erm =
+                GaussianErm::objective_perturbation(plan.loss, lambda, req.epsilon, req.delta);
+            let (model, _) = erm
+                .fit(&t, &mut rng)
+                .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+            let model = model
+                .with_feature_map(&tag)
+                .map_err(|e| fail(format!("cannot record the schema: {e}")))?;
+            Outcome {
+                model: Released::Linear(model),
+                mechanism: GAUSSIAN_MECHANISM.into(),
+                regularization_choice: choice(req.regularization, "RegularizationRule::DEFAULT"),
+                epsilon_steps: json!([{ "step": "train (Gaussian objective perturbation)", "epsilon": req.epsilon, "delta": req.delta }]),
+                epsilon: req.epsilon,
+                delta: req.delta,
+                tuning: None,
+                kernel: None,
+                sgd: None,
+                training_rows: n,
+            }
+        }
         (Data::Examples(x), Some(t), _, _) => tuned(&t, &x, &mut rng, &plan, Released::Linear)?,
         (Data::Examples(x), _, Some(t), Some(map)) => {
             let mut o = tuned(&t, &x, &mut rng, &plan, Released::Kernel)?;
@@ -389,6 +579,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
                 delta: 0.0,
                 tuning: None,
                 kernel: Some(kernel_facts(map)),
+                sgd: None,
                 training_rows: n,
             }
         }
@@ -427,6 +618,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
                 delta: 0.0,
                 tuning: None,
                 kernel: None,
+                sgd: None,
                 training_rows: n,
             }
         }
@@ -494,6 +686,12 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
 
 pub const LINEAR_MECHANISM: &str = "objective perturbation (Chaudhuri, Monteleoni and Sarwate \
      2011), cliff-free calibration, minimizer noise covering the solver's tolerance";
+pub const GAUSSIAN_MECHANISM: &str = "Gaussian objective perturbation (Kifer, Smith and \
+     Thakurta 2012; dp-erm GaussianErm): (ε, δ)-DP, cliff-free rule, minimizer noise covering the \
+     solver's tolerance";
+pub const SGD_MECHANISM: &str = "DP-SGD (Abadi et al. 2016; dp-erm DpSgd): Poisson-sampled \
+     batches, each row's gradient clipped, Gaussian noise on each batch sum; (ε, δ)-DP by the \
+     RDP of the subsampled Gaussian";
 pub const KERNEL_MECHANISM: &str = "random Fourier features drawn before and independently of \
      the data (dp-kernel; every mapped row in the unit ball), then objective perturbation \
      (cliff-free calibration) on the mapped rows";

@@ -185,5 +185,6 @@ pub fn tuned<T: Trainer>(
         tuning: Some(facts),
         kernel: None,
         training_rows: tuner.training_rows(data.len()),
+        sgd: None,
     })
 }

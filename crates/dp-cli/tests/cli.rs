@@ -877,3 +877,193 @@ fn adult_kernel_model_and_a_gzipped_slice() {
     // gives 0.236.
     assert!(error <= 0.2, "{error}");
 }
+
+// ---------------------------------------------------------------------------------------
+// (ε, δ): --delta (Gaussian objective perturbation) and --model dp-sgd
+
+fn ledger_with_delta(s: &Setup, epsilon: &str, delta: &str) -> PathBuf {
+    let path = s.path("ledger-delta.json");
+    succeeds(dpml().args(["ledger", "init"]).arg(&path).args([
+        "--total-epsilon",
+        epsilon,
+        "--total-delta",
+        delta,
+        "--dataset",
+        "small",
+    ]));
+    path
+}
+
+#[test]
+fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
+    let s = Setup::new();
+    let path = ledger_with_delta(&s, "2", "2e-6");
+    succeeds(
+        s.train(&s.path("data.csv"), "g.dpm")
+            .args(["--delta", "1e-6", "--ledger"])
+            .arg(&path),
+    );
+    let report = report_of(&s, "g.dpm");
+    assert_eq!(report["delta_total"], 1e-6);
+    assert!(
+        report["mechanism"]
+            .as_str()
+            .unwrap()
+            .contains("Gaussian objective")
+    );
+    assert_eq!(report["noise"], "spherical Gaussian");
+    assert!(
+        report["neighbouring_relation"]
+            .as_str()
+            .unwrap()
+            .contains("replace one row")
+    );
+    succeeds(
+        s.train(&s.path("data.csv"), "s.dpm")
+            .args([
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--batch-size",
+                "40",
+                "--epochs",
+                "5",
+                "--ledger",
+            ])
+            .arg(&path),
+    );
+    let report = report_of(&s, "s.dpm");
+    assert!(report["mechanism"].as_str().unwrap().starts_with("DP-SGD"));
+    let sgd = &report["dp_sgd"];
+    // q = 40/400 and T = ⌈5·400/40⌉ = 50: public arithmetic.
+    assert_eq!(sgd["steps"], 50);
+    assert!((sgd["sampling_rate"].as_f64().unwrap() - 0.1).abs() < 1e-15);
+    assert!(sgd["noise_multiplier"].as_f64().unwrap() > 0.0);
+    assert!(
+        std::fs::read_to_string(s.path("s.report.md"))
+            .unwrap()
+            .contains("| DP-SGD | σ = ")
+    );
+    let shown = succeeds(dpml().args(["ledger", "show"]).arg(&path));
+    assert!(shown.contains("spent:   2 in 2 runs"), "{shown}");
+    assert!(shown.contains("spent 2e-6"), "{shown}");
+    // Both models load for prediction and evaluation like any linear model.
+    for model in ["g.dpm", "s.dpm"] {
+        let unlabelled = s.write("u.csv", b"c,x\na,1\nb,2\n");
+        succeeds(
+            dpml()
+                .args(["predict", "--force", "--model"])
+                .arg(s.path(model))
+                .arg("--schema")
+                .arg(s.path("schema.toml"))
+                .arg("--data")
+                .arg(&unlabelled)
+                .arg("--out")
+                .arg(s.path("p.csv")),
+        );
+        assert_eq!(
+            std::fs::read_to_string(s.path("p.csv")).unwrap(),
+            "prediction\npos\nneg\n",
+            "{model}"
+        );
+        let shown = evaluate_json(&s.path(model), &s.path("schema.toml"), &s.path("data.csv"));
+        assert_eq!(shown["rows"], 400);
+    }
+    let inspected = succeeds(dpml().arg("inspect").arg(s.path("s.dpm")));
+    assert!(inspected.contains("DpSgd"), "{inspected}");
+    assert!(inspected.contains("delta:          1e-6"), "{inspected}");
+    // The ledger's δ is spent: a third (ε, δ) run is refused before reading any data.
+    let err = fails(
+        s.train_with(
+            &s.path("no-such-file.csv"),
+            "t.dpm",
+            &s.path("schema.toml"),
+            "0.0001",
+        )
+        .args(["--delta", "1e-9", "--ledger"])
+        .arg(&path),
+    );
+    assert!(err.contains("ε") || err.contains("δ"), "{err}");
+}
+
+#[test]
+fn delta_options_are_refused_by_name_before_reading_data() {
+    let s = Setup::new();
+    let pure = ledger(&s, "10");
+    let missing = s.path("no-such-file.csv");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--delta", "1"], "--delta 1"),
+        (vec!["--delta=-1e-6"], "--delta -0.000001"),
+        (vec!["--delta", "NaN"], "--delta NaN"),
+        (vec!["--model", "dp-sgd"], "--model dp-sgd needs --delta"),
+        (
+            vec!["--batch-size", "10"],
+            "--batch-size: applies to --model dp-sgd only",
+        ),
+        (
+            vec!["--epochs", "3"],
+            "--epochs: applies to --model dp-sgd only",
+        ),
+        (
+            vec!["--delta", "1e-6", "--model", "kernel"],
+            "--delta with --model kernel",
+        ),
+        (
+            vec!["--delta", "1e-6", "--tune", "1e-3,1e-2"],
+            "private tuning selects among pure-ε",
+        ),
+        (
+            vec!["--delta", "1e-6", "--noise", "grouped"],
+            "the Gaussian mechanisms add spherical",
+        ),
+        (
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--regularization=-1",
+            ],
+            "--regularization",
+        ),
+    ];
+    for (args, expected) in cases {
+        let err = fails(s.train(&missing, "m.dpm").args(&args));
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(!s.path("m.dpm").exists());
+    }
+    // A pure-ε ledger refuses any δ, before reading the (missing) data.
+    let err = fails(
+        s.train(&missing, "m.dpm")
+            .args(["--delta", "1e-6", "--ledger"])
+            .arg(&pure),
+    );
+    assert!(err.contains("is pure ε"), "{err}");
+    // DP-SGD's options are checked against the public n once the file is read.
+    let data = s.path("data.csv");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--batch-size", "0"], "--batch-size 0"),
+        (vec!["--batch-size", "401"], "--batch-size 401"),
+        (vec!["--epochs", "0"], "--epochs 0"),
+        (vec!["--epochs", "1e12"], "--epochs 1000000000000"),
+        (vec!["--learning-rate=-1"], "learning_rate"),
+        (vec!["--clip-norm", "0"], "clip_norm"),
+    ];
+    for (args, expected) in cases {
+        // After the read, standard error starts with the read's throughput line.
+        let out = s
+            .train(&data, "m.dpm")
+            .args(["--delta", "1e-6", "--model", "dp-sgd"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("dpml: error: ") && err.contains(expected),
+            "{args:?}: {err}"
+        );
+        assert!(!s.path("m.dpm").exists());
+    }
+}

@@ -8,8 +8,9 @@ use dp_noise::{
 use dp_optim::MarginLoss;
 
 use crate::calibration::release_grid;
-use crate::estimator::snap_to_grid;
+use crate::estimator::{Mechanism, snap_to_grid};
 use crate::gaussian::check_delta;
+use crate::model::{LinearModel, ModelMetadata};
 use crate::{Classifier, ErmError, Examples, Features, Loss, Trainer};
 
 /// Largest number of steps T a fit may take.
@@ -208,6 +209,12 @@ impl DpSgd {
         self.noise_multiplier
     }
 
+    /// The sampling rate the sampler realizes and the accounting uses: q rounded up to a
+    /// multiple of 2⁻⁵³.
+    pub fn sampling_rate(&self) -> f64 {
+        self.config.realized_rate().1
+    }
+
     /// The ε of the (ε, δ) guarantee (replace-one), rounded up.
     pub fn epsilon(&self) -> f64 {
         self.epsilon
@@ -305,51 +312,76 @@ impl DpSgd {
         }
         let step_noise = eta * self.noise_multiplier * config.clip_norm * factor * scale;
         snap_to_grid(&mut weights, release_grid(step_noise));
+        let metadata = ModelMetadata {
+            mechanism: Mechanism::DpSgd {
+                epsilon: self.epsilon,
+                delta: config.delta,
+                noise_multiplier: self.noise_multiplier,
+                sampling_rate: rate,
+                steps: config.steps,
+                clip_norm: config.clip_norm,
+            },
+            loss: config.loss,
+            regularization: config.regularization,
+            features: d,
+            noise_groups: None,
+            feature_map: None,
+            crate_version: env!("CARGO_PKG_VERSION").to_owned(),
+        };
         Ok(SgdModel {
-            weights,
-            epsilon: self.epsilon,
-            delta: self.config.delta,
+            model: LinearModel::new(weights, metadata),
         })
     }
 }
 
-/// A linear model trained by [`DpSgd`]: its weights and the (ε, δ) it was trained at.
+/// A linear model trained by [`DpSgd`]: a [`LinearModel`] whose metadata records
+/// [`Mechanism::DpSgd`] (ε, δ, σ, the realized q, T, C), so it saves and loads in the
+/// model container like every linear model ([`SgdModel::into_model`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SgdModel {
-    weights: Vec<f64>,
-    epsilon: f64,
-    delta: f64,
+    model: LinearModel,
 }
 
 impl SgdModel {
     /// The weights w.
     pub fn weights(&self) -> &[f64] {
-        &self.weights
+        self.model.weights()
     }
 
     /// The ε of the (ε, δ) guarantee the model was trained with.
     pub fn epsilon(&self) -> f64 {
-        self.epsilon
+        // Always Some: DP-SGD's mechanism carries its ε.
+        self.model.epsilon().unwrap_or(f64::INFINITY)
     }
 
     /// The δ of the guarantee.
     pub fn delta(&self) -> f64 {
-        self.delta
+        self.model.metadata().mechanism.delta()
+    }
+
+    /// The linear model, with its metadata.
+    pub fn model(&self) -> &LinearModel {
+        &self.model
+    }
+
+    /// The linear model, to save or to score with.
+    pub fn into_model(self) -> LinearModel {
+        self.model
     }
 }
 
 impl Classifier for SgdModel {
     fn input_features(&self) -> usize {
-        self.weights.len()
+        self.model.weights().len()
     }
 
     fn decision_function(&self, x: &[f64]) -> Result<f64, ErmError> {
-        crate::check_row(x, self.weights.len())?;
-        Ok(Features::dense(x.len(), x.to_vec())?.scores(&self.weights)?[0])
+        crate::check_row(x, self.input_features())?;
+        Ok(Features::dense(x.len(), x.to_vec())?.scores(self.model.weights())?[0])
     }
 
     fn decision_values(&self, rows: &Features) -> Result<Vec<f64>, ErmError> {
-        rows.scores(&self.weights)
+        rows.scores(self.model.weights())
     }
 }
 

@@ -245,3 +245,106 @@ fn dpsgd_audit_stays_within_its_claim_and_catches_a_quarter_of_the_noise() {
     eprintln!("σ/4 mutant: ε_LB {mutant:.3}");
     assert!(mutant > claim, "mutant not caught: {mutant} vs {claim}");
 }
+
+// ---------------------------------------------------------------------------------------
+// The model file: a DP-SGD model is a linear model whose metadata records the mechanism.
+
+#[test]
+fn a_dpsgd_model_round_trips_through_the_model_file_with_its_mechanism() {
+    let data = blobs(400, 4);
+    let q = 0.1;
+    let sgd = DpSgd::for_target(config(q, 30), 2.0).unwrap();
+    let model = sgd
+        .fit(&data, &mut InsecureSeededRng::new(5))
+        .unwrap()
+        .into_model()
+        .with_feature_map("scaled:2")
+        .unwrap();
+    let read = LinearModel::from_bytes(&model.to_bytes().unwrap()).unwrap();
+    assert_eq!(read, model);
+    let Mechanism::DpSgd {
+        epsilon,
+        delta,
+        noise_multiplier,
+        sampling_rate,
+        steps,
+        clip_norm,
+    } = read.metadata().mechanism
+    else {
+        panic!("{:?}", read.metadata().mechanism);
+    };
+    assert_eq!((epsilon, delta), (sgd.epsilon(), DELTA));
+    assert_eq!(noise_multiplier, sgd.noise_multiplier());
+    assert!(sampling_rate >= q && sampling_rate - q < 1e-15);
+    assert_eq!((steps, clip_norm), (30, 1.0));
+    // The recorded numbers give back the recorded ε by the spec's formula.
+    let recomputed = spec_epsilon(sampling_rate, noise_multiplier, steps, delta);
+    assert!(
+        epsilon >= recomputed * (1.0 - 1e-12) && epsilon <= recomputed * (1.0 + 1e-6),
+        "{epsilon} vs {recomputed}"
+    );
+    // Λ = 0 (no regularizer) is a valid DP-SGD record, unlike for the ERM mechanisms.
+    assert_eq!(read.metadata().regularization, 0.0);
+    assert_eq!(read.metadata().feature_map.as_deref(), Some("scaled:2"));
+    assert_eq!(read.epsilon(), Some(sgd.epsilon()));
+    assert_eq!(read.metadata().mechanism.delta(), DELTA);
+}
+
+/// A file claiming DP-SGD numbers `DpSgd::new` would refuse is refused on reading, naming
+/// the field: the writer does not check, the reader must.
+#[test]
+fn a_file_with_impossible_dpsgd_numbers_is_refused_naming_the_field() {
+    let data = blobs(100, 6);
+    let good = DpSgd::new(config(0.2, 5), 2.0)
+        .unwrap()
+        .fit(&data, &mut InsecureSeededRng::new(1))
+        .unwrap()
+        .into_model();
+    let forged = |edit: &dyn Fn(&mut Mechanism), lambda: f64| {
+        let mut metadata = good.metadata().clone();
+        edit(&mut metadata.mechanism);
+        metadata.regularization = lambda;
+        let bytes = LinearModel::new(good.weights().to_vec(), metadata)
+            .to_bytes()
+            .unwrap();
+        LinearModel::from_bytes(&bytes).unwrap_err().to_string()
+    };
+    let field = |name: &'static str| {
+        move |m: &mut Mechanism| {
+            let Mechanism::DpSgd {
+                delta,
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                ..
+            } = m
+            else {
+                unreachable!()
+            };
+            match name {
+                "delta" => *delta = 0.0,
+                "noise_multiplier" => *noise_multiplier = f64::NAN,
+                "sampling_rate" => *sampling_rate = 1.5,
+                "steps" => *steps = 0,
+                "clip_norm" => *clip_norm = -1.0,
+                _ => unreachable!(),
+            }
+        }
+    };
+    for name in [
+        "delta",
+        "noise_multiplier",
+        "sampling_rate",
+        "steps",
+        "clip_norm",
+    ] {
+        let err = forged(&field(name), 0.0);
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    let err = forged(&|_| {}, -1.0);
+    assert!(err.contains("regularization"), "{err}");
+    // The untouched record reads back.
+    let bytes = good.to_bytes().unwrap();
+    assert_eq!(LinearModel::from_bytes(&bytes).unwrap(), good);
+}

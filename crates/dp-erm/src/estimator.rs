@@ -53,6 +53,23 @@ pub enum Mechanism {
         /// The δ of the (ε, δ) guarantee.
         delta: f64,
     },
+    /// DP-SGD ([`crate::DpSgd`]): Poisson-subsampled, clipped, Gaussian-noised gradient
+    /// steps accounted with RDP; (ε, δ)-DP for replace-one neighbours, not ε-DP. Appended
+    /// last, so files written before it existed decode unchanged.
+    DpSgd {
+        /// The ε of the (ε, δ) guarantee.
+        epsilon: f64,
+        /// The δ of the (ε, δ) guarantee.
+        delta: f64,
+        /// The noise multiplier σ (noise standard deviation σC on each batch sum).
+        noise_multiplier: f64,
+        /// The realized Poisson sampling rate q the accounting used.
+        sampling_rate: f64,
+        /// The number of steps T.
+        steps: u64,
+        /// The clipping norm C of one example's gradient.
+        clip_norm: f64,
+    },
 }
 
 impl Mechanism {
@@ -64,7 +81,8 @@ impl Mechanism {
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. }
             | Mechanism::GaussianOutputPerturbation { epsilon, .. }
-            | Mechanism::GaussianObjectivePerturbation { epsilon, .. } => Some(epsilon),
+            | Mechanism::GaussianObjectivePerturbation { epsilon, .. }
+            | Mechanism::DpSgd { epsilon, .. } => Some(epsilon),
         }
     }
 
@@ -72,7 +90,8 @@ impl Mechanism {
     pub fn delta(&self) -> f64 {
         match *self {
             Mechanism::GaussianOutputPerturbation { delta, .. }
-            | Mechanism::GaussianObjectivePerturbation { delta, .. } => delta,
+            | Mechanism::GaussianObjectivePerturbation { delta, .. }
+            | Mechanism::DpSgd { delta, .. } => delta,
             _ => 0.0,
         }
     }
@@ -333,7 +352,8 @@ impl ErmParams {
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. }
             | Mechanism::GaussianOutputPerturbation { epsilon, .. }
-            | Mechanism::GaussianObjectivePerturbation { epsilon, .. } => {
+            | Mechanism::GaussianObjectivePerturbation { epsilon, .. }
+            | Mechanism::DpSgd { epsilon, .. } => {
                 *epsilon = new_epsilon;
             }
         }
@@ -422,6 +442,12 @@ impl ErmParams {
                 return Err(ErmError::MisplacedOption {
                     option: "a Gaussian mechanism",
                     applies_to: "GaussianErm, not ErmParams",
+                });
+            }
+            Mechanism::DpSgd { .. } => {
+                return Err(ErmError::MisplacedOption {
+                    option: "DP-SGD",
+                    applies_to: "DpSgd, not ErmParams",
                 });
             }
         }
@@ -539,6 +565,10 @@ impl ErmParams {
             | Mechanism::GaussianObjectivePerturbation { .. } => Err(ErmError::MisplacedOption {
                 option: "a Gaussian mechanism",
                 applies_to: "GaussianErm, not ErmParams",
+            }),
+            Mechanism::DpSgd { .. } => Err(ErmError::MisplacedOption {
+                option: "DP-SGD",
+                applies_to: "DpSgd, not ErmParams",
             }),
         }
     }

@@ -58,7 +58,8 @@ impl OneVsRest {
         let (per_class, epsilon) = match params.mechanism() {
             Mechanism::NonPrivate
             | Mechanism::GaussianOutputPerturbation { .. }
-            | Mechanism::GaussianObjectivePerturbation { .. } => (params.clone(), None),
+            | Mechanism::GaussianObjectivePerturbation { .. }
+            | Mechanism::DpSgd { .. } => (params.clone(), None),
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. } => {
                 // class_count ≤ MAX_CLASSES < 2^32.

@@ -252,6 +252,16 @@ impl LinearModel {
         &self.metadata
     }
 
+    /// The same model recording that its rows went through the feature map `id` (a public
+    /// transform applied before training and scoring, e.g. a scaling and an intercept
+    /// column): a label for loaders, so post-processing. `id` must be a non-empty printable
+    /// string of at most `MAX_MODEL_TEXT_BYTES` bytes, as every loader checks.
+    pub fn with_feature_map(mut self, id: &str) -> Result<Self, ErmError> {
+        validate::check_text("feature_map", id)?;
+        self.metadata.feature_map = Some(id.to_owned());
+        Ok(self)
+    }
+
     /// The ε it was trained with (None if non-private). From a plain file this is the
     /// file's claim; see [`LinearModel`]'s "Files" section.
     pub fn epsilon(&self) -> Option<f64> {

@@ -1132,3 +1132,23 @@ fn authenticated_file_refuses_a_flip_at_every_position() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Files written before Mechanism::DpSgd existed
+
+/// A format-5 objective-perturbation file written by the Python package before DP-SGD
+/// joined `Mechanism` (python/tests/data/seeded_binary_0.dpm): the variant was appended, so
+/// the old encoding still decodes to the same model.
+#[test]
+fn a_file_written_before_dpsgd_existed_still_loads() {
+    let bytes = include_bytes!("testdata/v5_objective_before_dpsgd.dpm");
+    let model = LinearModel::from_bytes(bytes).unwrap();
+    assert!(matches!(
+        model.metadata().mechanism,
+        Mechanism::ObjectivePerturbation { .. }
+    ));
+    assert_eq!(model.metadata().mechanism.delta(), 0.0);
+    assert_eq!(model.weights().len(), model.metadata().features);
+    // And it is written back byte for byte.
+    assert_eq!(model.to_bytes().unwrap(), bytes.to_vec());
+}

@@ -107,12 +107,64 @@ fn check_metadata(metadata: &ModelMetadata) -> Result<(), ErmError> {
         check_epsilon(epsilon).map_err(parameter_out_of_range)?;
     }
     crate::gaussian::check_mechanism_delta(&metadata.mechanism).map_err(parameter_out_of_range)?;
-    check_regularization(metadata.regularization).map_err(parameter_out_of_range)?;
+    if let Mechanism::DpSgd { .. } = metadata.mechanism {
+        check_dpsgd(metadata)?;
+    } else {
+        check_regularization(metadata.regularization).map_err(parameter_out_of_range)?;
+    }
     check_noise_groups(metadata)?;
     metadata.loss.check().map_err(parameter_out_of_range)?;
     check_text("crate_version", &metadata.crate_version)?;
     if let Some(feature_map) = &metadata.feature_map {
         check_text("feature_map", feature_map)?;
+    }
+    Ok(())
+}
+
+/// DP-SGD's record: what `DpSgd::new` would accept (δ in (0, 1), σ, C finite and > 0, q in
+/// (0, 1], 1 ≤ T ≤ `MAX_SGD_STEPS`) and its Λ ≥ 0 (its regularizer may be absent).
+fn check_dpsgd(metadata: &ModelMetadata) -> Result<(), ErmError> {
+    let Mechanism::DpSgd {
+        delta,
+        noise_multiplier,
+        sampling_rate,
+        steps,
+        clip_norm,
+        ..
+    } = metadata.mechanism
+    else {
+        return Ok(());
+    };
+    crate::gaussian::check_delta(delta).map_err(parameter_out_of_range)?;
+    let positive = |what: &str, value: f64| {
+        if value.is_finite() && value > 0.0 {
+            Ok(())
+        } else {
+            Err(out_of_range(format!(
+                "{what} = {value} is not finite and > 0"
+            )))
+        }
+    };
+    positive("noise_multiplier", noise_multiplier)?;
+    positive("clip_norm", clip_norm)?;
+    positive("sampling_rate", sampling_rate)?;
+    if sampling_rate > 1.0 {
+        return Err(out_of_range(format!(
+            "sampling_rate = {sampling_rate} is above 1"
+        )));
+    }
+    if !(1..=crate::MAX_SGD_STEPS).contains(&steps) {
+        return Err(out_of_range(format!(
+            "steps = {steps} is not between 1 and {}",
+            crate::MAX_SGD_STEPS
+        )));
+    }
+    let lambda = metadata.regularization;
+    if !(lambda.is_finite() && (0.0..=crate::MAX_REGULARIZATION).contains(&lambda)) {
+        return Err(out_of_range(format!(
+            "regularization = {lambda} is not between 0 and {}",
+            crate::MAX_REGULARIZATION
+        )));
     }
     Ok(())
 }

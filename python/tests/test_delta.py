@@ -1,0 +1,303 @@
+"""(ε, δ): the Gaussian mechanisms of LogisticRegression / HuberSVC (delta > 0) and
+DPSGDClassifier — what they report, what the ledger records, files, bad input."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+
+import dpml
+
+
+def seeded_sgd(**params):
+    base = dict(
+        epsilon=1.0,
+        delta=1e-5,
+        data_norm=2.0,
+        batch_size=10,
+        epochs=2.0,
+        random_state=dpml.InsecureSeed(42),
+    )
+    base.update(params)
+    return dpml.DPSGDClassifier(**base)
+
+
+def seeded_gaussian(**params):
+    base = dict(
+        epsilon=1.0,
+        delta=1e-5,
+        data_norm=2.0,
+        regularization=0.01,
+        random_state=dpml.InsecureSeed(42),
+    )
+    base.update(params)
+    return dpml.LogisticRegression(**base)
+
+
+# -- the spec's accounting, recomputed here (ALGORITHMS.md §8; MTZ19, Balle et al. 2020) --
+
+
+def _add_remove_rdp(q, sigma, beta):
+    """MTZ19's add/remove RDP of one subsampled-Gaussian step at integer order β."""
+    k = np.arange(beta + 1, dtype=float)
+    terms = (
+        gammaln(beta + 1)
+        - gammaln(k + 1)
+        - gammaln(beta - k + 1)
+        + k * math.log(q)
+        + (beta - k) * (math.log1p(-q) if q < 1 else 0.0)
+        + (k * k - k) / (2 * sigma * sigma)
+    )
+    if q == 1:
+        terms = terms[-1:]
+    peak = terms.max()
+    return (peak + math.log(np.exp(terms - peak).sum())) / (beta - 1)
+
+
+def spec_epsilon(q, sigma, steps, delta):
+    """Replace-one ε of T steps: per order the weak triangle inequality over add/remove at
+    2α and 2α−1, or the Gaussian of sensitivity 2C, whichever is smaller; Balle et al.'s
+    conversion; minimized over the orders 2…63 and dp-noise's large ones."""
+    orders = list(range(2, 64)) + [
+        64, 80, 100, 128, 160, 200, 256, 320, 400, 512, 640, 800, 1024, 1500, 2048, 3000,
+        4096, 6000, 8192,
+    ]
+    best = math.inf
+    for a in orders:
+        gaussian = 2 * a / (sigma * sigma)
+        if q < 1:
+            triangle = (a - 0.5) / (a - 1) * _add_remove_rdp(q, sigma, 2 * a) + _add_remove_rdp(
+                q, sigma, 2 * a - 1
+            )
+            one = min(triangle, gaussian)
+        else:
+            one = gaussian
+        eps = steps * one + math.log((a - 1) / a) - (math.log(delta) + math.log(a)) / (a - 1)
+        best = min(best, eps)
+    return best
+
+
+# -- DP-SGD -------------------------------------------------------------------------------
+
+
+def test_dpsgd_privacy_report_matches_the_spec_accounting(blobs):
+    X, y = blobs
+    clf = dpml.DPSGDClassifier(
+        epsilon=1.0, delta=1e-5, classes=[0, 1], batch_size=40, epochs=3
+    ).fit(X, y)
+    p = clf.privacy_
+    assert p["mechanism"] == "dp-sgd" and p["private"] is True
+    assert (p["epsilon"], p["delta"]) == (1.0, 1e-5)
+    assert p["neighbouring_relation"] == "replace-one"
+    # q = 40/400, T = ⌈3·400/40⌉ = 30: public arithmetic, recomputed here.
+    assert p["steps"] == 30
+    assert abs(p["sampling_rate"] - 0.1) < 1e-15 and p["sampling_rate"] >= 0.1
+    sigma = p["noise_multiplier"]
+    # σ certifies the target by the spec's formula, and barely: 1% less noise does not.
+    assert spec_epsilon(p["sampling_rate"], sigma, 30, 1e-5) <= 1.0 * (1 + 1e-9)
+    assert spec_epsilon(p["sampling_rate"], sigma * 0.99, 30, 1e-5) > 1.0
+    assert p["epsilon_per_model"] <= 1.0
+
+
+def test_dpsgd_multiclass_splits_epsilon_and_delta(reference_data):
+    X, y = reference_data(3)
+    clf = seeded_sgd(classes=[0, 1, 2], batch_size=8, epochs=1.0).fit(X, y)
+    p = clf.privacy_
+    assert len(clf._models) == 3
+    assert p["epsilon_per_model"] <= 1.0 / 3
+    assert 3 * p["delta_per_model"] <= 1e-5
+
+
+def test_dpsgd_charges_the_ledger_epsilon_and_delta(blobs):
+    X, y = blobs
+    ledger = dpml.Ledger(2.0, delta=2e-5)
+    for _ in range(2):
+        dpml.DPSGDClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1], batch_size=50).fit(
+            X, y, ledger=ledger
+        )
+    assert (ledger.spent_epsilon, ledger.spent_delta) == (2.0, 2e-5)
+    assert [r["mechanism"] for r in ledger.records] == ["dp-sgd", "dp-sgd"]
+    with pytest.raises(dpml.BudgetExceededError):
+        dpml.DPSGDClassifier(epsilon=0.1, delta=1e-6, classes=[0, 1]).fit(X, y, ledger=ledger)
+
+
+def test_dpsgd_model_is_the_rust_fit_and_loads_both_ways(tmp_path, fixtures, reference_data):
+    X, y = reference_data(2)
+    clf = seeded_sgd(classes=[0, 1]).fit(X, y)
+    expected = (fixtures / "seeded_sgd_0.dpm").read_bytes()
+    assert [bytes(f) for f in clf._models.to_bytes()] == [expected]
+    clf.save(tmp_path / "sgd.dpm")
+    assert (tmp_path / "sgd.dpm").read_bytes() == expected
+    loaded = dpml.DPSGDClassifier.load(fixtures / "seeded_sgd_0.dpm", classes=[0, 1])
+    np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))
+    p = loaded.privacy_
+    assert p["mechanism"] == "dp-sgd" and p["delta"] == 1e-5
+    assert p["steps"] == 8 and p["sampling_rate"] == 0.25
+    assert p["noise_multiplier"] == clf.privacy_["noise_multiplier"]
+    copy = pickle.loads(pickle.dumps(clf))
+    assert copy._models.to_bytes() == clf._models.to_bytes()
+    assert copy.privacy_ == clf.privacy_
+
+
+# -- the Gaussian mechanisms of the linear estimators -------------------------------------
+
+
+def test_gaussian_objective_is_the_rust_fit(fixtures, reference_data):
+    X, y = reference_data(2)
+    clf = seeded_gaussian(classes=[0, 1]).fit(X, y)
+    expected = (fixtures / "seeded_gaussian_0.dpm").read_bytes()
+    assert [bytes(f) for f in clf._models.to_bytes()] == [expected]
+    loaded = dpml.LogisticRegression.load(fixtures / "seeded_gaussian_0.dpm", classes=[0, 1])
+    np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))
+    assert loaded.privacy_["mechanism"] == "gaussian-objective"
+    assert loaded.privacy_["delta"] == 1e-5
+
+
+@pytest.mark.parametrize("mechanism", ["objective", "output"])
+@pytest.mark.parametrize("make", [dpml.LogisticRegression, dpml.HuberSVC])
+def test_delta_selects_the_gaussian_mechanism_and_is_charged(blobs, make, mechanism):
+    X, y = blobs
+    ledger = dpml.Ledger(1.0, delta=1e-6)
+    clf = make(
+        epsilon=1.0, delta=1e-6, data_norm=2.0, classes=[0, 1], mechanism=mechanism
+    ).fit(X, y, ledger=ledger)
+    p = clf.privacy_
+    assert p["mechanism"] == f"gaussian-{mechanism}"
+    assert (p["epsilon"], p["delta"]) == (1.0, 1e-6)
+    assert p["noise"]["sigma"] > 0 and p["noise"]["delta_per_model"] == 1e-6
+    assert clf._models.info()["mechanism"] == f"gaussian-{mechanism}"
+    assert (ledger.spent_epsilon, ledger.spent_delta) == (1.0, 1e-6)
+    assert ledger.records[0]["mechanism"] == f"gaussian-{mechanism}"
+    assert set(clf.predict(X)) <= {0, 1}
+
+
+def test_delta_zero_is_the_pure_mechanism_unchanged(reference_data, fixtures):
+    X, y = reference_data(2)
+    clf = seeded_gaussian(classes=[0, 1], delta=0.0).fit(X, y)
+    assert clf._models.to_bytes()[0] == (fixtures / "seeded_binary_0.dpm").read_bytes()
+    assert clf.privacy_["delta"] == 0.0 and clf.privacy_["mechanism"] == "objective"
+
+
+def test_gaussian_multiclass_splits_delta(reference_data):
+    X, y = reference_data(3)
+    clf = seeded_gaussian(classes=[0, 1, 2], delta=3e-6).fit(X, y)
+    per_model = clf.privacy_["noise"]["delta_per_model"]
+    assert 3 * per_model <= 3e-6 and per_model > 0.99e-6
+    assert clf.privacy_["delta"] == 3e-6
+
+
+# -- bad input: a dpml exception naming the parameter, never a panic ----------------------
+
+
+@pytest.mark.parametrize("delta", [-1e-6, 1.0, 2.0, math.nan, math.inf])
+def test_delta_outside_zero_one_is_refused(blobs, delta):
+    X, y = blobs
+    with pytest.raises(dpml.DPMLValueError, match="delta"):
+        dpml.LogisticRegression(delta=delta, data_norm=2.0, classes=[0, 1]).fit(X, y)
+    with pytest.raises(dpml.DPMLValueError, match="delta"):
+        dpml.DPSGDClassifier(delta=delta, classes=[0, 1]).fit(X, y)
+
+
+def test_delta_of_the_wrong_type_is_refused(blobs):
+    X, y = blobs
+    with pytest.raises(dpml.DPMLTypeError, match="delta"):
+        dpml.LogisticRegression(delta="1e-5", data_norm=2.0, classes=[0, 1]).fit(X, y)
+
+
+def test_a_pure_ledger_refuses_a_delta(blobs):
+    X, y = blobs
+    ledger = dpml.Ledger(10.0)
+    for clf in (
+        dpml.HuberSVC(delta=1e-6, data_norm=2.0, classes=[0, 1]),
+        dpml.DPSGDClassifier(delta=1e-6, classes=[0, 1]),
+    ):
+        with pytest.raises(dpml.BudgetExceededError, match="pure epsilon"):
+            clf.fit(X, y, ledger=ledger)
+    assert len(ledger) == 0 and ledger.spent_delta == 0
+
+
+def test_dpsgd_without_delta_is_refused(blobs):
+    X, y = blobs
+    with pytest.raises(dpml.DPMLValueError, match="delta is required"):
+        dpml.DPSGDClassifier(classes=[0, 1]).fit(X, y)
+    with pytest.raises(dpml.DPMLValueError, match="delta"):
+        dpml.DPSGDClassifier(delta=0.0, classes=[0, 1]).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params,name",
+    [
+        (dict(batch_size=0), "batch_size"),
+        (dict(batch_size=-3), "batch_size"),
+        (dict(batch_size=401), "batch_size"),
+        (dict(batch_size=2.5), "batch_size"),
+        (dict(epochs=0), "epochs"),
+        (dict(epochs=-1.0), "epochs"),
+        (dict(epochs=math.nan), "epochs"),
+        (dict(epochs=1e9), "epochs"),
+        (dict(learning_rate=0), "learning_rate"),
+        (dict(learning_rate=math.inf), "learning_rate"),
+        (dict(clip_norm=-1.0), "clip_norm"),
+        (dict(regularization=-1.0), "regularization"),
+        (dict(loss="hinge"), "loss"),
+        (dict(neighbouring="add-remove"), "add-remove"),
+        (dict(neighbouring="neighbours"), "neighbouring"),
+        (dict(epsilon=math.inf), "epsilon"),
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(average_iterates="yes"), "average_iterates"),
+    ],
+)
+def test_nonsense_dpsgd_parameters_are_named(blobs, params, name):
+    X, y = blobs
+    base = dict(delta=1e-6, classes=[0, 1])
+    base.update(params)
+    with pytest.raises(dpml.DPMLError, match=name):
+        dpml.DPSGDClassifier(**base).fit(X, y)
+
+
+def test_a_diverging_learning_rate_is_an_error_whose_spend_stands(blobs):
+    X, y = blobs
+    ledger = dpml.Ledger(1.0, delta=1e-6)
+    with pytest.raises(dpml.DPMLError, match="learning_rate") as refused:
+        dpml.DPSGDClassifier(
+            delta=1e-6, classes=[0, 1], learning_rate=1e3, regularization=1.0, batch_size=10
+        ).fit(X, y, ledger=ledger)
+    # The iterates diverged after the noise was drawn: not a refusal, so not refunded.
+    assert not isinstance(refused.value, dpml.DPMLValueError)
+    assert (ledger.spent_epsilon, ledger.spent_delta) == (1.0, 1e-6)
+
+
+@pytest.mark.parametrize(
+    "params,name",
+    [
+        (dict(calibration="cms11"), "calibration"),
+        (dict(feature_groups=[0, 0, 1, 1]), "feature_groups"),
+    ],
+)
+def test_options_that_do_not_apply_to_the_gaussian_mechanisms_are_named(blobs, params, name):
+    X, y = blobs
+    with pytest.raises(dpml.DPMLValueError, match=name):
+        dpml.LogisticRegression(delta=1e-6, data_norm=2.0, classes=[0, 1], **params).fit(X, y)
+
+
+def test_a_refused_fit_refunds_the_ledger(blobs):
+    X, y = blobs
+    ledger = dpml.Ledger(1.0, delta=1e-5)
+    with pytest.raises(dpml.DPMLValueError, match="batch_size"):
+        dpml.DPSGDClassifier(delta=1e-6, classes=[0, 1], batch_size=10_000).fit(
+            X, y, ledger=ledger
+        )
+    assert len(ledger) == 0 and ledger.spent_delta == 0
+
+
+def test_private_search_refuses_candidates_with_a_delta(blobs):
+    X, y = blobs
+    for estimator, grid in (
+        (dpml.LogisticRegression(delta=1e-6, data_norm=2.0, classes=[0, 1]), {"C": [0.1, 1.0]}),
+        (dpml.DPSGDClassifier(delta=1e-6, classes=[0, 1]), {"learning_rate": [0.5, 1.0]}),
+    ):
+        search = dpml.model_selection.PrivateSearch(estimator, grid, epsilon=1.0)
+        with pytest.raises(dpml.DPMLValueError, match="pure-epsilon"):
+            search.fit(X, y)
