@@ -330,7 +330,10 @@ impl RowTransform {
                 out.indices.push(c as u32);
                 out.values.push(v / self.norm_bound);
             });
-            if out.indices[start..].windows(2).any(|pair| pair[0] >= pair[1]) {
+            if out.indices[start..]
+                .windows(2)
+                .any(|pair| pair[0] >= pair[1])
+            {
                 out.ordered = false;
             }
             out.indptr.push(out.indices.len());
