@@ -303,7 +303,8 @@ pub fn erm_params(
             return Err(CoreError::value(
                 "delta",
                 "> 0 (the Gaussian mechanisms) applies to LogisticRegression and HuberSVC \
-                 fits only, not to kernel models or private searches",
+                 fits in memory only, not to kernel models, private searches or fits over \
+                 Spark",
             ));
         }
     };

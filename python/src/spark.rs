@@ -357,7 +357,11 @@ pub fn fit_linear_partitions(
             models: vec![fit.into_model()],
             regularization: params.regularization(),
             epsilon: spec.mechanism.epsilon(),
+            // `erm_params` refused the Gaussian mechanisms above: pure ε only.
+            delta: 0.0,
             calibration,
+            gaussian: None,
+            sgd: None,
         },
         oracle.passes(),
     ))

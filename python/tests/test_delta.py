@@ -36,7 +36,7 @@ def seeded_gaussian(**params):
     return dpml.LogisticRegression(**base)
 
 
-# -- the spec's accounting, recomputed here (ALGORITHMS.md §8; MTZ19, Balle et al. 2020) --
+# -- the spec's accounting, recomputed here (the guide's reference/algorithms.md §8; MTZ19, Balle et al. 2020) --
 
 
 def _add_remove_rdp(q, sigma, beta):
