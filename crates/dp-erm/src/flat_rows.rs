@@ -47,36 +47,17 @@ impl FlatRows {
         flat
     }
 
-    /// CSR arrays, their offsets checked as [`CsrRows::new`] checks them (the columns and
+    /// CSR arrays, their layout checked by [`CsrRows::check_layout`] (the columns and
     /// values are checked row by row in [`FlatRows::check_entries`]).
     pub(crate) fn from_csr(
         indptr: Vec<usize>,
         indices: Vec<u32>,
         values: Vec<f64>,
     ) -> Result<Self, ErmError> {
-        let invalid = |why: String| Err(OptimError::InvalidSparseStructure(why).into());
         if indptr.len() < 2 {
             return Err(ErmError::EmptyData);
         }
-        let rows = indptr.len() - 1;
-        if indices.len() != values.len() {
-            return invalid(format!(
-                "{} indices but {} values",
-                indices.len(),
-                values.len()
-            ));
-        }
-        if indptr[0] != 0 || indptr[rows] != indices.len() {
-            return invalid(format!(
-                "indptr must run from 0 to {} (the number of entries), runs from {} to {}",
-                indices.len(),
-                indptr[0],
-                indptr[rows]
-            ));
-        }
-        if let Some(row) = (0..rows).find(|&r| indptr[r] > indptr[r + 1]) {
-            return invalid(format!("indptr decreases at row {row}"));
-        }
+        CsrRows::check_layout(&indptr, indices.len(), values.len())?;
         Ok(Self {
             indptr,
             cols: indices.into_iter().map(|c| c as usize).collect(),

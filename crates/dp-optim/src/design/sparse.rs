@@ -122,6 +122,30 @@ impl ColumnMajor {
 }
 
 impl CsrRows {
+    /// The layout of CSR arrays, before any row is read: as many indices as values, and
+    /// `indptr` (at least two offsets) starting at 0, never decreasing and ending at the
+    /// number of entries — so that every row's range is in bounds.
+    pub fn check_layout(indptr: &[usize], indices: usize, values: usize) -> Result<(), OptimError> {
+        let invalid = |why: String| Err(OptimError::InvalidSparseStructure(why));
+        let rows = indptr.len().saturating_sub(1);
+        if rows == 0 {
+            return Err(OptimError::EmptyData { rows, cols: 0 });
+        }
+        if indices != values {
+            return invalid(format!("{indices} indices but {values} values"));
+        }
+        if indptr[0] != 0 || indptr[rows] != indices {
+            return invalid(format!(
+                "indptr must run from 0 to {indices} (the number of entries), runs from {} to {}",
+                indptr[0], indptr[rows]
+            ));
+        }
+        if let Some(row) = (0..rows).find(|&r| indptr[r] > indptr[r + 1]) {
+            return invalid(format!("indptr decreases at row {row}"));
+        }
+        Ok(())
+    }
+
     /// From raw CSR arrays, all checked: `indptr` starts at 0, never decreases and ends at
     /// the number of entries; column indices are `< cols` and strictly increasing within a
     /// row; values are finite.
@@ -145,25 +169,8 @@ impl CsrRows {
                 ),
             });
         }
-        if indices.len() != values.len() {
-            return invalid(format!(
-                "{} indices but {} values",
-                indices.len(),
-                values.len()
-            ));
-        }
-        if indptr[0] != 0 || indptr[rows] != indices.len() {
-            return invalid(format!(
-                "indptr must run from 0 to {} (the number of entries), runs from {} to {}",
-                indices.len(),
-                indptr[0],
-                indptr[rows]
-            ));
-        }
         // The whole indptr first, so that no row range below can be out of bounds.
-        if let Some(row) = (0..rows).find(|&r| indptr[r] > indptr[r + 1]) {
-            return invalid(format!("indptr decreases at row {row}"));
-        }
+        Self::check_layout(&indptr, indices.len(), values.len())?;
         for row in 0..rows {
             let (start, end) = (indptr[row], indptr[row + 1]);
             let row_indices = &indices[start..end];
