@@ -10,7 +10,6 @@ mod generalization;
 mod parameter_properties;
 mod rejects;
 mod serving;
-mod timing;
 
 use dp_erm::{Examples, Features};
 use dp_noise::InsecureSeededRng;

@@ -16,15 +16,26 @@
 //! On the direct path the time pins down `V` and ε_LB lands far above the claim (the
 //! mutation check: the unsafe path must be caught); through the serving interface the time
 //! is one slot whatever `V`, and ε_LB stays within the pair's ε.
+//!
+//! Timing needs a quiet processor: these audits are their own test binary (cargo runs test
+//! binaries one after another, so no other test of the crate shares the machine with them)
+//! and take a lock, so they never run beside each other either. A CI run with the crate's
+//! other tests beside them (rayon pools on both cores) once saw ε_LB = 1.02 on the direct
+//! path.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use dp_audit::{LowerBound, epsilon_lower_bound};
-use dp_erm::Loss;
+use dp_erm::{Examples, Features, Loss};
+use dp_noise::InsecureSeededRng;
+use dp_predict::{PredictionInterface, ScoreAnswer, ServingInterface, StableErm, StableErmParams};
+use rand::RngExt;
 
-use super::audit::canary_examples;
-use super::{ALPHA, rng};
-use crate::{PredictionInterface, ScoreAnswer, ServingInterface, StableErm, StableErmParams};
+/// False-alarm rate of every statistical test (docs/src/reference/privacy-testing.md).
+const ALPHA: f64 = 1e-6;
+/// Held by each audit while it times answers.
+static QUIET: Mutex<()> = Mutex::new(());
 
 /// Calibration runs per dataset, then counted runs per dataset (half select the threshold,
 /// half are counted).
@@ -116,6 +127,7 @@ impl Auditor {
 fn audit_with_time(
     first: &StableErm,
     second: &StableErm,
+    alpha: f64,
     mut answer: impl FnMut(usize) -> ScoreAnswer,
 ) -> LowerBound {
     let mut auditor = Auditor::new(first, second);
@@ -141,10 +153,27 @@ fn audit_with_time(
             scores.push(auditor.score(seen));
         }
     }
-    epsilon_lower_bound(&scores[0], &scores[1], ALPHA).unwrap()
+    epsilon_lower_bound(&scores[0], &scores[1], alpha).unwrap()
 }
 
-/// The canary pair of the answer-only audit (`audit.rs`): flipping the canary's label moves
+fn rng(seed: u64) -> InsecureSeededRng {
+    InsecureSeededRng::new(seed)
+}
+
+/// The canary pair's data (as in the answer-only audit, `src/tests/audit.rs`): row 0 is the
+/// canary `e₁` with label `canary_label`; the other rows lie along `e₂`, with random labels.
+fn canary_examples(n: usize, canary_label: f64) -> Examples {
+    let mut r = rng(40);
+    let mut values = vec![1.0, 0.0];
+    let mut labels = vec![canary_label];
+    for _ in 1..n {
+        values.extend([0.0, r.random_range(-1.0..1.0)]);
+        labels.push(if r.random::<bool>() { 1.0 } else { -1.0 });
+    }
+    Examples::new(Features::dense(2, values).unwrap(), labels).unwrap()
+}
+
+/// The canary pair of the answer-only audit (`src/tests/audit.rs`): flipping the canary's label moves
 /// the score at `e₁` by `2/(λn)`, the whole sensitivity, so the pair's ε is about ε.
 fn canary_pair(epsilon: f64) -> (StableErm, StableErm, f64) {
     let params = StableErmParams::new(Loss::huber(0.5).unwrap(), 0.1, epsilon);
@@ -157,10 +186,17 @@ fn canary_pair(epsilon: f64) -> (StableErm, StableErm, f64) {
 }
 
 /// Today's direct path: answer plus time tells the datasets apart far beyond ε = 1 (the
-/// answer alone reaches about 0.98: `audit.rs`). This is the mutation check of the test
-/// below — the same distinguisher, on the unsafe path.
+/// answer alone reaches about 0.98: `src/tests/audit.rs`). This is the mutation check of the
+/// test below — the same distinguisher, on the unsafe path.
+///
+/// A burst of load elsewhere on the machine can blur the time of a whole audit, so the leak
+/// gets up to three audits, each at α/3: the chance that any of them shows a leak that is not
+/// there stays within α (union bound).
 #[test]
 fn answer_and_time_of_the_direct_path_exceed_the_claim() {
+    let _quiet = QUIET
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let epsilon = 1.0;
     let (first, second, pair) = canary_pair(epsilon);
     let mut interfaces = [
@@ -168,11 +204,19 @@ fn answer_and_time_of_the_direct_path_exceed_the_claim() {
         PredictionInterface::new(second.clone(), 1e9).unwrap(),
     ];
     let mut r = rng(31);
-    let bound = audit_with_time(&first, &second, |dataset| {
-        interfaces[dataset].answer(&QUERY, &mut r).unwrap()
-    });
-    eprintln!("direct path, answer and time: {bound:?} (pair ε {pair})");
-    assert!(bound.epsilon > 1.5 * epsilon, "{bound:?}");
+    const ATTEMPTS: usize = 3;
+    let mut bounds = Vec::new();
+    for _ in 0..ATTEMPTS {
+        let bound = audit_with_time(&first, &second, ALPHA / ATTEMPTS as f64, |dataset| {
+            interfaces[dataset].answer(&QUERY, &mut r).unwrap()
+        });
+        eprintln!("direct path, answer and time: {bound:?} (pair ε {pair})");
+        if bound.epsilon > 1.5 * epsilon {
+            return;
+        }
+        bounds.push(bound);
+    }
+    panic!("the timing leak went unseen in {ATTEMPTS} audits: {bounds:?}");
 }
 
 /// Through the serving interface (noise pooled ahead, answers released one 10 µs slot after
@@ -180,6 +224,9 @@ fn answer_and_time_of_the_direct_path_exceed_the_claim() {
 /// answer did not.
 #[test]
 fn answer_and_time_of_the_serving_interface_stay_within_the_claim() {
+    let _quiet = QUIET
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let epsilon = 1.0;
     let (first, second, pair) = canary_pair(epsilon);
     let mut r = rng(41);
@@ -195,7 +242,7 @@ fn answer_and_time_of_the_serving_interface_stay_within_the_claim() {
         interface
     };
     let mut interfaces = [serving(&first), serving(&second)];
-    let bound = audit_with_time(&first, &second, |dataset| {
+    let bound = audit_with_time(&first, &second, ALPHA, |dataset| {
         interfaces[dataset].answer(&QUERY, &mut r).unwrap()
     });
     let overruns = interfaces[0].overruns() + interfaces[1].overruns();
