@@ -8,6 +8,7 @@
 #   DPML_REQUIREMENTS=requirements-oldest.txt python/ci.sh  oldest supported versions
 #   DPML_REUSE_WHEEL=1 ...                                  test the wheel an earlier run built
 #   DPML_OLD_CPU=1 ...                                      also run pytest under qemu -cpu Nehalem
+#   DPML_OLD_CPU=only ...                                   run pytest under qemu only
 #
 # The first run (the default requirements) also installs requirements-spark.txt and runs
 # dpml.spark's tests (markers spark, slow: a local[2] Spark on Java 17); the oldest-
@@ -48,20 +49,18 @@ export PYO3_PYTHON="$venv/bin/python"
 if [ "${DPML_REUSE_WHEEL:-}" = 1 ] && ls "$CARGO_TARGET_DIR"/wheels/*.whl >/dev/null 2>&1; then
     echo "== python: reusing the wheel built earlier: $(ls "$CARGO_TARGET_DIR"/wheels/*.whl)"
 else
-    # The Rust checks ship nothing, so they need no portable build: they run with the
-    # workspace's own flags in its target folder, where `cargo test --workspace` has
-    # already compiled most of the dependencies (about 230 of this crate's 241 locked
-    # versions are the workspace's).
+    # The lints ship nothing, so they need no portable build: they run with the
+    # workspace's own flags in its target folder, where `cargo clippy --workspace` has
+    # already checked most of the dependencies (about 230 of this crate's 241 locked
+    # versions are the workspace's; the others, and crates whose features differ, are
+    # checked again).
     (
         unset RUSTFLAGS
         export CARGO_TARGET_DIR="${DPML_CHECK_TARGET_DIR:-$root/target}"
         echo "== python: cargo fmt --check, clippy (warnings are errors)"
         cargo fmt --manifest-path Cargo.toml -- --check
+        # No code is compiled only without the `python` feature, so one lint covers all.
         cargo clippy --locked --all-targets -- -D warnings
-        cargo clippy --locked --all-targets --no-default-features -- -D warnings
-
-        echo "== python: Rust tests (the reference fits the Python tests compare with)"
-        cargo test --locked --no-default-features
     )
 
     echo "== python: wheel (RUSTFLAGS=${RUSTFLAGS:-})"
@@ -70,6 +69,11 @@ else
     "$venv/bin/maturin" build --release --locked --quiet --interpreter "$venv/bin/python" \
         --out "$CARGO_TARGET_DIR/wheels"
     echo "wheel built in $(( $(date +%s) - start )) s: $(ls "$CARGO_TARGET_DIR"/wheels/*.whl)"
+
+    # In the wheel's build (release, the same flags and features): only PyO3, numpy and
+    # this crate compile again (maturin builds PyO3 for an extension module).
+    echo "== python: Rust tests (the reference fits the Python tests compare with)"
+    cargo test --release --locked
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
     --no-deps "$CARGO_TARGET_DIR"/wheels/*.whl
@@ -79,9 +83,11 @@ echo "== python: pytest against the installed wheel"
 # lacks the compiled core, must not shadow the installed package.
 cd "$here/tests"
 export DPML_FIXTURES="$here/tests/data"
-start=$(date +%s)
-"$venv/bin/pytest" -q -p no:cacheprovider --import-mode=importlib -m "not spark" "$@"
-echo "pytest took $(( $(date +%s) - start )) s"
+if [ "${DPML_OLD_CPU:-}" != only ]; then
+    start=$(date +%s)
+    "$venv/bin/pytest" -q -p no:cacheprovider --import-mode=importlib -m "not spark" "$@"
+    echo "pytest took $(( $(date +%s) - start )) s"
+fi
 
 if [ "$spark_tests" = 1 ]; then
     spark_venv="${DPML_SPARK_VENV:-$CARGO_TARGET_DIR/venv-spark}"
@@ -101,12 +107,14 @@ fi
 # DPML_OLD_CPU=1: the suite again on an emulated older processor (qemu-x86_64 -cpu Nehalem:
 # x86-64-v2, SSE4.2, no AVX), where a build for the building machine's features dies of an
 # illegal instruction (the workspace's native `dpml` command does there: checked by hand).
-if [ "${DPML_OLD_CPU:-}" = 1 ]; then
+if [ "${DPML_OLD_CPU:-}" = 1 ] || [ "${DPML_OLD_CPU:-}" = only ]; then
     echo "== python: pytest on an emulated older processor (qemu-x86_64 -cpu Nehalem)"
     if ! command -v qemu-x86_64 >/dev/null 2>&1; then
         echo "qemu-x86_64 not found: apt-get install -y qemu-user" >&2
         exit 1
     fi
+    start=$(date +%s)
     qemu-x86_64 -cpu Nehalem "$venv/bin/python" "$venv/bin/pytest" -q -p no:cacheprovider \
         --import-mode=importlib -m "not spark" "$@"
+    echo "pytest under qemu took $(( $(date +%s) - start )) s"
 fi
