@@ -286,7 +286,7 @@ pub(crate) fn check_block(block: &RowBlock<'_>) -> Result<(), ErmError> {
             return Err(ErmError::InvalidLabel { row, label });
         }
         let (_, values) = block.row(row);
-        if !(clearly_within_unit_ball(values) || within_unit_ball(values)) {
+        if !within_unit_ball(values) {
             return Err(ErmError::RowNormAboveOne {
                 row,
                 norm: values.iter().map(|v| v * v).sum::<f64>().sqrt(),
@@ -294,22 +294,4 @@ pub(crate) fn check_block(block: &RowBlock<'_>) -> Result<(), ErmError> {
         }
     }
     Ok(())
-}
-
-/// A sufficient condition for `Σ v² ≤ 1`, several times cheaper than [`within_unit_ball`]'s
-/// error-bounded sum: the plain rounded sum of squares, clearly below 1.
-///
-/// For k entries, each square and each addition rounds by at most a factor (1 ± u), so the
-/// rounded sum `s` of the k non-negative squares satisfies `s ≥ (1 − γ_k)·Σv²` with
-/// `γ_k = ku/(1 − ku) ≤ 2ku` (Higham, *Accuracy and Stability of Numerical Algorithms*,
-/// §4.2) when nothing underflows; a square or a sum that underflows loses at most 2⁻¹⁰⁷⁴
-/// more. So `s ≤ 1 − 4(k+1)u − (k+1)·2⁻¹⁰⁷⁰` gives `Σv² ≤ (s + 2k·2⁻¹⁰⁷⁴)/(1 − 2ku) < 1`.
-/// A NaN or infinite entry fails the test. What is not clearly inside goes to the exact
-/// check, so this says yes only where that check does.
-pub(crate) fn clearly_within_unit_ball(values: &[f64]) -> bool {
-    let k = values.len() as f64 + 1.0;
-    let sum: f64 = values.iter().map(|v| v * v).sum();
-    // 2⁻¹⁰⁷⁰ is the subnormal with bit pattern 16.
-    let threshold = (1.0 - 4.0 * k * (f64::EPSILON / 2.0) - k * f64::from_bits(16)).next_down();
-    sum <= threshold
 }

@@ -511,7 +511,7 @@ fn csr_input(
     let csr = CsrRows::new(features, indptr, indices, values)?;
     for r in 0..csr.rows() {
         let (_, row) = csr.row(r);
-        if !unit_ball::within_unit_ball(row.iter().copied()) {
+        if !unit_ball::within_unit_ball(row) {
             let norm = l2_norm(row.iter().copied());
             return Err(ErmError::RowNormAboveOne { row: r, norm });
         }
@@ -573,7 +573,7 @@ pub(crate) fn check_labels(labels: &[f64], rows: usize) -> Result<(), ErmError> 
 /// of squares (false for a row whose rounded norm is 1 but whose exact norm is above).
 /// False for a non-finite value.
 pub fn within_unit_ball(values: &[f64]) -> bool {
-    unit_ball::within_unit_ball(values.iter().copied())
+    unit_ball::within_unit_ball(values)
 }
 
 /// Scales a sparse row into the unit ball if it is outside (by `1/‖x‖`, then shrunk by a
@@ -639,7 +639,7 @@ pub(crate) fn check_group_norms_of(
 pub(crate) fn check_unit_ball(inputs: &crate::Features) -> Result<(), ErmError> {
     for row in 0..inputs.len() {
         let values = inputs.row(row).values();
-        if !unit_ball::within_unit_ball(values.iter().copied()) {
+        if !unit_ball::within_unit_ball(values) {
             let norm = l2_norm(values.iter().copied());
             return Err(ErmError::RowNormAboveOne { row, norm });
         }
@@ -664,16 +664,53 @@ pub(crate) mod unit_ball {
     /// Each square is split exactly into `p + e` (`e = fma(v, v, −p)`), the `p` are added
     /// with an exact two-sum (`high` plus the exact errors `t`), and the small parts
     /// `t + e` are added in `low`. Only the additions into `low` and the fma round; each
-    /// rounding adds at most `u·|result|` (plus [`UNDERFLOW`] where results are subnormal)
-    /// to `error`, accumulated rounded up. So `error` is about `n²u²`: at d = 10⁴ below
-    /// 10⁻²³, where a sum rounded to nearest errs by up to 10⁻¹².
+    /// rounding adds at most `u·|result|` (plus [`UNDERFLOW`] where results are subnormal).
+    /// The error bound is `2u` times the sum of those results' magnitudes (`weights`, a
+    /// plain sum of non-negative terms, enlarged once at the end for its own rounding), so
+    /// it is about `n²u²`: at d = 10⁴ below 10⁻²³, where a sum rounded to nearest errs by up
+    /// to 10⁻¹².
     #[derive(Clone, Copy, Debug, Default)]
     pub(crate) struct SquareSum {
         high: f64,
         low: f64,
-        error: f64,
+        /// `Σ (|e| + |t + e| + |low|)` over the terms, rounded to nearest.
+        weights: f64,
+        /// Terms added (counted for the rounding of `weights`).
+        terms: u64,
+        /// Non-zero terms below [`TINY`], whose squares may underflow.
+        tiny: u64,
         /// A value of magnitude above 1 (or NaN) was added: the row is outside the ball.
         outside: bool,
+    }
+
+    /// `(p, e)` with `p = a²` rounded to nearest and `p + e = a²` exactly (for `|a| ≤ 1`,
+    /// and `|a| ≥ 2⁻⁴⁸⁰` where nothing underflows; smaller entries get an allowance).
+    #[inline(always)]
+    fn square_exactly(a: f64) -> (f64, f64) {
+        let p = a * a;
+        #[cfg(target_feature = "fma")]
+        {
+            (p, a.mul_add(a, -p))
+        }
+        #[cfg(not(target_feature = "fma"))]
+        {
+            (p, square_error_by_splitting(a, p))
+        }
+    }
+
+    /// `a² − p` for `p = fl(a²)`, exactly, without a fused multiply-add: Dekker's product
+    /// on Veltkamp's split of `a` into two 26-bit halves (TwoProduct in Ogita, Rump &
+    /// Oishi, "Accurate sum and dot product", 2005). Where the target has no FMA,
+    /// `mul_add` is a call into the C library that spills every register of the sum; this
+    /// stays inline (the portable Python wheel's builds take this path).
+    #[cfg_attr(target_feature = "fma", allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn square_error_by_splitting(a: f64, p: f64) -> f64 {
+        // 2^27 + 1.
+        let scaled = 134_217_729.0 * a;
+        let high = scaled - (scaled - a);
+        let low = a - high;
+        low * low - (((p - high * high) - low * high) - high * low)
     }
 
     impl SquareSum {
@@ -687,8 +724,7 @@ pub(crate) mod unit_ball {
                 self.outside = true;
                 return;
             }
-            let p = a * a;
-            let e = a.mul_add(a, -p);
+            let (p, e) = square_exactly(a);
             // Two-sum (Knuth): high + p = s + t exactly.
             let s = self.high + p;
             let b = s - self.high;
@@ -697,16 +733,46 @@ pub(crate) mod unit_ball {
             let small = t + e;
             self.low += small;
             // Three roundings (the fma, `t + e`, the sum into `low`), each at most u times
-            // its result; counted as 2u times their rounded sum, which covers that sum's
-            // own rounding. Squares of entries below 2^-480 may underflow: a fixed allowance
-            // each (exact sums, such as a single entry of 1, keep an error of 0).
-            let mut bound = (e.abs() + small.abs() + self.low.abs()) * (2.0 * UNIT_ROUNDOFF);
+            // its result: their magnitudes are summed here and bounded in `error`. Squares of
+            // entries below 2^-480 may underflow: a fixed allowance each (exact sums, such as
+            // a single entry of 1, keep an error of 0).
+            self.weights += e.abs() + small.abs() + self.low.abs();
+            self.terms += 1;
             if a != 0.0 && a < TINY {
-                bound += 3.0 * UNDERFLOW;
+                self.tiny += 1;
             }
-            if bound > 0.0 {
-                self.error = (self.error + bound).next_up();
+        }
+
+        /// `(high, low, error)`: the exact sum lies within `error` of `high + low`.
+        #[cfg(test)]
+        pub(crate) fn parts(&self) -> (f64, f64, Option<f64>) {
+            (self.high, self.low, self.error())
+        }
+
+        /// A bound on `|Σ v² − (high + low)|`, rounded up, or `None` where too many terms
+        /// were added for the bound's derivation (never for a row that fits in memory).
+        ///
+        /// Each term's three roundings add at most `u·w` to the error, `w` its computed
+        /// `|e| + |t + e| + |low|` (2u·w covers the rounding of w itself). `weights`, the
+        /// rounded sum of k non-negative w, is at least `(1 − γ_k)·Σw` (Higham, §4.2), and
+        /// `1/(1 − γ_k) ≤ 1 + 12ku` for ku ≤ 1/16 (subnormal sums are exact); each product
+        /// below is rounded up. A tiny term adds at most 3 [`UNDERFLOW`].
+        fn error(&self) -> Option<f64> {
+            if self.weights == 0.0 && self.tiny == 0 {
+                return Some(0.0);
             }
+            let growth = 16.0 * self.terms as f64 * UNIT_ROUNDOFF;
+            if growth > 1.0 / 16.0 {
+                return None;
+            }
+            let summed = (self.weights * (1.0 + growth)).next_up();
+            let rounding = (summed * (2.0 * UNIT_ROUNDOFF)).next_up();
+            if self.tiny == 0 {
+                // No product with a subnormal where none is needed (a slow microcode assist).
+                return Some(rounding);
+            }
+            let underflow = 3.0 * self.tiny as f64 * UNDERFLOW;
+            Some((rounding + underflow).next_up())
         }
 
         /// Whether the exact sum is at most 1, decided in the safe direction: true only if
@@ -716,27 +782,56 @@ pub(crate) mod unit_ball {
             if self.outside || self.high > 1.0 {
                 return false;
             }
+            let Some(error) = self.error() else {
+                return false;
+            };
             // 1 − high is exact for high in [1/2, 1] (Sterbenz); below, round it down.
             let slack = if self.high >= 0.5 {
                 1.0 - self.high
             } else {
                 (1.0 - self.high).next_down()
             };
-            if self.error == 0.0 {
+            if error == 0.0 {
                 // Every operation was exact: so is `low`.
                 self.low <= slack
             } else {
-                (self.low + self.error).next_up() <= slack
+                (self.low + error).next_up() <= slack
             }
         }
     }
 
-    /// Whether `Σ v² ≤ 1` holds exactly for `values`, decided in the safe direction (see
-    /// [`SquareSum`]).
-    pub(crate) fn within_unit_ball(values: impl Iterator<Item = f64>) -> bool {
+    /// Whether `Σ v² ≤ 1` holds exactly for `values`, decided in the safe direction: rows
+    /// clearly inside by [`clearly_within_unit_ball`], the others on the error-bounded
+    /// [`SquareSum`].
+    pub(crate) fn within_unit_ball(values: &[f64]) -> bool {
+        clearly_within_unit_ball(values) || within_unit_ball_by_bounded_sum(values)
+    }
+
+    /// [`within_unit_ball`]'s decision on the error-bounded [`SquareSum`] alone.
+    pub(crate) fn within_unit_ball_by_bounded_sum(values: &[f64]) -> bool {
         let mut sum = SquareSum::default();
-        values.for_each(|v| sum.add(v));
+        values.iter().for_each(|&v| sum.add(v));
         sum.at_most_one()
+    }
+
+    /// A sufficient condition for `Σ v² ≤ 1`, several times cheaper than the error-bounded
+    /// [`SquareSum`]: the plain rounded sum of squares, clearly below 1.
+    ///
+    /// For k entries, each square and each addition rounds by at most a factor (1 ± u), so the
+    /// rounded sum `s` of the k non-negative squares satisfies `s ≥ (1 − γ_k)·Σv²` with
+    /// `γ_k = ku/(1 − ku) ≤ 2ku` (Higham, *Accuracy and Stability of Numerical Algorithms*,
+    /// §4.2) when nothing underflows; a square or a sum that underflows loses at most 2⁻¹⁰⁷⁴
+    /// more. So `s ≤ 1 − 4(k+1)u − (k+1)·2⁻¹⁰⁷⁰` gives `Σv² ≤ (s + 2k·2⁻¹⁰⁷⁴)/(1 − 2ku) < 1`.
+    /// A NaN or infinite entry fails the test. What is not clearly inside goes to the exact
+    /// check, so this says yes only where that check does.
+    pub(crate) fn clearly_within_unit_ball(values: &[f64]) -> bool {
+        let k = values.len() as f64 + 1.0;
+        let sum: f64 = values.iter().map(|v| v * v).sum();
+        // 1 − 4ku = 1 − k·2⁻⁵¹ is exact; `next_down` then takes away at least 2⁻⁵⁴, far more
+        // than k·2⁻¹⁰⁷⁰. (Computing k·2⁻¹⁰⁷⁰ would multiply by a subnormal: a microcode
+        // assist of about a hundred cycles, which was a third of a training set's build.)
+        let threshold = (1.0 - 4.0 * k * (f64::EPSILON / 2.0)).next_down();
+        sum <= threshold
     }
 
     /// `‖x‖₂` as computed to nearest (for messages), scaled by the largest magnitude first
@@ -759,7 +854,7 @@ pub(crate) mod unit_ball {
     /// Divides by the largest magnitude first, so a row whose norm overflows (entries near
     /// 1e308) is scaled correctly rather than multiplied by 1/∞ = 0.
     pub fn clip_values_to_unit_ball(row: &mut [f64]) {
-        if within_unit_ball(row.iter().copied()) {
+        if within_unit_ball(row) {
             return;
         }
         let largest = row.iter().fold(0.0f64, |m, &v| m.max(v.abs()));
@@ -771,7 +866,7 @@ pub(crate) mod unit_ball {
         row.iter_mut()
             .for_each(|v| *v = (*v / largest) / relative_norm);
         let mut step = f64::EPSILON;
-        while !within_unit_ball(row.iter().copied()) {
+        while !within_unit_ball(row) {
             row.iter_mut().for_each(|v| *v *= 1.0 - step);
             step = (2.0 * step).min(0.5);
         }

@@ -170,7 +170,7 @@ impl FlatRows {
     pub(crate) fn check_unit_ball(&self) -> Result<(), ErmError> {
         for r in 0..self.rows() {
             let row = &self.vals[self.range(r)];
-            if !within_unit_ball(row.iter().copied()) {
+            if !within_unit_ball(row) {
                 let norm = l2_norm(row.iter().copied());
                 return Err(ErmError::RowNormAboveOne { row: r, norm });
             }

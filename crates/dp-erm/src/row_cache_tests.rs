@@ -462,13 +462,15 @@ fn a_fit_over_a_file_holds_a_block_at_a_time_not_the_file() {
     assert!(peak < bytes / 4, "peak {peak} of a {bytes}-byte file");
 }
 
-/// The pass's fast unit-ball check never accepts a row the exact check refuses, on rows
-/// scaled to within a few ulps of norm 1 (where a check without its rounding margin would
-/// accept rows just outside), and it does take the fast way on typical rows.
+/// The fast unit-ball check (every training set's and every pass's) never accepts a row the
+/// error-bounded check refuses, on rows scaled to within a few ulps of norm 1 (where a
+/// check without its rounding margin would accept rows just outside), and it does take the
+/// fast way on typical rows.
 #[test]
 fn the_fast_unit_ball_check_accepts_only_rows_the_exact_check_accepts() {
-    use crate::block_fit::clearly_within_unit_ball;
-    use crate::within_unit_ball;
+    use crate::data::unit_ball::{
+        clearly_within_unit_ball, within_unit_ball_by_bounded_sum as within_unit_ball,
+    };
     let mut rng = InsecureSeededRng::new(5);
     let (mut fast, mut outside) = (0, 0);
     for trial in 0..300_000 {

@@ -107,6 +107,68 @@ fn rejects_rows_just_outside_the_unit_ball() {
     }
 }
 
+/// The error-bounded sum's bound holds: on rows of 10⁴ entries near the sphere, the exact
+/// sum (in integers) lies within `error` of the computed `high + low`, and the rounding of
+/// `low` is real there (a bound of 0 would fail). The bound is also not vacuous: below
+/// 10⁻²⁰ where the plain rounded sum errs by up to 10⁻¹².
+#[test]
+fn the_square_sum_bounds_its_own_error() {
+    use crate::data::unit_ball::SquareSum;
+    let unit = 2f64.powi(118);
+    let mut inexact = 0;
+    for (row, excess) in rows_near_the_sphere(200, 32) {
+        let mut sum = SquareSum::default();
+        row.iter().for_each(|&v| sum.add(v));
+        let (high, low, error) = sum.parts();
+        let error = error.expect("10⁴ terms are within the bound's derivation");
+        assert!(error < 1e-20, "{error}");
+        let (high_units, low_units) = (high * unit, low * unit);
+        // Both are whole multiples of 2⁻¹¹⁸ unless `low` is tiny (then skip the row).
+        if low_units.fract() != 0.0 || low_units.abs() >= 2f64.powi(100) {
+            continue;
+        }
+        let computed = high_units as i128 + low_units as i128 - (1i128 << 118);
+        let gap = (excess - computed).unsigned_abs() as f64;
+        assert!(
+            gap <= error * unit,
+            "gap {gap} units, error {} units",
+            error * unit
+        );
+        inexact += usize::from(gap > 0.0);
+    }
+    assert!(inexact >= 50, "{inexact}");
+}
+
+/// The square's rounding error without FMA (the portable wheel's path) is the fused one's,
+/// bit for bit, from 1 down to 2⁻⁴⁸⁰ (below, the sum makes an allowance).
+#[test]
+fn the_square_error_without_fma_is_exact() {
+    use crate::data::unit_ball::square_error_by_splitting;
+    let mut rng = InsecureSeededRng::new(33);
+    let mut inexact = 0;
+    for trial in 0..200_000 {
+        let a = if trial % 2 == 0 {
+            rng.random::<f64>()
+        } else {
+            rng.random::<f64>() * 2f64.powi(-rng.random_range(0..480))
+        };
+        let a = a.max(2f64.powi(-480));
+        let p = a * a;
+        let fused = a.mul_add(a, -p);
+        assert_eq!(
+            square_error_by_splitting(a, p).to_bits(),
+            fused.to_bits(),
+            "{a:e}"
+        );
+        inexact += usize::from(fused != 0.0);
+    }
+    for a in [1.0, 0.5, 1.0f64.next_down(), 0.1, 2f64.powi(-480)] {
+        let p = a * a;
+        assert_eq!(square_error_by_splitting(a, p), a.mul_add(a, -p), "{a:e}");
+    }
+    assert!(inexact > 150_000, "{inexact}");
+}
+
 /// Clipping puts a row exactly inside the ball (checked in integers), including the rows
 /// just outside that the old clip, stopping at a rounded norm of 1, left outside.
 #[test]
