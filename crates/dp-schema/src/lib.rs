@@ -8,7 +8,9 @@
 //! for every dataset and preserves the replace-one neighbouring relation — and builds the
 //! [`dp_noise::FeatureGroups`] of the one-hot attributes, so that objective perturbation's
 //! group-shaped noise ([`dp_erm::ErmParams::group_noise`]) is the default for schema-built
-//! data. [`read_batches`] streams CSV and Parquet files through it in bounded batches.
+//! data. `read_batches` streams CSV and Parquet files through it in bounded batches (the
+//! default feature `files`; without it, the schema, the encoder and the Arrow cell readers
+//! only — what the Python package needs, its frames arriving as Arrow arrays).
 //!
 //! # The encoding
 //! - numeric: clamped to `[lower, upper]` (standard; no count of clamped values is kept),
@@ -32,18 +34,24 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod arrow_cells;
+#[cfg(feature = "files")]
 mod cache;
 mod encode;
 mod error;
+#[cfg(feature = "files")]
 mod read;
 mod schema;
 
+pub use arrow_cells::{arrow_numbers, arrow_text_cell};
+#[cfg(feature = "files")]
 pub use cache::write_row_cache;
 pub use encode::{Cell, CellError, EncodedRow, Encoder};
 pub use error::{Problem, ReadError, SchemaError};
+#[cfg(feature = "files")]
 pub use read::{
-    Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, arrow_numbers, arrow_text_cell, is_gzip,
-    is_parquet, read_batches, read_examples, read_training_set,
+    Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, is_gzip, is_parquet, read_batches,
+    read_examples, read_training_set,
 };
 pub use schema::{
     CategoricalMissing, Column, ColumnKind, CsvFormat, MAX_LEVELS, MAX_SCHEMA_BYTES,
@@ -52,5 +60,5 @@ pub use schema::{
 
 #[cfg(test)]
 mod proptests;
-#[cfg(test)]
+#[cfg(all(test, feature = "files"))]
 mod tests;
