@@ -39,3 +39,17 @@ def blobs():
 def pytest_configure(config):
     config.addinivalue_line("markers", "spark: needs pyspark and Java (dpml.spark)")
     config.addinivalue_line("markers", "slow: seconds, not milliseconds")
+
+
+def pytest_collection_modifyitems(config, items):
+    """``DPML_SHARD=i/n``: keep every n-th test from the i-th (python/ci.sh runs the emulated
+    suite as two such processes side by side: the emulation uses one core each)."""
+    shard = os.environ.get("DPML_SHARD")
+    if not shard:
+        return
+    index, count = (int(part) for part in shard.split("/"))
+    if not 0 <= index < count:
+        raise pytest.UsageError(f"DPML_SHARD={shard!r}: expected i/n with 0 <= i < n")
+    kept = [item for i, item in enumerate(items) if i % count == index]
+    config.hook.pytest_deselected(items=[item for i, item in enumerate(items) if i % count != index])
+    items[:] = kept
