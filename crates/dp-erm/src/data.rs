@@ -756,7 +756,9 @@ pub(crate) mod unit_ball {
         /// `|e| + |t + e| + |low|` (2u·w covers the rounding of w itself). `weights`, the
         /// rounded sum of k non-negative w, is at least `(1 − γ_k)·Σw` (Higham, §4.2), and
         /// `1/(1 − γ_k) ≤ 1 + 12ku` for ku ≤ 1/16 (subnormal sums are exact); each product
-        /// below is rounded up. A tiny term adds at most 3 [`UNDERFLOW`].
+        /// below is rounded up. A tiny term adds at most 8 [`UNDERFLOW`]: where its square
+        /// underflows, each of the products giving `e` (one with FMA, five by splitting) and
+        /// the two sums into `low` may round by half a subnormal ulp.
         fn error(&self) -> Option<f64> {
             if self.weights == 0.0 && self.tiny == 0 {
                 return Some(0.0);
@@ -771,7 +773,7 @@ pub(crate) mod unit_ball {
                 // No product with a subnormal where none is needed (a slow microcode assist).
                 return Some(rounding);
             }
-            let underflow = 3.0 * self.tiny as f64 * UNDERFLOW;
+            let underflow = 8.0 * self.tiny as f64 * UNDERFLOW;
             Some((rounding + underflow).next_up())
         }
 
