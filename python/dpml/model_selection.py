@@ -94,7 +94,10 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
     estimator : dpml.LogisticRegression, dpml.HuberSVC or dpml.RandomFeaturesSVC
         The template: each candidate is ``clone(estimator).set_params(**point)``. Its
         ``classes`` (two of them: dp-tune compares binary models) are required; its
-        ``epsilon`` is replaced by the search's, its ``random_state`` must be None.
+        ``epsilon`` is replaced by the search's, its ``random_state`` must be None. Its
+        ``delta`` (linear models; the grid may vary it) is each candidate's own: with
+        ``delta > 0`` the candidates are the Gaussian (ε, δ) mechanisms, which
+        ``method="split"`` accepts.
     param_grid : dict or list of dicts
         Parameter name -> list of values, as for scikit-learn's ``GridSearchCV``. It must
         not vary ``epsilon``, ``random_state``, ``classes`` or (linear models) the row
@@ -105,14 +108,17 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
         ``"split"``: split-and-select (Chaudhuri-Monteleoni-Sarwate 2011, Algorithm 4).
         The rows are shuffled and cut into m + 1 parts; candidate i trains on part i at ε;
         the exponential mechanism at ε picks one by its mistakes on the last part. The
-        search is **ε-DP** (max of the two, the same ε).
+        search is **ε-DP** (max of the two, the same ε) — **(ε, δ)-DP** with δ the largest
+        candidate ``delta`` when candidates have one (each row reaches one candidate's
+        part, so nothing adds up).
         ``"random-stopping"`` (Liu-Talwar 2019): 10% of the rows are held out; runs draw a
         candidate at random, train it on the other 90% and score it with discrete Laplace
         noise; after each run the search stops with probability ``stop_probability``; the
         best run is released. Each run spends b and the search is **(3b, δ)-DP**, with b
         the largest step whose 3b (rounded up) is at most ``epsilon``, and
         ``δ = (1 + e^{3b})(1 − γ)^T`` from the cap T on runs (at most 1e-6). It is not
-        pure ε-DP: a ``dpml.Ledger`` with ``delta=0`` refuses it.
+        pure ε-DP: a ``dpml.Ledger`` with ``delta=0`` refuses it. Its proof is for
+        pure-ε candidates: a candidate with ``delta > 0`` is refused.
     stop_probability : float or None, default=None
         γ for random stopping, in [1e-4, 1]; None: 1/m (m runs expected).
     holdout_fraction : float, default=0.1
@@ -157,6 +163,13 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
                 "estimator must be a dpml estimator (LogisticRegression, HuberSVC, "
                 f"RandomFeaturesSVC); got {type(self.estimator).__name__}"
             )
+        if getattr(self.estimator, "_searchable", True) is False:
+            raise DPMLValueError(
+                f"estimator={type(self.estimator).__name__}: PrivateSearch selects among "
+                "dpml.LogisticRegression, dpml.HuberSVC and dpml.RandomFeaturesSVC "
+                "candidates (with delta > 0, the Gaussian mechanisms); DP-SGD's noise is "
+                "calibrated to the rows it trains on and is not searched here"
+            )
         if self.estimator.random_state is not None:
             raise DPMLValueError(
                 f"estimator.random_state={self.estimator.random_state!r}: "
@@ -198,12 +211,18 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
         for point in grid:
             candidate = clone(self.estimator).set_params(**point, epsilon=epsilon)
             _, mechanism = candidate._epsilon_and_mechanism()
-            if candidate._delta() > 0:
+            delta = candidate._delta()
+            if delta > 0 and method != "split":
                 raise DPMLValueError(
-                    f"{type(candidate).__name__} with delta={candidate._delta()!r}: "
-                    "PrivateSearch selects among pure-epsilon candidates only (delta=0)"
+                    f"{type(candidate).__name__} with delta={delta!r}: method="
+                    f"{method!r} selects among pure-epsilon candidates only (its proof "
+                    "composes epsilon-DP runs); method='split' accepts (epsilon, delta) "
+                    "candidates"
                 )
-            kwargs.append(candidate._fit_kwargs((max(rows, 1), shape[1]), call, epsilon, mechanism))
+            kw = candidate._fit_kwargs((max(rows, 1), shape[1]), call, epsilon, mechanism)
+            if delta > 0:
+                kw["delta"] = delta
+            kwargs.append(kw)
             candidates.append(candidate)
         ledger = ledger if ledger is not None else active_ledger()
         record = None
@@ -213,12 +232,21 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
             if ledger is None:
                 return
             if plan["delta"] > 0 and ledger.delta == 0:
+                why = (
+                    "its cap on runs adds a delta"
+                    if method == "random-stopping"
+                    else "its candidates have a delta"
+                )
+                instead = (
+                    ", or method='split' with pure-epsilon candidates"
+                    if method == "random-stopping"
+                    else ""
+                )
                 raise BudgetExceededError(
-                    f"method='random-stopping' is (epsilon={plan['epsilon']!r}, "
-                    f"delta={plan['delta']!r})-DP, not pure epsilon-DP (its cap on runs adds "
-                    "a delta): a Ledger with delta=0 cannot pay for it. Use "
-                    f"dpml.Ledger(epsilon, delta=...) with delta >= {plan['delta']!r}, or "
-                    "method='split'; nothing was trained"
+                    f"method={method!r} is (epsilon={plan['epsilon']!r}, "
+                    f"delta={plan['delta']!r})-DP, not pure epsilon-DP ({why}): a Ledger "
+                    "with delta=0 cannot pay for it. Use dpml.Ledger(epsilon, delta=...) "
+                    f"with delta >= {plan['delta']!r}{instead}; nothing was trained"
                 )
             record = ledger.charge(
                 plan["epsilon"], plan["delta"], what="PrivateSearch", mechanism=method
@@ -250,7 +278,12 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
             best.feature_names_in_ = self.feature_names_in_
         best._models = models
         self.privacy_ = self._privacy_report(plan, method, len(grid), gamma, holdout, seed, noisy)
-        best.privacy_ = dict(self.privacy_, selected_by="dpml.model_selection.PrivateSearch")
+        _, chosen = best._epsilon_and_mechanism()
+        best.privacy_ = dict(
+            self.privacy_,
+            selected_by="dpml.model_selection.PrivateSearch",
+            mechanism=best._released_mechanism(chosen, best._delta()),
+        )
         self.best_estimator_ = best
         self.best_index_ = index
         self.best_params_ = dict(grid[index])
@@ -278,6 +311,11 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
             report["guarantee"] = (
                 "split-and-select (CMS11 Alg. 4): max(candidate epsilon, selection epsilon) "
                 "= epsilon; the released (index, model) pair is epsilon-DP"
+                if plan["delta"] == 0
+                else "split-and-select (CMS11 Alg. 4) among (epsilon, delta) candidates: "
+                "max(candidate epsilon, selection epsilon) = epsilon, delta = the largest "
+                "candidate delta (each row reaches one candidate); the released (index, "
+                "model) pair is (epsilon, delta)-DP"
             )
         else:
             report.update(

@@ -78,6 +78,9 @@ class DPSGDClassifier(_LinearClassifier):
     the ε each model's accounting gives, at most its share).
     """
 
+    # dpml.model_selection.PrivateSearch builds objective/output perturbation candidates only.
+    _searchable = False
+
     def __init__(
         self,
         epsilon=1.0,

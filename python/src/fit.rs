@@ -242,7 +242,7 @@ fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, CoreError> {
 
 /// Λ: fixed, or dp-erm's data-independent rule from n, the transformed d and each model's
 /// ε (the same rule for the Gaussian mechanisms: it reads the public sizes and ε only).
-fn regularization(
+pub(crate) fn regularization(
     spec: &LinearSpec,
     groups: Option<&FeatureGroups>,
     rows: usize,
@@ -303,8 +303,8 @@ pub fn erm_params(
             return Err(CoreError::value(
                 "delta",
                 "> 0 (the Gaussian mechanisms) applies to LogisticRegression and HuberSVC \
-                 fits in memory only, not to kernel models, private searches or fits over \
-                 Spark",
+                 (fits in memory, and PrivateSearch with method='split'), not to kernel \
+                 models or fits over Spark",
             ));
         }
     };

@@ -7,7 +7,7 @@ use pyo3::types::{PyDict, PyList};
 use crate::error::{CoreError, guarded};
 use crate::fit::{LinearSpec, MapSpec, Regularization};
 use crate::models::Models;
-use crate::py::{Held, class_indices, detached, loss, mechanism, raise, randomness};
+use crate::py::{Held, class_indices, detached, loss, mechanism_with_delta, raise, randomness};
 use crate::rows::RowTransform;
 use crate::select::{Candidates, Method, prepare};
 
@@ -47,10 +47,16 @@ fn linear_spec(d: &Bound<'_, PyDict>, i: usize, linear: bool) -> Result<LinearSp
             &item::<String>(d, "loss_name", i)?,
             item(d, "huber_width", i)?,
         )?,
-        // The ε is the search's (see `select`): a placeholder until then.
-        mechanism: mechanism(
+        // The ε is the search's (see `select`): a placeholder until then. The δ (the
+        // Gaussian mechanisms) is the candidate's own; absent means pure ε.
+        mechanism: mechanism_with_delta(
             &item::<String>(d, "mechanism_name", i)?,
             1.0,
+            if d.contains("delta").unwrap_or(false) {
+                item(d, "delta", i)?
+            } else {
+                0.0
+            },
             &item::<String>(d, "calibration", i)?,
         )?,
         regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),

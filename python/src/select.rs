@@ -7,8 +7,12 @@
 //! plus a δ from its cap, so every candidate and each score get the largest `b` whose
 //! `3b`, rounded up as dp-tune rounds it, is at most the total; the selection's own
 //! `epsilon()` is then checked against the total before anything is drawn.
+//!
+//! (ε, δ) candidates (the Gaussian mechanisms, `delta > 0`) are accepted by split-and-select
+//! only, whose δ is the largest candidate δ (dp-tune's `SplitAndSelect::delta`); random
+//! stopping's proof is for ε-DP candidates, and dp-tune refuses them there.
 
-use dp_erm::{ErmParams, Examples, Trainer};
+use dp_erm::{ErmError, ErmParams, Examples, GaussianErm, LinearModel, Trainer};
 use dp_kernel::{FeatureMap, KernelParams};
 use dp_noise::{ReleaseRng, add_rounding_up};
 use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
@@ -16,7 +20,7 @@ use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
 use crate::error::CoreError;
 use crate::fit::{
     LinearSpec, MapSpec, MechanismSpec, Randomness, binary_labels, check_classes, erm_params,
-    features, generator, training_set,
+    features, generator, regularization, training_set,
 };
 use crate::models::Models;
 use crate::rows::{RowTransform, Rows};
@@ -28,7 +32,8 @@ pub enum Method {
     /// part. End-to-end ε: the total.
     Split,
     /// Liu–Talwar random stopping: every candidate on `(1 − h)·n` rows, noisy held-out
-    /// scores, a geometric number of runs. End-to-end `(≤ total, δ)`.
+    /// scores, a geometric number of runs. End-to-end `(≤ total, δ)`. Pure-ε candidates
+    /// only.
     RandomStopping {
         /// γ, the probability of stopping after each run.
         stop_probability: f64,
@@ -61,7 +66,8 @@ impl Candidates {
 pub struct SearchPlan {
     /// The end-to-end ε (dp-tune's `epsilon()`), at most the total asked for.
     pub epsilon: f64,
-    /// The end-to-end δ (dp-tune's `delta()`; 0 for split-and-select).
+    /// The end-to-end δ (dp-tune's `delta()`: random stopping's from its cap;
+    /// split-and-select's the largest candidate δ, 0 for pure-ε candidates).
     pub delta: f64,
     /// The ε each candidate trains at, and the ε of the selection (or of each score).
     pub step_epsilon: f64,
@@ -129,6 +135,59 @@ fn held_out(rows: usize, method: Method, candidates: usize) -> (usize, usize) {
     }
 }
 
+/// A linear candidate: a pure-ε mechanism, or a Gaussian (ε, δ) one (split-and-select
+/// only) whose models carry the row transform's id as the pure ones' do.
+#[derive(Clone, Debug)]
+enum LinearCandidate {
+    Pure(ErmParams),
+    Gaussian {
+        erm: GaussianErm,
+        feature_map: String,
+    },
+}
+
+impl Trainer for LinearCandidate {
+    type Model = LinearModel;
+    type Error = ErmError;
+
+    fn epsilon(&self) -> Option<f64> {
+        match self {
+            LinearCandidate::Pure(p) => Trainer::epsilon(p),
+            LinearCandidate::Gaussian { erm, .. } => Trainer::epsilon(erm),
+        }
+    }
+
+    fn delta(&self) -> f64 {
+        match self {
+            LinearCandidate::Pure(p) => Trainer::delta(p),
+            LinearCandidate::Gaussian { erm, .. } => Trainer::delta(erm),
+        }
+    }
+
+    fn train(&self, data: &Examples, rng: &mut dyn ReleaseRng) -> Result<LinearModel, ErmError> {
+        match self {
+            LinearCandidate::Pure(p) => Trainer::train(p, data, rng),
+            LinearCandidate::Gaussian { erm, feature_map } => {
+                Trainer::train(erm, data, rng)?.with_feature_map(feature_map)
+            }
+        }
+    }
+
+    fn check_shape(&self, rows: usize, features: usize) -> Result<(), ErmError> {
+        match self {
+            LinearCandidate::Pure(p) => Trainer::check_shape(p, rows, features),
+            LinearCandidate::Gaussian { erm, .. } => Trainer::check_shape(erm, rows, features),
+        }
+    }
+
+    fn check_inputs(&self, data: &Examples) -> Result<(), ErmError> {
+        match self {
+            LinearCandidate::Pure(p) => Trainer::check_inputs(p, data),
+            LinearCandidate::Gaussian { erm, .. } => Trainer::check_inputs(erm, data),
+        }
+    }
+}
+
 /// One of dp-tune's selections over trainers `T`.
 enum Selector<T> {
     Split(SplitAndSelect<T>),
@@ -158,7 +217,7 @@ impl<T: Trainer> Selector<T> {
 
     fn delta(&self) -> f64 {
         match self {
-            Selector::Split(_) => 0.0,
+            Selector::Split(s) => s.delta(),
             Selector::Stopping(s) => s.delta(),
         }
     }
@@ -191,7 +250,7 @@ impl<T: Trainer> Selector<T> {
 
 enum Prepared {
     Linear {
-        selector: Selector<ErmParams>,
+        selector: Selector<LinearCandidate>,
         data: Examples,
         transform: RowTransform,
     },
@@ -210,6 +269,44 @@ pub struct PreparedSearch {
     rng: Box<dyn ReleaseRng + Send>,
 }
 
+/// One linear candidate and its Λ: dp-erm's parameters for a pure-ε mechanism, its
+/// `GaussianErm` (one model: no one-vs-rest share) for a Gaussian one.
+fn linear_candidate(
+    spec: &LinearSpec,
+    rows: usize,
+    features: usize,
+) -> Result<(LinearCandidate, f64), CoreError> {
+    let (epsilon, delta) = match spec.mechanism {
+        MechanismSpec::GaussianOutput { epsilon, delta }
+        | MechanismSpec::GaussianObjective { epsilon, delta } => (epsilon, delta),
+        _ => {
+            let params = erm_params(spec, rows, features, 1)?;
+            let lambda = params.regularization();
+            return Ok((LinearCandidate::Pure(params), lambda));
+        }
+    };
+    if spec.feature_groups.is_some() {
+        return Err(CoreError::value(
+            "feature_groups",
+            "shapes the pure-ε objective perturbation's noise; the Gaussian mechanisms \
+             (delta > 0) add spherical noise: leave feature_groups=None",
+        ));
+    }
+    let features = spec.transform.output_features(features);
+    let lambda = regularization(spec, None, rows, features, 1)?;
+    let mut erm = match spec.mechanism {
+        MechanismSpec::GaussianOutput { .. } => {
+            GaussianErm::output_perturbation(spec.loss, lambda, epsilon, delta)
+        }
+        _ => GaussianErm::objective_perturbation(spec.loss, lambda, epsilon, delta),
+    };
+    if let Some(tolerance) = spec.tolerance {
+        erm = erm.tolerance(tolerance);
+    }
+    let feature_map = spec.transform.id();
+    Ok((LinearCandidate::Gaussian { erm, feature_map }, lambda))
+}
+
 /// Builds the selection of `candidates` on `rows` (two classes only: dp-tune compares
 /// binary models' held-out mistakes) at a total ε. Every parameter refusal comes here,
 /// before the caller charges anything.
@@ -217,8 +314,8 @@ pub struct PreparedSearch {
 /// # Privacy
 /// For training sets of the same size that differ in one row (replace-one), the released
 /// (index, model, noisy score) of [`PreparedSearch::run`] is `(plan.epsilon, plan.delta)`-DP
-/// by dp-tune's theorems (`SplitAndSelect`: `max(ε_T, ε_S)`; `RandomStopping`: `3·ε_B`
-/// rounded up, plus its cap's δ), given that the candidates — built here from the grid, the
+/// by dp-tune's theorems (`SplitAndSelect`: `max(ε_T, ε_S)` and the largest candidate δ;
+/// `RandomStopping`: `3·ε_B` rounded up, plus its cap's δ), given that the candidates — built here from the grid, the
 /// public n and the row transform, never from the rows' values — and the transform are
 /// fixed before the rows are read. The row transform (÷ B, optional clipping, intercept) is
 /// per row, so it preserves the neighbouring relation. Λ from `regularization = "auto"`
@@ -257,12 +354,23 @@ pub fn prepare(
                     "is not private: every candidate of a private search must be",
                 ));
             }
-            MechanismSpec::GaussianOutput { .. } | MechanismSpec::GaussianObjective { .. } => {
+            MechanismSpec::GaussianOutput { .. } | MechanismSpec::GaussianObjective { .. }
+                if method != Method::Split =>
+            {
                 return Err(CoreError::value(
                     "delta",
-                    "> 0: a private search selects among pure-ε candidates only",
+                    "> 0: method='random-stopping' selects among pure-ε candidates only \
+                     (its proof composes ε-DP runs); method='split' accepts a delta",
                 ));
             }
+            MechanismSpec::GaussianOutput { delta, .. } => MechanismSpec::GaussianOutput {
+                epsilon: step,
+                delta,
+            },
+            MechanismSpec::GaussianObjective { delta, .. } => MechanismSpec::GaussianObjective {
+                epsilon: step,
+                delta,
+            },
             MechanismSpec::Output { .. } => MechanismSpec::Output { epsilon: step },
             MechanismSpec::Objective { calibration, .. } => MechanismSpec::Objective {
                 epsilon: step,
@@ -289,11 +397,14 @@ pub fn prepare(
                     ),
                 ));
             }
-            let params = specs
-                .iter()
-                .map(|s| erm_params(&with_step(s)?, training_rows, rows.features(), 1))
-                .collect::<Result<Vec<_>, _>>()?;
-            let lambdas = params.iter().map(ErmParams::regularization).collect();
+            let mut params = Vec::with_capacity(specs.len());
+            let mut lambdas = Vec::with_capacity(specs.len());
+            for spec in specs {
+                let (candidate, lambda) =
+                    linear_candidate(&with_step(spec)?, training_rows, rows.features())?;
+                params.push(candidate);
+                lambdas.push(lambda);
+            }
             let selector = Selector::new(params, step, method).map_err(CoreError::Tune)?;
             let data = training_set(&rows, labels, &transform)?.to_examples();
             let spends = (selector.epsilon(), selector.delta(), selector.max_runs());

@@ -292,12 +292,46 @@ def test_a_refused_fit_refunds_the_ledger(blobs):
     assert len(ledger) == 0 and ledger.spent_delta == 0
 
 
-def test_private_search_refuses_candidates_with_a_delta(blobs):
+def test_private_search_selects_among_gaussian_candidates_with_split(blobs):
+    """Split-and-select among (ε, δ) candidates is (ε, max δ)-DP (each row reaches one
+    candidate's part: dp-tune's SplitAndSelect, # Privacy) — computed here from that rule,
+    with candidates of different δ; the ledger is charged exactly that once."""
     X, y = blobs
-    for estimator, grid in (
-        (dpml.LogisticRegression(delta=1e-6, data_norm=2.0, classes=[0, 1]), {"C": [0.1, 1.0]}),
-        (dpml.DPSGDClassifier(delta=1e-6, classes=[0, 1]), {"learning_rate": [0.5, 1.0]}),
-    ):
-        search = dpml.model_selection.PrivateSearch(estimator, grid, epsilon=1.0)
-        with pytest.raises(dpml.DPMLValueError, match="pure-epsilon"):
-            search.fit(X, y)
+    estimator = dpml.LogisticRegression(delta=1e-6, data_norm=2.0, classes=[0, 1])
+    grid = {"C": [0.1, 1.0], "delta": [1e-6, 4e-6]}
+    ledger = dpml.Ledger(2.0, delta=1e-5)
+    search = dpml.model_selection.PrivateSearch(estimator, grid, epsilon=1.0)
+    search.fit(X, y, ledger=ledger)
+    expected = (1.0, max(grid["delta"]))
+    assert (search.privacy_["epsilon"], search.privacy_["delta"]) == expected
+    assert (ledger.spent_epsilon, ledger.spent_delta) == expected and len(ledger) == 1
+    assert "largest candidate delta" in search.privacy_["guarantee"]
+    best = search.best_estimator_
+    assert best.delta == search.best_params_["delta"] and best.epsilon == 1.0
+    assert best.privacy_["mechanism"] == "gaussian-objective"
+    # Output perturbation's Gaussian candidates too.
+    output = dpml.LogisticRegression(
+        delta=1e-6, mechanism="output", data_norm=2.0, classes=[0, 1]
+    )
+    search = dpml.model_selection.PrivateSearch(output, {"C": [0.1, 1.0]}, epsilon=1.0)
+    assert search.fit(X, y).best_estimator_.privacy_["mechanism"] == "gaussian-output"
+
+
+def test_private_search_with_a_delta_refuses_a_pure_ledger_and_random_stopping(blobs):
+    X, y = blobs
+    estimator = dpml.LogisticRegression(delta=1e-6, data_norm=2.0, classes=[0, 1])
+    pure = dpml.Ledger(10.0)
+    search = dpml.model_selection.PrivateSearch(estimator, {"C": [0.1, 1.0]}, epsilon=1.0)
+    with pytest.raises(dpml.BudgetExceededError, match="candidates have a delta"):
+        search.fit(X, y, ledger=pure)
+    assert len(pure) == 0 and pure.spent_epsilon == 0
+    stopping = dpml.model_selection.PrivateSearch(
+        estimator, {"C": [0.1, 1.0]}, epsilon=1.0, method="random-stopping"
+    )
+    with pytest.raises(dpml.DPMLValueError, match="pure-epsilon candidates only"):
+        stopping.fit(X, y, ledger=dpml.Ledger(10.0, delta=1e-3))
+    sgd = dpml.model_selection.PrivateSearch(
+        dpml.DPSGDClassifier(delta=1e-6, classes=[0, 1]), {"learning_rate": [0.5, 1.0]}
+    )
+    with pytest.raises(dpml.DPMLValueError, match="DP-SGD"):
+        sgd.fit(X, y)

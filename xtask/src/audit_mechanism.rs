@@ -6,8 +6,10 @@
 //! `x* = 1`, labelled +1 in one dataset and −1 in the other (replace one record). Both
 //! branches of objective perturbation are audited: Λ = 0.1 (Δ = 0) and Λ = 10⁻³ (Δ > 0),
 //! ε = 2, as in dp-erm's own audit tests. The (ε, δ) mechanisms ([`gaussian`]) are audited
-//! on the same pair at δ = 10⁻⁵ with the δ-aware bound.
+//! on the same pair at δ = 10⁻⁵ with the δ-aware bound; DP-SGD ([`dpsgd`]) at the same
+//! (ε, δ) on a pair of its own, in one branch.
 
+mod dpsgd;
 mod gaussian;
 
 use std::fmt::Write as _;
@@ -24,7 +26,7 @@ use serde::Serialize;
 use crate::keep::{self, Holdings};
 
 /// Every mechanism the command audits, by name: pure ε, then (ε, δ).
-pub const MECHANISMS: [&str; 9] = [
+pub const MECHANISMS: [&str; 10] = [
     "objective-logistic",
     "objective-logistic-cliff-free",
     "objective-huber",
@@ -34,6 +36,7 @@ pub const MECHANISMS: [&str; 9] = [
     gaussian::NAMES[0],
     gaussian::NAMES[1],
     gaussian::NAMES[2],
+    dpsgd::NAME,
 ];
 
 /// The neighbouring relation every audit's pair instantiates.
@@ -178,7 +181,10 @@ pub fn run(
     seed: u64,
     out: &std::path::Path,
 ) -> Result<bool, Box<dyn std::error::Error>> {
-    if params(name, BRANCHES[0]).is_none() && gaussian::params(name, BRANCHES[0]).is_none() {
+    if params(name, BRANCHES[0]).is_none()
+        && gaussian::params(name, BRANCHES[0]).is_none()
+        && name != dpsgd::NAME
+    {
         return Err(format!(
             "unknown mechanism {name:?}; known: {}",
             MECHANISMS.join(", ")
@@ -203,10 +209,17 @@ pub fn run(
     let out = keep::destination(out, &[&json_name, &md_name], &this, earlier)?;
     let (first, second) = pair(seed)?;
     let mut rows = Vec::new();
-    for (branch, lambda) in BRANCHES.into_iter().enumerate() {
+    // DP-SGD has no Λ branches: one row, Λ = 0.
+    let branches: &[f64] = if name == dpsgd::NAME {
+        &[0.0]
+    } else {
+        &BRANCHES
+    };
+    for (branch, &lambda) in branches.iter().enumerate() {
         let started = Instant::now();
         let base = seed.wrapping_mul(31).wrapping_add(branch as u64 * 2);
         let found = match params(name, lambda) {
+            _ if name == dpsgd::NAME => dpsgd::audit_branch(runs, base)?,
             Some(params) => pure_branch(name, &params, runs, base, &first, &second)?,
             None => gaussian::audit_branch(name, lambda, runs, base, &first, &second)?,
         };

@@ -90,7 +90,8 @@ enum AuditWhat {
     /// An ε lower bound for one mechanism beside its claimed and pair ε (names:
     /// objective-logistic, objective-logistic-cliff-free, objective-huber,
     /// objective-huber-cliff-free, output-logistic, output-huber; at (ε, δ):
-    /// gaussian-objective-logistic, gaussian-objective-huber, gaussian-output-logistic).
+    /// gaussian-objective-logistic, gaussian-objective-huber, gaussian-output-logistic,
+    /// dp-sgd-huber).
     Mechanism {
         /// The mechanism.
         name: String,

@@ -487,7 +487,7 @@ pub(crate) fn check_mechanism_delta(mechanism: &Mechanism) -> Result<(), ErmErro
 
 /// Trains through [`GaussianErm::fit`]: an (ε, δ) trainer. [`Trainer::epsilon`] is the ε
 /// of the pair and [`Trainer::delta`] its δ; compositions that account pure ε only must
-/// refuse it (dp-tune does).
+/// refuse it (dp-tune's random stopping does; its split-and-select accounts the δ).
 impl Trainer for GaussianErm {
     type Model = LinearModel;
     type Error = ErmError;

@@ -6,20 +6,23 @@ use dp_noise::parallel_composition;
 
 use crate::TuneError;
 
-/// The largest ε any candidate spends, after checking every candidate reports one that is
-/// finite, > 0 and at most [`dp_erm::MAX_EPSILON`] (the workspace's cap: a larger ε
-/// guarantees nothing). Runs before any data is touched.
-pub(crate) fn training_epsilon<T: Trainer>(candidates: &[T]) -> Result<f64, TuneError> {
+/// The largest ε and the largest δ any candidate spends, after checking every candidate
+/// reports an ε that is finite, > 0 and at most [`dp_erm::MAX_EPSILON`] (the workspace's
+/// cap: a larger ε guarantees nothing) and a δ in [0, 1). Runs before any data is touched.
+/// For selections whose proof covers (ε, δ) candidates (split-and-select: each candidate
+/// trains on its own rows).
+pub(crate) fn training_guarantee<T: Trainer>(candidates: &[T]) -> Result<(f64, f64), TuneError> {
     if candidates.is_empty() {
         return Err(TuneError::NoCandidates);
     }
     let mut epsilons = Vec::with_capacity(candidates.len());
+    let mut largest_delta = 0.0_f64;
     for (candidate, trainer) in candidates.iter().enumerate() {
-        // A δ would go uncharged: neither selection's proof covers (ε, δ) candidates here.
         let delta = trainer.delta();
-        if delta != 0.0 {
-            return Err(TuneError::CandidateNotPureEpsilon { candidate, delta });
+        if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
+            return Err(TuneError::InvalidCandidateDelta { candidate, delta });
         }
+        largest_delta = largest_delta.max(delta);
         match trainer.epsilon() {
             None => return Err(TuneError::CandidateNotPrivate { candidate }),
             Some(value) if !(value.is_finite() && value > 0.0 && value <= dp_erm::MAX_EPSILON) => {
@@ -30,8 +33,26 @@ pub(crate) fn training_epsilon<T: Trainer>(candidates: &[T]) -> Result<f64, Tune
     }
     // Every candidate runs on its own rows (split-and-select) or one at a time on the same
     // rows inside a base step whose output is one candidate's (random stopping): either way
-    // the training cost is the largest candidate ε.
-    Ok(parallel_composition(&epsilons)?)
+    // the training cost is the largest candidate ε (and, for split-and-select, δ).
+    Ok((parallel_composition(&epsilons)?, largest_delta))
+}
+
+/// The largest ε any candidate spends, refusing (ε, δ) candidates: for selections whose
+/// proof covers pure-ε candidates only (random stopping). Otherwise as
+/// [`training_guarantee`].
+pub(crate) fn training_epsilon<T: Trainer>(candidates: &[T]) -> Result<f64, TuneError> {
+    // A δ would go uncharged: random stopping's proof (Liu–Talwar) is for ε-DP candidates.
+    if let Some((candidate, trainer)) = candidates
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.delta() != 0.0)
+    {
+        return Err(TuneError::CandidateNotPureEpsilon {
+            candidate,
+            delta: trainer.delta(),
+        });
+    }
+    Ok(training_guarantee(candidates)?.0)
 }
 
 /// Every refusal a candidate would make before training (`Trainer::check_shape` for the

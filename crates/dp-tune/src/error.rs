@@ -25,9 +25,17 @@ pub enum TuneError {
         /// The ε it reports.
         value: f64,
     },
-    /// A candidate's trainer is (ε, δ)-DP with δ > 0 (`Trainer::delta`): the selections
-    /// here compose pure ε only, and would under-report its δ.
+    /// A candidate's trainer is (ε, δ)-DP with δ > 0 (`Trainer::delta`) and the selection
+    /// (random stopping) composes pure ε only: it would under-report the δ.
+    /// Split-and-select accepts such candidates.
     CandidateNotPureEpsilon {
+        /// The candidate's position in the list.
+        candidate: usize,
+        /// The δ it reports.
+        delta: f64,
+    },
+    /// A candidate's trainer reports a δ that is not finite and in [0, 1).
+    InvalidCandidateDelta {
         /// The candidate's position in the list.
         candidate: usize,
         /// The δ it reports.
@@ -153,8 +161,12 @@ impl fmt::Display for TuneError {
             ),
             Self::CandidateNotPureEpsilon { candidate, delta } => write!(
                 f,
-                "candidate {candidate} is (epsilon, delta)-DP with delta {delta:?}: the \
-                 selections here compose pure-epsilon trainers only"
+                "candidate {candidate} is (epsilon, delta)-DP with delta {delta:?}: random \
+                 stopping composes pure-epsilon trainers only (split-and-select accepts a delta)"
+            ),
+            Self::InvalidCandidateDelta { candidate, delta } => write!(
+                f,
+                "candidate {candidate} reports delta {delta:?}, which must be finite and in [0, 1)"
             ),
             Self::InvalidParameter {
                 what,

@@ -8,7 +8,7 @@ use dp_erm::{Classifier, Examples, Trainer};
 use dp_noise::{ExponentialMechanism, PrivacyBudget, ReleaseRng};
 
 use crate::TuneError;
-use crate::candidates::{check_candidates, held_out_mistakes, training_epsilon};
+use crate::candidates::{check_candidates, held_out_mistakes, training_guarantee};
 use crate::error::check_epsilon;
 use crate::partition::{part_ranges, shuffled};
 
@@ -47,6 +47,12 @@ pub const MIN_ROWS_PER_PART: usize = 20;
 /// 4. So, whatever the permutation, the output is `max(ε_T, ε_S)`-DP (parallel
 ///    composition), and a mixture over permutations of such mechanisms is too.
 ///
+/// **(ε, δ) candidates.** With `δ_T = max_i δ_i` ([`Trainer::delta`]; 0 for ε-DP
+/// trainers), the pair is **`(max(ε_T, ε_S), δ_T)`-DP** ([`SplitAndSelect::delta`]): in
+/// step 2 model `f_i` is `(ε_i, δ_i)`-DP, post-processing keeps that, step 3 adds no δ,
+/// and for each permutation `P[out ∈ S | D] ≤ e^ε·P[out ∈ S | D′] + δ_T` holds, so it holds
+/// for their mixture. Nothing composes across candidates: the changed row reaches one.
+///
 /// CMS11 uses one ε for both (`ε_S = ε_T = ε`, total ε): that is the natural choice, as a
 /// larger `ε_S` raises the total and a smaller one buys nothing. The guarantee relies on
 /// each trainer's promise, including that its errors depend on the data only as its
@@ -66,20 +72,22 @@ pub const MIN_ROWS_PER_PART: usize = 20;
 pub struct SplitAndSelect<T> {
     candidates: Vec<T>,
     training_epsilon: f64,
+    training_delta: f64,
     mechanism: ExponentialMechanism,
 }
 
 impl<T: Trainer> SplitAndSelect<T> {
     /// A selection among `candidates` (in this order: candidate `i` trains on part `i`)
     /// with the exponential mechanism at `selection_epsilon`. Refuses an empty list, a
-    /// candidate without a finite ε in (0, 1000], and a selection ε that is not finite, > 0 and at
-    /// most 1000 — all before any data is seen.
+    /// candidate without a finite ε in (0, 1000] or with a δ outside [0, 1), and a selection
+    /// ε that is not finite, > 0 and at most 1000 — all before any data is seen.
     pub fn new(candidates: Vec<T>, selection_epsilon: f64) -> Result<Self, TuneError> {
-        let training_epsilon = training_epsilon(&candidates)?;
+        let (training_epsilon, training_delta) = training_guarantee(&candidates)?;
         let selection_epsilon = check_epsilon("selection epsilon", selection_epsilon)?;
         Ok(Self {
             candidates,
             training_epsilon,
+            training_delta,
             mechanism: ExponentialMechanism::new(selection_epsilon, 1.0)?,
         })
     }
@@ -102,6 +110,12 @@ impl<T: Trainer> SplitAndSelect<T> {
     /// The end-to-end ε of one selection: `max(ε_T, ε_S)` (see `# Privacy`).
     pub fn epsilon(&self) -> f64 {
         self.training_epsilon.max(self.mechanism.epsilon())
+    }
+
+    /// The end-to-end δ of one selection: `δ_T`, the largest δ a candidate spends (0 when
+    /// every candidate is ε-DP; see `# Privacy`).
+    pub fn delta(&self) -> f64 {
+        self.training_delta
     }
 
     /// Number of parts, `m + 1`.
@@ -155,12 +169,14 @@ impl<T: Trainer> SplitAndSelect<T> {
             index,
             model,
             epsilon: self.epsilon(),
+            delta: self.delta(),
             validation_rows: validation.len(),
             secret_mistakes: mistakes,
         })
     }
 
-    /// As [`SplitAndSelect::select`], first charging [`SplitAndSelect::epsilon`] to
+    /// As [`SplitAndSelect::select`], first charging [`SplitAndSelect::epsilon`] (and
+    /// [`SplitAndSelect::delta`], when a candidate has one: a pure-ε budget refuses it) to
     /// `budget`. Too few rows and the candidates' up-front refusals come before the charge;
     /// a budget that cannot pay is refused ([`TuneError::Budget`]) before any model is
     /// trained. A failure after the charge does not refund it: a failing candidate may
@@ -173,7 +189,7 @@ impl<T: Trainer> SplitAndSelect<T> {
     ) -> Result<Selection<T::Model>, TuneError> {
         self.check_data(data)?;
         budget
-            .spend("split-and-select", self.epsilon())
+            .spend_approximate("split-and-select", self.epsilon(), self.delta())
             .map_err(TuneError::Budget)?;
         self.select_checked(data, rng)
     }
@@ -222,13 +238,14 @@ impl<T> fmt::Debug for SplitAndSelect<T> {
         f.debug_struct("SplitAndSelect")
             .field("candidates", &self.candidates.len())
             .field("training_epsilon", &self.training_epsilon)
+            .field("training_delta", &self.training_delta)
             .field("selection_epsilon", &self.mechanism.epsilon())
             .finish()
     }
 }
 
 /// What a split-and-select releases: the chosen candidate and its model, with the
-/// end-to-end ε. Also holds the held-out mistake counts of every candidate, which are
+/// end-to-end ε and δ. Also holds the held-out mistake counts of every candidate, which are
 /// **not private** and reachable only through a `secret_` accessor.
 ///
 /// `Debug` shows the index, ε and part size: never the counts or the model.
@@ -236,6 +253,7 @@ pub struct Selection<M> {
     index: usize,
     model: M,
     epsilon: f64,
+    delta: f64,
     validation_rows: usize,
     secret_mistakes: Vec<usize>,
 }
@@ -261,6 +279,11 @@ impl<M> Selection<M> {
         self.epsilon
     }
 
+    /// The end-to-end δ the selection spent (0 when every candidate is ε-DP).
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
     /// Rows of the held-out part (a function of n only: public).
     pub fn validation_rows(&self) -> usize {
         self.validation_rows
@@ -279,6 +302,7 @@ impl<M> fmt::Debug for Selection<M> {
         f.debug_struct("Selection")
             .field("index", &self.index)
             .field("epsilon", &self.epsilon)
+            .field("delta", &self.delta)
             .field("validation_rows", &self.validation_rows)
             .finish_non_exhaustive()
     }
