@@ -5,7 +5,7 @@ Usage: DP_ML_DATA_DIR=/work/shared/datasets python python/bench/spark_vs_mllib.p
 
 The rows: UCI Adult's 32,561 training rows (``adult.data``), COPIES times over (default 1),
 in a cached DataFrame of the raw columns. dpml encodes them through ``schemas/adult.toml``
-on the executors on every pass (that encoding is part of its pass time); MLlib gets the
+on the executors once per fit (its first pass; later passes sum the cached blocks); MLlib gets the
 same encoding, done once on the driver beforehand, as a cached ``features`` vector column
 (0/1 labels), so its iterations do not pay for it. Both minimize
 ``(1/n) Σ logistic loss + (Λ/2)‖w‖²`` with Λ = 1e-4 and no separate intercept (the

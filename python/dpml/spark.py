@@ -1,10 +1,11 @@
 """Private fits and batch prediction on Apache Spark (``pip install 'dpml[spark]'``).
 
-A fit over a Spark DataFrame runs each solver pass as one Spark job: every partition's
-rows are encoded on its executor by the public ``dpml.Schema``, checked and reduced by the
-wheel's Rust kernel to partial sums (row count, Σ loss, gradient sum, packed Hessian),
-which come back to the driver as bytes; the driver merges them in partition order and runs
-dp-erm's solver and release::
+A fit over a Spark DataFrame runs each solver pass as one Spark job. The first encodes
+every partition's rows on its executor by the public ``dpml.Schema`` into one compact block
+(dp-erm's encoded-block layout, checked against the data contract), which Spark keeps
+cached for the fit; every pass reduces each block with the wheel's Rust kernel to partial
+sums (row count, Σ loss, gradient sum, packed Hessian), which come back to the driver as
+bytes; the driver merges them in partition order and runs dp-erm's solver and release::
 
     schema = dpml.Schema.from_file("schemas/adult.toml")
     clf = dpml.spark.LogisticRegression(epsilon=1.0, data_norm=1.0, fit_intercept=False,
@@ -31,12 +32,14 @@ same size n differing in one row), as the in-memory estimator's, under these con
   anything.
 - **Rows checked on every pass**: the schema's encoding (public bounds and levels) and the
   data contract (after ``data_norm`` scaling, clipping and the intercept: norm ≤ 1, label
-  ±1) run on the executor before a partition is summed; a refused row is an error naming
-  the partition, row and column.
-- **The same rows on every pass**: each partition reports its row count and a checksum of
-  its encoded rows; a pass that differs from the validation pass is refused (a DataFrame
-  recomputed from a changing source). Cache or checkpoint the DataFrame. The checksum
-  detects accidental change, not executors that lie: the driver trusts its executors.
+  ±1) run on the executor when a partition is encoded, and the contract again on every
+  pass before a block is summed; a refused row is an error naming the partition, row and
+  column.
+- **The same rows on every pass**: each pass reports, per partition, its row count and a
+  checksum of the rows it decoded; a pass that differs from the validation pass is refused
+  (a block evicted from Spark's cache and encoded again from a source that changed). The
+  checksum detects accidental change, not executors that lie: the driver trusts its
+  executors.
 - **The certificate** ‖∇F‖ ≤ γ is checked on the merged sums. Their rounding differs from
   the in-memory sum's; the tolerance's rounding floor (dp-erm's ``tolerance_floor``) models
   a sum of n bounded terms by its n − 1 additions, each erring by at most one rounding of a
@@ -58,7 +61,11 @@ from ._errors import DPMLError, DPMLTypeError, DPMLValueError
 from ._ledger import Ledger, active_ledger
 from .schema import Schema
 
-_PARTIAL_SCHEMA = "partition long, rows long, checksum string, sums binary, error string"
+_BLOCK_SCHEMA = "partition long, rows long, checksum string, block binary, error string"
+
+# Whether the encoded blocks are kept in Spark's cache between passes (always, but for the
+# test that makes every pass encode its partitions again, as after an eviction).
+_CACHE_BLOCKS = True
 
 
 def _require_pyspark():
@@ -69,8 +76,9 @@ def _require_pyspark():
         raise ImportError("dpml.spark needs pyspark and pyarrow: pip install 'dpml[spark]'") from e
 
 
-def _partition_sums_function(schema_text, schema_hash, w, with_hessian, kernel):
-    """The function each partition runs (pickled to the executors): one output record."""
+def _encode_function(schema_text, schema_hash, transform):
+    """What each partition runs once per fit (pickled to the executors): its rows encoded
+    by the schema into one block, as one output record (or the refusal, as a record)."""
 
     def run(batches):
         import pyarrow as pa
@@ -81,13 +89,13 @@ def _partition_sums_function(schema_text, schema_hash, w, with_hessian, kernel):
 
         partition = TaskContext.get().partitionId()
 
-        def record(rows, checksum, sums, error):
+        def record(rows, checksum, block, error):
             return pa.RecordBatch.from_pydict(
                 {
                     "partition": [partition],
                     "rows": [rows],
                     "checksum": [str(checksum)],
-                    "sums": [sums],
+                    "block": [block],
                     "error": [error],
                 },
                 schema=pa.schema(
@@ -95,7 +103,7 @@ def _partition_sums_function(schema_text, schema_hash, w, with_hessian, kernel):
                         ("partition", pa.int64()),
                         ("rows", pa.int64()),
                         ("checksum", pa.string()),
-                        ("sums", pa.binary()),
+                        ("block", pa.binary()),
                         ("error", pa.string()),
                     ]
                 ),
@@ -114,14 +122,33 @@ def _partition_sums_function(schema_text, schema_hash, w, with_hessian, kernel):
                 first.schema, _chain(first, batches)
             )
         try:
-            rows, checksum, sums = core.spark_partition_sums(
-                schema, reader.__arrow_c_stream__(), w, with_hessian=with_hessian, **kernel
+            rows, checksum, block = core.spark_partition_encode(
+                schema, reader.__arrow_c_stream__(), **transform
             )
         except Refused as e:
             # The data's fault, not the executor's: sent back, never retried.
             yield record(0, 0, b"", f"{type(e).__name__}: {e}")
             return
-        yield record(rows, checksum, bytes(sums), None)
+        yield record(rows, checksum, bytes(block), None)
+
+    return run
+
+
+def _block_sums_function(n_features, w, with_hessian, loss):
+    """What each partition runs on every pass: its cached block's sums at ``w``, as
+    ``(partition, rows, checksum, sums, error)``."""
+
+    def run(records):
+        from dpml import _dpml as core
+
+        for partition, _, _, block, error in records:
+            if error is not None:
+                yield (partition, 0, "0", b"", error)
+                continue
+            rows, checksum, sums = core.spark_block_sums(
+                block, n_features, w, with_hessian=with_hessian, **loss
+            )
+            yield (partition, rows, str(checksum), bytes(sums), None)
 
     return run
 
@@ -132,40 +159,59 @@ def _chain(first, rest):
 
 
 class _Passes:
-    """``ask(w, with_hessian)`` for the Rust fit: one Spark job, one partial per partition,
-    in partition order. Counts its jobs; a refusal by a partition raises DPMLValueError."""
+    """``ask(w, with_hessian)`` for the Rust fit: one Spark job a pass, one partial per
+    partition, in partition order. The first pass encodes every partition into one block
+    that Spark keeps cached; every pass (the first included) sums the blocks. Counts its
+    jobs; a refusal by a partition raises DPMLValueError. ``close()`` drops the cache."""
 
     def __init__(self, df, schema, kernel):
         self.df = df
         self.schema = schema
-        self.kernel = kernel
+        self.transform = {k: kernel[k] for k in ("data_norm", "clip_rows", "intercept")}
+        self.loss = {k: kernel[k] for k in ("loss_name", "huber_width")}
+        self.n_features = schema.n_features + (kernel["intercept"] is not None)
         self.partitions = df.rdd.getNumPartitions()
         self.jobs = 0
+        self._blocks = None
+
+    def _encoded_blocks(self):
+        if self._blocks is None:
+            from pyspark import StorageLevel
+
+            encode = _encode_function(self.schema._text, self.schema.hash, self.transform)
+            blocks = self.df.mapInArrow(encode, _BLOCK_SCHEMA).rdd.map(
+                lambda r: (r["partition"], r["rows"], r["checksum"], bytes(r["block"]), r["error"])
+            )
+            self._blocks = blocks.persist(StorageLevel.MEMORY_AND_DISK) if _CACHE_BLOCKS else blocks
+        return self._blocks
+
+    def close(self):
+        if self._blocks is not None and _CACHE_BLOCKS:
+            self._blocks.unpersist(blocking=False)
+        self._blocks = None
 
     def __call__(self, w, with_hessian):
         self.jobs += 1
-        run = _partition_sums_function(
-            self.schema._text, self.schema.hash, list(w), bool(with_hessian), self.kernel
-        )
+        run = _block_sums_function(self.n_features, list(w), bool(with_hessian), self.loss)
         try:
-            records = self.df.mapInArrow(run, _PARTIAL_SCHEMA).collect()
+            records = self._encoded_blocks().mapPartitions(run).collect()
         except Exception as e:
             raise DPMLError(
                 f"the Spark job of pass {self.jobs - 1} failed (after Spark's task retries): "
                 f"{type(e).__name__}: {_first_line(e)}"
             ) from e
-        records = sorted(records, key=lambda r: r["partition"])
-        refused = [r for r in records if r["error"] is not None]
+        records = sorted(records, key=lambda r: r[0])
+        refused = [r for r in records if r[4] is not None]
         if refused:
             r = refused[0]
-            raise DPMLValueError(f"partition {r['partition']} of the DataFrame: {r['error']}")
-        seen = [r["partition"] for r in records]
+            raise DPMLValueError(f"partition {r[0]} of the DataFrame: {r[4]}")
+        seen = [r[0] for r in records]
         if seen != list(range(self.partitions)):
             raise DPMLError(
                 f"pass {self.jobs - 1} returned partials for partitions {seen[:10]}..., "
                 f"expected one for each of {self.partitions}"
             )
-        return [(int(r["checksum"]), bytes(r["sums"])) for r in records]
+        return [(int(r[2]), r[3]) for r in records]
 
 
 def _first_line(e):
@@ -235,6 +281,8 @@ def _fit(estimator, df, schema, n_rows, ledger):
         if record is not None and passes.jobs <= 1:
             ledger.refund(record)
         raise
+    finally:
+        passes.close()
     estimator.classes_ = classes
     estimator.n_features_in_ = d
     estimator._models = models

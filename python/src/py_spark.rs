@@ -1,4 +1,5 @@
-//! `dpml._dpml`'s Spark functions: the executor kernel (`spark_partition_sums`) and the
+//! `dpml._dpml`'s Spark functions: the executor kernels (`spark_partition_encode` once per
+//! fit, `spark_block_sums` on every pass) and the
 //! driver's fit (`fit_linear_partitions`), whose passes call back into Python (`ask`),
 //! which runs one Spark job per pass.
 
@@ -10,29 +11,21 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::error::{CoreError, guarded};
 use crate::fit::{LinearSpec, Regularization};
 use crate::models::Models;
-use crate::py::{loss, mechanism, raise, randomness, report};
+use crate::py::{detached, loss, mechanism, raise, randomness, report};
 use crate::py_schema::{PySchema, stream_reader};
 use crate::rows::RowTransform;
-use crate::spark::{PartitionPass, fit_linear_partitions};
+use crate::spark::{PartitionEncoder, block_sums, fit_linear_partitions};
 
-/// One partition's pass (on an executor): the Arrow stream's batches encoded by `schema`,
-/// transformed as the estimators transform rows, contract-checked and summed at `w`.
-/// Returns `(rows, checksum, serialized sums)`; a refused row raises `DPMLValueError`
-/// naming its row within the partition and its column.
+/// One partition encoded (on an executor, once per fit): the Arrow stream's batches
+/// encoded by `schema`, transformed as the estimators transform rows and contract-checked.
+/// Returns `(rows, checksum, encoded block)`; a refused row raises `DPMLValueError` naming
+/// its row within the partition and its column.
 #[pyfunction]
-#[pyo3(signature = (
-    schema, stream, w, *, with_hessian, loss_name, huber_width, data_norm, clip_rows,
-    intercept
-))]
-#[allow(clippy::too_many_arguments)]
-fn spark_partition_sums<'py>(
+#[pyo3(signature = (schema, stream, *, data_norm, clip_rows, intercept))]
+fn spark_partition_encode<'py>(
     py: Python<'py>,
     schema: &PySchema,
     stream: &Bound<'py, PyAny>,
-    w: Vec<f64>,
-    with_hessian: bool,
-    loss_name: &str,
-    huber_width: f64,
     data_norm: f64,
     clip_rows: bool,
     intercept: Option<f64>,
@@ -45,22 +38,41 @@ fn spark_partition_sums<'py>(
             clip: clip_rows,
             intercept,
         };
-        let mut pass = PartitionPass::new(
-            schema.schema(),
-            schema.encoder(),
-            transform,
-            loss(loss_name, huber_width)?,
-            &w,
-            with_hessian,
-        )?;
+        let mut encoder = PartitionEncoder::new(schema.schema(), schema.encoder(), transform)?;
         for batch in reader {
             let batch =
                 batch.map_err(|e| CoreError::Schema(format!("the Arrow stream failed: {e}")))?;
-            pass.add_batch(&batch)?;
+            encoder.add_batch(&batch)?;
         }
-        Ok(pass.finish())
+        Ok(encoder.finish())
     })
     .map_err(|e| raise(py, e))?;
+    Ok((done.rows, done.checksum, PyBytes::new(py, &done.block)))
+}
+
+/// One pass over a partition's encoded block (on an executor): `(rows, checksum,
+/// serialized sums)` at `w`, the rows decoded, checked against the data contract and
+/// summed (the GIL released); `n_features` is the transformed feature count.
+#[pyfunction]
+#[pyo3(signature = (block, n_features, w, *, with_hessian, loss_name, huber_width))]
+fn spark_block_sums<'py>(
+    py: Python<'py>,
+    block: &[u8],
+    n_features: usize,
+    w: Vec<f64>,
+    with_hessian: bool,
+    loss_name: &str,
+    huber_width: f64,
+) -> PyResult<(usize, u64, Bound<'py, PyBytes>)> {
+    let done = detached(py, || {
+        block_sums(
+            block,
+            n_features,
+            loss(loss_name, huber_width)?,
+            &w,
+            with_hessian,
+        )
+    })?;
     Ok((
         done.sums.rows(),
         done.checksum,
@@ -142,7 +154,8 @@ fn fit_linear_partitions_model<'py>(
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(spark_partition_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_partition_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_block_sums, m)?)?;
     m.add_function(wrap_pyfunction!(fit_linear_partitions_model, m)?)?;
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! Fits over rows held by Spark executors (`dpml.spark`): the executor kernel that turns
-//! one partition's Arrow batches into contract-checked [`PartialSums`], and the driver's
+//! Fits over rows held by Spark executors (`dpml.spark`): the executor kernels — one that
+//! encodes a partition's Arrow batches once into a contract-checked block, one that turns
+//! that block into [`PartialSums`] on every pass — and the driver's
 //! [`SumsOracle`] that merges one partial per partition, in partition order, and refuses
 //! data that changed between passes.
 //!
@@ -8,19 +9,21 @@
 //! generator, once per fit, before the solver's first pass). Executors compute
 //! deterministic functions of their partition and `w`, so a failed task's retry or a
 //! speculative copy recomputes the same bits and can change nothing drawn. Every partition
-//! is encoded by the public schema and checked against the data contract (rows in the unit
-//! ball, labels ±1) on every pass before it is summed, and carries its row count and a
-//! checksum of its encoded rows: every pass must see, per partition, exactly the rows of
-//! the first (validation) pass, which also checks the total against the public n before
-//! any noise is drawn. The checksum detects accidental change (a DataFrame recomputed from
-//! a source that changed), not an adversary who controls the executors, whom the driver
-//! must trust to run this kernel.
+//! is encoded by the public schema once per fit (`dpml.spark` keeps the encoded blocks in
+//! Spark's cache; an evicted block is encoded again from the source) and checked against
+//! the data contract (rows in the unit ball, labels ±1) when encoded and again on every
+//! pass before it is summed. Each pass returns, per partition, the row count and a checksum
+//! of the rows it decoded: every pass must see, per partition, exactly the rows of the
+//! first (validation) pass, which also checks the total against the public n before any
+//! noise is drawn. The checksum detects accidental change (a block recomputed from a
+//! source that changed), not an adversary who controls the executors, whom the driver must
+//! trust to run these kernels.
 
 use std::cell::{Cell, RefCell};
 
 use arrow_array::RecordBatch;
-use dp_erm::{ErmError, LinearModel, Loss, contract_sums};
-use dp_optim::{PartialSums, RowBlock, SumsOracle};
+use dp_erm::{BlockEncoder, ErmError, LinearModel, Loss, contract_sums, visit_encoded_block};
+use dp_optim::{PartialSums, SumsOracle};
 use dp_schema::{Encoder, Schema};
 
 use crate::error::CoreError;
@@ -65,54 +68,60 @@ impl RowChecksum {
         self.0 = z ^ (z >> 31);
     }
 
+    /// Adds one encoded row: its `(column, value)` entries and label.
+    pub fn add_row(&mut self, entries: &[(usize, f64)], label: f64) {
+        for &(j, v) in entries {
+            self.mix(j as u64);
+            self.mix(v.to_bits());
+        }
+        self.end_row(label);
+    }
+
     /// The hash so far.
     pub fn value(&self) -> u64 {
         self.0
     }
 }
 
-/// One partition's pass on an executor: Arrow batches in, encoded by the schema exactly as
-/// `dpml.Schema.encode` and the estimators' row transform encode them in memory, checked
-/// against the data contract, summed at `w` batch by batch and merged in batch order.
-pub struct PartitionPass<'a> {
+/// One partition encoded on an executor, once per fit: Arrow batches in, encoded by the
+/// schema exactly as `dpml.Schema.encode` and the estimators' row transform encode them in
+/// memory, checked against the data contract, and kept as one dp-erm encoded block
+/// ([`BlockEncoder`]) that later passes only decode and sum ([`block_sums`]).
+pub struct PartitionEncoder<'a> {
     schema: &'a Schema,
     encoder: &'a Encoder,
     transform: RowTransform,
-    loss: Loss,
-    w: &'a [f64],
-    total: PartialSums,
+    block: BlockEncoder,
     checksum: RowChecksum,
     rows: usize,
 }
 
-impl<'a> PartitionPass<'a> {
-    /// A pass at `w` (its length: the transformed feature count, checked).
+/// What encoding a partition gives: its rows as one encoded block, their count and
+/// [`RowChecksum`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncodedPartition {
+    /// Rows in the partition.
+    pub rows: usize,
+    /// [`RowChecksum`] of the encoded rows, in their order.
+    pub checksum: u64,
+    /// dp-erm's encoded block ([`BlockEncoder::finish`]).
+    pub block: Vec<u8>,
+}
+
+impl<'a> PartitionEncoder<'a> {
+    /// An encoder of rows to `transform`'s output features.
     pub fn new(
         schema: &'a Schema,
         encoder: &'a Encoder,
         transform: RowTransform,
-        loss: Loss,
-        w: &'a [f64],
-        with_hessian: bool,
     ) -> Result<Self, CoreError> {
         let transform = transform.checked()?;
         let cols = transform.output_features(encoder.features());
-        if w.len() != cols {
-            return Err(CoreError::value(
-                "w",
-                format!("has {} entries for {cols} features", w.len()),
-            ));
-        }
-        if let Some(j) = w.iter().position(|v| !v.is_finite()) {
-            return Err(CoreError::value("w", format!("entry {j} is not finite")));
-        }
         Ok(Self {
             schema,
             encoder,
             transform,
-            loss,
-            w,
-            total: PartialSums::zero(cols, with_hessian),
+            block: BlockEncoder::new(cols)?,
             checksum: RowChecksum::default(),
             rows: 0,
         })
@@ -136,44 +145,71 @@ impl<'a> PartitionPass<'a> {
             features: d,
         };
         let set = training_set_from(&rows, encoded.labels, &self.transform, self.rows)?;
-        let cols = self.total.gradient_sum().len();
-        let mut offsets = Vec::with_capacity(count + 1);
-        offsets.push(0u32);
-        let (mut indices, mut values) = (Vec::new(), Vec::new());
+        let mut entries = Vec::new();
         for (i, &label) in set.labels().iter().enumerate() {
-            set.for_each_entry(i, |j, v| {
-                indices.push(j as u32);
-                values.push(v);
-                self.checksum.mix(j as u64);
-                self.checksum.mix(v.to_bits());
-            });
-            self.checksum.end_row(label);
-            let end = u32::try_from(indices.len()).map_err(|_| {
-                CoreError::value("partition", "has a batch of more than 2^32 stored entries")
-            })?;
-            offsets.push(end);
+            entries.clear();
+            set.for_each_entry(i, |j, v| entries.push((j, v)));
+            self.checksum.add_row(&entries, label);
+            self.block
+                .push_row(&entries, label)
+                .map_err(|e| in_partition(e, 0))?;
         }
-        let block = RowBlock::new(cols, &offsets, &indices, &values, set.labels())
-            .map_err(ErmError::from)?;
-        let sums = contract_sums(
-            &block,
-            self.w,
-            self.loss,
-            self.total.hessian_sum_lower().is_some(),
-        )
-        .map_err(|e| in_partition(e, self.rows))?;
-        self.total.merge(&sums).map_err(ErmError::from)?;
         self.rows += count;
         Ok(())
     }
 
-    /// The partition's sums and checksum.
-    pub fn finish(self) -> PartitionSums {
-        PartitionSums {
-            sums: self.total,
+    /// The partition's encoded block, row count and checksum.
+    pub fn finish(self) -> EncodedPartition {
+        EncodedPartition {
+            rows: self.rows,
             checksum: self.checksum.value(),
+            block: self.block.finish(),
         }
     }
+}
+
+/// One pass over a partition's encoded block (on an executor): decoded, checked against the
+/// data contract again (rows in the unit ball, labels ±1: a fit never trusts a block it
+/// did not check), summed at `w` with `loss`, and the rows' [`RowChecksum`] recomputed from
+/// the decoded rows, so that a block recomputed from a source that changed is caught by
+/// the driver. `cols` is the transformed feature count.
+pub fn block_sums(
+    block: &[u8],
+    cols: usize,
+    loss: Loss,
+    w: &[f64],
+    with_hessian: bool,
+) -> Result<PartitionSums, CoreError> {
+    if w.len() != cols {
+        return Err(CoreError::value(
+            "w",
+            format!("has {} entries for {cols} features", w.len()),
+        ));
+    }
+    if let Some(j) = w.iter().position(|v| !v.is_finite()) {
+        return Err(CoreError::value("w", format!("entry {j} is not finite")));
+    }
+    let mut checksum = RowChecksum::default();
+    let mut sums = Ok(PartialSums::zero(cols, with_hessian));
+    let mut entries = Vec::new();
+    visit_encoded_block(block, cols, &mut |rows| {
+        for i in 0..rows.rows() {
+            let (indices, values) = rows.row(i);
+            entries.clear();
+            entries.extend(
+                indices
+                    .iter()
+                    .map(|&j| j as usize)
+                    .zip(values.iter().copied()),
+            );
+            checksum.add_row(&entries, rows.labels()[i]);
+        }
+        sums = contract_sums(&rows, w, loss, with_hessian).map_err(|e| in_partition(e, 0));
+    })?;
+    Ok(PartitionSums {
+        sums: sums?,
+        checksum: checksum.value(),
+    })
 }
 
 /// A contract refusal of a batch's row, renamed by its row within the partition.

@@ -9,7 +9,9 @@ use dp_optim::SumsOracle;
 use dp_schema::{Encoder, Schema};
 
 use crate::rows::RowTransform;
-use crate::spark::{PartitionOracle, PartitionPass, PartitionSums};
+use crate::spark::{
+    EncodedPartition, PartitionEncoder, PartitionOracle, PartitionSums, block_sums,
+};
 
 const SCHEMA: &str = r#"
 version = 1
@@ -57,19 +59,28 @@ const TRANSFORM: RowTransform = RowTransform {
     intercept: None,
 };
 
+fn encode(schema: &Schema, batches: &[RecordBatch]) -> EncodedPartition {
+    let encoder = Encoder::new(schema);
+    let mut encoding = PartitionEncoder::new(schema, &encoder, TRANSFORM).unwrap();
+    for b in batches {
+        encoding.add_batch(b).unwrap();
+    }
+    encoding.finish()
+}
+
+/// A partition encoded once, then one pass over its block; the pass's checksum is the
+/// encoding's (recomputed from the decoded rows).
 fn partition(
     schema: &Schema,
     batches: &[RecordBatch],
     w: &[f64],
     with_hessian: bool,
 ) -> PartitionSums {
-    let encoder = Encoder::new(schema);
-    let mut pass =
-        PartitionPass::new(schema, &encoder, TRANSFORM, Loss::Logistic, w, with_hessian).unwrap();
-    for b in batches {
-        pass.add_batch(b).unwrap();
-    }
-    pass.finish()
+    let encoded = encode(schema, batches);
+    let pass = block_sums(&encoded.block, w.len(), Loss::Logistic, w, with_hessian).unwrap();
+    assert_eq!(pass.checksum, encoded.checksum);
+    assert_eq!(pass.sums.rows(), encoded.rows);
+    pass
 }
 
 #[test]
@@ -95,17 +106,46 @@ fn a_partition_has_the_same_checksum_however_its_rows_are_batched() {
     assert_ne!(other.checksum, whole.checksum);
     // A refused record names its row within the partition (across batches) and column.
     let encoder = Encoder::new(&schema);
-    let mut pass =
-        PartitionPass::new(&schema, &encoder, TRANSFORM, Loss::Logistic, &w, false).unwrap();
-    pass.add_batch(&batch(&ages[..17], &labels[..17])).unwrap();
+    let mut encoding = PartitionEncoder::new(&schema, &encoder, TRANSFORM).unwrap();
+    encoding
+        .add_batch(&batch(&ages[..17], &labels[..17]))
+        .unwrap();
     let mut bad = labels[17..].to_vec();
     bad[3] = "secret-level";
-    let error = pass
+    let error = encoding
         .add_batch(&batch(&ages[17..], &bad))
         .unwrap_err()
         .to_string();
     assert!(error.contains("row 20, column \"label\""), "{error}");
     assert!(!error.contains("secret-level"), "{error}");
+}
+
+/// The pass over an encoded block sums exactly what a fit in memory sums (dp-erm's
+/// contract sums over the same rows), refuses a damaged block or a `w` of the wrong width,
+/// and an empty partition is zero sums over zero rows.
+#[test]
+fn a_pass_over_an_encoded_block_sums_the_encoded_rows_and_refuses_damage() {
+    let schema = Schema::from_toml(SCHEMA, "test").unwrap();
+    let (ages, labels) = rows(2, 30);
+    let encoded = encode(&schema, &[batch(&ages, &labels)]);
+    let w = [0.4, 0.1];
+    let pass = block_sums(&encoded.block, 2, Loss::Logistic, &w, true).unwrap();
+    let mut direct = None;
+    dp_erm::visit_encoded_block(&encoded.block, 2, &mut |block| {
+        direct = Some(dp_erm::contract_sums(&block, &w, Loss::Logistic, true).unwrap());
+    })
+    .unwrap();
+    assert_eq!(pass.sums, direct.unwrap());
+    let mut damaged = encoded.block.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0x40;
+    let error = block_sums(&damaged, 2, Loss::Logistic, &w, true).unwrap_err();
+    assert!(error.to_string().contains("checksum"), "{error}");
+    assert!(block_sums(&encoded.block, 3, Loss::Logistic, &[0.0; 3], true).is_err());
+    assert!(block_sums(&encoded.block, 2, Loss::Logistic, &[0.0], true).is_err());
+    let empty = encode(&schema, &[]);
+    let zero = block_sums(&empty.block, 2, Loss::Logistic, &w, false).unwrap();
+    assert_eq!((zero.sums.rows(), empty.rows), (0, 0));
 }
 
 #[test]

@@ -194,7 +194,12 @@ def test_an_executor_error_surfaces_as_a_dpml_error(spark):
     assert ledger.spent_epsilon == 0.0
 
 
-def test_data_changing_between_passes_is_refused(spark, tmp_path):
+def test_blocks_are_encoded_once_and_a_source_that_changed_is_refused(
+    spark, tmp_path, monkeypatch
+):
+    """The source is read once per fit (the encoded blocks stay in Spark's cache); when a
+    pass encodes a partition again (an evicted block: simulated by not caching) from a
+    source that changed, the pass is refused."""
     schema = dpml.Schema.from_toml(SCHEMA)
     clean = frame(spark, rows(seed=4))
     counter = str(tmp_path / "runs")
@@ -219,6 +224,11 @@ def test_data_changing_between_passes_is_refused(spark, tmp_path):
             yield batch
 
     changing = clean.mapInArrow(changes_after_first_pass, clean.schema)
+    fitted = dpml.spark.LogisticRegression(**params()).fit(changing, schema=schema, n_rows=N)
+    assert fitted.privacy_["spark"]["passes"] >= 3
+    assert open(counter).read() == "1", "partition 0's source read more than once"
+    os.remove(counter)
+    monkeypatch.setattr(dpml.spark, "_CACHE_BLOCKS", False)
     ledger = dpml.Ledger(1.0)
     with pytest.raises(dpml.DPMLError, match="changed between passes"):
         dpml.spark.LogisticRegression(**params()).fit(

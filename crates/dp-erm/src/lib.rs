@@ -83,6 +83,7 @@ mod loss;
 mod model;
 mod multiclass;
 mod proba;
+mod row_block_bytes;
 mod row_cache;
 mod rule;
 mod trainer;
@@ -110,6 +111,7 @@ pub use model::{
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
 pub use proba::{Probabilities, logistic_probability};
+pub use row_block_bytes::{BlockEncoder, visit_encoded_block};
 pub use row_cache::{MAX_BLOCK_ROWS, RowCache, RowCacheWriter};
 pub use rule::{RegularizationRule, UtilityOutlook};
 pub use trainer::{Classifier, Trainer};

@@ -34,7 +34,7 @@ use std::time::SystemTime;
 
 use dp_optim::{OptimError, RowBlock, RowBlocks};
 
-use crate::data::within_unit_ball;
+use crate::row_block_bytes::{BlockRows, DecodedBlock, MAX_BLOCK_ENTRIES, block_bytes};
 use crate::{ErmError, MAX_FEATURES, TrainingSet};
 
 const MAGIC: &[u8; 8] = b"DPMLROWS";
@@ -44,9 +44,6 @@ const TABLE_ENTRY_BYTES: usize = 24;
 
 /// Most rows a block may hold (a block of Adult-shaped rows is then about 180 MB).
 pub const MAX_BLOCK_ROWS: usize = 1 << 20;
-
-/// Most entries a block may hold: its offsets are `u32`.
-const MAX_BLOCK_ENTRIES: usize = u32::MAX as usize;
 
 /// Writes a row cache: rows are pushed one at a time (from a [`TrainingSet`], or from a
 /// streaming reader such as dp-schema's) and checked as they come; every `block_rows`
@@ -59,10 +56,7 @@ pub struct RowCacheWriter {
     rows: u64,
     written: u64,
     table: Vec<BlockEntry>,
-    labels: Vec<i8>,
-    offsets: Vec<u32>,
-    indices: Vec<u32>,
-    values: Vec<f64>,
+    block: BlockRows,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,10 +71,6 @@ impl BlockEntry {
     fn bytes(&self) -> u64 {
         block_bytes(self.rows as u64, self.entries as u64)
     }
-}
-
-fn block_bytes(rows: u64, entries: u64) -> u64 {
-    rows + 4 * (rows + 1) + 12 * entries
 }
 
 fn access(path: &Path, what: &str, error: std::io::Error) -> ErmError {
@@ -118,10 +108,7 @@ impl RowCacheWriter {
             rows: 0,
             written: HEADER_BYTES as u64,
             table: Vec::new(),
-            labels: Vec::new(),
-            offsets: vec![0],
-            indices: Vec::new(),
-            values: Vec::new(),
+            block: BlockRows::default(),
         })
     }
 
@@ -131,72 +118,27 @@ impl RowCacheWriter {
     /// and the row in the unit ball — the contract of [`TrainingSet`], which a fit checks
     /// again on every pass.
     pub fn push_row(&mut self, entries: &[(usize, f64)], label: f64) -> Result<(), ErmError> {
-        let row = self.rows as usize;
-        if label != 1.0 && label != -1.0 {
-            return Err(ErmError::InvalidLabel { row, label });
-        }
-        for (k, &(col, value)) in entries.iter().enumerate() {
-            if col >= self.cols {
-                return Err(ErmError::FeatureIndexOutOfRange {
-                    row,
-                    col,
-                    features: self.cols,
-                });
-            }
-            if k > 0 && entries[k - 1].0 >= col {
-                return Err(ErmError::InvalidParameter {
-                    what: "feature index order in a row cache row",
-                    value: col as f64,
-                    requirement: "strictly increasing within the row",
-                });
-            }
-            if !value.is_finite() {
-                return Err(ErmError::NonFiniteFeature { row, col, value });
-            }
-        }
-        let values: Vec<f64> = entries.iter().map(|&(_, v)| v).collect();
-        if !within_unit_ball(&values) {
-            return Err(ErmError::RowNormAboveOne {
-                row,
-                norm: values.iter().map(|v| v * v).sum::<f64>().sqrt(),
-            });
-        }
-        if self.indices.len() + entries.len() > MAX_BLOCK_ENTRIES {
+        if self.block.entries() + entries.len() > MAX_BLOCK_ENTRIES {
             self.flush_block()?;
         }
-        self.labels.push(label as i8);
-        self.indices.extend(entries.iter().map(|&(j, _)| j as u32));
-        self.values.extend(entries.iter().map(|&(_, v)| v));
-        self.offsets.push(self.indices.len() as u32);
+        self.block
+            .push(self.rows as usize, self.cols, entries, label)?;
         self.rows += 1;
-        if self.labels.len() == self.block_rows {
+        if self.block.rows() == self.block_rows {
             self.flush_block()?;
         }
         Ok(())
     }
 
     fn flush_block(&mut self) -> Result<(), ErmError> {
-        if self.labels.is_empty() {
+        if self.block.rows() == 0 {
             return Ok(());
         }
-        let mut bytes = Vec::with_capacity(block_bytes(
-            self.labels.len() as u64,
-            self.values.len() as u64,
-        ) as usize);
-        bytes.extend(self.labels.iter().map(|&y| y as u8));
-        self.offsets
-            .iter()
-            .for_each(|o| bytes.extend(o.to_le_bytes()));
-        self.indices
-            .iter()
-            .for_each(|j| bytes.extend(j.to_le_bytes()));
-        self.values
-            .iter()
-            .for_each(|v| bytes.extend(v.to_le_bytes()));
+        let bytes = self.block.bytes();
         let entry = BlockEntry {
             offset: self.written,
-            rows: self.labels.len() as u32,
-            entries: self.values.len() as u32,
+            rows: self.block.rows() as u32,
+            entries: self.block.entries() as u32,
             checksum: checksum(&bytes),
         };
         self.file
@@ -204,10 +146,7 @@ impl RowCacheWriter {
             .map_err(|e| access(&self.path, "cannot write", e))?;
         self.written += bytes.len() as u64;
         self.table.push(entry);
-        self.labels.clear();
-        self.offsets.truncate(1);
-        self.indices.clear();
-        self.values.clear();
+        self.block.clear();
         Ok(())
     }
 
@@ -503,10 +442,7 @@ impl RowBlocks for RowCache {
 #[derive(Default)]
 struct Scratch {
     bytes: Vec<u8>,
-    labels: Vec<f64>,
-    offsets: Vec<u32>,
-    indices: Vec<u32>,
-    values: Vec<f64>,
+    decoded: DecodedBlock,
 }
 
 thread_local! {
@@ -522,13 +458,7 @@ impl RowCache {
         scratch: &mut Scratch,
         visit: &mut dyn FnMut(RowBlock<'_>),
     ) -> Result<(), ErmError> {
-        let Scratch {
-            bytes,
-            labels,
-            offsets,
-            indices,
-            values,
-        } = scratch;
+        let Scratch { bytes, decoded } = scratch;
         bytes.resize(entry.bytes() as usize, 0);
         read_at(&self.file, bytes, entry.offset)
             .map_err(|e| access(&self.path, "cannot read", e))?;
@@ -537,27 +467,12 @@ impl RowCache {
                 "block {index} fails its checksum: the file was corrupted or changed"
             )));
         }
-        let (r, e) = (entry.rows as usize, entry.entries as usize);
-        labels.clear();
-        labels.extend(bytes[..r].iter().map(|&y| f64::from(y as i8)));
-        let words = |out: &mut Vec<u32>, at: usize, count: usize| {
-            out.clear();
-            out.extend(
-                bytes[at..at + 4 * count]
-                    .chunks_exact(4)
-                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
-            );
-        };
-        words(offsets, r, r + 1);
-        words(indices, r + 4 * (r + 1), e);
-        let values_at = r + 4 * (r + 1) + 4 * e;
-        values.clear();
-        values.extend(
-            bytes[values_at..values_at + 8 * e]
-                .chunks_exact(8)
-                .map(|w| f64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])),
-        );
-        visit(RowBlock::new(self.cols, offsets, indices, values, labels)?);
+        decoded.visit(
+            bytes,
+            self.cols,
+            (entry.rows as usize, entry.entries as usize),
+            visit,
+        )?;
         Ok(())
     }
 }
