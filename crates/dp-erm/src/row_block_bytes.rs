@@ -391,7 +391,8 @@ mod tests {
         let mut encoder = BlockEncoder::new(5).unwrap();
         encoder.push_row(&[(0, 0.5)], 1.0).unwrap();
         let before = encoder.finish();
-        let refusals: [(&[(usize, f64)], f64, &str); 5] = [
+        type Refusal<'a> = (&'a [(usize, f64)], f64, &'a str);
+        let refusals: [Refusal; 5] = [
             (&[(0, 0.9), (1, 0.9)], 1.0, "norm"),
             (&[(0, 0.1)], 0.0, "label"),
             (&[(5, 0.1)], 1.0, "5"),
