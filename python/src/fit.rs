@@ -242,7 +242,7 @@ fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, CoreError> {
 
 /// Λ: fixed, or dp-erm's data-independent rule from n, the transformed d and each model's
 /// ε (the same rule for the Gaussian mechanisms: it reads the public sizes and ε only).
-pub(crate) fn regularization(
+fn regularization(
     spec: &LinearSpec,
     groups: Option<&FeatureGroups>,
     rows: usize,
@@ -409,15 +409,16 @@ fn one_vs_rest_labels(classes: &[usize], class_count: usize, k: usize) -> Vec<f6
     }
 }
 
-/// Trains with dp-erm's `GaussianErm` ((ε, δ) output or objective perturbation): one model,
-/// or one per class at (ε/K, δ/K) (basic composition; each share rounded down).
-fn fit_gaussian(
-    rows: Rows<'_>,
-    classes: &[usize],
-    class_count: usize,
+/// dp-erm's `GaussianErm` for `spec` (a Gaussian mechanism) and its Λ, for each of `models`
+/// one-vs-rest fits on `rows` rows of `features` input features: each at (ε/K, δ/K) (basic
+/// composition; each share rounded down). Feature groups are refused: the Gaussian
+/// mechanisms add spherical noise.
+pub(crate) fn gaussian_erm(
     spec: &LinearSpec,
-    randomness: Randomness,
-) -> Result<FitReport<LinearModel>, CoreError> {
+    rows: usize,
+    features: usize,
+    models: usize,
+) -> Result<(GaussianErm, f64), CoreError> {
     if spec.feature_groups.is_some() {
         return Err(CoreError::value(
             "feature_groups",
@@ -426,12 +427,10 @@ fn fit_gaussian(
         ));
     }
     let (epsilon, delta) = (spec.mechanism.epsilon(), spec.mechanism.delta());
-    let epsilon = epsilon.unwrap_or(f64::INFINITY);
-    let models = if class_count == 2 { 1 } else { class_count };
-    let features = spec.transform.output_features(rows.features());
-    let lambda = regularization(spec, None, rows.len(), features, models)?;
+    let features = spec.transform.output_features(features);
+    let lambda = regularization(spec, None, rows, features, models)?;
     let (share, delta_share) = (
-        per_model_epsilon(epsilon, models)?,
+        per_model_epsilon(epsilon.unwrap_or(f64::INFINITY), models)?,
         per_model_delta(delta, models),
     );
     let mut erm = match spec.mechanism {
@@ -443,6 +442,23 @@ fn fit_gaussian(
     if let Some(tolerance) = spec.tolerance {
         erm = erm.tolerance(tolerance);
     }
+    Ok((erm, lambda))
+}
+
+/// Trains with dp-erm's `GaussianErm` ((ε, δ) output or objective perturbation): one model,
+/// or one per class at (ε/K, δ/K) (basic composition; each share rounded down).
+fn fit_gaussian(
+    rows: Rows<'_>,
+    classes: &[usize],
+    class_count: usize,
+    spec: &LinearSpec,
+    randomness: Randomness,
+) -> Result<FitReport<LinearModel>, CoreError> {
+    let (epsilon, delta) = (spec.mechanism.epsilon(), spec.mechanism.delta());
+    let epsilon = epsilon.unwrap_or(f64::INFINITY);
+    let models = if class_count == 2 { 1 } else { class_count };
+    let (erm, lambda) = gaussian_erm(spec, rows.len(), rows.features(), models)?;
+    let features = spec.transform.output_features(rows.features());
     // Every refusal of the parameters and sizes, before the rows are touched.
     let calibration = erm.calibration(rows.len(), features)?;
     let mut rng = generator(randomness)?;

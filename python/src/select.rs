@@ -20,7 +20,7 @@ use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
 use crate::error::CoreError;
 use crate::fit::{
     LinearSpec, MapSpec, MechanismSpec, Randomness, binary_labels, check_classes, erm_params,
-    features, generator, regularization, training_set,
+    features, gaussian_erm, generator, training_set,
 };
 use crate::models::Models;
 use crate::rows::{RowTransform, Rows};
@@ -276,35 +276,16 @@ fn linear_candidate(
     rows: usize,
     features: usize,
 ) -> Result<(LinearCandidate, f64), CoreError> {
-    let (epsilon, delta) = match spec.mechanism {
-        MechanismSpec::GaussianOutput { epsilon, delta }
-        | MechanismSpec::GaussianObjective { epsilon, delta } => (epsilon, delta),
-        _ => {
-            let params = erm_params(spec, rows, features, 1)?;
-            let lambda = params.regularization();
-            return Ok((LinearCandidate::Pure(params), lambda));
-        }
-    };
-    if spec.feature_groups.is_some() {
-        return Err(CoreError::value(
-            "feature_groups",
-            "shapes the pure-ε objective perturbation's noise; the Gaussian mechanisms \
-             (delta > 0) add spherical noise: leave feature_groups=None",
-        ));
+    if let MechanismSpec::GaussianOutput { .. } | MechanismSpec::GaussianObjective { .. } =
+        spec.mechanism
+    {
+        let (erm, lambda) = gaussian_erm(spec, rows, features, 1)?;
+        let feature_map = spec.transform.id();
+        return Ok((LinearCandidate::Gaussian { erm, feature_map }, lambda));
     }
-    let features = spec.transform.output_features(features);
-    let lambda = regularization(spec, None, rows, features, 1)?;
-    let mut erm = match spec.mechanism {
-        MechanismSpec::GaussianOutput { .. } => {
-            GaussianErm::output_perturbation(spec.loss, lambda, epsilon, delta)
-        }
-        _ => GaussianErm::objective_perturbation(spec.loss, lambda, epsilon, delta),
-    };
-    if let Some(tolerance) = spec.tolerance {
-        erm = erm.tolerance(tolerance);
-    }
-    let feature_map = spec.transform.id();
-    Ok((LinearCandidate::Gaussian { erm, feature_map }, lambda))
+    let params = erm_params(spec, rows, features, 1)?;
+    let lambda = params.regularization();
+    Ok((LinearCandidate::Pure(params), lambda))
 }
 
 /// Builds the selection of `candidates` on `rows` (two classes only: dp-tune compares
