@@ -307,7 +307,7 @@ fn charges_the_delta_to_an_approximate_budget() {
     assert_eq!(trained.lock().unwrap().len(), 1);
 }
 
-/// Audit of the δ (PRIVACY_TESTING.md, the (ε, δ) recipe): neighbours D (with the canary)
+/// Audit of the δ (docs/src/reference/privacy-testing.md, the (ε, δ) recipe): neighbours D (with the canary)
 /// and D′ (the canary replaced by an ordinary row); S = "the released model is the leak
 /// stump". The first candidate leaks with δ₀ = 0.3 and all but always wins the selection (0
 /// held-out mistakes against all 20 for the second, at ε_S = 1: odds e^−10); the second
