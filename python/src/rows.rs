@@ -316,10 +316,17 @@ impl RowTransform {
     /// any order; dp-erm's CSR input does not).
     pub fn scaled_csr(&self, rows: &Rows<'_>) -> ScaledCsr {
         let n = rows.len();
+        // CSR input: its stored entries bound the output's (zeros are dropped), so the
+        // arrays are allocated once instead of grown by doubling (each growth a copy and
+        // fresh pages). Dense input: unknown until read, and n·d could be far too much.
+        let entries = match rows {
+            Rows::Csr { data, .. } => data.len(),
+            Rows::Dense { .. } => 0,
+        };
         let mut out = ScaledCsr {
             indptr: Vec::with_capacity(n + 1),
-            indices: Vec::new(),
-            values: Vec::new(),
+            indices: Vec::with_capacity(entries),
+            values: Vec::with_capacity(entries),
             ordered: true,
         };
         out.indptr.push(0);
