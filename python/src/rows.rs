@@ -30,6 +30,28 @@ impl Ints<'_> {
     }
 }
 
+/// The first entry of CSR offsets that is negative, above `values`, below the entry
+/// before it, or (the first) not 0.
+fn first_bad_offset<P: Copy + Into<i64>>(indptr: &[P], values: usize) -> Option<usize> {
+    let values = i64::try_from(values).unwrap_or(i64::MAX);
+    let mut previous = 0i64;
+    indptr.iter().enumerate().position(|(r, &p)| {
+        let p = p.into();
+        let bad = (r == 0 && p != 0) || p < previous || p > values;
+        previous = p;
+        bad
+    })
+}
+
+/// Whether every column index is in `0..features` (one branch-free pass the compiler
+/// vectorizes).
+fn all_below<C: Copy + Into<i64>>(indices: &[C], features: usize) -> bool {
+    let features = i64::try_from(features).unwrap_or(i64::MAX);
+    indices
+        .iter()
+        .fold(true, |ok, &c| ok & (0..features).contains(&c.into()))
+}
+
 /// Borrowed rows: never copied as a whole; each consumer walks them row by row.
 #[derive(Clone, Copy)]
 pub enum Rows<'a> {
@@ -102,42 +124,34 @@ impl<'a> Rows<'a> {
                         ),
                     ));
                 }
-                let mut previous = 0;
-                for r in 0..indptr.len() {
-                    let at = indptr.get(r);
-                    let ok = match at {
-                        Some(p) => (r > 0 || p == 0) && p >= previous && p <= data.len(),
-                        None => false,
-                    };
-                    if !ok {
-                        return Err(CoreError::value(
-                            "X",
-                            format!("sparse matrix has an invalid indptr at entry {r}"),
-                        ));
-                    }
-                    previous = at.unwrap_or(0);
+                if let Some(r) = match indptr {
+                    Ints::I32(p) => first_bad_offset(p, data.len()),
+                    Ints::I64(p) => first_bad_offset(p, data.len()),
+                } {
+                    return Err(CoreError::value(
+                        "X",
+                        format!("sparse matrix has an invalid indptr at entry {r}"),
+                    ));
                 }
-                if previous != data.len() {
+                let last = indptr.get(indptr.len() - 1).unwrap_or(0);
+                if last != data.len() {
                     return Err(CoreError::value(
                         "X",
                         format!(
-                            "sparse matrix's indptr ends at {previous}, not at its {} values",
+                            "sparse matrix's indptr ends at {last}, not at its {} values",
                             data.len()
                         ),
                     ));
                 }
-                for k in 0..indices.len() {
-                    match indices.get(k) {
-                        Some(c) if c < features => {}
-                        _ => {
-                            return Err(CoreError::value(
-                                "X",
-                                format!(
-                                    "sparse matrix has a column index out of range 0..{features}"
-                                ),
-                            ));
-                        }
-                    }
+                let columns_in_range = match indices {
+                    Ints::I32(c) => all_below(c, features),
+                    Ints::I64(c) => all_below(c, features),
+                };
+                if !columns_in_range {
+                    return Err(CoreError::value(
+                        "X",
+                        format!("sparse matrix has a column index out of range 0..{features}"),
+                    ));
                 }
             }
         }
@@ -208,6 +222,7 @@ impl<'a> Rows<'a> {
 }
 
 /// Rows as CSR arrays, scaled by [`RowTransform::scaled_csr`].
+#[derive(Debug, PartialEq)]
 pub struct ScaledCsr {
     /// Where each row starts (n + 1 offsets).
     pub indptr: Vec<usize>,
@@ -315,6 +330,28 @@ impl RowTransform {
     /// builder's), and whether every row's columns are strictly increasing (scipy allows
     /// any order; dp-erm's CSR input does not).
     pub fn scaled_csr(&self, rows: &Rows<'_>) -> ScaledCsr {
+        if let Rows::Csr {
+            data,
+            indices,
+            indptr,
+            ..
+        } = *rows
+            && !data.contains(&0.0)
+        {
+            // scipy's arrays as they are (no stored zero to drop): converted array by array,
+            // in loops the compiler vectorizes, instead of entry by entry.
+            return match (indices, indptr) {
+                (Ints::I32(c), Ints::I32(p)) => self.scaled_csr_arrays(data, c, p),
+                (Ints::I32(c), Ints::I64(p)) => self.scaled_csr_arrays(data, c, p),
+                (Ints::I64(c), Ints::I32(p)) => self.scaled_csr_arrays(data, c, p),
+                (Ints::I64(c), Ints::I64(p)) => self.scaled_csr_arrays(data, c, p),
+            };
+        }
+        self.scaled_csr_by_entry(rows)
+    }
+
+    /// [`RowTransform::scaled_csr`] entry by entry, dropping stored zeros: every input form.
+    pub(crate) fn scaled_csr_by_entry(&self, rows: &Rows<'_>) -> ScaledCsr {
         let n = rows.len();
         // CSR input: its stored entries bound the output's (zeros are dropped), so the
         // arrays are allocated once instead of grown by doubling (each growth a copy and
@@ -346,6 +383,37 @@ impl RowTransform {
             out.indptr.push(out.indices.len());
         }
         out
+    }
+
+    /// [`RowTransform::scaled_csr`] of CSR arrays without stored zeros, which
+    /// [`Rows::checked`] has checked (offsets from 0 to the values' count, never
+    /// decreasing; columns in range).
+    fn scaled_csr_arrays<C: Copy + Into<i64>, P: Copy + Into<i64>>(
+        &self,
+        data: &[f64],
+        indices: &[C],
+        indptr: &[P],
+    ) -> ScaledCsr {
+        let indptr: Vec<usize> = indptr.iter().map(|&p| p.into() as usize).collect();
+        // Columns are below the feature count, which dp-erm caps far below 2³².
+        let indices: Vec<u32> = indices.iter().map(|&c| c.into() as u32).collect();
+        // Dividing by 1 changes no bit: the common case is a copy.
+        let values = if self.norm_bound == 1.0 {
+            data.to_vec()
+        } else {
+            data.iter().map(|v| v / self.norm_bound).collect()
+        };
+        let ordered = indptr.windows(2).all(|at| {
+            indices[at[0]..at[1]]
+                .windows(2)
+                .all(|pair| pair[0] < pair[1])
+        });
+        ScaledCsr {
+            indptr,
+            indices,
+            values,
+            ordered,
+        }
     }
 
     /// Row `r` transformed for scoring into `out` (length `output_features`): `x/B`, then

@@ -170,6 +170,58 @@ fn csr_rows_fit_like_dense_rows() {
     assert_eq!(dense, sparse32);
 }
 
+/// The CSR fast path (arrays converted whole) gives what the entry-by-entry path gives,
+/// for both index types and several bounds; a row out of column order is reported, and a
+/// stored zero dropped.
+#[test]
+fn scaled_csr_arrays_equal_the_entry_path() {
+    // (values, columns, offsets, ordered): increasing columns with an empty row; a row out
+    // of order; a stored zero (which the entry path drops).
+    type Case<'a> = (&'a [f64], &'a [i64], &'a [i64], bool);
+    let cases: [Case<'_>; 3] = [
+        (
+            &[0.5, -0.25, 1.0, 0.125, -1.0],
+            &[0, 2, 1, 0, 2],
+            &[0, 2, 3, 3, 5],
+            true,
+        ),
+        (&[0.5, -0.25, 1.0, 0.75], &[0, 2, 2, 1], &[0, 2, 4], false),
+        (&[0.5, 0.0, 1.0], &[0, 1, 2], &[0, 2, 3], true),
+    ];
+    for (data, indices, indptr, ordered) in cases {
+        let indices32: Vec<i32> = indices.iter().map(|&c| c as i32).collect();
+        let indptr32: Vec<i32> = indptr.iter().map(|&p| p as i32).collect();
+        let forms = [
+            (Ints::I64(indices), Ints::I64(indptr)),
+            (Ints::I32(&indices32), Ints::I32(&indptr32)),
+            (Ints::I64(indices), Ints::I32(&indptr32)),
+        ];
+        for (indices, indptr) in forms {
+            let rows = Rows::Csr {
+                data,
+                indices,
+                indptr,
+                features: 3,
+            }
+            .checked()
+            .unwrap();
+            for norm_bound in [1.0, 3.0] {
+                let transform = RowTransform {
+                    norm_bound,
+                    clip: false,
+                    intercept: None,
+                };
+                let fast = transform.scaled_csr(&rows);
+                assert_eq!(fast, transform.scaled_csr_by_entry(&rows));
+                assert_eq!(fast.ordered, ordered);
+                let zeros = data.iter().filter(|&&v| v == 0.0).count();
+                assert_eq!(fast.values.len(), data.len() - zeros);
+                assert_eq!(fast.values[0], 0.5 / norm_bound);
+            }
+        }
+    }
+}
+
 /// Scores through the transform equal `coef·x + intercept` and the model's own score of
 /// the builder's transformed row.
 #[test]

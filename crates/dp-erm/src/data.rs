@@ -1,5 +1,6 @@
 //! The data contract: rows in the unit ball, labels ±1, finite values (docs/src/reference/algorithms.md §0).
 
+use rayon::prelude::*;
 use std::sync::Arc;
 
 use crate::flat_rows::FlatRows;
@@ -471,6 +472,20 @@ impl TrainingSetBuilder {
     }
 }
 
+/// The first of `rows` rows (each given by `row`) outside the unit ball, checked in
+/// parallel chunks of rows.
+pub(crate) fn first_row_outside_unit_ball<'a>(
+    rows: usize,
+    row: impl Fn(usize) -> &'a [f64] + Sync,
+) -> Option<usize> {
+    /// Rows per task (a few microseconds of work).
+    const CHUNK_ROWS: usize = 2048;
+    (0..rows)
+        .into_par_iter()
+        .with_min_len(CHUNK_ROWS)
+        .find_first(|&r| !unit_ball::within_unit_ball(row(r)))
+}
+
 /// Checks CSR input: the labels, the columns and finiteness, the structure (by
 /// [`CsrRows::new`]) and the unit ball, row by row, naming the first problem.
 fn csr_input(
@@ -509,12 +524,9 @@ fn csr_input(
         });
     }
     let csr = CsrRows::new(features, indptr, indices, values)?;
-    for r in 0..csr.rows() {
-        let (_, row) = csr.row(r);
-        if !unit_ball::within_unit_ball(row) {
-            let norm = l2_norm(row.iter().copied());
-            return Err(ErmError::RowNormAboveOne { row: r, norm });
-        }
+    if let Some(r) = first_row_outside_unit_ball(csr.rows(), |r| csr.row(r).1) {
+        let norm = l2_norm(csr.row(r).1.iter().copied());
+        return Err(ErmError::RowNormAboveOne { row: r, norm });
     }
     Ok(csr)
 }

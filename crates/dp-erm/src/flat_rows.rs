@@ -5,7 +5,8 @@
 use dp_optim::{CsrRows, OptimError};
 
 use crate::ErmError;
-use crate::data::unit_ball::{clip_values_to_unit_ball, l2_norm, within_unit_ball};
+use crate::data::first_row_outside_unit_ball;
+use crate::data::unit_ball::{clip_values_to_unit_ball, l2_norm};
 
 /// Row `r` is `cols/vals[indptr[r]..indptr[r + 1]]`. Columns stay `usize` until checked
 /// against the feature count, so an error names the column the caller gave.
@@ -168,14 +169,13 @@ impl FlatRows {
 
     /// The first row outside the unit ball, as an error naming it.
     pub(crate) fn check_unit_ball(&self) -> Result<(), ErmError> {
-        for r in 0..self.rows() {
-            let row = &self.vals[self.range(r)];
-            if !within_unit_ball(row) {
-                let norm = l2_norm(row.iter().copied());
-                return Err(ErmError::RowNormAboveOne { row: r, norm });
+        match first_row_outside_unit_ball(self.rows(), |r| &self.vals[self.range(r)]) {
+            Some(r) => {
+                let norm = l2_norm(self.vals[self.range(r)].iter().copied());
+                Err(ErmError::RowNormAboveOne { row: r, norm })
             }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Appends column `features` holding `constant` to every row and scales the row by

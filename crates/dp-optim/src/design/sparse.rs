@@ -64,6 +64,64 @@ struct ColumnMajor {
     values: Vec<f64>,
 }
 
+/// One row of [`CsrRows::new`]'s checks (the layout already checked): columns in range and
+/// strictly increasing, values finite.
+fn check_row(
+    row: usize,
+    cols: usize,
+    indptr: &[usize],
+    indices: &[u32],
+    values: &[f64],
+) -> Result<(), OptimError> {
+    let invalid = |why: String| Err(OptimError::InvalidSparseStructure(why));
+    let (start, end) = (indptr[row], indptr[row + 1]);
+    let row_indices = &indices[start..end];
+    if let Some(&col) = row_indices.iter().find(|&&c| c as usize >= cols) {
+        return invalid(format!("row {row} has column index {col} >= {cols}"));
+    }
+    if row_indices.windows(2).any(|w| w[0] >= w[1]) {
+        return invalid(format!(
+            "column indices of row {row} are not strictly increasing"
+        ));
+    }
+    if let Some(k) = values[start..end].iter().position(|v| !v.is_finite()) {
+        return Err(OptimError::NonFiniteData {
+            row,
+            col: row_indices[k] as usize,
+            value: values[start + k],
+        });
+    }
+    Ok(())
+}
+
+/// Consecutive column ranges covering `0..cols` (`colptr` has `cols + 1` entries), at most
+/// `tasks` of them, each of about `1/tasks` of the entries (and one range when there are
+/// too few entries to share).
+fn column_tasks(colptr: &[usize], tasks: usize) -> Vec<std::ops::Range<usize>> {
+    /// Fewer entries than this per task are not worth a thread.
+    const MIN_TASK_ENTRIES: usize = 1 << 15;
+    let cols = colptr.len() - 1;
+    let entries = colptr[cols];
+    let tasks = tasks.min(entries / MIN_TASK_ENTRIES).clamp(1, cols);
+    let mut ranges = Vec::with_capacity(tasks);
+    let mut start = 0;
+    for k in 1..=tasks {
+        let end = if k == tasks {
+            cols
+        } else {
+            // The first column whose start reaches the k-th share of the entries.
+            colptr
+                .partition_point(|&p| p < k * entries / tasks)
+                .clamp(start, cols)
+        };
+        if end > start {
+            ranges.push(start..end);
+            start = end;
+        }
+    }
+    ranges
+}
+
 /// Where each column's entries start in column-major order (`cols + 1` offsets, the last
 /// the number of entries), for column indices `< cols`.
 pub(super) fn column_pointers(cols: usize, indices: &[u32]) -> Vec<usize> {
@@ -78,19 +136,48 @@ pub(super) fn column_pointers(cols: usize, indices: &[u32]) -> Vec<usize> {
 }
 
 impl ColumnMajor {
+    /// The copy of rows whose columns strictly increase within each row. Built in tasks
+    /// of consecutive columns (as many as threads, of about equal entries): each task
+    /// fills its own contiguous part of the copy, taking from every row the slice of its
+    /// columns (found by binary search in the sorted row), so no two tasks write the same
+    /// memory and the result is the same for any number of tasks.
     fn new(cols: usize, indptr: &[usize], indices: &[u32], values: &[f64]) -> Self {
         let colptr = column_pointers(cols, indices);
-        let mut next = colptr.clone();
         let mut rows = vec![0u32; indices.len()];
         let mut by_column = vec![0.0; indices.len()];
-        for row in 0..indptr.len() - 1 {
-            for e in indptr[row]..indptr[row + 1] {
-                let slot = &mut next[indices[e] as usize];
-                rows[*slot] = row as u32;
-                by_column[*slot] = values[e];
-                *slot += 1;
-            }
+        let tasks = column_tasks(&colptr, rayon::current_num_threads());
+        // Split the outputs at the tasks' first entries, front to back.
+        let mut parts = Vec::with_capacity(tasks.len());
+        let (mut rows_left, mut values_left) = (rows.as_mut_slice(), by_column.as_mut_slice());
+        for columns in &tasks {
+            let len = colptr[columns.end] - colptr[columns.start];
+            let (rows_part, rest_rows) = rows_left.split_at_mut(len);
+            let (values_part, rest_values) = values_left.split_at_mut(len);
+            (rows_left, values_left) = (rest_rows, rest_values);
+            parts.push((columns.clone(), rows_part, values_part));
         }
+        parts
+            .into_par_iter()
+            .for_each(|(columns, rows_part, values_part)| {
+                let base = colptr[columns.start];
+                let mut next: Vec<usize> =
+                    colptr[columns.clone()].iter().map(|&p| p - base).collect();
+                let (first, end) = (columns.start as u32, columns.end as u32);
+                for row in 0..indptr.len() - 1 {
+                    let (idx, val) = (
+                        &indices[indptr[row]..indptr[row + 1]],
+                        &values[indptr[row]..indptr[row + 1]],
+                    );
+                    let from = idx.partition_point(|&c| c < first);
+                    let to = from + idx[from..].partition_point(|&c| c < end);
+                    for (&c, &v) in idx[from..to].iter().zip(&val[from..to]) {
+                        let slot = &mut next[(c - first) as usize];
+                        rows_part[*slot] = row as u32;
+                        values_part[*slot] = v;
+                        *slot += 1;
+                    }
+                }
+            });
         Self {
             colptr,
             rows,
@@ -171,24 +258,14 @@ impl CsrRows {
         }
         // The whole indptr first, so that no row range below can be out of bounds.
         Self::check_layout(&indptr, indices.len(), values.len())?;
-        for row in 0..rows {
-            let (start, end) = (indptr[row], indptr[row + 1]);
-            let row_indices = &indices[start..end];
-            if let Some(&col) = row_indices.iter().find(|&&c| c as usize >= cols) {
-                return invalid(format!("row {row} has column index {col} >= {cols}"));
-            }
-            if row_indices.windows(2).any(|w| w[0] >= w[1]) {
-                return invalid(format!(
-                    "column indices of row {row} are not strictly increasing"
-                ));
-            }
-            if let Some(k) = values[start..end].iter().position(|v| !v.is_finite()) {
-                return Err(OptimError::NonFiniteData {
-                    row,
-                    col: row_indices[k] as usize,
-                    value: values[start + k],
-                });
-            }
+        // Rows checked in parallel chunks; the first bad row in row order is named.
+        let first_error = (0..rows)
+            .into_par_iter()
+            .with_min_len(ROW_CHUNK)
+            .map(|row| check_row(row, cols, &indptr, &indices, &values))
+            .find_first(Result::is_err);
+        if let Some(Err(e)) = first_error {
+            return Err(e);
         }
         if u32::try_from(rows).is_err() {
             return invalid(format!("{rows} rows exceed the u32 index range"));
@@ -469,5 +546,57 @@ impl std::fmt::Debug for CsrRows {
             .field("cols", &self.cols())
             .field("stored_entries", &self.stored_entries())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::gram_tasks::tests::on_threads;
+    use crate::design::split_gram::tests::rows;
+
+    /// The column-major copy built in column tasks (several on 3 and 16 threads) holds each
+    /// column's entries in row order, as a scan of the rows column by column finds them.
+    #[test]
+    fn the_column_major_copy_is_each_columns_entries_in_row_order_on_any_thread_count() {
+        let (cols, indptr, indices, values) = rows(30_000, 8, &[40; 12]);
+        let (mut rows_of, mut values_of) = (Vec::new(), Vec::new());
+        for c in 0..cols as u32 {
+            for row in 0..indptr.len() - 1 {
+                for e in indptr[row]..indptr[row + 1] {
+                    if indices[e] == c {
+                        rows_of.push(row as u32);
+                        values_of.push(values[e]);
+                    }
+                }
+            }
+        }
+        let colptr = column_pointers(cols, &indices);
+        assert!(column_tasks(&colptr, 16).len() >= 3);
+        for threads in [1, 3, 16] {
+            let copy = on_threads(threads, || {
+                ColumnMajor::new(cols, &indptr, &indices, &values)
+            });
+            assert_eq!(copy.colptr, colptr);
+            assert_eq!(copy.rows, rows_of, "{threads} threads");
+            assert_eq!(copy.values, values_of, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn column_tasks_cover_every_column_once() {
+        for (colptr, tasks) in [
+            (vec![0, 0, 0], 4),
+            (vec![0, 1 << 20], 8),
+            (vec![0, 1 << 16, 1 << 16, 1 << 17, 3 << 17], 3),
+            ((0..=100).map(|c| c << 12).collect(), 16),
+        ] {
+            let ranges = column_tasks(&colptr, tasks);
+            assert!(!ranges.is_empty() && ranges.len() <= tasks);
+            assert_eq!(ranges[0].start, 0);
+            assert_eq!(ranges.last().unwrap().end, colptr.len() - 1);
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(ranges.iter().all(|r| !r.is_empty()));
+        }
     }
 }

@@ -30,6 +30,8 @@ use super::{RowBuffers, WeighChunk};
 const LANES: usize = 8;
 /// Most registers of leading columns (32 columns).
 const MAX_REGISTERS: usize = 4;
+/// Rows per parallel task of building the split (fewer are not worth a thread).
+const BUILD_CHUNK_ROWS: usize = 4096;
 /// The modelled cost of one register-wide multiply-add, in scattered updates: both are a
 /// load, a multiply-add and a store.
 const REGISTER_UPDATE_COST: f64 = 1.0;
@@ -100,34 +102,70 @@ impl SplitRows {
                 trailing.push(c as u32);
             }
         }
-        let mut dense = vec![f64x8::ZERO; rows * registers];
-        let mut updates = 0.0;
+        // Each row's trailing entries first, so that chunks of rows can fill their own
+        // parts of the arrays in parallel.
+        let trailing_counts: Vec<usize> = (0..rows)
+            .into_par_iter()
+            .with_min_len(BUILD_CHUNK_ROWS)
+            .map(|row| {
+                indices[indptr[row]..indptr[row + 1]]
+                    .iter()
+                    .filter(|&&c| slot[c as usize] as usize >= width)
+                    .count()
+            })
+            .collect();
         let mut split_indptr = Vec::with_capacity(rows + 1);
         split_indptr.push(0);
-        let (mut positions, mut split_values) = (Vec::new(), Vec::new());
-        let mut row_block = vec![0.0; width];
-        for row in 0..rows {
-            row_block.fill(0.0);
-            for e in indptr[row]..indptr[row + 1] {
-                let s = slot[indices[e] as usize] as usize;
-                if s < width {
-                    row_block[s] = values[e];
-                } else {
-                    positions.push((s - width) as u32);
-                    split_values.push(values[e]);
-                }
-            }
-            for (register, lanes) in dense[row * registers..][..registers]
-                .iter_mut()
-                .zip(row_block.chunks_exact(LANES))
-            {
-                *register = f64x8::new(std::array::from_fn(|k| lanes[k]));
-            }
-            let trailing_entries = positions.len() - split_indptr[row];
-            updates += (registers * (leading.len() + trailing_entries)
-                + triangle_start(trailing_entries)) as f64;
-            split_indptr.push(positions.len());
+        let mut updates = 0.0;
+        for &count in &trailing_counts {
+            split_indptr.push(split_indptr.last().copied().unwrap_or(0) + count);
+            updates += (registers * (leading.len() + count) + triangle_start(count)) as f64;
         }
+        let mut dense = vec![f64x8::ZERO; rows * registers];
+        let mut positions = vec![0u32; split_indptr[rows]];
+        let mut split_values = vec![0.0; split_indptr[rows]];
+        let chunks = super::row_chunks(rows, BUILD_CHUNK_ROWS, rayon::current_num_threads());
+        let mut parts = Vec::with_capacity(chunks.len());
+        let (mut dense_left, mut positions_left, mut values_left) = (
+            dense.as_mut_slice(),
+            positions.as_mut_slice(),
+            split_values.as_mut_slice(),
+        );
+        for chunk in chunks {
+            let entries = split_indptr[chunk.end] - split_indptr[chunk.start];
+            let (dense_part, rest) = dense_left.split_at_mut(chunk.len() * registers);
+            dense_left = rest;
+            let (positions_part, rest) = positions_left.split_at_mut(entries);
+            positions_left = rest;
+            let (values_part, rest) = values_left.split_at_mut(entries);
+            values_left = rest;
+            parts.push((chunk, dense_part, positions_part, values_part));
+        }
+        parts
+            .into_par_iter()
+            .for_each(|(chunk, dense_part, positions_part, values_part)| {
+                let mut row_block = vec![0.0; width];
+                let mut next = 0;
+                for (registers_of_row, row) in dense_part.chunks_exact_mut(registers).zip(chunk) {
+                    row_block.fill(0.0);
+                    for e in indptr[row]..indptr[row + 1] {
+                        let s = slot[indices[e] as usize] as usize;
+                        if s < width {
+                            row_block[s] = values[e];
+                        } else {
+                            positions_part[next] = (s - width) as u32;
+                            values_part[next] = values[e];
+                            next += 1;
+                        }
+                    }
+                    for (register, lanes) in registers_of_row
+                        .iter_mut()
+                        .zip(row_block.chunks_exact(LANES))
+                    {
+                        *register = f64x8::new(std::array::from_fn(|k| lanes[k]));
+                    }
+                }
+            });
         Self {
             registers,
             leading,
@@ -732,5 +770,53 @@ pub(super) mod tests {
         // One-hot rows only: no column is dense enough to lead.
         let (cols, _, one_hot, _) = rows(5_000, 0, &[9, 4, 30]);
         assert!(leading_columns(5_000, &column_pointers(cols, &one_hot)).is_empty());
+    }
+
+    /// The split built in parallel chunks of rows is the same on 1, 3 and 16 threads (one
+    /// chunk: the rows in order), and every row's entries are where the split says.
+    #[test]
+    fn the_split_built_in_chunks_is_the_same_on_any_thread_count() {
+        use crate::design::gram_tasks::tests::on_threads;
+        let (cols, indptr, indices, values) = rows(30_000, 8, &[40; 12]);
+        let colptr = column_pointers(cols, &indices);
+        let build = |threads| {
+            on_threads(threads, || {
+                SplitRows::new(&indptr, &indices, &values, &colptr).expect("8 dense columns lead")
+            })
+        };
+        let one = build(1);
+        let lanes = |split: &SplitRows| -> Vec<f64> {
+            split.dense.iter().flat_map(|r| r.to_array()).collect()
+        };
+        for threads in [3, 16] {
+            let other = build(threads);
+            assert_eq!(other.leading, one.leading);
+            assert_eq!(other.slot, one.slot);
+            assert_eq!(
+                other.updates_per_row.to_bits(),
+                one.updates_per_row.to_bits()
+            );
+            assert_eq!(lanes(&other), lanes(&one), "{threads} threads");
+            assert_eq!(other.indptr, one.indptr, "{threads} threads");
+            assert_eq!(other.positions, one.positions, "{threads} threads");
+            assert_eq!(other.values, one.values, "{threads} threads");
+        }
+        // Each row, rebuilt from the split, is the row given.
+        let width = one.registers * LANES;
+        let dense = lanes(&one);
+        for row in [0, 4095, 4096, 17_001, 29_999] {
+            let mut rebuilt: Vec<(u32, f64)> = (0..one.leading.len())
+                .map(|k| (one.leading[k], dense[row * width + k]))
+                .filter(|&(_, v)| v != 0.0)
+                .collect();
+            for e in one.indptr[row]..one.indptr[row + 1] {
+                rebuilt.push((one.trailing[one.positions[e] as usize], one.values[e]));
+            }
+            rebuilt.sort_by_key(|&(c, _)| c);
+            let given: Vec<(u32, f64)> = (indptr[row]..indptr[row + 1])
+                .map(|e| (indices[e], values[e]))
+                .collect();
+            assert_eq!(rebuilt, given, "row {row}");
+        }
     }
 }
