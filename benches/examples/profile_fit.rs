@@ -99,6 +99,12 @@ fn fresh_fits(train: &TrainingSet, params: &ErmParams, fits: usize, rng: &mut In
         });
         indptr.push(indices.len());
     }
+    // PROFILE_FIT_INTERCEPT=c: the builder appends the intercept feature c (the Python
+    // estimators' default path).
+    let intercept = std::env::var("PROFILE_FIT_INTERCEPT").ok().map(|c| {
+        c.parse::<f64>()
+            .unwrap_or_else(|e| fail(&format!("PROFILE_FIT_INTERCEPT: {e}")))
+    });
     let mut times = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..fits {
         let arrays = (
@@ -108,11 +114,14 @@ fn fresh_fits(train: &TrainingSet, params: &ErmParams, fits: usize, rng: &mut In
             train.labels().to_vec(),
         );
         let start = std::time::Instant::now();
-        let set = TrainingSet::builder(train.features())
+        let builder = TrainingSet::builder(train.features())
             .csr_rows(arrays.0, arrays.1, arrays.2)
-            .labels(arrays.3)
-            .build()
-            .unwrap_or_else(|e| fail(&e.to_string()));
+            .labels(arrays.3);
+        let builder = match intercept {
+            Some(constant) => builder.append_intercept(constant),
+            None => builder,
+        };
+        let set = builder.build().unwrap_or_else(|e| fail(&e.to_string()));
         let built = start.elapsed();
         params
             .fit(&set, rng)

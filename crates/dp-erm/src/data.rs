@@ -3,6 +3,7 @@
 use rayon::prelude::*;
 use std::sync::Arc;
 
+use crate::csr_transform::{Transforms, checked_transformed_csr};
 use crate::flat_rows::FlatRows;
 use dp_optim::{CsrRows, DenseRows, Design, RowBuffers, WeighChunk};
 use unit_ball::{SquareSum, clip_values_to_unit_ball, l2_norm};
@@ -412,6 +413,19 @@ impl TrainingSetBuilder {
                     let csr = csr_input(features, indptr, indices, values, &self.labels)?;
                     return Ok(TrainingSet::from_checked_csr(csr, self.labels));
                 }
+                let transforms = Transforms {
+                    bounds: self.public_bounds.as_deref(),
+                    clip: self.clip,
+                    intercept: self.intercept,
+                };
+                let input = (indptr.as_slice(), indices.as_slice(), values.as_slice());
+                if let Some(rows) =
+                    checked_transformed_csr(features, input, &self.labels, &transforms)
+                {
+                    let csr = CsrRows::new(rows.features, rows.indptr, rows.indices, rows.values)?;
+                    return Ok(TrainingSet::from_checked_csr(csr, self.labels));
+                }
+                // Something fails a check: the steps below name it, in their order.
                 FlatRows::from_csr(indptr, indices, values)?
             }
             Input::Dense(values) => {

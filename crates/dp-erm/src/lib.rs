@@ -70,6 +70,7 @@
 mod approximate_rule;
 mod block_fit;
 mod calibration;
+mod csr_transform;
 mod data;
 mod dpsgd;
 mod error;

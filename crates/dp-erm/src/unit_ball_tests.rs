@@ -462,3 +462,132 @@ fn every_input_form_gives_the_same_set_under_every_transform() {
         .build();
     assert!(unordered.is_err());
 }
+
+/// Rows of CSR input with public transforms are checked and transformed in parallel chunks
+/// of rows (`csr_transform`): on many rows (several chunks), with rows on and just off the
+/// sphere, every combination of bounds, clipping and the intercept gives bit for bit the
+/// rows that pairs input (the step-by-step path) gives; and where rows fail different checks
+/// in different chunks, the error is the step-by-step path's (its order of checks).
+#[test]
+fn transformed_csr_rows_in_chunks_are_the_step_by_step_rows() {
+    let (rows, cols) = (9_000, 12);
+    let mut rng = InsecureSeededRng::new(77);
+    let mut pairs: Vec<Vec<(usize, f64)>> = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let mut row: Vec<(usize, f64)> = Vec::new();
+        for c in 0..cols {
+            let (kept, value) = (rng.random::<f64>() < 0.5, rng.random::<f64>() - 0.5);
+            if kept {
+                row.push((c, value));
+            }
+        }
+        // Every third row scaled onto the sphere (rounded), some just beyond it.
+        let norm = row.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+        if r % 3 == 0 && norm > 0.0 {
+            let scale = if r % 2 == 0 { 1.0 } else { 1.0 + 1e-15 };
+            row.iter_mut().for_each(|(_, v)| *v = *v / norm * scale);
+        }
+        pairs.push(row);
+    }
+    let csr = |pairs: &[Vec<(usize, f64)>]| {
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for row in pairs {
+            indices.extend(row.iter().map(|&(c, _)| c as u32));
+            values.extend(row.iter().map(|&(_, v)| v));
+            indptr.push(indices.len());
+        }
+        (indptr, indices, values)
+    };
+    let labels: Vec<f64> = (0..rows)
+        .map(|r| if r % 4 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let bounds: Vec<f64> = (0..cols).map(|c| 1.5 + c as f64 / 8.0).collect();
+    let build = |input: crate::TrainingSetBuilder, bound: bool, clip: bool, intercept| {
+        let mut b = input.labels(labels.clone());
+        if bound {
+            b = b.scale_by_public_bounds(bounds.clone());
+        }
+        if clip {
+            b = b.clip_rows_to_unit_ball();
+        }
+        if let Some(c) = intercept {
+            b = b.append_intercept(c);
+        }
+        b.build()
+    };
+    let entries = |set: &TrainingSet| {
+        let mut all = Vec::new();
+        for r in 0..set.len() {
+            set.for_each_entry(r, |c, v| all.push((r, c, v.to_bits())));
+        }
+        all
+    };
+    let (indptr, indices, values) = csr(&pairs);
+    let mut built = 0;
+    for bound in [false, true] {
+        for clip in [false, true] {
+            for intercept in [None, Some(1.0), Some(0.3)] {
+                let from_pairs = build(
+                    TrainingSet::builder(cols).sparse_rows(pairs.clone()),
+                    bound,
+                    clip,
+                    intercept,
+                );
+                let from_csr = build(
+                    TrainingSet::builder(cols).csr_rows(
+                        indptr.clone(),
+                        indices.clone(),
+                        values.clone(),
+                    ),
+                    bound,
+                    clip,
+                    intercept,
+                );
+                let case = format!("bounds {bound}, clip {clip}, intercept {intercept:?}");
+                match (from_pairs, from_csr) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a.features(), b.features(), "{case}");
+                        assert!(entries(&a) == entries(&b), "{case}");
+                        built += 1;
+                    }
+                    (a, b) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{case}"),
+                }
+            }
+        }
+    }
+    // Every case builds but the three neither clipped nor scaled down by the bounds (≥ 1.5).
+    assert_eq!(built, 9);
+    // Rows just beyond the sphere without clipping are refused (so the case above compared
+    // errors), and with clipping accepted: both paths were exercised.
+    let unclipped = build(
+        TrainingSet::builder(cols).csr_rows(indptr.clone(), indices.clone(), values.clone()),
+        false,
+        false,
+        Some(1.0),
+    );
+    assert!(matches!(unclipped, Err(ErmError::RowNormAboveOne { .. })));
+    // Two different failures in different chunks: a NaN in row 8,000 and a value beyond its
+    // public bound in row 100. The step-by-step path checks every entry's finiteness before
+    // any bound, so it names the NaN.
+    let mut broken = pairs.clone();
+    broken[8_000] = vec![(1, f64::NAN)];
+    broken[100] = vec![(0, 2.0)];
+    let (indptr, indices, values) = csr(&broken);
+    let from_csr = build(
+        TrainingSet::builder(cols).csr_rows(indptr, indices, values),
+        true,
+        true,
+        Some(1.0),
+    );
+    assert!(
+        matches!(from_csr, Err(ErmError::NonFiniteFeature { row: 8_000, .. })),
+        "{from_csr:?}"
+    );
+    let from_pairs = build(
+        TrainingSet::builder(cols).sparse_rows(broken),
+        true,
+        true,
+        Some(1.0),
+    );
+    assert_eq!(format!("{from_csr:?}"), format!("{from_pairs:?}"));
+}
