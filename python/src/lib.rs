@@ -38,6 +38,10 @@ mod py_select;
 #[cfg(feature = "python")]
 mod py_spark;
 
+#[cfg(feature = "python")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[cfg(test)]
 mod extra_tests;
 #[cfg(test)]

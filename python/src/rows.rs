@@ -1,6 +1,8 @@
 //! Rows as numpy and scipy hold them, read in place, and the public row transform of the
 //! linear estimators (norm bound, optional clipping, intercept feature).
 
+use rayon::prelude::*;
+
 use crate::error::CoreError;
 
 /// An integer index array of scipy's CSR parts, as stored (int32 or int64).
@@ -347,7 +349,66 @@ impl RowTransform {
                 (Ints::I64(c), Ints::I64(p)) => self.scaled_csr_arrays(data, c, p),
             };
         }
+        if let Rows::Dense { values, features } = *rows {
+            return self.scaled_dense(values, features);
+        }
         self.scaled_csr_by_entry(rows)
+    }
+
+    /// [`RowTransform::scaled_csr`] of dense rows: the non-zero entries of each chunk of
+    /// rows counted, then written, in parallel (a pandas frame of Adult's size is 3 million
+    /// values).
+    fn scaled_dense(&self, values: &[f64], features: usize) -> ScaledCsr {
+        const CHUNK_ROWS: usize = 4096;
+        let chunk_values = CHUNK_ROWS * features;
+        let counts: Vec<usize> = values
+            .par_chunks(chunk_values)
+            .map(|chunk| chunk.iter().filter(|&&v| v != 0.0).count())
+            .collect();
+        let entries = counts.iter().sum();
+        let mut indptr = vec![0usize; values.len() / features + 1];
+        let mut indices = vec![0u32; entries];
+        let mut scaled = vec![0.0; entries];
+        let mut parts = Vec::with_capacity(counts.len());
+        let (mut ends, mut indices_left, mut values_left) = (
+            &mut indptr[1..],
+            indices.as_mut_slice(),
+            scaled.as_mut_slice(),
+        );
+        let mut first_entry = 0;
+        for (chunk, &count) in values.chunks(chunk_values).zip(&counts) {
+            let (ends_part, rest) = ends.split_at_mut(chunk.len() / features);
+            ends = rest;
+            let (indices_part, rest) = indices_left.split_at_mut(count);
+            indices_left = rest;
+            let (values_part, rest) = values_left.split_at_mut(count);
+            values_left = rest;
+            parts.push((chunk, first_entry, ends_part, indices_part, values_part));
+            first_entry += count;
+        }
+        parts
+            .into_par_iter()
+            .for_each(|(chunk, first_entry, ends, indices_part, values_part)| {
+                let mut next = 0;
+                for (row, end) in chunk.chunks_exact(features).zip(ends) {
+                    for (c, &v) in row.iter().enumerate() {
+                        if v != 0.0 {
+                            // Columns are below the feature count, which dp-erm caps far
+                            // below 2³².
+                            indices_part[next] = c as u32;
+                            values_part[next] = v / self.norm_bound;
+                            next += 1;
+                        }
+                    }
+                    *end = first_entry + next;
+                }
+            });
+        ScaledCsr {
+            indptr,
+            indices,
+            values: scaled,
+            ordered: true,
+        }
     }
 
     /// [`RowTransform::scaled_csr`] entry by entry, dropping stored zeros: every input form.

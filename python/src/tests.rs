@@ -222,6 +222,36 @@ fn scaled_csr_arrays_equal_the_entry_path() {
     }
 }
 
+/// Dense rows converted in parallel chunks (several here) give what the entry-by-entry
+/// path gives: zeros dropped, values divided by the bound, offsets continuing across chunks.
+#[test]
+fn scaled_dense_rows_equal_the_entry_path() {
+    let (rows, features) = (10_000, 7);
+    let values: Vec<f64> = (0..rows * features)
+        .map(|k| match (k * 7919) % 5 {
+            0 | 1 => 0.0,
+            m => (m as f64 - 2.5) / 4.0 + (k % 13) as f64 / 64.0,
+        })
+        .collect();
+    let dense = Rows::Dense {
+        values: &values,
+        features,
+    }
+    .checked()
+    .unwrap();
+    for norm_bound in [1.0, 3.0] {
+        let transform = RowTransform {
+            norm_bound,
+            clip: false,
+            intercept: None,
+        };
+        let fast = transform.scaled_csr(&dense);
+        assert_eq!(fast, transform.scaled_csr_by_entry(&dense));
+        assert_eq!(fast.indptr.len(), rows + 1);
+        assert!(fast.values.len() < rows * features * 4 / 5);
+    }
+}
+
 /// Scores through the transform equal `coef·x + intercept` and the model's own score of
 /// the builder's transformed row.
 #[test]
