@@ -10,11 +10,15 @@ use dp_noise::{InsecureSeededRng, Neighbouring, default_orders, smallest_noise_m
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::super::linear::{shuffled, split};
 use super::approximate_fit::{
     DELTA, MECHANISMS, gaussian, gaussian_error, library_rule, mechanism_label, sgd_error,
     sgd_grid, sgd_with,
 };
 use super::grid::log_grid;
+
+/// Added to a DP-SGD draw's seed per split (split 0 keeps the seeds of the one-split runs).
+const SPLIT_SEED_STRIDE: u64 = 1_000_003;
 
 /// The ε of the (ε, δ) columns.
 pub const EPSILONS: [f64; 5] = [0.1, 0.2, 0.5, 1.0, 2.0];
@@ -101,20 +105,84 @@ fn mean_and_se(values: &[f64]) -> (f64, f64) {
     (mean, (var / k).sqrt())
 }
 
-/// Runs the (ε, δ) columns on `data` (its first `train_rows` rows train, the rest test).
+/// One split's training and test rows, as sets and as examples (DP-SGD's input).
+struct Split {
+    train: TrainingSet,
+    test: TrainingSet,
+    train_examples: Examples,
+    test_examples: Examples,
+}
+
+impl Split {
+    fn new(
+        data: &Dataset,
+        (train, test): &(Vec<usize>, Vec<usize>),
+    ) -> Result<Self, dp_datasets::DatasetError> {
+        let (train, test) = (data.training_set(train)?, data.training_set(test)?);
+        let (train_examples, test_examples) = (train.to_examples(), test.to_examples());
+        Ok(Self {
+            train,
+            test,
+            train_examples,
+            test_examples,
+        })
+    }
+}
+
+/// Runs the (ε, δ) columns on `data`'s official split (its first `train_rows` rows train,
+/// the rest test), with the fits' CPU times.
 pub fn run(
     data: &Dataset,
     train_rows: usize,
     quick: bool,
     seed: u64,
 ) -> Result<ApproximateResults, Box<dyn std::error::Error>> {
+    let split = (
+        (0..train_rows).collect(),
+        (train_rows..data.len()).collect(),
+    );
+    run_on_splits(data, &[split], quick, seed, true)
+}
+
+/// Runs the (ε, δ) columns over `folds`-fold cross-validation of `data` (the folds the
+/// pure-ε end-to-end runs use): each cell's errors are over folds × draws, and the best in
+/// hindsight is chosen on their mean. No timings (the official split has them).
+pub fn run_folds(
+    data: &Dataset,
+    folds: usize,
+    quick: bool,
+    seed: u64,
+) -> Result<ApproximateResults, Box<dyn std::error::Error>> {
+    let order = shuffled(data.len(), seed ^ 0xe2e);
+    let splits: Vec<_> = (0..folds).map(|fold| split(&order, fold, folds)).collect();
+    run_on_splits(data, &splits, quick, seed, false)
+}
+
+/// The columns over `splits` (training and test row indices). With one split, the noise
+/// draws' seeds are those the study has always used.
+fn run_on_splits(
+    data: &Dataset,
+    splits: &[(Vec<usize>, Vec<usize>)],
+    quick: bool,
+    seed: u64,
+    with_timings: bool,
+) -> Result<ApproximateResults, Box<dyn std::error::Error>> {
     let started = std::time::Instant::now();
-    let train = data.training_set(&(0..train_rows).collect::<Vec<_>>())?;
-    let test = data.training_set(&(train_rows..data.len()).collect::<Vec<_>>())?;
-    let (n, d) = (train.len(), train.features());
-    let (train_examples, test_examples) = (train.to_examples(), test.to_examples());
+    let splits: Vec<Split> = splits
+        .iter()
+        .map(|s| Split::new(data, s))
+        .collect::<Result<_, _>>()?;
+    let (first, folds) = (&splits[0], splits.len());
+    let d = first.train.features();
     let lambdas: Vec<f64> = log_grid(0, 6, if quick { 2 } else { 3 });
+    // Over folds, about the official split's number of fits per cell, spread over them.
+    let per_split = |fits: usize| fits.div_ceil(folds);
     let (gaussian_draws, sgd_draws, rule_runs) = if quick { (2, 1, 3) } else { (6, 2, 10) };
+    let (gaussian_draws, sgd_draws, rule_runs) = (
+        per_split(gaussian_draws),
+        per_split(sgd_draws),
+        per_split(rule_runs),
+    );
     let grid = sgd_grid(quick);
     let mut rows = Vec::new();
     let row = |method: String, relation, choice, epsilon, errors: &[f64], setting: String| {
@@ -136,19 +204,26 @@ pub fn run(
     // Gaussian mechanisms: the Λ grid, then the rule.
     for &mechanism in &MECHANISMS {
         let label = mechanism_label(mechanism);
+        // (ε, Λ, split, draw), the task's index its seed.
         let tasks: Vec<(f64, f64, usize)> = EPSILONS
             .iter()
             .flat_map(|&e| {
-                lambdas
-                    .iter()
-                    .flat_map(move |&l| (0..gaussian_draws).map(move |k| (e, l, k)))
+                lambdas.iter().flat_map(move |&l| {
+                    (0..folds).flat_map(move |s| (0..gaussian_draws).map(move |_| (e, l, s)))
+                })
             })
             .collect();
         let errors: Vec<Option<f64>> = tasks
             .par_iter()
             .enumerate()
-            .map(|(k, &(e, l, _))| {
-                gaussian_error(&gaussian(mechanism, l, e), &train, &test, seed + k as u64)
+            .map(|(k, &(e, l, s))| {
+                let split = &splits[s];
+                gaussian_error(
+                    &gaussian(mechanism, l, e),
+                    &split.train,
+                    &split.test,
+                    seed + k as u64,
+                )
             })
             .collect();
         for &epsilon in &EPSILONS {
@@ -160,7 +235,7 @@ pub fn run(
                     .filter(|((e, l, _), _)| *e == epsilon && *l == lambda)
                     .filter_map(|(_, r)| *r)
                     .collect();
-                if cell.len() < gaussian_draws {
+                if cell.len() < gaussian_draws * folds {
                     continue; // refused at some draw: not a candidate
                 }
                 let mean = cell.iter().sum::<f64>() / cell.len() as f64;
@@ -181,12 +256,24 @@ pub fn run(
                     format!("Λ = {lambda:.3e}"),
                 ));
             }
-            let trainer = library_rule(mechanism).trainer(n, d, epsilon, DELTA)?;
-            let errors: Vec<f64> = (0..rule_runs)
+            let trainers = splits
+                .iter()
+                .map(|split| library_rule(mechanism).trainer(split.train.len(), d, epsilon, DELTA))
+                .collect::<Result<Vec<_>, _>>()?;
+            let trainer = &trainers[0];
+            // (split, run), the index its seed.
+            let errors: Vec<f64> = (0..folds * rule_runs)
                 .into_par_iter()
                 .map(|k| {
-                    gaussian_error(&trainer, &train, &test, seed ^ 0xe2e ^ (k as u64) << 8)
-                        .unwrap_or(f64::NAN)
+                    let split = &splits[k / rule_runs];
+                    let trainer = &trainers[k / rule_runs];
+                    gaussian_error(
+                        trainer,
+                        &split.train,
+                        &split.test,
+                        seed ^ 0xe2e ^ (k as u64) << 8,
+                    )
+                    .unwrap_or(f64::NAN)
                 })
                 .collect();
             rows.push(row(
@@ -212,30 +299,39 @@ pub fn run(
                 .par_iter()
                 .enumerate()
                 .map(|(k, &c)| {
-                    let sigma = if add_remove {
-                        let (batch, epochs, _) = c;
-                        let batch = batch.min(n);
-                        let q = batch as f64 / n as f64;
-                        let steps = (epochs * n).div_ceil(batch) as u64;
-                        Some(
-                            smallest_noise_multiplier(relation, q, steps, epsilon, DELTA, &orders)
+                    let mut errors = Vec::with_capacity(folds * sgd_draws);
+                    // σ and the replace-one ε of the first split (the others' differ only
+                    // through their training rows' count).
+                    let mut reported = None;
+                    for (s, split) in splits.iter().enumerate() {
+                        let n = split.train.len();
+                        let sigma = if add_remove {
+                            let (batch, epochs, _) = c;
+                            let batch = batch.min(n);
+                            let q = batch as f64 / n as f64;
+                            let steps = (epochs * n).div_ceil(batch) as u64;
+                            Some(
+                                smallest_noise_multiplier(
+                                    relation, q, steps, epsilon, DELTA, &orders,
+                                )
                                 .map_err(|e| e.to_string())?,
-                        )
-                    } else {
-                        None
-                    };
-                    let sgd = sgd_with(n, c, epsilon, sigma).map_err(|e| e.to_string())?;
-                    let errors = (0..sgd_draws)
-                        .map(|draw| {
-                            sgd_error(
-                                &sgd,
-                                &train_examples,
-                                &test_examples,
-                                seed + (k * 16 + draw) as u64,
                             )
-                        })
-                        .collect();
-                    Ok((errors, sgd.noise_multiplier(), sgd.epsilon()))
+                        } else {
+                            None
+                        };
+                        let sgd = sgd_with(n, c, epsilon, sigma).map_err(|e| e.to_string())?;
+                        for draw in 0..sgd_draws {
+                            errors.push(sgd_error(
+                                &sgd,
+                                &split.train_examples,
+                                &split.test_examples,
+                                seed + (k * 16 + draw) as u64 + s as u64 * SPLIT_SEED_STRIDE,
+                            ));
+                        }
+                        reported.get_or_insert((sgd.noise_multiplier(), sgd.epsilon()));
+                    }
+                    let (sigma, replace_one) = reported.ok_or("no split")?;
+                    Ok((errors, sigma, replace_one))
                 })
                 .collect();
             if !add_remove {
@@ -275,14 +371,20 @@ pub fn run(
         }
         let rule = DpSgdRule::FITTED;
         let setting = rule.setting(epsilon)?;
-        let sgd = rule.trainer(n, epsilon, DELTA)?;
-        let errors: Vec<f64> = (0..rule_runs)
+        let trainers = splits
+            .iter()
+            .map(|split| rule.trainer(split.train.len(), epsilon, DELTA))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sgd = &trainers[0];
+        // (split, run), the index its seed.
+        let errors: Vec<f64> = (0..folds * rule_runs)
             .into_par_iter()
             .map(|k| {
+                let split = &splits[k / rule_runs];
                 sgd_error(
-                    &sgd,
-                    &train_examples,
-                    &test_examples,
+                    &trainers[k / rule_runs],
+                    &split.train_examples,
+                    &split.test_examples,
                     seed ^ 0x5e2e ^ (k as u64) << 8,
                 )
             })
@@ -301,15 +403,17 @@ pub fn run(
                 sgd.noise_multiplier()
             ),
         ));
-        timings.push(timing(
-            &train,
-            &train_examples,
-            epsilon,
-            best_replace_one,
-            search_seconds,
-            grid.len() * sgd_draws,
-            if quick { 2 } else { 5 },
-        )?);
+        if with_timings {
+            timings.push(timing(
+                &first.train,
+                &first.train_examples,
+                epsilon,
+                best_replace_one,
+                search_seconds,
+                grid.len() * sgd_draws * folds,
+                if quick { 2 } else { 5 },
+            )?);
+        }
     }
     Ok(ApproximateResults {
         rows,
@@ -382,12 +486,12 @@ fn timing(
     })
 }
 
-/// `approximate.csv`.
-pub fn csv(results: &ApproximateResults) -> String {
+/// `approximate.csv`: the rows of every result, in order.
+pub fn csv<'a>(results: impl IntoIterator<Item = &'a ApproximateResults>) -> String {
     let mut s = String::from(
         "dataset,method,relation,choice,epsilon,delta,mean_error,std_error,fits,setting,replace_one_epsilon\n",
     );
-    for r in &results.rows {
+    for r in results.into_iter().flat_map(|results| &results.rows) {
         s.push_str(&format!(
             "{},{},{},{},{},{:e},{:.4},{:.4},{},{},{}\n",
             r.dataset,
@@ -465,7 +569,7 @@ mod tests {
         let dir = dp_datasets::DataDir::resolve(None);
         let official = official_adult(&dir).unwrap();
         let results = run(&official, dp_datasets::ADULT_TRAIN_ROWS, quick, seed).unwrap();
-        std::fs::write(out.join("approximate.csv"), csv(&results)).unwrap();
+        std::fs::write(out.join("approximate.csv"), csv([&results])).unwrap();
         std::fs::write(out.join("approximate_timing.csv"), timing_csv(&results)).unwrap();
         let mut summary = String::new();
         approximate_output::section(&mut summary, &fit, &results);

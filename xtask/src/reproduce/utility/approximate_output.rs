@@ -57,54 +57,7 @@ pub fn section(s: &mut String, fit: &ApproximateRuleFit, record: &ApproximateRes
         a.rule_runs,
         a.seconds
     );
-    s.push_str(
-        "| ε | Gaussian objective, best Λ | Gaussian objective, rule | Gaussian output, best Λ \
-         | Gaussian output, rule | DP-SGD best (replace-one) | DP-SGD best (add/remove) | \
-         DP-SGD rule |\n|---|---|---|---|---|---|---|---|\n",
-    );
-    for epsilon in EPSILONS {
-        let _ = writeln!(
-            s,
-            "| {epsilon} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(find(
-                record,
-                "Gaussian objective",
-                "replace",
-                "best in hindsight",
-                epsilon
-            )),
-            cell(find(
-                record,
-                "Gaussian objective",
-                "replace",
-                "rule",
-                epsilon
-            )),
-            cell(find(
-                record,
-                "Gaussian output",
-                "replace",
-                "best in hindsight",
-                epsilon
-            )),
-            cell(find(record, "Gaussian output", "replace", "rule", epsilon)),
-            cell(find(
-                record,
-                "DP-SGD",
-                "replace",
-                "best in hindsight",
-                epsilon
-            )),
-            cell(find(
-                record,
-                "DP-SGD",
-                "add/remove",
-                "best in hindsight",
-                epsilon
-            )),
-            cell(find(record, "DP-SGD", "replace", "rule", epsilon)),
-        );
-    }
+    error_table(s, record);
     s.push_str(
         "\nCPU seconds (process user + system, sequential, same run; objective-perturbation \
          fits interleaved at the Gaussian rule's Λ):\n\n| ε | Λ | pure-ε objective fit | \
@@ -157,6 +110,75 @@ pub fn section(s: &mut String, fit: &ApproximateRuleFit, record: &ApproximateRes
     }
 }
 
+/// The errors' table: each mechanism best in hindsight and through its rule, at each ε.
+fn error_table(s: &mut String, record: &ApproximateResults) {
+    s.push_str(
+        "| ε | Gaussian objective, best Λ | Gaussian objective, rule | Gaussian output, best Λ \
+         | Gaussian output, rule | DP-SGD best (replace-one) | DP-SGD best (add/remove) | \
+         DP-SGD rule |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for epsilon in EPSILONS {
+        let _ = writeln!(
+            s,
+            "| {epsilon} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(find(
+                record,
+                "Gaussian objective",
+                "replace",
+                "best in hindsight",
+                epsilon
+            )),
+            cell(find(
+                record,
+                "Gaussian objective",
+                "replace",
+                "rule",
+                epsilon
+            )),
+            cell(find(
+                record,
+                "Gaussian output",
+                "replace",
+                "best in hindsight",
+                epsilon
+            )),
+            cell(find(record, "Gaussian output", "replace", "rule", epsilon)),
+            cell(find(
+                record,
+                "DP-SGD",
+                "replace",
+                "best in hindsight",
+                epsilon
+            )),
+            cell(find(
+                record,
+                "DP-SGD",
+                "add/remove",
+                "best in hindsight",
+                epsilon
+            )),
+            cell(find(record, "DP-SGD", "replace", "rule", epsilon)),
+        );
+    }
+}
+
+/// The section of `summary.md` for one cross-validated dataset.
+pub fn folds_section(s: &mut String, folds: usize, record: &ApproximateResults) {
+    let dataset = record.rows.first().map_or("?", |r| r.dataset.as_str());
+    let _ = writeln!(
+        s,
+        "\n## (ε, δ = 1e-5) on {dataset}, {folds}-fold cross-validation\n\n\
+         The official split's protocol on each fold (the folds of the pure-ε end-to-end \
+         runs), per fold: Gaussian mechanisms over the same Λ grid (noise draws per cell: \
+         {}), through the rules (runs: {}); DP-SGD over the same grid (draws per \
+         configuration: {}). Each cell is the mean over folds × draws (± its standard error); \
+         best in hindsight is chosen on that mean (on test folds: a reference, not a private \
+         result). Wall time {:.1} s.\n",
+        record.gaussian_draws, record.rule_runs, record.sgd_draws, record.seconds
+    );
+    error_table(s, record);
+}
+
 /// Bounds that a broken mechanism, rule or fit would cross.
 pub fn sanity(fit: &ApproximateRuleFit, record: &ApproximateResults, fail: &mut dyn FnMut(String)) {
     for epsilon in [0.5, 1.0, 2.0] {
@@ -204,5 +226,84 @@ pub fn sanity(fit: &ApproximateRuleFit, record: &ApproximateResults, fail: &mut 
         if !(t.pure_objective_seconds.is_finite() && t.gaussian_objective_seconds.is_finite()) {
             fail(format!("ε = {}: no CPU time measured", t.epsilon));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::approximate::csv;
+    use super::*;
+
+    fn results(dataset: &str, error: f64) -> ApproximateResults {
+        let row = |method: &str, relation, choice| ApproximateRow {
+            dataset: dataset.into(),
+            method: method.into(),
+            relation,
+            choice,
+            epsilon: 0.1,
+            delta: 1e-5,
+            mean_error: error,
+            std_error: 0.001,
+            fits: 3,
+            setting: "Λ = 1e-3".into(),
+            replace_one_epsilon: None,
+        };
+        ApproximateResults {
+            rows: vec![
+                row("Gaussian objective perturbation", "replace-one", "rule"),
+                row(
+                    "DP-SGD (logistic)",
+                    "add/remove (Opacus's relation)",
+                    "best in hindsight",
+                ),
+            ],
+            timings: Vec::new(),
+            gaussian_lambdas: vec![1.0, 1e-6],
+            sgd_grid: Vec::new(),
+            gaussian_draws: 1,
+            sgd_draws: 1,
+            rule_runs: 1,
+            seconds: 1.0,
+        }
+    }
+
+    /// The folds' section names its dataset and fold count, and places each row in its
+    /// column; `approximate.csv` holds the official rows first, then each dataset's.
+    #[test]
+    fn a_folds_section_tabulates_its_dataset_and_the_csv_holds_every_dataset() {
+        let (official, adult) = (
+            results("adult (official split)", 0.19),
+            results("adult", 0.2),
+        );
+        let mut s = String::new();
+        folds_section(&mut s, 3, &adult);
+        assert!(
+            s.contains("## (ε, δ = 1e-5) on adult, 3-fold cross-validation"),
+            "{s}"
+        );
+        let line = s
+            .lines()
+            .find(|l| l.starts_with("| 0.1 |"))
+            .expect("the ε = 0.1 row");
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // | ε | objective best | objective rule | output best | output rule | SGD best | SGD add/remove | SGD rule |
+        assert_eq!(cells[3], "0.2000 ± 0.0010", "{line}");
+        assert_eq!(cells[7], "0.2000 ± 0.0010", "{line}");
+        assert_eq!(cells[2], "—", "{line}");
+        let table = csv([&official, &adult]);
+        let datasets: Vec<&str> = table
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').next().unwrap())
+            .collect();
+        assert_eq!(
+            datasets,
+            [
+                "adult (official split)",
+                "adult (official split)",
+                "adult",
+                "adult"
+            ]
+        );
     }
 }

@@ -42,7 +42,9 @@ pub fn write(out: &OutDir, record: &UtilityRecord) -> Result<(), Box<dyn std::er
     out.write("summary.md", summary(record))?;
     out.write(
         "approximate.csv",
-        super::approximate::csv(&record.approximate),
+        super::approximate::csv(
+            std::iter::once(&record.approximate).chain(&record.approximate_folds),
+        ),
     )?;
     out.write(
         "approximate_timing.csv",
@@ -181,6 +183,9 @@ fn summary(record: &UtilityRecord) -> String {
     }
     rule_section(&mut s, record);
     super::approximate_output::section(&mut s, &record.approximate_rule_fit, &record.approximate);
+    for folds in &record.approximate_folds {
+        super::approximate_output::folds_section(&mut s, record.folds, folds);
+    }
     s
 }
 
