@@ -170,6 +170,15 @@ fn csr_rows_fit_like_dense_rows() {
     assert_eq!(dense, sparse32);
 }
 
+/// The transform that divides by `norm_bound` only (no clipping, no intercept).
+fn scaling_only(norm_bound: f64) -> RowTransform {
+    RowTransform {
+        norm_bound,
+        clip: false,
+        intercept: None,
+    }
+}
+
 /// The CSR fast path (arrays converted whole) gives what the entry-by-entry path gives,
 /// for both index types and several bounds; a row out of column order is reported, and a
 /// stored zero dropped.
@@ -206,11 +215,7 @@ fn scaled_csr_arrays_equal_the_entry_path() {
             .checked()
             .unwrap();
             for norm_bound in [1.0, 3.0] {
-                let transform = RowTransform {
-                    norm_bound,
-                    clip: false,
-                    intercept: None,
-                };
+                let transform = scaling_only(norm_bound);
                 let fast = transform.scaled_csr(&rows);
                 assert_eq!(fast, transform.scaled_csr_by_entry(&rows));
                 assert_eq!(fast.ordered, ordered);
@@ -240,11 +245,7 @@ fn scaled_dense_rows_equal_the_entry_path() {
     .checked()
     .unwrap();
     for norm_bound in [1.0, 3.0] {
-        let transform = RowTransform {
-            norm_bound,
-            clip: false,
-            intercept: None,
-        };
+        let transform = scaling_only(norm_bound);
         let fast = transform.scaled_csr(&dense);
         assert_eq!(fast, transform.scaled_csr_by_entry(&dense));
         assert_eq!(fast.indptr.len(), rows + 1);
