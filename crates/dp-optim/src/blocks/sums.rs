@@ -2,6 +2,7 @@
 
 use rayon::prelude::*;
 
+use crate::design::add_outer_product_lower;
 use crate::{MarginLoss, OptimError};
 
 /// A block of rows in compressed-sparse-row form with one label per row, borrowed from
@@ -60,7 +61,13 @@ impl<'a> RowBlock<'a> {
         if let Some(row) = (0..labels.len()).find(|&r| offsets[r] > offsets[r + 1]) {
             return invalid(format!("block offsets decrease at row {row}"));
         }
-        for row in 0..labels.len() {
+        // One branch-free pass decides; only a block that fails it is walked again to name
+        // the first problem.
+        let rows_valid = offsets.windows(2).all(|ends| {
+            let range = ends[0] as usize..ends[1] as usize;
+            row_is_valid(cols, &indices[range.clone()], &values[range])
+        });
+        for row in (0..labels.len()).filter(|_| !rows_valid) {
             let range = offsets[row] as usize..offsets[row + 1] as usize;
             let row_indices = &indices[range.clone()];
             if let Some(&col) = row_indices.iter().find(|&&c| c as usize >= cols) {
@@ -213,7 +220,7 @@ impl PartialSums {
                 if let Some(h) = sums.hessian.as_mut()
                     && curvature != 0.0
                 {
-                    add_outer_lower(h, idx, val, curvature);
+                    add_outer_product_lower(h, 0, curvature, (idx, val), 0..idx.len());
                 }
             }
         }
@@ -386,16 +393,16 @@ fn add_into(total: &mut [f64], part: &[f64]) {
     total.iter_mut().zip(part).for_each(|(t, p)| *t += p);
 }
 
-/// `h += c·x xᵀ` on the packed lower triangle, for one sparse row with increasing columns.
-fn add_outer_lower(h: &mut [f64], idx: &[u32], val: &[f64], c: f64) {
-    for (a, (&ia, &va)) in idx.iter().zip(val).enumerate() {
-        let ia = ia as usize;
-        let row = &mut h[ia * (ia + 1) / 2..ia * (ia + 1) / 2 + ia + 1];
-        let cva = c * va;
-        for (&ib, &vb) in idx[..=a].iter().zip(&val[..=a]) {
-            row[ib as usize] += cva * vb;
-        }
+/// Whether a row's columns are below `cols` and strictly increasing and its values finite,
+/// without a branch per entry.
+fn row_is_valid(cols: usize, indices: &[u32], values: &[f64]) -> bool {
+    let mut valid = true;
+    let mut previous: Option<u32> = None;
+    for (&c, &v) in indices.iter().zip(values) {
+        valid &= ((c as usize) < cols) & previous.is_none_or(|p| p < c) & v.is_finite();
+        previous = Some(c);
     }
+    valid
 }
 
 /// Rows of a block whose margins and losses are computed together (fixed, so the bits of

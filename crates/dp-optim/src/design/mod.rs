@@ -6,6 +6,7 @@ mod sparse;
 mod split_gram;
 
 pub use dense::DenseRows;
+pub(crate) use sparse::add_outer_product_lower;
 pub use sparse::{CsrRows, MAX_SPARSE_COLUMNS};
 
 use faer::MatMut;
