@@ -179,6 +179,41 @@ pub fn folds_section(s: &mut String, folds: usize, record: &ApproximateResults) 
     error_table(s, record);
 }
 
+/// At every ε, the Gaussian rule's error within 0.03 of the best Λ's in hindsight.
+fn rule_near_best(record: &ApproximateResults, what: &str, fail: &mut dyn FnMut(String)) {
+    for epsilon in EPSILONS {
+        let best = find(
+            record,
+            "Gaussian objective",
+            "replace",
+            "best in hindsight",
+            epsilon,
+        );
+        let rule = find(record, "Gaussian objective", "replace", "rule", epsilon);
+        if !matches!((best, rule), (Some(b), Some(r)) if r.mean_error <= b.mean_error + 0.03) {
+            fail(format!(
+                "{what} ε = {epsilon}: the Gaussian rule's error {:?} is not within 0.03 of the \
+                 best Λ's {:?}",
+                rule.map(|r| r.mean_error),
+                best.map(|r| r.mean_error)
+            ));
+        }
+    }
+}
+
+/// The bounds of the cross-validated columns: every cell measured, and the Gaussian rule
+/// near the best Λ in hindsight.
+pub fn folds_sanity(record: &ApproximateResults, fail: &mut dyn FnMut(String)) {
+    let dataset = record.rows.first().map_or("?", |r| r.dataset.as_str());
+    if let Some(r) = record.rows.iter().find(|r| !r.mean_error.is_finite()) {
+        fail(format!(
+            "{dataset} (folds): {} ({}, {}) at ε = {} has no error",
+            r.method, r.relation, r.choice, r.epsilon
+        ));
+    }
+    rule_near_best(record, &format!("{dataset} (folds)"), fail);
+}
+
 /// Bounds that a broken mechanism, rule or fit would cross.
 pub fn sanity(fit: &ApproximateRuleFit, record: &ApproximateResults, fail: &mut dyn FnMut(String)) {
     for epsilon in [0.5, 1.0, 2.0] {
@@ -195,25 +230,7 @@ pub fn sanity(fit: &ApproximateRuleFit, record: &ApproximateResults, fail: &mut 
             }
         }
     }
-    for epsilon in EPSILONS {
-        // The rule may not lose much to the best Λ in hindsight.
-        let best = find(
-            record,
-            "Gaussian objective",
-            "replace",
-            "best in hindsight",
-            epsilon,
-        );
-        let rule = find(record, "Gaussian objective", "replace", "rule", epsilon);
-        if !matches!((best, rule), (Some(b), Some(r)) if r.mean_error <= b.mean_error + 0.03) {
-            fail(format!(
-                "official split ε = {epsilon}: the Gaussian rule's error {:?} is not within 0.03 \
-                 of the best Λ's {:?}",
-                rule.map(|r| r.mean_error),
-                best.map(|r| r.mean_error)
-            ));
-        }
-    }
+    rule_near_best(record, "official split", fail);
     for g in &fit.gaussian {
         if !(g.regret.mean.is_finite() && g.regret.mean < 0.03) {
             fail(format!(
@@ -265,6 +282,49 @@ mod tests {
             rule_runs: 1,
             seconds: 1.0,
         }
+    }
+
+    /// The folds' bounds: a rule far from the best Λ, or a cell without an error, fails.
+    #[test]
+    fn the_folds_bounds_catch_a_poor_rule_and_a_missing_cell() {
+        let failures = |record: &ApproximateResults| {
+            let mut found = Vec::new();
+            folds_sanity(record, &mut |m| found.push(m));
+            found
+        };
+        let mut record = results("adult", 0.2);
+        let best = |record: &ApproximateResults, error: f64| {
+            let mut row = record.rows[0].clone();
+            (row.choice, row.mean_error) = ("best in hindsight", error);
+            row
+        };
+        for e in EPSILONS {
+            let mut rule = record.rows[0].clone();
+            rule.epsilon = e;
+            let mut hindsight = best(&record, 0.19);
+            hindsight.epsilon = e;
+            record.rows.extend([rule, hindsight]);
+        }
+        record.rows.remove(0);
+        assert!(failures(&record).is_empty(), "{:?}", failures(&record));
+        // The rule 0.2 against a best Λ of 0.16 at ε = 1.
+        let mut poor = record.clone();
+        poor.rows
+            .iter_mut()
+            .filter(|r| r.epsilon == 1.0 && r.choice == "best in hindsight")
+            .for_each(|r| r.mean_error = 0.16);
+        assert!(
+            failures(&poor).iter().any(|m| m.contains("ε = 1")),
+            "{:?}",
+            failures(&poor)
+        );
+        let mut missing = record.clone();
+        missing.rows[0].mean_error = f64::NAN;
+        assert!(
+            failures(&missing)
+                .iter()
+                .any(|m| m.contains("has no error"))
+        );
     }
 
     /// The folds' section names its dataset and fold count, and places each row in its

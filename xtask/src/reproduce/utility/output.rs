@@ -748,6 +748,9 @@ pub fn sanity(record: &UtilityRecord) -> bool {
         ));
     }
     super::approximate_output::sanity(&record.approximate_rule_fit, &record.approximate, &mut fail);
+    for folds in &record.approximate_folds {
+        super::approximate_output::folds_sanity(folds, &mut fail);
+    }
     ok
 }
 
