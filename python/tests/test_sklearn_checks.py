@@ -26,11 +26,11 @@ def estimators(epsilon):
 
 
 # The one check whose assertion is about accuracy: at least 0.83 on the check's own data,
-# about 150 rows, at epsilon = 1. Measured over 25 runs of the private checks:
-# RandomFeaturesSVC failed it every time (objective perturbation's noise, of norm about
-# 2D/(n·epsilon'), swamps the 100 random-feature weights at n = 150; the same estimator
-# passes with epsilon = inf), the linear models never (kept: the noise can fail them too).
-# Non-strict: a run where the noise happens to allow 0.83 passes. No other check failed.
+# about 150 rows, at epsilon = 1. The checks seed the estimator (random_state=0, an
+# InsecureSeed in check mode), so each run draws the same noise: RandomFeaturesSVC fails it
+# (objective perturbation's noise, of norm about 2D/(n·epsilon'), swamps the 100
+# random-feature weights at n = 150; the same estimator passes with epsilon = inf), the
+# linear models pass it, and are expected to. No other check fails.
 NOISE = {
     "check_classifiers_train": "accuracy on the check's ~150 rows at epsilon=1 is below its "
     "0.83 floor: the noise, not the model (passes with epsilon=inf)",
@@ -38,7 +38,7 @@ NOISE = {
 
 
 def expected_noise_failures(estimator):
-    return NOISE
+    return NOISE if isinstance(estimator, dpml.RandomFeaturesSVC) else {}
 
 
 @parametrize_with_checks(estimators(1.0), expected_failed_checks=expected_noise_failures)
