@@ -8,7 +8,8 @@
 //! The block of r rows and e entries: r labels (`i8`, ±1), r + 1 row offsets (`u32`, from
 //! 0), e column indices (`u32`), e values (`f64`, the training set's own values). A buffer
 //! of [`BlockEncoder::finish`] puts a 32-byte header before it: magic `DPMLBLK1`, version
-//! `u32`, columns `u32`, rows `u32`, entries `u32`, the block's checksum `u64`.
+//! `u32` (2: the checksum is XXH3-64), columns `u32`, rows `u32`, entries `u32`, the
+//! block's checksum `u64`.
 
 use dp_optim::RowBlock;
 
@@ -17,7 +18,7 @@ use crate::row_cache::checksum;
 use crate::{ErmError, MAX_FEATURES};
 
 const MAGIC: &[u8; 8] = b"DPMLBLK1";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER_BYTES: usize = 32;
 
 /// Most entries a block may hold: its offsets are `u32`.
@@ -363,8 +364,8 @@ mod tests {
         magic[0] = b'X';
         cases.push((magic, "wrong magic"));
         let mut version = good.clone();
-        version[8] = 2;
-        cases.push((version, "version 2"));
+        version[8] = 9;
+        cases.push((version, "version 9"));
         let mut flipped = good.clone();
         let last = flipped.len() - 1;
         flipped[last] ^= 1;
