@@ -4,8 +4,8 @@ Usage: peers.py DATA_FILE TOOL JOBS_JSON
 
 TOOL is sklearn-liblinear, sklearn-lbfgs, diffprivlib or dpml (this workspace's Python
 package, the fit through Python that the Rust row is compared with). JOBS_JSON is a list of
-{"lambda": L, "epsilon": E or null, "tol": T, "seed": S}. After one unmeasured warm-up fit
-(of the first job), for each job the script fits
+{"lambda": L, "epsilon": E or null, "tol": T, "seed": S}. After unmeasured warm-up fits
+(three of the first job), for each job the script fits
 one model on the training rows and prints one JSON line: the weights (xtask computes the
 objective and the test error from them, in Rust, on the same data), the fit's wall time
 and the resident memory before and at the peak of the fit. A tool that cannot be imported
@@ -21,6 +21,8 @@ import struct
 import sys
 import time
 
+WARM_UP_FITS = 3
+
 
 def read_split(buffer, offset, np, sparse, d):
     n, nnz = struct.unpack_from("<QQ", buffer, offset)
@@ -33,9 +35,14 @@ def read_split(buffer, offset, np, sparse, d):
     offset += 8 * nnz
     labels = np.frombuffer(buffer, dtype="<f8", count=n, offset=offset)
     offset += 8 * n
+    # The values sit at an offset of the file that is not a multiple of 8: a view of them
+    # is an unaligned float64 array, which no tool reads in place (dpml copies it on every
+    # fit). Every array is copied once, before any timing, into memory of its own, as a
+    # user's arrays are.
     x = sparse.csr_matrix(
-        (values, indices.astype(np.int32), indptr.astype(np.int64)), shape=(n, d)
+        (values.copy(), indices.astype(np.int32), indptr.astype(np.int64)), shape=(n, d)
     )
+    assert all(a.flags.aligned for a in (x.data, x.indices, x.indptr))
     return x, labels.copy(), offset
 
 
@@ -147,9 +154,13 @@ def main():
     if tool == "diffprivlib":
         # diffprivlib 0.6.6 refuses sparse input; the conversion is not timed.
         x = x.toarray()
-    # One unmeasured fit first, as on our side (bench/peers.rs): lazy initialization and
-    # cold caches are paid before the timer runs, by every tool alike.
-    if jobs:
+    # Unmeasured fits first, as on our side (bench/peers.rs): lazy initialization and cold
+    # caches are paid before the timer runs, by every tool alike. Three, not one: a fresh
+    # process's allocator grows its per-thread heaps over its first fits (dpml on Adult:
+    # +28, then +10 to +20, then +0 to +4 MiB resident, none after; the first two fits
+    # 20-33 ms against 13-17 ms after), while our side's process has fitted every earlier
+    # problem of the round. (What a process's first fit costs: docs/src/performance.md.)
+    for _ in range(WARM_UP_FITS if jobs else 0):
         make_model(tool, jobs[0], x.shape[0]).fit(x, y)
     for job in jobs:
         model = make_model(tool, job, x.shape[0])
