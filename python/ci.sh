@@ -111,8 +111,9 @@ fi
 # scikit-learn's estimator checks (test_sklearn_checks.py, about 760 small fits) run there
 # only with DPML_OLD_CPU=1; with `only` they run natively, against this environment's
 # versions: under emulation they took 217 of the suite's 255 s (one process, 27 November
-# 2026) and reach no code of the wheel that the rest of the suite does not (the same fits,
-# on smaller data); what they test is scikit-learn's contract, which the versions decide.
+# 2026) and exercise the wheel's code through the same fits, predictions and input
+# conversions as the rest of the suite, on smaller data; what they add is scikit-learn's
+# contract, which the versions decide, not the processor.
 if [ "${DPML_OLD_CPU:-}" = only ]; then
     echo "== python: scikit-learn's estimator checks against this environment's versions"
     start=$(date +%s)

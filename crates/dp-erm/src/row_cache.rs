@@ -18,8 +18,9 @@
 //! `f32` would cost 117).
 //!
 //! The checksums are XXH3-64, a fast non-cryptographic 64-bit hash (version 1 used a
-//! hand-written one; its files are refused by version): they catch a file that was truncated, corrupted or rewritten, not a forger (whoever
-//! can write the cache can write the data it was made from).
+//! hand-written one; its files are refused by version): they catch a file that was
+//! truncated, corrupted or rewritten, not a forger (whoever can write the cache can write
+//! the data it was made from).
 //!
 //! Blocks are read with positioned reads (`pread`), not memory-mapped: a mapping of a file
 //! that another process truncates faults the reader (`SIGBUS`), which no check can turn
