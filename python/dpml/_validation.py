@@ -216,17 +216,23 @@ def public_classes(classes, y, infer):
 def class_indices(y, classes):
     """The index in ``classes`` of every label, as int64; a label outside them is an
     error naming it."""
-    if _is_continuous(y) and classes.dtype.kind not in "f":
+    if y.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
+        # Numbers, vectorized: two comparisons for two classes, else a search of the
+        # sorted classes. Every label equal to a class is the common case; anything else
+        # (NaN, a continuous value, a label outside classes) goes on to the error below.
+        if len(classes) == 2:
+            second = y == classes[1]
+            if np.all(second | (y == classes[0])):
+                return second.astype(np.int64)
+        else:
+            at = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+            if np.array_equal(classes[at], y):
+                return at.astype(np.int64)
+    if classes.dtype.kind not in "f" and _is_continuous(y):
         raise DPMLValueError(
             "Unknown label type: continuous values in y, outside classes "
             f"{classes.tolist()}"
         )
-    if y.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
-        # Numbers: a vectorized search of the sorted classes.
-        at = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
-        wrong = np.flatnonzero(classes[at] != y)
-        if len(wrong) == 0:
-            return at.astype(np.int64)
     lookup = {}
     for k, c in enumerate(classes.tolist()):
         lookup[c] = k

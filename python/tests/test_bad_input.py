@@ -133,6 +133,29 @@ def test_labels_outside_classes(data):
         clf(classes=[0, 1, 1]).fit(X, y)
 
 
+def test_numeric_labels_that_match_no_class_are_named(data):
+    # The vectorized paths (two classes: comparisons; more: a sorted search) hand every
+    # mismatch to the error that names it.
+    X, y = data
+    labels = y.astype(float)
+    labels[7] = np.nan
+    with pytest.raises(dpml.DPMLValueError, match=r"label nan \(row 7\)"):
+        clf(classes=[0.0, 1.0]).fit(X, labels)
+    labels[7] = 0.5
+    with pytest.raises(dpml.DPMLValueError, match="continuous values in y"):
+        clf().fit(X, labels)
+    with pytest.raises(dpml.DPMLValueError, match=r"label 0.5 \(row 7\)"):
+        clf(classes=[0.0, 1.0]).fit(X, labels)
+    labels = y.copy()
+    labels[3] = 5
+    with pytest.raises(dpml.DPMLValueError, match=r"label 5 \(row 3\)"):
+        clf(classes=[0, 1, 2]).fit(X, labels)
+    # Labels of another numeric type than the classes still match them.
+    model = clf(classes=[0, 1]).fit(X, y.astype(np.float32))
+    assert model.classes_.tolist() == [0, 1]
+    assert clf(classes=[False, True]).fit(X, y.astype(bool)).classes_.tolist() == [False, True]
+
+
 def test_missing_or_exceeded_bound(data):
     X, y = data
     with pytest.raises(dpml.DPMLValueError, match="data_norm is required: pass a public bound"):
