@@ -10,6 +10,7 @@
 #   DPML_OLD_CPU=1 ...                                      also run pytest under qemu -cpu Nehalem
 #   DPML_OLD_CPU=only ...                                   pytest under qemu only (scikit-learn's
 #                                                           check battery natively, see below)
+#   DPML_PREPARE_ONLY=1 ...                                 only create and fill the environments
 #
 # The first run (the default requirements) also installs requirements-spark.txt and runs
 # dpml.spark's tests (markers spark, slow: a local[2] Spark on Java 17); the oldest-
@@ -44,6 +45,23 @@ fi
 spark_tests=0
 if [ "$requirements" = requirements-test.txt ] && [ "${DPML_SPARK:-1}" = 1 ]; then
     spark_tests=1
+fi
+spark_venv="${DPML_SPARK_VENV:-$CARGO_TARGET_DIR/venv-spark}"
+spark_environment() {
+    if [ ! -x "$spark_venv/bin/python" ]; then
+        "${PYTHON:-python3}" -m venv "$spark_venv"
+    fi
+    "$spark_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        -r "$here/requirements-test.txt" -r "$here/requirements-spark.txt"
+}
+# DPML_PREPARE_ONLY=1: only the environments (.ci/run prepares them in the background while
+# the workspace builds; the run proper then finds them installed).
+if [ "${DPML_PREPARE_ONLY:-}" = 1 ]; then
+    if [ "$spark_tests" = 1 ]; then
+        echo "== python: Spark's environment $spark_venv"
+        spark_environment
+    fi
+    exit 0
 fi
 export PYO3_PYTHON="$venv/bin/python"
 
@@ -91,13 +109,8 @@ if [ "${DPML_OLD_CPU:-}" != only ]; then
 fi
 
 if [ "$spark_tests" = 1 ]; then
-    spark_venv="${DPML_SPARK_VENV:-$CARGO_TARGET_DIR/venv-spark}"
     echo "== python: dpml.spark's tests (local[2] Spark, Java 17) in $spark_venv"
-    if [ ! -x "$spark_venv/bin/python" ]; then
-        "${PYTHON:-python3}" -m venv "$spark_venv"
-    fi
-    "$spark_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -r "$here/requirements-test.txt" -r "$here/requirements-spark.txt"
+    spark_environment
     "$spark_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
         --force-reinstall --no-deps "$CARGO_TARGET_DIR"/wheels/*.whl
     start=$(date +%s)
