@@ -67,23 +67,25 @@ impl<'a> RowBlock<'a> {
             let range = ends[0] as usize..ends[1] as usize;
             row_is_valid(cols, &indices[range.clone()], &values[range])
         });
-        for row in (0..labels.len()).filter(|_| !rows_valid) {
-            let range = offsets[row] as usize..offsets[row + 1] as usize;
-            let row_indices = &indices[range.clone()];
-            if let Some(&col) = row_indices.iter().find(|&&c| c as usize >= cols) {
-                return invalid(format!("row {row} has column index {col} >= {cols}"));
-            }
-            if row_indices.windows(2).any(|w| w[0] >= w[1]) {
-                return invalid(format!(
-                    "column indices of row {row} are not strictly increasing"
-                ));
-            }
-            if let Some(k) = values[range.clone()].iter().position(|v| !v.is_finite()) {
-                return Err(OptimError::NonFiniteData {
-                    row,
-                    col: row_indices[k] as usize,
-                    value: values[range.start + k],
-                });
+        if !rows_valid {
+            for row in 0..labels.len() {
+                let range = offsets[row] as usize..offsets[row + 1] as usize;
+                let row_indices = &indices[range.clone()];
+                if let Some(&col) = row_indices.iter().find(|&&c| c as usize >= cols) {
+                    return invalid(format!("row {row} has column index {col} >= {cols}"));
+                }
+                if row_indices.windows(2).any(|w| w[0] >= w[1]) {
+                    return invalid(format!(
+                        "column indices of row {row} are not strictly increasing"
+                    ));
+                }
+                if let Some(k) = values[range.clone()].iter().position(|v| !v.is_finite()) {
+                    return Err(OptimError::NonFiniteData {
+                        row,
+                        col: row_indices[k] as usize,
+                        value: values[range.start + k],
+                    });
+                }
             }
         }
         if let Some(index) = labels.iter().position(|y| !y.is_finite()) {
