@@ -9,7 +9,9 @@
 //! (`DPSGD_QUICK=1` runs a smaller grid. `DPSGD_ADD_REMOVE=1` calibrates σ to ε for
 //! neighbours that differ by one example added or removed, as Opacus reports it — for
 //! comparison with outside measurements only: the library's own guarantee, for replace-one
-//! neighbours, is then about twice that ε, and the table says so.)
+//! neighbours, is then about twice that ε, and the table says so. `DPSGD_EPSILONS`,
+//! `DPSGD_BATCHES`, `DPSGD_EPOCHS`, `DPSGD_RATES` and `DPSGD_CLIPS`, comma-separated lists,
+//! replace the grid's values; the clipping norm C is 1 unless `DPSGD_CLIPS` says otherwise.)
 //!
 //! Seeded generators: the numbers are for measurement, nothing here is private.
 
@@ -48,8 +50,21 @@ fn with_intercept(data: &Examples, value: Option<f64>) -> Examples {
     .unwrap()
 }
 
+/// A comma-separated list from the environment variable `name` (`None` if unset).
+fn list<T: std::str::FromStr>(name: &str) -> Result<Option<Vec<T>>, String> {
+    let Ok(text) = std::env::var(name) else {
+        return Ok(None);
+    };
+    text.split(',')
+        .map(|v| v.trim().parse::<T>().ok())
+        .collect::<Option<Vec<T>>>()
+        .map(Some)
+        .ok_or_else(|| format!("{name}: expected a comma-separated list of numbers, got {text:?}"))
+}
+
 struct Config {
     batch: usize,
+    clip: f64,
     epochs: usize,
     learning_rate: f64,
     intercept: Option<f64>,
@@ -80,19 +95,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (&[1024, 4096], &[20, 50], &[8.0, 32.0])
     };
     let averaging: &[bool] = if small { &[false, true] } else { &[true] };
+    let batches = list("DPSGD_BATCHES")?.unwrap_or_else(|| batches.to_vec());
+    let epochs = list("DPSGD_EPOCHS")?.unwrap_or_else(|| epochs.to_vec());
+    let rates = list("DPSGD_RATES")?.unwrap_or_else(|| rates.to_vec());
+    let clips = list("DPSGD_CLIPS")?.unwrap_or_else(|| vec![1.0]);
+    let epsilons = list("DPSGD_EPSILONS")?.unwrap_or_else(|| EPSILONS.to_vec());
     let mut grid = Vec::new();
-    for &batch in batches {
-        for &epochs in epochs {
-            for &learning_rate in rates {
-                for intercept in variants {
-                    for &average in averaging {
-                        grid.push(Config {
-                            batch,
-                            epochs,
-                            learning_rate,
-                            intercept,
-                            average,
-                        });
+    for &batch in &batches {
+        for &clip in &clips {
+            for &epochs in &epochs {
+                for &learning_rate in &rates {
+                    for intercept in variants {
+                        for &average in averaging {
+                            grid.push(Config {
+                                batch,
+                                clip,
+                                epochs,
+                                learning_rate,
+                                intercept,
+                                average,
+                            });
+                        }
                     }
                 }
             }
@@ -108,13 +131,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("σ calibrated to the add/remove ε of the first column (Opacus' convention)");
     }
     println!(
-        "| ε | add/remove ε | DP-SGD best (ε, 1e-5) | batch | epochs | η | intercept | avg | σ | fit s | \
+        "| ε | add/remove ε | DP-SGD best (ε, 1e-5) | batch | C | epochs | η | intercept | avg | σ | fit s | \
          pure-ε objective best Λ | Λ | fit s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut rng = InsecureSeededRng::new(2026);
     let started = Instant::now();
-    for epsilon in EPSILONS {
+    for epsilon in epsilons {
         // (error, config index, σ, seconds per fit, replace-one ε)
         let mut best = (f64::INFINITY, 0, 0.0, 0.0, 0.0);
         for (index, c) in grid.iter().enumerate() {
@@ -122,6 +145,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let steps = (c.epochs * n).div_ceil(c.batch) as u64;
             let mut config = DpSgdConfig::new(Loss::Logistic, q, steps, c.learning_rate, DELTA);
             config.average_iterates = c.average;
+            config.clip_norm = c.clip;
             let sgd = if add_remove_target {
                 let orders = default_orders();
                 let sigma = smallest_noise_multiplier(
@@ -185,9 +209,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             String::new()
         };
         println!(
-            "| {epsilon}{replace_one} | {add_remove:.3} | {:.4} | {} | {} | {} | {} | {} | {:.2} | {:.3} | {:.4} | {:e} | {:.3} |",
+            "| {epsilon}{replace_one} | {add_remove:.3} | {:.4} | {} | {} | {} | {} | {} | {} | {:.2} | {:.3} | {:.4} | {:e} | {:.3} |",
             best.0,
             c.batch,
+            c.clip,
             c.epochs,
             c.learning_rate,
             if c.intercept.is_some() { "yes" } else { "no" },

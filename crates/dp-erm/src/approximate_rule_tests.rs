@@ -108,12 +108,11 @@ fn dpsgd_rule_picks_the_setting_by_epsilon_and_certifies_it() {
         let sgd = rule.trainer(n, epsilon, DELTA).unwrap();
         assert!(sgd.epsilon() <= epsilon, "{} > {epsilon}", sgd.epsilon());
         let config = sgd.config();
-        assert!((config.sampling_rate - setting.batch as f64 / n as f64).abs() < 1e-15);
-        assert_eq!(
-            config.steps,
-            (setting.epochs * n).div_ceil(setting.batch) as u64
-        );
+        let batch = setting.batch.min(n);
+        assert!((config.sampling_rate - batch as f64 / n as f64).abs() < 1e-15);
+        assert_eq!(config.steps, (setting.epochs * n).div_ceil(batch) as u64);
         assert_eq!(config.learning_rate, setting.learning_rate);
+        assert_eq!(config.clip_norm, setting.clip_norm);
         assert!(config.average_iterates);
     }
     // Fewer rows than the batch: full batch (DP-GD).

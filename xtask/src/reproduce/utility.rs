@@ -187,13 +187,8 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     }
     for fit in &approximate_rule_fit.sgd {
         eprintln!(
-            "  DP-SGD ε = {}: batch {}, {} epochs, η = {}, mean regret {:.4} (the library's: {:.4})",
-            fit.epsilon,
-            fit.batch,
-            fit.epochs,
-            fit.learning_rate,
-            fit.mean_regret,
-            fit.library_regret
+            "  DP-SGD ε = {}: {}, mean regret {:.4} (the library's: {:.4})",
+            fit.epsilon, fit.config, fit.mean_regret, fit.library_regret
         );
     }
     let lambdas = grid::log_grid(1, plan.smallest_lambda, plan.per_decade);

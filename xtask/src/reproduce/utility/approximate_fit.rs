@@ -70,9 +70,7 @@ pub struct GaussianFit {
 #[derive(Debug, Clone, Serialize)]
 pub struct SgdSettingFit {
     pub epsilon: f64,
-    pub batch: usize,
-    pub epochs: usize,
-    pub learning_rate: f64,
+    pub config: SgdConfig,
     pub mean_regret: f64,
     /// The mean regret of the library's rule's setting at this ε (`NaN` where it is not on
     /// the grid).
@@ -90,51 +88,86 @@ pub struct ApproximateRuleFit {
     pub seconds: f64,
 }
 
-/// DP-SGD's grid (batch, epochs, η).
-pub fn sgd_grid(quick: bool) -> Vec<(usize, usize, f64)> {
-    let (batches, epochs, rates): (&[usize], &[usize], &[f64]) = if quick {
-        (&[4096], &[5, 20], &[8.0, 32.0])
+/// One DP-SGD configuration of the study's grids (logistic loss, averaged iterates).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SgdConfig {
+    /// The expected batch size qn (capped at n: DP-GD).
+    pub batch: usize,
+    pub epochs: usize,
+    pub learning_rate: f64,
+    /// The clipping norm C. Rows in the unit ball keep the gradients within 1, so C = 1
+    /// clips nothing; a smaller C clips the large gradients and scales the noise with it.
+    pub clip_norm: f64,
+}
+
+impl std::fmt::Display for SgdConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "batch {}; {} epochs; η = {}; C = {}",
+            self.batch, self.epochs, self.learning_rate, self.clip_norm
+        )
+    }
+}
+
+/// DP-SGD's grid: batch × epochs × (η, C). The step's size goes with C (the clipped
+/// gradients are C times smaller), so each C has its own two rates, ηC = 8 and 32.
+pub fn sgd_grid(quick: bool) -> Vec<SgdConfig> {
+    let (batches, epochs, steps): (&[usize], &[usize], &[(f64, f64)]) = if quick {
+        (&[4096, 32768], &[20], &[(8.0, 1.0), (32.0, 0.25)])
     } else {
-        (&[1024, 4096, 16384], &[5, 20, 50], &[2.0, 8.0, 32.0])
+        (
+            &[1024, 4096, 16384, 32768],
+            &[20, 50, 200],
+            &[(8.0, 1.0), (32.0, 1.0), (32.0, 0.25), (128.0, 0.25)],
+        )
     };
     let mut grid = Vec::new();
-    for &b in batches {
-        for &e in epochs {
-            for &r in rates {
-                grid.push((b, e, r));
+    for &batch in batches {
+        for &epochs in epochs {
+            for &(learning_rate, clip_norm) in steps {
+                grid.push(SgdConfig {
+                    batch,
+                    epochs,
+                    learning_rate,
+                    clip_norm,
+                });
             }
         }
     }
     grid
 }
 
-/// DP-SGD (logistic, C = 1, averaged iterates) with (batch, epochs, η) on `rows` rows,
-/// σ calibrated to (ε, [`DELTA`]) replace-one.
-pub fn sgd(rows: usize, (batch, epochs, rate): (usize, usize, f64), epsilon: f64) -> DpSgd {
-    sgd_with(rows, (batch, epochs, rate), epsilon, None).expect("a valid grid configuration")
+/// DP-SGD (logistic, averaged iterates) with `config` on `rows` rows, σ calibrated to
+/// (ε, [`DELTA`]) replace-one.
+pub fn sgd(rows: usize, config: SgdConfig, epsilon: f64) -> DpSgd {
+    sgd_with(rows, config, epsilon, None).expect("a valid grid configuration")
 }
 
 /// As [`sgd`]; with `noise_multiplier`, that σ instead of the replace-one calibration.
 pub fn sgd_with(
     rows: usize,
-    (batch, epochs, rate): (usize, usize, f64),
+    c: SgdConfig,
     epsilon: f64,
     noise_multiplier: Option<f64>,
 ) -> Result<DpSgd, dp_erm::ErmError> {
-    let batch = batch.min(rows);
-    let steps = (epochs * rows).div_ceil(batch) as u64;
-    let mut config = DpSgdConfig::new(
-        Loss::Logistic,
-        batch as f64 / rows as f64,
-        steps,
-        rate,
-        DELTA,
-    );
+    let (q, steps) = sgd_schedule(rows, c);
+    let mut config = DpSgdConfig::new(Loss::Logistic, q, steps, c.learning_rate, DELTA);
     config.average_iterates = true;
+    config.clip_norm = c.clip_norm;
     match noise_multiplier {
         Some(sigma) => DpSgd::new(config, sigma),
         None => DpSgd::for_target(config, epsilon),
     }
+}
+
+/// The sampling rate q and the steps T of `config` on `rows` rows (the batch capped at n).
+pub fn sgd_schedule(rows: usize, config: SgdConfig) -> (f64, u64) {
+    let batch = config.batch.min(rows);
+    (
+        batch as f64 / rows as f64,
+        (config.epochs * rows).div_ceil(batch) as u64,
+    )
 }
 
 /// Test error of one DP-SGD fit (1 where it diverged).
@@ -329,7 +362,7 @@ fn fit_gaussian(mechanism: GaussianMechanism, curves: &[Curve]) -> GaussianFit {
 }
 
 /// DP-SGD's setting per ε: the grid configuration of least mean regret over the problems.
-fn fit_sgd(
+pub(crate) fn fit_sgd(
     quick: bool,
     seed: u64,
 ) -> Result<(usize, Vec<SgdSettingFit>), Box<dyn std::error::Error>> {
@@ -341,6 +374,8 @@ fn fit_sgd(
         &[0.1, 0.2, 0.5, 1.0, 2.0]
     };
     let configs = sgd_grid(quick);
+    // Each (problem, configuration) draws from seed + 64·problem + configuration.
+    assert!(configs.len() <= 64, "seeds would repeat across problems");
     let mut problems = Vec::new();
     for (p, shape) in shapes.iter().enumerate() {
         let (train, test) = synthetic(shape, rows, seed ^ ((p as u64 + 1) << 28))?;
@@ -380,16 +415,19 @@ fn fit_sgd(
         let library = DpSgdRule::FITTED.setting(epsilon)?;
         let library_regret = configs
             .iter()
-            .position(|&(b, e, r)| {
-                (b, e, r) == (library.batch, library.epochs, library.learning_rate)
+            .position(|c| {
+                (c.batch, c.epochs, c.learning_rate, c.clip_norm)
+                    == (
+                        library.batch,
+                        library.epochs,
+                        library.learning_rate,
+                        library.clip_norm,
+                    )
             })
             .map_or(f64::NAN, regret_of);
-        let (batch, epochs, learning_rate) = configs[chosen];
         fits.push(SgdSettingFit {
             epsilon,
-            batch,
-            epochs,
-            learning_rate,
+            config: configs[chosen],
             mean_regret: regret_of(chosen),
             library_regret,
         });

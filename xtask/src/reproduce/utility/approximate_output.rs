@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::approximate::{ApproximateResults, ApproximateRow, EPSILONS};
-use super::approximate_fit::ApproximateRuleFit;
+use super::approximate_fit::{ApproximateRuleFit, SgdConfig};
 
 /// The error of always predicting the majority class on Adult's official test set.
 const OFFICIAL_TRIVIAL: f64 = 0.246;
@@ -42,8 +42,8 @@ pub fn section(s: &mut String, fit: &ApproximateRuleFit, record: &ApproximateRes
         "\n## (ε, δ = 1e-5) on Adult's official split (train adult.data, test adult.test)\n\n\
          Logistic loss throughout. Gaussian mechanisms: Λ grid of {} values from {:.0e} to \
          {:.0e}, {} noise draws per cell (best in hindsight), {} runs through the library's \
-         rule (end to end). DP-SGD: Poisson batches, C = 1, averaged iterates, σ calibrated \
-         to (ε, δ); grid batch × epochs × η = {:?}, {} draws per configuration; the rule: {} \
+         rule (end to end). DP-SGD: Poisson batches, averaged iterates, σ calibrated \
+         to (ε, δ); grid (batch capped at n) {}, {} draws per configuration; the rule: {} \
          runs. Add/remove rows calibrate σ to the add/remove ε (Opacus's relation) for \
          comparison with outside numbers: their replace-one ε (this library's guarantee) is \
          in `approximate.csv`. Wall time {:.1} s.\n",
@@ -52,7 +52,7 @@ pub fn section(s: &mut String, fit: &ApproximateRuleFit, record: &ApproximateRes
         a.gaussian_lambdas[a.gaussian_lambdas.len() - 1],
         a.gaussian_draws,
         a.rule_runs,
-        a.sgd_grid,
+        sgd_grid_text(&a.sgd_grid),
         a.sgd_draws,
         a.rule_runs,
         a.seconds
@@ -100,14 +100,35 @@ pub fn section(s: &mut String, fit: &ApproximateRuleFit, record: &ApproximateRes
             g.library_regret.mean
         );
     }
-    s.push_str("\n| ε | DP-SGD batch | epochs | η | mean regret | the library's setting's |\n|---|---|---|---|---|---|\n");
+    s.push_str("\n| ε | DP-SGD batch | epochs | η | C | mean regret | the library's setting's |\n|---|---|---|---|---|---|---|\n");
     for g in &f.sgd {
+        let c = &g.config;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {:.4} | {:.4} |",
-            g.epsilon, g.batch, g.epochs, g.learning_rate, g.mean_regret, g.library_regret
+            "| {} | {} | {} | {} | {} | {:.4} | {:.4} |",
+            g.epsilon,
+            c.batch,
+            c.epochs,
+            c.learning_rate,
+            c.clip_norm,
+            g.mean_regret,
+            g.library_regret
         );
     }
+}
+
+/// The grid's configurations, `(batch, epochs, η, C)` each.
+fn sgd_grid_text(grid: &[SgdConfig]) -> String {
+    let configs: Vec<String> = grid
+        .iter()
+        .map(|c| {
+            format!(
+                "({}, {}, {}, {})",
+                c.batch, c.epochs, c.learning_rate, c.clip_norm
+            )
+        })
+        .collect();
+    format!("batch × epochs × η × C = {}", configs.join(", "))
 }
 
 /// The errors' table: each mechanism best in hindsight and through its rule, at each ε.
