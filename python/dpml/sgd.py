@@ -68,6 +68,15 @@ class DPSGDClassifier(_LinearClassifier):
         Learn an intercept as the constant feature c = ``intercept_scaling``, each row
         becoming ``(x/B, c)/√(1 + c²)`` (as in LogisticRegression).
     intercept_scaling : float, default=1.0
+    schedule : {"given", "rule"}, default="given"
+        "given": train with the parameters above. "rule": take the batch size, epochs,
+        learning rate and clipping norm from the library's data-independent DP-SGD rule
+        (dp-erm's ``DpSgdRule::FITTED``, fitted on synthetic data of about 30,000 rows) at
+        each model's ε, with averaged iterates, the batch capped at n; ``batch_size``,
+        ``epochs``, ``learning_rate``, ``clip_norm`` and ``regularization`` must then stay
+        at their defaults. It reads only ε and the public
+        n. ``privacy_`` reports the settings used. On Adult's official split the rule gave
+        0.182 / 0.175 / 0.163 test error at ε = 0.1 / 0.2 / 1 (δ = 10⁻⁵).
     neighbouring : {"replace-one"}, default="replace-one"
         The relation the guarantee is stated for. "add-remove" (Opacus's) is refused:
         here q = ``batch_size``/n and the step's normalizer qn read n, which differs
@@ -102,6 +111,7 @@ class DPSGDClassifier(_LinearClassifier):
         data_norm=None,
         fit_intercept=True,
         intercept_scaling=1.0,
+        schedule="given",
         neighbouring="replace-one",
         random_state=None,
     ):
@@ -119,6 +129,7 @@ class DPSGDClassifier(_LinearClassifier):
         self.data_norm = data_norm
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.schedule = schedule
         self.neighbouring = neighbouring
         self.random_state = random_state
 
@@ -167,10 +178,14 @@ class DPSGDClassifier(_LinearClassifier):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise DPMLTypeError(f"{name}={value!r} must be True or False")
+        rule = _choice("schedule", self.schedule, ("given", "rule")) == "rule"
+        if rule:
+            self._check_rule_leaves_defaults()
         return dict(
             loss_name=loss,
             huber_width=width,
             epsilon=epsilon,
+            rule=rule,
             batch_size=int(batch),
             epochs=_number("epochs", self.epochs),
             learning_rate=_number("learning_rate", self.learning_rate),
@@ -182,6 +197,23 @@ class DPSGDClassifier(_LinearClassifier):
             if self.fit_intercept
             else None,
         )
+
+    def _check_rule_leaves_defaults(self):
+        """schedule="rule" sets these; a value given beside it would be silently unused."""
+        defaults = dict(
+            batch_size=256, epochs=10.0, learning_rate=1.0, clip_norm=1.0, regularization=0.0
+        )
+        given = [
+            f"{name}={value!r}"
+            for name, default in defaults.items()
+            if isinstance(value := getattr(self, name), bool) or value != default
+        ]
+        if given:
+            raise DPMLValueError(
+                f"schedule='rule' chooses the batch size, epochs, learning rate and clipping "
+                f"norm itself (averaged iterates, no regularization); leave {', '.join(given)} "
+                "at the defaults, or pass schedule='given'"
+            )
 
     def _fit_rust(self, call, indices, n_classes, kwargs, seed):
         return _dpml.fit_sgd_model(y=indices, n_classes=n_classes, seed=seed, **call, **kwargs)
@@ -197,10 +229,12 @@ class DPSGDClassifier(_LinearClassifier):
             sampling_rate=accounting["sampling_rate"],
             steps=accounting["steps"],
             delta_per_model=accounting["delta_per_model"],
-            clip_norm=kwargs["clip_norm"],
-            batch_size=kwargs["batch_size"],
-            epochs=kwargs["epochs"],
-            learning_rate=kwargs["learning_rate"],
+            clip_norm=accounting["clip_norm"],
+            batch_size=accounting["batch_size"],
+            epochs=accounting["epochs"],
+            learning_rate=accounting["learning_rate"],
+            average_iterates=accounting["average_iterates"],
+            schedule="rule" if kwargs["rule"] else "given",
             data_norm=kwargs["data_norm"],
             intercept_scaling=kwargs["intercept"],
         )

@@ -2,8 +2,8 @@
 //! dp-kernel writes (`TrainingSet::builder`, `ErmParams`, `OneVsRest`, `KernelParams`).
 
 use dp_erm::{
-    DpSgd, DpSgdConfig, ErmError, ErmParams, Examples, Features, GaussianCalibration, GaussianErm,
-    LinearModel, Loss, NoiseCalibration, ObjectiveCalibration, OneVsRest, TrainingSet,
+    DpSgd, DpSgdConfig, DpSgdRule, ErmError, ErmParams, Examples, Features, GaussianCalibration,
+    GaussianErm, LinearModel, Loss, NoiseCalibration, ObjectiveCalibration, OneVsRest, TrainingSet,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, PrivacyBudget, ReleaseRng};
@@ -141,6 +141,16 @@ pub struct SgdReport {
     pub epsilon_per_model: f64,
     /// Each model's δ.
     pub delta_per_model: f64,
+    /// The expected batch trained with (the rule's, capped at n, where it chose it).
+    pub batch_size: usize,
+    /// The epochs trained with.
+    pub epochs: f64,
+    /// The learning rate η trained with.
+    pub learning_rate: f64,
+    /// The clipping norm C trained with.
+    pub clip_norm: f64,
+    /// Whether the iterates were averaged.
+    pub average_iterates: bool,
 }
 
 /// The training set a Rust user builds from these rows: the scaled rows through
@@ -504,12 +514,33 @@ pub struct SgdSpec {
     pub regularization: f64,
     /// Release the average of the iterates.
     pub average_iterates: bool,
+    /// Take the batch, epochs, η and C from dp-erm's `DpSgdRule::FITTED` at each model's ε
+    /// (averaged iterates; the batch capped at n) instead of the fields above.
+    pub rule: bool,
     /// The public row transform: a scale (no norm bound is needed for privacy: the
     /// gradients are clipped) and the intercept feature.
     pub transform: RowTransform,
 }
 
 impl SgdSpec {
+    /// This spec with the rule's settings for a model's ε on `rows` rows, if it asks for
+    /// them (public inputs only: ε and n).
+    fn resolved(&self, epsilon: f64, rows: usize) -> Result<Self, CoreError> {
+        if !self.rule {
+            return Ok(self.clone());
+        }
+        let setting = DpSgdRule::FITTED.setting(epsilon)?;
+        Ok(Self {
+            batch_size: setting.batch.min(rows),
+            epochs: setting.epochs as f64,
+            learning_rate: setting.learning_rate,
+            clip_norm: setting.clip_norm,
+            average_iterates: true,
+            rule: false,
+            ..self.clone()
+        })
+    }
+
     /// dp-erm's configuration for n rows, at each model's δ; parameters named on refusal.
     fn config(&self, rows: usize, delta: f64) -> Result<DpSgdConfig, CoreError> {
         if self.batch_size == 0 || self.batch_size > rows {
@@ -585,6 +616,7 @@ pub fn fit_sgd(
     let models = if class_count == 2 { 1 } else { class_count };
     let delta_share = per_model_delta(spec.delta, models);
     let share = per_model_epsilon(spec.epsilon, models)?;
+    let spec = &spec.resolved(share, rows.len())?;
     // Every refusal of the parameters (and σ's calibration), before the rows are touched.
     let sgd = DpSgd::for_target(spec.config(rows.len(), delta_share)?, share)?;
     dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
@@ -614,6 +646,11 @@ pub fn fit_sgd(
             steps: sgd.config().steps,
             epsilon_per_model: sgd.epsilon(),
             delta_per_model: delta_share,
+            batch_size: spec.batch_size,
+            epochs: spec.epochs,
+            learning_rate: spec.learning_rate,
+            clip_norm: spec.clip_norm,
+            average_iterates: spec.average_iterates,
         }),
     })
 }

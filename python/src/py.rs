@@ -312,6 +312,11 @@ pub(crate) fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bo
         cal.set_item("noise_multiplier", s.noise_multiplier)?;
         cal.set_item("sampling_rate", s.sampling_rate)?;
         cal.set_item("steps", s.steps)?;
+        cal.set_item("batch_size", s.batch_size)?;
+        cal.set_item("epochs", s.epochs)?;
+        cal.set_item("learning_rate", s.learning_rate)?;
+        cal.set_item("clip_norm", s.clip_norm)?;
+        cal.set_item("average_iterates", s.average_iterates)?;
         d.set_item("calibration", cal)?;
     }
     if let Some(c) = &fit.calibration {
@@ -394,7 +399,7 @@ fn fit_linear_model<'py>(
 #[pyo3(signature = (
     x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, epsilon, delta,
     batch_size, epochs, learning_rate, clip_norm, regularization, average_iterates, data_norm,
-    intercept, seed
+    intercept, seed, rule=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn fit_sgd_model<'py>(
@@ -417,6 +422,7 @@ fn fit_sgd_model<'py>(
     data_norm: f64,
     intercept: Option<f64>,
     seed: Option<u64>,
+    rule: bool,
 ) -> PyResult<(Models, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = SgdSpec {
@@ -429,6 +435,7 @@ fn fit_sgd_model<'py>(
             clip_norm,
             regularization,
             average_iterates,
+            rule,
             transform: RowTransform {
                 norm_bound: data_norm,
                 clip: false,

@@ -406,6 +406,7 @@ fn sgd_spec() -> crate::fit::SgdSpec {
         clip_norm: 1.0,
         regularization: 0.0,
         average_iterates: false,
+        rule: false,
         transform: transform(),
     }
 }
@@ -487,6 +488,58 @@ fn seeded_gaussian_and_dpsgd_fits_are_the_rust_users_fits_and_the_fixtures() {
         }
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{}", path.display());
     }
+}
+
+/// `rule: true` trains with dp-erm's `DpSgdRule::FITTED` setting at each model's ε (three
+/// classes at ε = 0.9: about 0.3 each), the batch capped at the 40 rows, and reports it;
+/// the spec's own batch, epochs, η and C are not used.
+#[test]
+fn the_dpsgd_rule_sets_the_batch_epochs_rate_and_clip_at_each_models_epsilon() {
+    let values = values();
+    let rows = Rows::Dense {
+        values: &values,
+        features: FEATURES,
+    };
+    let mut spec = sgd_spec();
+    (spec.epsilon, spec.rule) = (0.9, true);
+    let fit =
+        crate::fit::fit_sgd(rows, &classes(3), 3, &spec, Randomness::InsecureSeed(SEED)).unwrap();
+    let report = fit.sgd.unwrap();
+    // The rule's documented setting for 0.2 ≤ ε < 0.5: batch 16,384, 200 epochs, η = 128,
+    // C = 0.25, averaged iterates.
+    assert_eq!(report.batch_size, 40);
+    assert_eq!(
+        (report.epochs, report.learning_rate, report.clip_norm),
+        (200.0, 128.0, 0.25)
+    );
+    assert!(report.average_iterates);
+    // Full batch: q = 1, T = 200 epochs.
+    assert_eq!((report.sampling_rate, report.steps), (1.0, 200));
+    assert_eq!(fit.models.len(), 3);
+    // Without the rule the spec's own settings are reported.
+    let plain = crate::fit::fit_sgd(
+        Rows::Dense {
+            values: &values,
+            features: FEATURES,
+        },
+        &classes(2),
+        2,
+        &sgd_spec(),
+        Randomness::InsecureSeed(SEED),
+    )
+    .unwrap()
+    .sgd
+    .unwrap();
+    assert_eq!(
+        (
+            plain.batch_size,
+            plain.epochs,
+            plain.learning_rate,
+            plain.clip_norm
+        ),
+        (10, 2.0, 1.0, 1.0)
+    );
+    assert!(!plain.average_iterates);
 }
 
 /// One-vs-rest (ε, δ) fits split δ so that the K shares sum to at most δ.

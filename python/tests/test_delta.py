@@ -110,6 +110,84 @@ def test_dpsgd_multiclass_splits_epsilon_and_delta(reference_data):
     assert 3 * p["delta_per_model"] <= 1e-5
 
 
+# dp-erm's DpSgdRule::FITTED as documented: (from ε, batch, epochs, η, C).
+RULE = [
+    (0.1, 16384, 200, 32.0, 0.25),
+    (0.2, 16384, 200, 128.0, 0.25),
+    (0.5, 4096, 200, 128.0, 0.25),
+    (2.0, 1024, 200, 128.0, 0.25),
+]
+
+
+def rule_setting(epsilon):
+    chosen = RULE[0]
+    for setting in RULE:
+        if setting[0] <= epsilon:
+            chosen = setting
+    return chosen
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.1, 0.5, 3.0])
+def test_dpsgd_rule_schedule_trains_with_the_rules_setting_and_reports_it(blobs, epsilon):
+    X, y = blobs
+    clf = dpml.DPSGDClassifier(
+        epsilon=epsilon, delta=1e-5, classes=[0, 1], schedule="rule"
+    ).fit(X, y)
+    p = clf.privacy_
+    _, batch, epochs, rate, clip = rule_setting(epsilon)
+    n = len(y)
+    assert p["schedule"] == "rule"
+    assert (p["batch_size"], p["epochs"], p["learning_rate"], p["clip_norm"]) == (
+        min(batch, n),
+        epochs,
+        rate,
+        clip,
+    )
+    assert p["average_iterates"] is True
+    assert p["steps"] == math.ceil(epochs * n / min(batch, n))
+    assert p["epsilon_per_model"] <= epsilon
+
+
+def test_dpsgd_rule_schedule_reads_each_models_epsilon(reference_data):
+    X, y = reference_data(3)
+    clf = seeded_sgd(classes=[0, 1, 2], epsilon=0.45, schedule="rule", batch_size=256, epochs=10.0)
+    p = clf.fit(X, y).privacy_
+    # ε/3 = 0.15 per model: the setting for 0.1 ≤ ε < 0.2 (η = 32), not the one for the
+    # whole 0.45 (η = 128).
+    assert (p["epochs"], p["learning_rate"], p["batch_size"]) == (200, 32.0, 40)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(batch_size=512),
+        dict(epochs=5),
+        dict(learning_rate=0.5),
+        dict(clip_norm=0.25),
+        dict(regularization=1e-3),
+    ],
+)
+def test_dpsgd_rule_schedule_refuses_settings_it_would_ignore(blobs, params):
+    X, y = blobs
+    name = next(iter(params))
+    with pytest.raises(dpml.DPMLValueError, match=f"schedule='rule'.*{name}="):
+        dpml.DPSGDClassifier(delta=1e-5, classes=[0, 1], schedule="rule", **params).fit(X, y)
+
+
+def test_dpsgd_schedule_given_reports_the_given_settings(blobs):
+    X, y = blobs
+    p = dpml.DPSGDClassifier(
+        delta=1e-5, classes=[0, 1], batch_size=40, epochs=3, clip_norm=0.5
+    ).fit(X, y).privacy_
+    assert p["schedule"] == "given"
+    assert (p["batch_size"], p["epochs"], p["clip_norm"], p["average_iterates"]) == (
+        40,
+        3.0,
+        0.5,
+        False,
+    )
+
+
 def test_dpsgd_charges_the_ledger_epsilon_and_delta(blobs):
     X, y = blobs
     ledger = dpml.Ledger(2.0, delta=2e-5)
@@ -247,6 +325,7 @@ def test_dpsgd_without_delta_is_refused(blobs):
         (dict(epsilon=math.inf), "epsilon"),
         (dict(epsilon=0.0), "epsilon"),
         (dict(average_iterates="yes"), "average_iterates"),
+        (dict(schedule="auto"), "schedule"),
     ],
 )
 def test_nonsense_dpsgd_parameters_are_named(blobs, params, name):

@@ -159,12 +159,13 @@ pub fn markdown(r: &serde_json::Value) -> String {
     }
     if let Some(g) = r["dp_sgd"].as_object() {
         out.push_str(&format!(
-            "| DP-SGD | σ = {}, q = {}, T = {} steps, C = {}, η = {} |\n",
+            "| DP-SGD | σ = {}, q = {}, T = {} steps, C = {}, η = {}; settings: {} |\n",
             g["noise_multiplier"],
             g["sampling_rate"],
             g["steps"],
             g["clip_norm"],
             g["learning_rate"],
+            g["settings"].as_str().unwrap_or("given"),
         ));
     }
     out.push_str(&format!("\n**Rows.** {}.\n", s("rows_note")));

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use dp_erm::{
-    DpSgd, DpSgdConfig, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration,
+    DpSgd, DpSgdConfig, DpSgdRule, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration,
     RegularizationRule,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
@@ -38,6 +38,8 @@ pub struct SgdRequest {
     pub epochs: Option<f64>,
     pub learning_rate: Option<f64>,
     pub clip_norm: Option<f64>,
+    /// `--sgd-rule`: the four settings from dp-erm's `DpSgdRule::FITTED`.
+    pub rule: bool,
 }
 
 /// `--model dp-sgd`'s public defaults (Opacus-like: batches of 256, 10 epochs, C = 1).
@@ -232,9 +234,24 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
             ("--epochs", s.epochs.is_some()),
             ("--learning-rate", s.learning_rate.is_some()),
             ("--clip-norm", s.clip_norm.is_some()),
+            ("--sgd-rule", s.rule),
         ];
         if let Some((option, _)) = given.iter().find(|(_, given)| *given) {
             return Err(fail(format!("{option}: applies to --model dp-sgd only")));
+        }
+    } else if s.rule {
+        let given = [
+            ("--batch-size", s.batch_size.is_some()),
+            ("--epochs", s.epochs.is_some()),
+            ("--learning-rate", s.learning_rate.is_some()),
+            ("--clip-norm", s.clip_norm.is_some()),
+            ("--regularization", req.regularization.is_some()),
+        ];
+        if let Some((option, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(fail(format!(
+                "{option} with --sgd-rule: the rule chooses the batch size, epochs, learning \
+                 rate and clipping norm itself (no regularization); leave {option} out"
+            )));
         }
     }
     if delta == 0.0 {
@@ -275,10 +292,18 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
     Ok(())
 }
 
-/// DP-SGD's configuration for `n` public rows, σ calibrated to (ε, δ); refused naming the
-/// option.
-fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<DpSgd, Failure> {
+/// DP-SGD for `n` public rows, σ calibrated to (ε, δ), with the expected batch and the
+/// epochs it was configured with; refused naming the option.
+fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Failure> {
     let s = &req.sgd;
+    if s.rule {
+        let refused = |e: dp_erm::ErmError| fail(format!("--sgd-rule was refused: {e}"));
+        let setting = DpSgdRule::FITTED.setting(req.epsilon).map_err(refused)?;
+        let sgd = DpSgdRule::FITTED
+            .trainer(n, req.epsilon, req.delta)
+            .map_err(refused)?;
+        return Ok((sgd, setting.batch.min(n), setting.epochs as f64));
+    }
     let batch = s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
     if batch == 0 || batch > n {
         return Err(fail(format!(
@@ -307,20 +332,23 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<DpSgd, Failure> {
     config.clip_norm = s.clip_norm.unwrap_or(DEFAULT_CLIP_NORM);
     config.regularization = req.regularization.unwrap_or(0.0);
     // DpSgd's errors name the parameter (learning_rate, clip_norm, …).
-    DpSgd::for_target(config, req.epsilon)
-        .map_err(|e| fail(format!("the DP-SGD options were refused: {e}")))
+    let sgd = DpSgd::for_target(config, req.epsilon)
+        .map_err(|e| fail(format!("the DP-SGD options were refused: {e}")))?;
+    Ok((sgd, batch, epochs))
 }
 
 /// The public facts of a DP-SGD model's accounting, for the report.
-fn sgd_facts(sgd: &DpSgd, req: &TrainRequest) -> Value {
+fn sgd_facts(sgd: &DpSgd, batch: usize, epochs: f64, req: &TrainRequest) -> Value {
     json!({
         "noise_multiplier": sgd.noise_multiplier(),
         "sampling_rate": sgd.sampling_rate(),
         "steps": sgd.config().steps,
         "clip_norm": sgd.config().clip_norm,
         "learning_rate": sgd.config().learning_rate,
-        "batch_size": req.sgd.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
-        "epochs": req.sgd.epochs.unwrap_or(DEFAULT_EPOCHS),
+        "batch_size": batch,
+        "epochs": epochs,
+        "average_iterates": sgd.config().average_iterates,
+        "settings": if req.sgd.rule { "the library's DP-SGD rule (--sgd-rule)" } else { "given" },
         "accounting": "RDP of the Poisson-subsampled Gaussian for replace-one neighbours \
                        (dp-noise), T-fold, converted to (ε, δ) by Balle et al. 2020",
     })
@@ -506,7 +534,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     });
     let outcome = match (data, linear_tuner, kernel_tuner, &plan.map) {
         (Data::Examples(x), None, None, None) if req.model == Model::DpSgd => {
-            let sgd = sgd_trainer(&req, n)?;
+            let (sgd, batch, epochs) = sgd_trainer(&req, n)?;
             let model = sgd
                 .fit(&x, &mut rng)
                 .and_then(|m| m.into_model().with_feature_map(&tag))
@@ -520,7 +548,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
                 delta: req.delta,
                 tuning: None,
                 kernel: None,
-                sgd: Some(sgd_facts(&sgd, &req)),
+                sgd: Some(sgd_facts(&sgd, batch, epochs, &req)),
                 training_rows: n,
             }
         }

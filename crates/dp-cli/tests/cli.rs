@@ -987,6 +987,31 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
     assert!(err.contains("ε") || err.contains("δ"), "{err}");
 }
 
+/// `--sgd-rule` trains with dp-erm's `DpSgdRule::FITTED` setting at ε and reports it: at
+/// ε = 1 the documented setting for 0.5 ≤ ε < 2 (batch 4,096 capped at the 400 rows, 200
+/// epochs, η = 128, C = 0.25, averaged iterates).
+#[test]
+fn dpsgd_rule_trains_with_the_rules_settings_and_reports_them() {
+    let s = Setup::new();
+    succeeds(s.train(&s.path("data.csv"), "r.dpm").args([
+        "--delta",
+        "1e-6",
+        "--model",
+        "dp-sgd",
+        "--sgd-rule",
+    ]));
+    let sgd = &report_of(&s, "r.dpm")["dp_sgd"];
+    assert_eq!(sgd["batch_size"], 400);
+    assert_eq!(sgd["epochs"], 200.0);
+    assert_eq!(sgd["learning_rate"], 128.0);
+    assert_eq!(sgd["clip_norm"], 0.25);
+    assert_eq!(sgd["average_iterates"], true);
+    // Full batch: q = 1, T = 200.
+    assert_eq!(sgd["steps"], 200);
+    assert_eq!(sgd["sampling_rate"], 1.0);
+    assert!(sgd["settings"].as_str().unwrap().contains("rule"), "{sgd}");
+}
+
 #[test]
 fn delta_options_are_refused_by_name_before_reading_data() {
     let s = Setup::new();
@@ -1026,6 +1051,34 @@ fn delta_options_are_refused_by_name_before_reading_data() {
                 "--regularization=-1",
             ],
             "--regularization",
+        ),
+        (
+            vec!["--sgd-rule"],
+            "--sgd-rule: applies to --model dp-sgd only",
+        ),
+        (
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--sgd-rule",
+                "--epochs",
+                "3",
+            ],
+            "--epochs with --sgd-rule",
+        ),
+        (
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--sgd-rule",
+                "--regularization",
+                "0.001",
+            ],
+            "--regularization with --sgd-rule",
         ),
     ];
     for (args, expected) in cases {
