@@ -74,9 +74,9 @@ class DPSGDClassifier(_LinearClassifier):
         (dp-erm's ``DpSgdRule::FITTED``, fitted on synthetic data of about 30,000 rows) at
         each model's ε, with averaged iterates, the batch capped at n; ``batch_size``,
         ``epochs``, ``learning_rate``, ``clip_norm`` and ``regularization`` must then stay
-        at their defaults. It reads only ε and the public
-        n. ``privacy_`` reports the settings used. On Adult's official split the rule gave
-        0.182 / 0.175 / 0.163 test error at ε = 0.1 / 0.2 / 1 (δ = 10⁻⁵).
+        at their defaults. It reads only ε and the public n. ``privacy_`` reports the
+        settings used. On Adult's official split the rule gave 0.182 / 0.175 / 0.163 test
+        error at ε = 0.1 / 0.2 / 1 (δ = 10⁻⁵).
     neighbouring : {"replace-one"}, default="replace-one"
         The relation the guarantee is stated for. "add-remove" (Opacus's) is refused:
         here q = ``batch_size``/n and the step's normalizer qn read n, which differs
