@@ -23,6 +23,9 @@ const SPLIT_SEED_STRIDE: u64 = 1_000_003;
 /// The ε of the (ε, δ) columns.
 pub const EPSILONS: [f64; 5] = [0.1, 0.2, 0.5, 1.0, 2.0];
 
+/// The ε of the cross-validated columns in quick mode (CI's run): the two the guide quotes.
+const QUICK_FOLD_EPSILONS: [f64; 2] = [0.1, 1.0];
+
 /// The DP-SGD rows' method (the setting column gives batch, epochs, η, C and σ).
 pub const SGD_METHOD: &str = "DP-SGD (logistic; averaged iterates)";
 
@@ -75,6 +78,8 @@ pub struct Timing {
 #[derive(Debug, Clone, Serialize)]
 pub struct ApproximateResults {
     pub rows: Vec<ApproximateRow>,
+    /// The ε of the columns.
+    pub epsilons: Vec<f64>,
     pub timings: Vec<Timing>,
     pub gaussian_lambdas: Vec<f64>,
     pub sgd_grid: Vec<SgdConfig>,
@@ -144,7 +149,7 @@ pub fn run(
         (0..train_rows).collect(),
         (train_rows..data.len()).collect(),
     );
-    run_on_splits(data, &[split], quick, seed, true)
+    run_on_splits(data, &[split], &EPSILONS, quick, seed, true)
 }
 
 /// Runs the (ε, δ) columns over `folds`-fold cross-validation of `data` (the folds the
@@ -158,7 +163,12 @@ pub fn run_folds(
 ) -> Result<ApproximateResults, Box<dyn std::error::Error>> {
     let order = shuffled(data.len(), seed ^ 0xe2e);
     let splits: Vec<_> = (0..folds).map(|fold| split(&order, fold, folds)).collect();
-    run_on_splits(data, &splits, quick, seed, false)
+    let epsilons: &[f64] = if quick {
+        &QUICK_FOLD_EPSILONS
+    } else {
+        &EPSILONS
+    };
+    run_on_splits(data, &splits, epsilons, quick, seed, false)
 }
 
 /// The columns over `splits` (training and test row indices). With one split, the noise
@@ -166,6 +176,7 @@ pub fn run_folds(
 fn run_on_splits(
     data: &Dataset,
     splits: &[(Vec<usize>, Vec<usize>)],
+    epsilons: &[f64],
     quick: bool,
     seed: u64,
     with_timings: bool,
@@ -208,7 +219,7 @@ fn run_on_splits(
     for &mechanism in &MECHANISMS {
         let label = mechanism_label(mechanism);
         // (ε, Λ, split, draw), the task's index its seed.
-        let tasks: Vec<(f64, f64, usize)> = EPSILONS
+        let tasks: Vec<(f64, f64, usize)> = epsilons
             .iter()
             .flat_map(|&e| {
                 lambdas.iter().flat_map(move |&l| {
@@ -229,7 +240,7 @@ fn run_on_splits(
                 )
             })
             .collect();
-        for &epsilon in &EPSILONS {
+        for &epsilon in epsilons {
             let mut best: Option<(f64, Vec<f64>)> = None;
             for &lambda in &lambdas {
                 let cell: Vec<f64> = tasks
@@ -292,7 +303,7 @@ fn run_on_splits(
     // DP-SGD: the grid for both relations, then the rule.
     let mut timings = Vec::new();
     let orders = default_orders();
-    for &epsilon in &EPSILONS {
+    for &epsilon in epsilons {
         let mut search_seconds = f64::NAN;
         let mut best_replace_one = grid[0];
         for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
@@ -417,6 +428,7 @@ fn run_on_splits(
     }
     Ok(ApproximateResults {
         rows,
+        epsilons: epsilons.to_vec(),
         timings,
         gaussian_lambdas: lambdas,
         sgd_grid: grid,

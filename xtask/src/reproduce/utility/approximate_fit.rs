@@ -114,7 +114,7 @@ impl std::fmt::Display for SgdConfig {
 /// gradients are C times smaller), so each C has its own two rates, ηC = 8 and 32.
 pub fn sgd_grid(quick: bool) -> Vec<SgdConfig> {
     let (batches, epochs, steps): (&[usize], &[usize], &[(f64, f64)]) = if quick {
-        (&[4096, 32768], &[20], &[(8.0, 1.0), (32.0, 0.25)])
+        (&[4096, 32768], &[10], &[(8.0, 1.0), (32.0, 0.25)])
     } else {
         (
             &[1024, 4096, 16384, 32768],

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::approximate::{ApproximateResults, ApproximateRow, EPSILONS};
+use super::approximate::{ApproximateResults, ApproximateRow};
 use super::approximate_fit::{ApproximateRuleFit, SgdConfig};
 
 /// The error of always predicting the majority class on Adult's official test set.
@@ -138,7 +138,7 @@ fn error_table(s: &mut String, record: &ApproximateResults) {
          | Gaussian output, rule | DP-SGD best (replace-one) | DP-SGD best (add/remove) | \
          DP-SGD rule |\n|---|---|---|---|---|---|---|---|\n",
     );
-    for epsilon in EPSILONS {
+    for &epsilon in &record.epsilons {
         let _ = writeln!(
             s,
             "| {epsilon} | {} | {} | {} | {} | {} | {} | {} |",
@@ -202,7 +202,7 @@ pub fn folds_section(s: &mut String, folds: usize, record: &ApproximateResults) 
 
 /// At every ε, the Gaussian rule's error within 0.03 of the best Λ's in hindsight.
 fn rule_near_best(record: &ApproximateResults, what: &str, fail: &mut dyn FnMut(String)) {
-    for epsilon in EPSILONS {
+    for &epsilon in &record.epsilons {
         let best = find(
             record,
             "Gaussian objective",
@@ -269,7 +269,7 @@ pub fn sanity(fit: &ApproximateRuleFit, record: &ApproximateResults, fail: &mut 
 
 #[cfg(test)]
 mod tests {
-    use super::super::approximate::csv;
+    use super::super::approximate::{EPSILONS, csv};
     use super::*;
 
     fn results(dataset: &str, error: f64) -> ApproximateResults {
@@ -287,6 +287,7 @@ mod tests {
             replace_one_epsilon: None,
         };
         ApproximateResults {
+            epsilons: EPSILONS.to_vec(),
             rows: vec![
                 row("Gaussian objective perturbation", "replace-one", "rule"),
                 row(
