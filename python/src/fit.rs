@@ -529,9 +529,9 @@ impl SgdSpec {
         if !self.rule {
             return Ok(self.clone());
         }
-        let setting = DpSgdRule::FITTED.setting(epsilon)?;
+        let setting = DpSgdRule::FITTED.setting(epsilon)?.schedule;
         Ok(Self {
-            batch_size: setting.batch.min(rows),
+            batch_size: setting.batch_for(rows),
             epochs: setting.epochs as f64,
             learning_rate: setting.learning_rate,
             clip_norm: setting.clip_norm,
@@ -541,44 +541,17 @@ impl SgdSpec {
         })
     }
 
-    /// dp-erm's configuration for n rows, at each model's δ; parameters named on refusal.
+    /// dp-erm's configuration for n rows, at each model's δ; refusals name `batch_size` or
+    /// `epochs`.
     fn config(&self, rows: usize, delta: f64) -> Result<DpSgdConfig, CoreError> {
-        if self.batch_size == 0 || self.batch_size > rows {
-            return Err(CoreError::value(
-                "batch_size",
-                format!(
-                    "= {}; the expected batch must be between 1 and the {rows} rows",
-                    self.batch_size
-                ),
-            ));
-        }
-        if !(self.epochs.is_finite() && self.epochs > 0.0) {
-            return Err(CoreError::value(
-                "epochs",
-                format!("= {}; it must be finite and > 0", self.epochs),
-            ));
-        }
-        let sampling_rate = self.batch_size as f64 / rows as f64;
-        let steps = (self.epochs * rows as f64 / self.batch_size as f64).ceil();
-        if !(1.0..=dp_erm::MAX_SGD_STEPS as f64).contains(&steps) {
-            return Err(CoreError::value(
-                "epochs",
-                format!(
-                    "= {} gives {steps} steps of batches of {} over {rows} rows; at most {} \
-                     are allowed",
-                    self.epochs,
-                    self.batch_size,
-                    dp_erm::MAX_SGD_STEPS
-                ),
-            ));
-        }
-        let mut config = DpSgdConfig::new(
+        let mut config = DpSgdConfig::scheduled(
             self.loss,
-            sampling_rate,
-            steps as u64,
+            rows,
+            self.batch_size,
+            self.epochs,
             self.learning_rate,
             delta,
-        );
+        )?;
         config.clip_norm = self.clip_norm;
         config.regularization = self.regularization;
         config.average_iterates = self.average_iterates;
@@ -587,18 +560,31 @@ impl SgdSpec {
 }
 
 /// The rows through the public transform (scale, intercept), unchecked in norm: DP-SGD
-/// clips each example's gradient, so no unit-ball contract is needed.
+/// clips each example's gradient, so no unit-ball contract is needed. Dense rows stay
+/// dense and CSR rows sparse.
 fn sgd_examples(
     rows: &Rows<'_>,
     labels: Vec<f64>,
     transform: &RowTransform,
 ) -> Result<Examples, CoreError> {
     let width = transform.output_features(rows.features());
-    let mut values = vec![0.0; rows.len() * width];
-    for (r, row) in values.chunks_mut(width.max(1)).enumerate() {
-        transform.write_scoring_row(rows, r, row);
-    }
-    Ok(Examples::new(Features::dense(width, values)?, labels)?)
+    let features = match rows {
+        Rows::Dense { .. } => {
+            let mut values = vec![0.0; rows.len() * width];
+            for (r, row) in values.chunks_mut(width.max(1)).enumerate() {
+                transform.write_scoring_row(rows, r, row);
+            }
+            Features::dense(width, values)?
+        }
+        // Sparse rows stay sparse: a step's work follows the stored entries, not n·d.
+        Rows::Csr { .. } => Features::sparse(
+            width,
+            (0..rows.len())
+                .map(|r| transform.scoring_entries(rows, r))
+                .collect(),
+        )?,
+    };
+    Ok(Examples::new(features, labels)?)
 }
 
 /// Trains with dp-erm's `DpSgd`, σ calibrated to (ε, δ) (replace-one): one model, or one

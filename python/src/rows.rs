@@ -477,6 +477,22 @@ impl RowTransform {
         }
     }
 
+    /// Row `r` transformed for scoring as `(column, value)` pairs: the entries of
+    /// [`Self::write_scoring_row`] at the row's stored entries (in their stored order) and
+    /// the intercept's, computed by the same operations.
+    pub fn scoring_entries(&self, rows: &Rows<'_>, r: usize) -> Vec<(usize, f64)> {
+        let shrink = self.intercept.map(|c| 1.0 / 1f64.hypot(c));
+        let mut out = Vec::new();
+        rows.for_each_entry(r, |j, v| {
+            let scaled = v / self.norm_bound;
+            out.push((j, shrink.map_or(scaled, |s| scaled * s)));
+        });
+        if let (Some(c), Some(s)) = (self.intercept, shrink) {
+            out.push((rows.features(), c * s));
+        }
+        out
+    }
+
     /// Row `r` transformed for scoring into `out` (length `output_features`): `x/B`, then
     /// `(x/B, c)·s` with an intercept. No clipping: a score is `coef_ᵀx + intercept_`.
     pub fn write_scoring_row(&self, rows: &Rows<'_>, r: usize, out: &mut [f64]) {

@@ -129,16 +129,7 @@ fn seeded_fit_is_the_rust_users_fit_and_the_fixture() {
 #[test]
 fn csr_rows_fit_like_dense_rows() {
     let values = values();
-    let (mut data, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0i64]);
-    for row in values.chunks(FEATURES) {
-        for (j, &v) in row.iter().enumerate() {
-            if v != 0.0 {
-                data.push(v);
-                indices.push(j as i64);
-            }
-        }
-        indptr.push(data.len() as i64);
-    }
+    let (data, indices, indptr) = csr_of(&values);
     let dense = binding_fit(
         Rows::Dense {
             values: &values,
@@ -168,6 +159,21 @@ fn csr_rows_fit_like_dense_rows() {
         2,
     );
     assert_eq!(dense, sparse32);
+}
+
+/// `values` (rows of `FEATURES`) as CSR parts (data, indices, indptr), rows sorted.
+fn csr_of(values: &[f64]) -> (Vec<f64>, Vec<i64>, Vec<i64>) {
+    let (mut data, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0i64]);
+    for row in values.chunks(FEATURES) {
+        for (j, &v) in row.iter().enumerate() {
+            if v != 0.0 {
+                data.push(v);
+                indices.push(j as i64);
+            }
+        }
+        indptr.push(data.len() as i64);
+    }
+    (data, indices, indptr)
 }
 
 /// The transform that divides by `norm_bound` only (no clipping, no intercept).
@@ -476,6 +482,23 @@ fn seeded_gaussian_and_dpsgd_fits_are_the_rust_users_fits_and_the_fixtures() {
     )
     .unwrap();
     assert_eq!(ours.models, vec![sgd_model.clone()]);
+    // CSR rows are trained on sparse examples: the same model, bit for bit.
+    let (data, indices, indptr) = csr_of(&values);
+    let csr = Rows::Csr {
+        data: &data,
+        indices: Ints::I64(&indices),
+        indptr: Ints::I64(&indptr),
+        features: FEATURES,
+    };
+    let from_csr = crate::fit::fit_sgd(
+        csr,
+        &classes(2),
+        2,
+        &sgd_spec(),
+        Randomness::InsecureSeed(SEED),
+    )
+    .unwrap();
+    assert_eq!(from_csr.models, ours.models);
     let report = ours.sgd.unwrap();
     assert_eq!(report.noise_multiplier, sgd.noise_multiplier());
     assert_eq!((report.steps, report.sampling_rate), (8, 0.25));

@@ -298,37 +298,31 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Fail
     let s = &req.sgd;
     if s.rule {
         let refused = |e: dp_erm::ErmError| fail(format!("--sgd-rule was refused: {e}"));
-        let setting = DpSgdRule::FITTED.setting(req.epsilon).map_err(refused)?;
-        let sgd = DpSgdRule::FITTED
-            .trainer(n, req.epsilon, req.delta)
+        let schedule = DpSgdRule::FITTED
+            .setting(req.epsilon)
+            .map_err(refused)?
+            .schedule;
+        let sgd = DpSgd::for_target(schedule.config(n, req.delta).map_err(refused)?, req.epsilon)
             .map_err(refused)?;
-        return Ok((sgd, setting.batch.min(n), setting.epochs as f64));
+        return Ok((sgd, schedule.batch_for(n), schedule.epochs as f64));
     }
     let batch = s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
-    if batch == 0 || batch > n {
-        return Err(fail(format!(
-            "--batch-size {batch}: the expected batch must be between 1 and the {n} rows"
-        )));
-    }
     let epochs = s.epochs.unwrap_or(DEFAULT_EPOCHS);
-    let steps = (epochs * n as f64 / batch as f64).ceil();
-    if !(epochs.is_finite()
-        && epochs > 0.0
-        && (1.0..=dp_erm::MAX_SGD_STEPS as f64).contains(&steps))
-    {
-        return Err(fail(format!(
-            "--epochs {epochs}: must be > 0 and give at most {} steps of batches of {batch} \
-             over {n} rows",
-            dp_erm::MAX_SGD_STEPS
-        )));
-    }
-    let mut config = DpSgdConfig::new(
+    let mut config = DpSgdConfig::scheduled(
         Loss::Logistic,
-        batch as f64 / n as f64,
-        steps as u64,
+        n,
+        batch,
+        epochs,
         s.learning_rate.unwrap_or(DEFAULT_LEARNING_RATE),
         req.delta,
-    );
+    )
+    .map_err(|e| {
+        let option = match e {
+            dp_erm::ErmError::InvalidCount { .. } => format!("--batch-size {batch}"),
+            _ => format!("--epochs {epochs}"),
+        };
+        fail(format!("{option} (over {n} rows): {e}"))
+    })?;
     config.clip_norm = s.clip_norm.unwrap_or(DEFAULT_CLIP_NORM);
     config.regularization = req.regularization.unwrap_or(0.0);
     // DpSgd's errors name the parameter (learning_rate, clip_norm, …).

@@ -6,6 +6,8 @@
 use crate::data::MAX_FEATURES;
 use crate::error::check_epsilon;
 use crate::gaussian::check_delta;
+use serde::Serialize;
+
 use crate::{DpSgd, DpSgdConfig, ErmError, GaussianErm, GaussianMechanism, Loss};
 
 /// Λ = κ · d^a · (z/n)^p for a Gaussian mechanism, where z is the noise multiplier the
@@ -173,20 +175,64 @@ impl GaussianRule {
     }
 }
 
-/// One DP-SGD configuration of [`DpSgdRule`]: what to train with from some ε on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DpSgdSetting {
-    /// The smallest ε this setting is for (the rule takes the setting with the largest
-    /// `from_epsilon` at or below the ε asked for; the first setting also below it).
-    pub from_epsilon: f64,
-    /// Expected batch size qn.
+/// A logistic DP-SGD schedule with averaged iterates, in a user's terms: an expected batch,
+/// passes over the data, η and C. What [`DpSgdRule`] chooses and the utility study's grid
+/// ranges over.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SgdSchedule {
+    /// Expected batch size qn (capped at n: DP-GD).
     pub batch: usize,
     /// Passes over the data: T = ⌈epochs·n/batch⌉ steps.
     pub epochs: usize,
     /// The learning rate η.
     pub learning_rate: f64,
-    /// The clipping norm C of one example's gradient.
+    /// The clipping norm C of one example's gradient. Rows in the unit ball keep the
+    /// gradients within 1, so C = 1 clips nothing; a smaller C clips the large gradients and
+    /// scales the noise with it.
     pub clip_norm: f64,
+}
+
+impl SgdSchedule {
+    /// The expected batch on `rows` rows: the schedule's, capped at n (DP-GD).
+    pub fn batch_for(&self, rows: usize) -> usize {
+        self.batch.min(rows)
+    }
+
+    /// This schedule's logistic DP-SGD configuration on `rows` public rows at δ: the batch
+    /// capped at n, averaged iterates, its η and C (see [`DpSgdConfig::scheduled`]).
+    pub fn config(&self, rows: usize, delta: f64) -> Result<DpSgdConfig, ErmError> {
+        let mut config = DpSgdConfig::scheduled(
+            Loss::Logistic,
+            rows,
+            self.batch_for(rows),
+            self.epochs as f64,
+            self.learning_rate,
+            delta,
+        )?;
+        config.average_iterates = true;
+        config.clip_norm = self.clip_norm;
+        Ok(config)
+    }
+}
+
+impl std::fmt::Display for SgdSchedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "batch {}; {} epochs; η = {}; C = {}",
+            self.batch, self.epochs, self.learning_rate, self.clip_norm
+        )
+    }
+}
+
+/// One DP-SGD schedule of [`DpSgdRule`]: what to train with from some ε on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DpSgdSetting {
+    /// The smallest ε this setting is for (the rule takes the setting with the largest
+    /// `from_epsilon` at or below the ε asked for; the first setting also below it).
+    pub from_epsilon: f64,
+    /// What to train with.
+    pub schedule: SgdSchedule,
 }
 
 /// A data-independent DP-SGD configuration (logistic loss, Λ = 0, averaged iterates):
@@ -218,31 +264,39 @@ impl DpSgdRule {
         settings: &[
             DpSgdSetting {
                 from_epsilon: 0.1,
-                batch: 16384,
-                epochs: 200,
-                learning_rate: 32.0,
-                clip_norm: 0.25,
+                schedule: SgdSchedule {
+                    batch: 16384,
+                    epochs: 200,
+                    learning_rate: 32.0,
+                    clip_norm: 0.25,
+                },
             },
             DpSgdSetting {
                 from_epsilon: 0.2,
-                batch: 16384,
-                epochs: 200,
-                learning_rate: 128.0,
-                clip_norm: 0.25,
+                schedule: SgdSchedule {
+                    batch: 16384,
+                    epochs: 200,
+                    learning_rate: 128.0,
+                    clip_norm: 0.25,
+                },
             },
             DpSgdSetting {
                 from_epsilon: 0.5,
-                batch: 4096,
-                epochs: 200,
-                learning_rate: 128.0,
-                clip_norm: 0.25,
+                schedule: SgdSchedule {
+                    batch: 4096,
+                    epochs: 200,
+                    learning_rate: 128.0,
+                    clip_norm: 0.25,
+                },
             },
             DpSgdSetting {
                 from_epsilon: 2.0,
-                batch: 1024,
-                epochs: 200,
-                learning_rate: 128.0,
-                clip_norm: 0.25,
+                schedule: SgdSchedule {
+                    batch: 1024,
+                    epochs: 200,
+                    learning_rate: 128.0,
+                    clip_norm: 0.25,
+                },
             },
         ],
     };
@@ -271,21 +325,7 @@ impl DpSgdRule {
     /// Reads only `rows`, ε and δ (public), never the data; the fit is (ε, δ)-DP for
     /// replace-one neighbours as [`DpSgd`]'s `# Privacy` states.
     pub fn trainer(&self, rows: usize, epsilon: f64, delta: f64) -> Result<DpSgd, ErmError> {
-        if rows == 0 {
-            return Err(ErmError::EmptyData);
-        }
-        let setting = self.setting(epsilon)?;
-        let batch = setting.batch.min(rows);
-        let steps = (setting.epochs * rows).div_ceil(batch) as u64;
-        let mut config = DpSgdConfig::new(
-            Loss::Logistic,
-            batch as f64 / rows as f64,
-            steps,
-            setting.learning_rate,
-            delta,
-        );
-        config.average_iterates = true;
-        config.clip_norm = setting.clip_norm;
+        let config = self.setting(epsilon)?.schedule.config(rows, delta)?;
         DpSgd::for_target(config, epsilon)
     }
 }

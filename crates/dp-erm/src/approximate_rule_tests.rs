@@ -103,12 +103,13 @@ fn dpsgd_rule_picks_the_setting_by_epsilon_and_certifies_it() {
         assert!(rule.setting(s.from_epsilon * 1.01).unwrap().from_epsilon >= s.from_epsilon);
     }
     for epsilon in [0.1, 0.3, 1.0] {
-        let setting = rule.setting(epsilon).unwrap();
+        let setting = rule.setting(epsilon).unwrap().schedule;
         let n = 30_162;
         let sgd = rule.trainer(n, epsilon, DELTA).unwrap();
         assert!(sgd.epsilon() <= epsilon, "{} > {epsilon}", sgd.epsilon());
         let config = sgd.config();
         let batch = setting.batch.min(n);
+        assert_eq!(setting.batch_for(n), batch);
         assert!((config.sampling_rate - batch as f64 / n as f64).abs() < 1e-15);
         assert_eq!(config.steps, (setting.epochs * n).div_ceil(batch) as u64);
         assert_eq!(config.learning_rate, setting.learning_rate);

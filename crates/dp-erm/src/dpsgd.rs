@@ -55,6 +55,54 @@ impl DpSgdConfig {
         }
     }
 
+    /// Logistic or Huber DP-SGD (C = 1, Λ = 0, the last iterate) in the terms a user gives: an
+    /// expected batch b of n public rows and a number of passes, so q = b/n and
+    /// T = ⌈epochs·n/b⌉. Refused, naming `batch_size` or `epochs`, unless 1 ≤ b ≤ n and
+    /// epochs are finite, > 0 and give at most [`MAX_SGD_STEPS`] steps; n = 0 is
+    /// [`ErmError::EmptyData`]. The one place the library turns a schedule into (q, T).
+    pub fn scheduled(
+        loss: Loss,
+        rows: usize,
+        batch_size: usize,
+        epochs: f64,
+        learning_rate: f64,
+        delta: f64,
+    ) -> Result<Self, ErmError> {
+        if rows == 0 {
+            return Err(ErmError::EmptyData);
+        }
+        if !(1..=rows).contains(&batch_size) {
+            return Err(ErmError::InvalidCount {
+                what: "batch_size",
+                value: batch_size,
+                requirement: "between 1 and the number of rows n (the expected batch qn)",
+            });
+        }
+        if !(epochs.is_finite() && epochs > 0.0) {
+            return Err(ErmError::InvalidParameter {
+                what: "epochs",
+                value: epochs,
+                requirement: "finite and > 0",
+            });
+        }
+        let steps = (epochs * rows as f64 / batch_size as f64).ceil();
+        if !(1.0..=MAX_SGD_STEPS as f64).contains(&steps) {
+            return Err(ErmError::InvalidParameter {
+                what: "epochs",
+                value: epochs,
+                requirement: "such that the steps ⌈epochs·n/batch_size⌉ are at most 1000000",
+            });
+        }
+        let sampling_rate = batch_size as f64 / rows as f64;
+        Ok(Self::new(
+            loss,
+            sampling_rate,
+            steps as u64,
+            learning_rate,
+            delta,
+        ))
+    }
+
     /// Every parameter checked, naming the first bad one.
     fn check(&self) -> Result<(), ErmError> {
         self.loss.check()?;
@@ -272,23 +320,38 @@ impl DpSgd {
         let mut w = vec![0.0; d];
         let mut average = vec![0.0; if config.average_iterates { d } else { 0 }];
         let mut sum = vec![0.0; d];
+        // Per step: the batch's indices, then the members' clipped gradient coefficients, then
+        // their sum. Apart, each loop is free of the others' dependencies: the margins and
+        // the loss's derivative of different rows overlap in the processor, where one loop
+        // doing all three waited on each row's exp in turn. Same operations in the same
+        // order as one loop: the fit is bit for bit the same.
+        let mut batch = vec![0usize; n];
+        let mut coefficients = Vec::with_capacity(n);
         for step in 1..=config.steps {
-            sum.fill(0.0);
-            for (i, &norm) in norms.iter().enumerate() {
-                if rng.next_u64() >> 11 >= threshold {
-                    continue;
-                }
-                let row = data.inputs().row(i);
+            let mut members = 0;
+            for i in 0..n {
+                // Branch-free: a step's q·n members are spread at random over the rows.
+                batch[members] = i;
+                members += usize::from(rng.next_u64() >> 11 < threshold);
+            }
+            let batch = &batch[..members];
+            coefficients.clear();
+            coefficients.extend(batch.iter().map(|&i| {
                 let y = data.labels()[i];
-                let slope = config.loss.derivative(y * row.dot(&w)) * y;
-                let length = slope.abs() * norm;
+                config.loss.derivative(y * data.inputs().row(i).dot(&w)) * y
+            }));
+            for (slope, &i) in coefficients.iter_mut().zip(batch) {
+                let length = slope.abs() * norms[i];
                 // Clip to C; the factor is rounded down so the clipped length stays ≤ C.
-                let coef = if length > clip {
-                    slope * (clip / length).next_down()
-                } else {
-                    slope
-                };
-                row.for_each_nonzero(&mut |j, v| sum[j] += coef * v);
+                if length > clip {
+                    *slope *= (clip / length).next_down();
+                }
+            }
+            sum.fill(0.0);
+            for (&coef, &i) in coefficients.iter().zip(batch) {
+                data.inputs()
+                    .row(i)
+                    .for_each_nonzero(&mut |j, v| sum[j] += coef * v);
             }
             let draw = noise.sample(rng);
             for ((wj, sj), zj) in w.iter_mut().zip(&sum).zip(&draw) {

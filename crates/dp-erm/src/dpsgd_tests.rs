@@ -121,6 +121,38 @@ fn bad_parameters_are_refused_naming_them() {
     named(DpSgd::for_target(config(0.1, 10), f64::NAN), "epsilon");
 }
 
+#[test]
+fn a_schedule_gives_q_b_over_n_and_ceil_epochs_n_over_b_steps() {
+    let scheduled = |rows, batch, epochs| {
+        DpSgdConfig::scheduled(Loss::Logistic, rows, batch, epochs, 0.5, 1e-5)
+    };
+    // (n, b, epochs) → (q, T) worked by hand: 3·1000/64 = 46.875; 2.5·30162/16384 = 4.60…;
+    // full batch, 7 epochs = 7 steps; 0.01·100/100 = 0.01, at least one step.
+    for (rows, batch, epochs, q, steps) in [
+        (1000, 64, 3.0, 0.064, 47),
+        (30_162, 16_384, 2.5, 16_384.0 / 30_162.0, 5),
+        (500, 500, 7.0, 1.0, 7),
+        (100, 100, 0.01, 1.0, 1),
+    ] {
+        let config = scheduled(rows, batch, epochs).unwrap();
+        assert_eq!((config.sampling_rate, config.steps), (q, steps));
+        assert_eq!((config.learning_rate, config.delta), (0.5, 1e-5));
+    }
+    let named = |result: Result<DpSgdConfig, ErmError>, name: &str| {
+        let message = result.unwrap_err().to_string();
+        assert!(message.contains(name), "{message} should name {name}");
+    };
+    named(scheduled(100, 0, 1.0), "batch_size");
+    named(scheduled(100, 101, 1.0), "batch_size");
+    for epochs in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        named(scheduled(100, 10, epochs), "epochs");
+    }
+    // 10⁶ steps are the most: 10⁵ epochs of 10 full batches, then one step more.
+    assert_eq!(scheduled(100, 10, 1e5).unwrap().steps, MAX_SGD_STEPS);
+    named(scheduled(100, 10, 1e5 + 0.1), "epochs");
+    assert!(matches!(scheduled(0, 1, 1.0), Err(ErmError::EmptyData)));
+}
+
 /// DP-SGD's curve and a Gaussian fit's ρ charged to one RDP budget: their composition is
 /// tighter than adding the two ε.
 #[test]

@@ -89,7 +89,7 @@ mod row_cache;
 mod rule;
 mod trainer;
 
-pub use approximate_rule::{DpSgdRule, DpSgdSetting, GaussianRule};
+pub use approximate_rule::{DpSgdRule, DpSgdSetting, GaussianRule, SgdSchedule};
 pub use block_fit::contract_sums;
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,

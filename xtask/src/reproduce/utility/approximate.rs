@@ -5,15 +5,15 @@
 //! through the library's rule), and the fits' CPU time measured in the same run.
 
 use dp_datasets::Dataset;
-use dp_erm::{DpSgdRule, ErmParams, Examples, GaussianMechanism, Loss, TrainingSet};
+use dp_erm::{DpSgdRule, ErmParams, Examples, GaussianMechanism, Loss, SgdSchedule, TrainingSet};
 use dp_noise::{InsecureSeededRng, Neighbouring, default_orders, smallest_noise_multiplier};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::super::linear::{shuffled, split};
 use super::approximate_fit::{
-    DELTA, MECHANISMS, SgdConfig, gaussian, gaussian_error, library_rule, mechanism_label,
-    sgd_error, sgd_grid, sgd_schedule, sgd_with,
+    DELTA, MECHANISMS, gaussian, gaussian_error, library_rule, mechanism_label, sgd_error,
+    sgd_grid, sgd_with,
 };
 use super::grid::log_grid;
 
@@ -82,7 +82,7 @@ pub struct ApproximateResults {
     pub epsilons: Vec<f64>,
     pub timings: Vec<Timing>,
     pub gaussian_lambdas: Vec<f64>,
-    pub sgd_grid: Vec<SgdConfig>,
+    pub sgd_grid: Vec<SgdSchedule>,
     pub gaussian_draws: usize,
     pub sgd_draws: usize,
     pub rule_runs: usize,
@@ -320,10 +320,15 @@ fn run_on_splits(
                     for (s, split) in splits.iter().enumerate() {
                         let n = split.train.len();
                         let sigma = if add_remove {
-                            let (q, steps) = sgd_schedule(n, c);
+                            let config = c.config(n, DELTA).map_err(|e| e.to_string())?;
                             Some(
                                 smallest_noise_multiplier(
-                                    relation, q, steps, epsilon, DELTA, &orders,
+                                    relation,
+                                    config.sampling_rate,
+                                    config.steps,
+                                    epsilon,
+                                    DELTA,
+                                    &orders,
                                 )
                                 .map_err(|e| e.to_string())?,
                             )
@@ -405,14 +410,7 @@ fn run_on_splits(
             "rule",
             epsilon,
             &errors,
-            format!(
-                "batch {}; {} epochs; η = {}; C = {}; σ = {:.3}",
-                setting.batch,
-                setting.epochs,
-                setting.learning_rate,
-                setting.clip_norm,
-                sgd.noise_multiplier()
-            ),
+            format!("{}; σ = {:.3}", setting.schedule, sgd.noise_multiplier()),
         ));
         if with_timings {
             timings.push(timing(
@@ -451,7 +449,7 @@ fn timing(
     train: &TrainingSet,
     train_examples: &Examples,
     epsilon: f64,
-    best_sgd: SgdConfig,
+    best_sgd: SgdSchedule,
     sgd_search_seconds: f64,
     sgd_search_fits: usize,
     repeats: usize,

@@ -5,8 +5,8 @@
 
 use dp_datasets::{TabularShape, tabular_mixed};
 use dp_erm::{
-    Classifier, DpSgd, DpSgdConfig, DpSgdRule, Examples, GaussianErm, GaussianMechanism,
-    GaussianRule, Loss, TrainingSet,
+    Classifier, DpSgd, DpSgdRule, Examples, GaussianErm, GaussianMechanism, GaussianRule, Loss,
+    SgdSchedule, TrainingSet,
 };
 use dp_noise::InsecureSeededRng;
 use rayon::prelude::*;
@@ -70,7 +70,7 @@ pub struct GaussianFit {
 #[derive(Debug, Clone, Serialize)]
 pub struct SgdSettingFit {
     pub epsilon: f64,
-    pub config: SgdConfig,
+    pub config: SgdSchedule,
     pub mean_regret: f64,
     /// The mean regret of the library's rule's setting at this ε (`NaN` where it is not on
     /// the grid).
@@ -88,31 +88,9 @@ pub struct ApproximateRuleFit {
     pub seconds: f64,
 }
 
-/// One DP-SGD configuration of the study's grids (logistic loss, averaged iterates).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct SgdConfig {
-    /// The expected batch size qn (capped at n: DP-GD).
-    pub batch: usize,
-    pub epochs: usize,
-    pub learning_rate: f64,
-    /// The clipping norm C. Rows in the unit ball keep the gradients within 1, so C = 1
-    /// clips nothing; a smaller C clips the large gradients and scales the noise with it.
-    pub clip_norm: f64,
-}
-
-impl std::fmt::Display for SgdConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "batch {}; {} epochs; η = {}; C = {}",
-            self.batch, self.epochs, self.learning_rate, self.clip_norm
-        )
-    }
-}
-
 /// DP-SGD's grid: batch × epochs × (η, C). The step's size goes with C (the clipped
 /// gradients are C times smaller), so each C has its own two rates, ηC = 8 and 32.
-pub fn sgd_grid(quick: bool) -> Vec<SgdConfig> {
+pub fn sgd_grid(quick: bool) -> Vec<SgdSchedule> {
     let (batches, epochs, steps): (&[usize], &[usize], &[(f64, f64)]) = if quick {
         (&[4096, 32768], &[10], &[(8.0, 1.0), (32.0, 0.25)])
     } else {
@@ -126,7 +104,7 @@ pub fn sgd_grid(quick: bool) -> Vec<SgdConfig> {
     for &batch in batches {
         for &epochs in epochs {
             for &(learning_rate, clip_norm) in steps {
-                grid.push(SgdConfig {
+                grid.push(SgdSchedule {
                     batch,
                     epochs,
                     learning_rate,
@@ -140,34 +118,22 @@ pub fn sgd_grid(quick: bool) -> Vec<SgdConfig> {
 
 /// DP-SGD (logistic, averaged iterates) with `config` on `rows` rows, σ calibrated to
 /// (ε, [`DELTA`]) replace-one.
-pub fn sgd(rows: usize, config: SgdConfig, epsilon: f64) -> DpSgd {
+pub fn sgd(rows: usize, config: SgdSchedule, epsilon: f64) -> DpSgd {
     sgd_with(rows, config, epsilon, None).expect("a valid grid configuration")
 }
 
 /// As [`sgd`]; with `noise_multiplier`, that σ instead of the replace-one calibration.
 pub fn sgd_with(
     rows: usize,
-    c: SgdConfig,
+    c: SgdSchedule,
     epsilon: f64,
     noise_multiplier: Option<f64>,
 ) -> Result<DpSgd, dp_erm::ErmError> {
-    let (q, steps) = sgd_schedule(rows, c);
-    let mut config = DpSgdConfig::new(Loss::Logistic, q, steps, c.learning_rate, DELTA);
-    config.average_iterates = true;
-    config.clip_norm = c.clip_norm;
+    let config = c.config(rows, DELTA)?;
     match noise_multiplier {
         Some(sigma) => DpSgd::new(config, sigma),
         None => DpSgd::for_target(config, epsilon),
     }
-}
-
-/// The sampling rate q and the steps T of `config` on `rows` rows (the batch capped at n).
-pub fn sgd_schedule(rows: usize, config: SgdConfig) -> (f64, u64) {
-    let batch = config.batch.min(rows);
-    (
-        batch as f64 / rows as f64,
-        (config.epochs * rows).div_ceil(batch) as u64,
-    )
 }
 
 /// Test error of one DP-SGD fit (1 where it diverged).
@@ -418,18 +384,10 @@ pub(crate) fn fit_sgd(
         let chosen = (0..configs.len())
             .min_by(|&a, &b| regret_of(a).total_cmp(&regret_of(b)))
             .expect("a non-empty grid");
-        let library = DpSgdRule::FITTED.setting(epsilon)?;
+        let library = DpSgdRule::FITTED.setting(epsilon)?.schedule;
         let library_regret = configs
             .iter()
-            .position(|c| {
-                (c.batch, c.epochs, c.learning_rate, c.clip_norm)
-                    == (
-                        library.batch,
-                        library.epochs,
-                        library.learning_rate,
-                        library.clip_norm,
-                    )
-            })
+            .position(|c| *c == library)
             .map_or(f64::NAN, regret_of);
         fits.push(SgdSettingFit {
             epsilon,

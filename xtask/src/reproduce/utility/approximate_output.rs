@@ -3,8 +3,10 @@
 
 use std::fmt::Write;
 
+use dp_erm::SgdSchedule;
+
 use super::approximate::{ApproximateResults, ApproximateRow};
-use super::approximate_fit::{ApproximateRuleFit, SgdConfig};
+use super::approximate_fit::ApproximateRuleFit;
 
 /// The error of always predicting the majority class on Adult's official test set.
 const OFFICIAL_TRIVIAL: f64 = 0.246;
@@ -118,7 +120,7 @@ pub fn section(s: &mut String, fit: &ApproximateRuleFit, record: &ApproximateRes
 }
 
 /// The grid's configurations, `(batch, epochs, η, C)` each.
-fn sgd_grid_text(grid: &[SgdConfig]) -> String {
+fn sgd_grid_text(grid: &[SgdSchedule]) -> String {
     let configs: Vec<String> = grid
         .iter()
         .map(|c| {
