@@ -84,6 +84,14 @@ class DPSGDClassifier(_LinearClassifier):
     random_state : None or dpml.InsecureSeed, default=None
         None: noise from the operating system's entropy (private).
 
+    Notes
+    -----
+    A scipy CSR matrix is trained on as sparse rows, so a step costs the batch's stored
+    entries; a dense array as dense rows. For one-hot data pass CSR: on 30,000 rows of 105
+    features with 14 stored each, the rule's fit at ε = 1 took 0.8 s of CPU time from CSR
+    against 2.3 s from the same matrix dense (the same model, bit for bit, when the CSR rows
+    are sorted).
+
     Attributes
     ----------
     classes_, n_features_in_, coef_, intercept_, privacy_ (ε, δ, mechanism "dp-sgd",

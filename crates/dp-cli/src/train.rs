@@ -317,11 +317,15 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Fail
         req.delta,
     )
     .map_err(|e| {
-        let option = match e {
-            dp_erm::ErmError::InvalidCount { .. } => format!("--batch-size {batch}"),
-            _ => format!("--epochs {epochs}"),
-        };
-        fail(format!("{option} (over {n} rows): {e}"))
+        fail(match e {
+            dp_erm::ErmError::InvalidCount { .. } => {
+                format!("--batch-size {batch} ({n} rows): {e}")
+            }
+            dp_erm::ErmError::InvalidParameter { .. } => {
+                format!("--epochs {epochs} ({n} rows): {e}")
+            }
+            _ => format!("the DP-SGD options were refused: {e}"),
+        })
     })?;
     config.clip_norm = s.clip_norm.unwrap_or(DEFAULT_CLIP_NORM);
     config.regularization = req.regularization.unwrap_or(0.0);

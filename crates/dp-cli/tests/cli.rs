@@ -988,7 +988,7 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
 }
 
 /// `--sgd-rule` trains with dp-erm's `DpSgdRule::FITTED` setting at ε and reports it: at
-/// ε = 1 the documented setting for 0.5 ≤ ε < 2 (batch 4,096 capped at the 400 rows, 200
+/// ε = 1 the documented setting for 1 ≤ ε < 2 (batch 4,096 capped at the 400 rows, 200
 /// epochs, η = 128, C = 0.25, averaged iterates).
 #[test]
 fn dpsgd_rule_trains_with_the_rules_settings_and_reports_them() {

@@ -89,27 +89,33 @@ pub struct ApproximateRuleFit {
 }
 
 /// DP-SGD's grid: batch × epochs × (η, C). The step's size goes with C (the clipped
-/// gradients are C times smaller), so each C has its own two rates, ηC = 8 and 32.
+/// gradients are C times smaller), so each C has its own rates: ηC = 8 and 32, and for
+/// C = 0.25 also ηC = 16, whose configurations come last (added after the others were run,
+/// so that theirs keep their places and seeds).
 pub fn sgd_grid(quick: bool) -> Vec<SgdSchedule> {
-    let (batches, epochs, steps): (&[usize], &[usize], &[(f64, f64)]) = if quick {
-        (&[4096, 32768], &[10], &[(8.0, 1.0), (32.0, 0.25)])
+    type Steps = &'static [(f64, f64)];
+    let (batches, epochs, steps, added): (&[usize], &[usize], Steps, Steps) = if quick {
+        (&[4096, 32768], &[10], &[(8.0, 1.0), (32.0, 0.25)], &[])
     } else {
         (
             &[1024, 4096, 16384, 32768],
             &[20, 50, 200],
             &[(8.0, 1.0), (32.0, 1.0), (32.0, 0.25), (128.0, 0.25)],
+            &[(64.0, 0.25)],
         )
     };
     let mut grid = Vec::new();
-    for &batch in batches {
-        for &epochs in epochs {
-            for &(learning_rate, clip_norm) in steps {
-                grid.push(SgdSchedule {
-                    batch,
-                    epochs,
-                    learning_rate,
-                    clip_norm,
-                });
+    for steps in [steps, added] {
+        for &batch in batches {
+            for &epochs in epochs {
+                for &(learning_rate, clip_norm) in steps {
+                    grid.push(SgdSchedule {
+                        batch,
+                        epochs,
+                        learning_rate,
+                        clip_norm,
+                    });
+                }
             }
         }
     }
@@ -427,5 +433,36 @@ mod tests {
         // Beyond the grid: the end's error.
         assert_eq!(curve.error_at(0.0, 0.0, 1.0), 0.4);
         assert_eq!(curve.error_at(-50.0, 0.0, 1.0), 0.3);
+    }
+
+    /// A configuration's seeds follow its place in the grid: the 48 configurations run before
+    /// η = 64 joined keep theirs (batch × epochs × (η, C), in that order), the added ones
+    /// come after, and the rule fit's seeds stay distinct (at most 64).
+    #[test]
+    fn added_configurations_come_after_the_earlier_grid() {
+        let grid = sgd_grid(false);
+        assert!(grid.len() <= 64);
+        let mut earlier = Vec::new();
+        for batch in [1024, 4096, 16384, 32768] {
+            for epochs in [20, 50, 200] {
+                for (learning_rate, clip_norm) in
+                    [(8.0, 1.0), (32.0, 1.0), (32.0, 0.25), (128.0, 0.25)]
+                {
+                    earlier.push(SgdSchedule {
+                        batch,
+                        epochs,
+                        learning_rate,
+                        clip_norm,
+                    });
+                }
+            }
+        }
+        assert_eq!(grid[..48], earlier[..]);
+        assert_eq!(grid.len(), 60);
+        assert!(
+            grid[48..]
+                .iter()
+                .all(|c| (c.learning_rate, c.clip_norm) == (64.0, 0.25))
+        );
     }
 }
