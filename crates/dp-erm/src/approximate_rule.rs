@@ -260,7 +260,7 @@ impl DpSgdRule {
     /// the grid's edges) won at every ε: clipping below
     /// the gradients' bound of 1 shrinks the noise four times while clipping only the large
     /// gradients. 200 epochs is the grid's cap on cost (a fit on Adult's 30,162 rows then
-    /// takes 0.4–1.2 s). With one draw a cell the choice moved with the seeds: the regret of
+    /// takes 0.4–1.3 s). With one draw a cell the choice moved with the seeds: the regret of
     /// one configuration changed by up to 0.01.
     pub const FITTED: DpSgdRule = DpSgdRule {
         settings: &[
