@@ -1,13 +1,13 @@
 //! Data-independent choices for the (ε, δ) trainers: Λ for [`GaussianErm`] as a function of
-//! the noise the mechanism reports, and DP-SGD's batch size, epochs and learning rate
-//! (issue 35's rules). Both were fitted on synthetic data only (`cargo xtask reproduce
+//! the noise the mechanism reports, and DP-SGD's batch size, epochs, learning rate and
+//! clipping norm (issue 35's rules). Both were fitted on synthetic data only (`cargo xtask reproduce
 //! utility`, "(ε, δ) rules"), as the pure-ε [`crate::RegularizationRule`]s were.
+
+use serde::Serialize;
 
 use crate::data::MAX_FEATURES;
 use crate::error::check_epsilon;
 use crate::gaussian::check_delta;
-use serde::Serialize;
-
 use crate::{DpSgd, DpSgdConfig, ErmError, GaussianErm, GaussianMechanism, Loss};
 
 /// Λ = κ · d^a · (z/n)^p for a Gaussian mechanism, where z is the noise multiplier the
@@ -257,11 +257,10 @@ impl DpSgdRule {
     /// least mean regret per ε: 0.0033 at ε = 0.1, 0.0027 at 0.2, 0.0005 at 0.5, 0.0008 at
     /// 1, 0.0006 at 2 (η = 64 joined the grid last: it moved the setting at ε = 0.5 only,
     /// whose η was 128 with regret 0.0017 on the same curves). C = 0.25 and 200 epochs (both
-    /// the grid's edges) won at every ε: clipping below
-    /// the gradients' bound of 1 shrinks the noise four times while clipping only the large
-    /// gradients. 200 epochs is the grid's cap on cost (a fit on Adult's 30,162 rows then
-    /// takes 0.4–1.3 s). With one draw a cell the choice moved with the seeds: the regret of
-    /// one configuration changed by up to 0.01.
+    /// the grid's edges) won at every ε: clipping below the gradients' bound of 1 shrinks the
+    /// noise four times while clipping only the large gradients. 200 epochs is the grid's cap
+    /// on cost (a fit on Adult's 30,162 rows then takes 0.4–1.3 s). With one draw a cell the
+    /// choice moved with the seeds: the regret of one configuration changed by up to 0.01.
     pub const FITTED: DpSgdRule = DpSgdRule {
         settings: &[
             DpSgdSetting {

@@ -6,7 +6,7 @@
 
 use dp_datasets::Dataset;
 use dp_erm::{DpSgdRule, ErmParams, Examples, GaussianMechanism, Loss, SgdSchedule, TrainingSet};
-use dp_noise::{InsecureSeededRng, Neighbouring, default_orders, smallest_noise_multiplier};
+use dp_noise::{InsecureSeededRng, Neighbouring};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -302,7 +302,6 @@ fn run_on_splits(
     }
     // DP-SGD: the grid for both relations, then the rule.
     let mut timings = Vec::new();
-    let orders = default_orders();
     for &epsilon in epsilons {
         let mut search_seconds = f64::NAN;
         let mut best_replace_one = grid[0];
@@ -319,23 +318,7 @@ fn run_on_splits(
                     let mut reported = None;
                     for (s, split) in splits.iter().enumerate() {
                         let n = split.train.len();
-                        let sigma = if add_remove {
-                            let config = c.config(n, DELTA).map_err(|e| e.to_string())?;
-                            Some(
-                                smallest_noise_multiplier(
-                                    relation,
-                                    config.sampling_rate,
-                                    config.steps,
-                                    epsilon,
-                                    DELTA,
-                                    &orders,
-                                )
-                                .map_err(|e| e.to_string())?,
-                            )
-                        } else {
-                            None
-                        };
-                        let sgd = sgd_with(n, c, epsilon, sigma).map_err(|e| e.to_string())?;
+                        let sgd = sgd_with(n, c, epsilon, relation).map_err(|e| e.to_string())?;
                         for draw in 0..sgd_draws {
                             errors.push(sgd_error(
                                 &sgd,
@@ -474,7 +457,7 @@ fn timing(
         fit?;
         gaussian_seconds += s / repeats as f64;
     }
-    let sgd = sgd_with(n, best_sgd, epsilon, None)?;
+    let sgd = sgd_with(n, best_sgd, epsilon, Neighbouring::ReplaceOne)?;
     let (_, sgd_best_seconds) = cpu_of(|| sgd.fit(train_examples, &mut InsecureSeededRng::new(2)));
     let (fitted, sgd_rule_seconds) = cpu_of(|| -> Result<_, dp_erm::ErmError> {
         DpSgdRule::FITTED

@@ -8,7 +8,7 @@ use dp_erm::{
     Classifier, DpSgd, DpSgdRule, Examples, GaussianErm, GaussianMechanism, GaussianRule, Loss,
     SgdSchedule, TrainingSet,
 };
-use dp_noise::InsecureSeededRng;
+use dp_noise::{InsecureSeededRng, Neighbouring, default_orders, smallest_noise_multiplier};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -125,20 +125,31 @@ pub fn sgd_grid(quick: bool) -> Vec<SgdSchedule> {
 /// DP-SGD (logistic, averaged iterates) with `config` on `rows` rows, σ calibrated to
 /// (ε, [`DELTA`]) replace-one.
 pub fn sgd(rows: usize, config: SgdSchedule, epsilon: f64) -> DpSgd {
-    sgd_with(rows, config, epsilon, None).expect("a valid grid configuration")
+    sgd_with(rows, config, epsilon, Neighbouring::ReplaceOne).expect("a valid grid configuration")
 }
 
-/// As [`sgd`]; with `noise_multiplier`, that σ instead of the replace-one calibration.
+/// As [`sgd`], σ calibrated to (ε, [`DELTA`]) for `relation`: add/remove is for comparison
+/// with outside numbers only (the trainer's guarantee, and its reported ε, stay replace-one).
 pub fn sgd_with(
     rows: usize,
     c: SgdSchedule,
     epsilon: f64,
-    noise_multiplier: Option<f64>,
+    relation: Neighbouring,
 ) -> Result<DpSgd, dp_erm::ErmError> {
     let config = c.config(rows, DELTA)?;
-    match noise_multiplier {
-        Some(sigma) => DpSgd::new(config, sigma),
-        None => DpSgd::for_target(config, epsilon),
+    match relation {
+        Neighbouring::ReplaceOne => DpSgd::for_target(config, epsilon),
+        Neighbouring::AddRemove => {
+            let sigma = smallest_noise_multiplier(
+                relation,
+                config.sampling_rate,
+                config.steps,
+                epsilon,
+                DELTA,
+                &default_orders(),
+            )?;
+            DpSgd::new(config, sigma)
+        }
     }
 }
 
