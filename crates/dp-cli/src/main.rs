@@ -121,6 +121,15 @@ enum Command {
         /// options above.
         #[arg(long)]
         sgd_rule: bool,
+        /// --model dp-sgd: the neighbouring datasets the guarantee is for: one row replaced
+        /// (the library's relation) or one row added or removed (Opacus' relation; needs
+        /// --public-rows, since the row count is then private).
+        #[arg(long, value_enum, default_value = "replace-one")]
+        neighbouring: train::Neighbouring,
+        /// --neighbouring add-remove: a public estimate n̂ of the number of rows (never read
+        /// from the file): it sets q = batch/n̂, the steps and the divisor of each step.
+        #[arg(long)]
+        public_rows: Option<usize>,
         /// Λ, or "auto" for the library's data-independent rule (from n, d and ε).
         #[arg(long, default_value = "auto", value_parser = parse_regularization)]
         regularization: Regularization,
@@ -304,6 +313,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             learning_rate,
             clip_norm,
             sgd_rule,
+            neighbouring,
+            public_rows,
             regularization,
             noise,
             tune,
@@ -328,6 +339,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 learning_rate,
                 clip_norm,
                 rule: sgd_rule,
+                neighbouring,
+                public_rows,
             },
             regularization: match regularization {
                 Regularization::Auto => None,

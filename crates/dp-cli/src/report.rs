@@ -24,6 +24,7 @@ pub fn report(
     ledger: Option<&(PathBuf, Ledger)>,
 ) -> serde_json::Value {
     let meta = outcome.model.metadata();
+    let add_remove = matches!(meta.mechanism, Mechanism::DpSgdAddRemove { .. });
     let grouped = meta.noise_groups.is_some();
     // From public sizes and ε alone, as the rules are: no data read. A kernel's model has D
     // features; a tuned model saw its own part of the rows.
@@ -49,16 +50,26 @@ pub fn report(
                 Released::Kernel(_) => "kernel (dp-kernel KernelModel, random features)",
             },
         },
-        "neighbouring_relation": "replace one row (datasets of the same size)",
+        "neighbouring_relation": if add_remove {
+            "add or remove one row (--neighbouring add-remove: the row count is private)"
+        } else {
+            "replace one row (datasets of the same size)"
+        },
         "rows": n,
-        "rows_note": "the row count is treated as public: it is taken from the file, which is \
-                     what the replace-one relation allows (neighbouring datasets have the same \
-                     size); where the size itself is secret, this report must not be released",
+        "rows_note": if add_remove {
+            "the public estimate n̂ given with --public-rows, not the file's row count: under \
+             add/remove the count itself is private, and nothing in this run read it into \
+             the schedule, the model or this report"
+        } else {
+            "the row count is treated as public: it is taken from the file, which is \
+             what the replace-one relation allows (neighbouring datasets have the same \
+             size); where the size itself is secret, this report must not be released"
+        },
         "features": d,
         "feature_groups": encoder.groups().count(),
         "mechanism": outcome.mechanism,
         "noise": match meta.mechanism {
-            Mechanism::DpSgd { .. } => "Gaussian N(0, σ²C²I) on each batch's sum of clipped gradients",
+            Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => "Gaussian N(0, σ²C²I) on each batch's sum of clipped gradients",
             Mechanism::GaussianObjectivePerturbation { .. }
             | Mechanism::GaussianOutputPerturbation { .. } => "spherical Gaussian",
             _ if grouped => "shaped to the schema's one-hot groups: density ∝ exp(−β‖b‖_G), same ε",

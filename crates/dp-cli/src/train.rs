@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use dp_erm::{
     DpSgd, DpSgdConfig, DpSgdRule, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration,
-    RegularizationRule,
+    RegularizationRule, SgdNeighbours,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
 use dp_noise::DpRng;
@@ -40,6 +40,29 @@ pub struct SgdRequest {
     pub clip_norm: Option<f64>,
     /// `--sgd-rule`: the four settings from dp-erm's `DpSgdRule::FITTED`.
     pub rule: bool,
+    /// `--neighbouring`: the relation of the guarantee.
+    pub neighbouring: Neighbouring,
+    /// `--public-rows`: the public n̂ an add/remove fit is scheduled on.
+    pub public_rows: Option<usize>,
+}
+
+/// The neighbouring relation of a DP-SGD guarantee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Neighbouring {
+    /// One row replaced, the row count public (every mechanism's relation).
+    ReplaceOne,
+    /// One row added or removed, the row count private (DP-SGD only; needs --public-rows).
+    AddRemove,
+}
+
+impl SgdRequest {
+    /// The public n̂ of an add/remove fit (`None` under replace-one).
+    fn add_remove_rows(&self) -> Option<usize> {
+        match self.neighbouring {
+            Neighbouring::ReplaceOne => None,
+            Neighbouring::AddRemove => self.public_rows,
+        }
+    }
 }
 
 /// `--model dp-sgd`'s public defaults (Opacus-like: batches of 256, 10 epochs, C = 1).
@@ -235,11 +258,41 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
             ("--learning-rate", s.learning_rate.is_some()),
             ("--clip-norm", s.clip_norm.is_some()),
             ("--sgd-rule", s.rule),
+            (
+                "--neighbouring add-remove",
+                s.neighbouring == Neighbouring::AddRemove,
+            ),
+            ("--public-rows", s.public_rows.is_some()),
         ];
         if let Some((option, _)) = given.iter().find(|(_, given)| *given) {
-            return Err(fail(format!("{option}: applies to --model dp-sgd only")));
+            return Err(fail(format!(
+                "{option}: applies to --model dp-sgd only (the other mechanisms' guarantees \
+                 are for replace-one neighbours)"
+            )));
         }
-    } else if s.rule {
+    }
+    match (s.neighbouring, s.public_rows) {
+        (Neighbouring::AddRemove, None) => {
+            return Err(fail(
+                "--neighbouring add-remove needs --public-rows N: under add/remove the number \
+                 of rows is private, so q, the steps and each step's divisor come from a public \
+                 estimate N of it, never from the file",
+            ));
+        }
+        (Neighbouring::AddRemove, Some(0)) => {
+            return Err(fail(
+                "--public-rows 0: the public estimate of the rows must be ≥ 1",
+            ));
+        }
+        (Neighbouring::ReplaceOne, Some(rows)) => {
+            return Err(fail(format!(
+                "--public-rows {rows} without --neighbouring add-remove: under replace-one the \
+                 row count is read from the file; leave --public-rows out"
+            )));
+        }
+        _ => {}
+    }
+    if req.model == Model::DpSgd && s.rule {
         let given = [
             ("--batch-size", s.batch_size.is_some()),
             ("--epochs", s.epochs.is_some()),
@@ -292,18 +345,25 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
     Ok(())
 }
 
-/// DP-SGD for `n` public rows, σ calibrated to (ε, δ), with the expected batch and the
+/// DP-SGD for `n` public rows (the file's under replace-one, `--public-rows` under
+/// add/remove), σ calibrated to (ε, δ) for the relation, with the expected batch and the
 /// epochs it was configured with; refused naming the option.
 fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Failure> {
     let s = &req.sgd;
+    let relation = match s.neighbouring {
+        Neighbouring::ReplaceOne => dp_noise::Neighbouring::ReplaceOne,
+        Neighbouring::AddRemove => dp_noise::Neighbouring::AddRemove,
+    };
     if s.rule {
         let refused = |e: dp_erm::ErmError| fail(format!("--sgd-rule was refused: {e}"));
         let schedule = DpSgdRule::FITTED
             .setting(req.epsilon)
             .map_err(refused)?
             .schedule;
-        let sgd = DpSgd::for_target(schedule.config(n, req.delta).map_err(refused)?, req.epsilon)
+        let config = schedule
+            .config_for(n, req.delta, relation)
             .map_err(refused)?;
+        let sgd = DpSgd::for_target(config, req.epsilon).map_err(refused)?;
         return Ok((sgd, schedule.batch_for(n), schedule.epochs as f64));
     }
     let batch = s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
@@ -329,6 +389,9 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Fail
     })?;
     config.clip_norm = s.clip_norm.unwrap_or(DEFAULT_CLIP_NORM);
     config.regularization = req.regularization.unwrap_or(0.0);
+    if relation == dp_noise::Neighbouring::AddRemove {
+        config = config.add_remove(batch as f64);
+    }
     // DpSgd's errors name the parameter (learning_rate, clip_norm, …).
     let sgd = DpSgd::for_target(config, req.epsilon)
         .map_err(|e| fail(format!("the DP-SGD options were refused: {e}")))?;
@@ -347,8 +410,26 @@ fn sgd_facts(sgd: &DpSgd, batch: usize, epochs: f64, req: &TrainRequest) -> Valu
         "epochs": epochs,
         "average_iterates": sgd.config().average_iterates,
         "settings": if req.sgd.rule { "the library's DP-SGD rule (--sgd-rule)" } else { "given" },
-        "accounting": "RDP of the Poisson-subsampled Gaussian for replace-one neighbours \
-                       (dp-noise), T-fold, converted to (ε, δ) by Balle et al. 2020",
+        "neighbouring": match sgd.config().neighbours {
+            SgdNeighbours::ReplaceOne => json!("replace-one"),
+            SgdNeighbours::AddRemove { expected_batch } => json!({
+                "relation": "add-remove",
+                "public_rows": req.sgd.public_rows,
+                "divisor": expected_batch,
+                "replace_one_epsilon": sgd.replace_one_epsilon(),
+                "note": "ε is for one row added or removed (Opacus' relation); each step's \
+                         noisy sum is divided by the public expected batch; the same fit's \
+                         replace-one ε, comparable with the library's other mechanisms, is \
+                         replace_one_epsilon",
+            }),
+        },
+        "accounting": match sgd.config().neighbours {
+            SgdNeighbours::ReplaceOne => "RDP of the Poisson-subsampled Gaussian for \
+                replace-one neighbours (dp-noise), T-fold, converted to (ε, δ) by Balle et al. 2020",
+            SgdNeighbours::AddRemove { .. } => "RDP of the Poisson-subsampled Gaussian for \
+                add/remove neighbours (MTZ19, dp-noise), T-fold, converted to (ε, δ) by Balle \
+                et al. 2020",
+        },
     })
 }
 
@@ -489,12 +570,22 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         (_, Some(t)) => (t.epsilon(), t.delta()),
         _ => (req.epsilon, req.delta),
     };
+    // Add/remove DP-SGD is scheduled on the public n̂, so it is built (and refused) before
+    // the data are read; a ledger, which adds replace-one ε, is charged the same fit's
+    // replace-one ε.
+    let mut add_remove_sgd = match req.sgd.add_remove_rows() {
+        Some(rows) if req.model == Model::DpSgd => Some(sgd_trainer(&req, rows)?),
+        _ => None,
+    };
+    let ledger_epsilon = add_remove_sgd
+        .as_ref()
+        .map_or(epsilon, |(sgd, ..)| sgd.replace_one_epsilon());
     let ledger = match &req.ledger {
         None => None,
         Some(path) => {
             let lock = LedgerLock::take(path)?;
             let ledger = Ledger::load(path)?;
-            ledger.check_spend(path, epsilon, delta)?;
+            ledger.check_spend(path, ledger_epsilon, delta)?;
             Some((path, lock, ledger))
         }
     };
@@ -532,7 +623,10 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     });
     let outcome = match (data, linear_tuner, kernel_tuner, &plan.map) {
         (Data::Examples(x), None, None, None) if req.model == Model::DpSgd => {
-            let (sgd, batch, epochs) = sgd_trainer(&req, n)?;
+            let (sgd, batch, epochs) = match add_remove_sgd.take() {
+                Some(trainer) => trainer,
+                None => sgd_trainer(&req, n)?,
+            };
             let model = sgd
                 .fit(&x, &mut rng)
                 .and_then(|m| m.into_model().with_feature_map(&tag))
@@ -547,7 +641,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
                 tuning: None,
                 kernel: None,
                 sgd: Some(sgd_facts(&sgd, batch, epochs, &req)),
-                training_rows: n,
+                training_rows: req.sgd.add_remove_rows().unwrap_or(n),
             }
         }
         (Data::Training(t), None, None, None) if req.delta > 0.0 => {
@@ -659,7 +753,11 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         None => None,
         Some((path, lock, mut ledger)) => {
             ledger.spends.push(Spend {
-                epsilon: outcome.epsilon,
+                epsilon: if req.sgd.add_remove_rows().is_some() {
+                    ledger_epsilon
+                } else {
+                    outcome.epsilon
+                },
                 delta: outcome.delta,
                 command: "train".into(),
                 model: req.out.display().to_string(),
@@ -676,7 +774,8 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         &outcome,
         &bytes,
         &hash,
-        (n, d),
+        // Under add/remove the file's row count is private: the report gives n̂.
+        (req.sgd.add_remove_rows().unwrap_or(n), d),
         &encoder,
         ledger_state.as_ref(),
     );

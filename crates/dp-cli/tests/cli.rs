@@ -1012,6 +1012,64 @@ fn dpsgd_rule_trains_with_the_rules_settings_and_reports_them() {
     assert!(sgd["settings"].as_str().unwrap().contains("rule"), "{sgd}");
 }
 
+/// `--neighbouring add-remove --public-rows N`: scheduled on N, not on the file's 400 rows
+/// (batch 100 of N = 1,000: q = 0.1, T = ⌈3·1000/100⌉ = 30), the report gives N and the
+/// relation, and a ledger is charged the same fit's replace-one ε (larger than the
+/// add/remove ε the model claims).
+#[test]
+fn add_remove_dpsgd_is_scheduled_on_the_public_rows_and_charges_its_replace_one_epsilon() {
+    let s = Setup::new();
+    let path = ledger_with_delta(&s, "10", "1e-5");
+    succeeds(
+        s.train(&s.path("data.csv"), "a.dpm")
+            .args([
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--batch-size",
+                "100",
+                "--epochs",
+                "3",
+                "--neighbouring",
+                "add-remove",
+                "--public-rows",
+                "1000",
+                "--ledger",
+            ])
+            .arg(&path),
+    );
+    let report = report_of(&s, "a.dpm");
+    assert_eq!(report["rows"], 1000, "{report}");
+    assert!(
+        report["neighbouring_relation"]
+            .as_str()
+            .unwrap()
+            .contains("add or remove")
+    );
+    let sgd = &report["dp_sgd"];
+    // The realized rate: q = 0.1 rounded up to a multiple of 2⁻⁵³.
+    assert!(
+        (sgd["sampling_rate"].as_f64().unwrap() - 0.1).abs() < 1e-15,
+        "{sgd}"
+    );
+    assert_eq!(sgd["steps"], 30);
+    let relation = &sgd["neighbouring"];
+    assert_eq!(relation["relation"], "add-remove");
+    assert_eq!(relation["divisor"], 100.0);
+    assert_eq!(relation["public_rows"], 1000);
+    let replace_one = relation["replace_one_epsilon"].as_f64().unwrap();
+    assert!(replace_one > 1.0, "{replace_one}");
+    let ledger: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        ledger["spends"][0]["epsilon"].as_f64().unwrap(),
+        replace_one
+    );
+    let inspected = succeeds(dpml().arg("inspect").arg(s.path("a.dpm")));
+    assert!(inspected.contains("DpSgdAddRemove"), "{inspected}");
+}
+
 #[test]
 fn delta_options_are_refused_by_name_before_reading_data() {
     let s = Setup::new();
@@ -1079,6 +1137,60 @@ fn delta_options_are_refused_by_name_before_reading_data() {
                 "0.001",
             ],
             "--regularization with --sgd-rule",
+        ),
+        (
+            vec!["--neighbouring", "add-remove", "--public-rows", "100"],
+            "--neighbouring add-remove: applies to --model dp-sgd only",
+        ),
+        (
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--neighbouring",
+                "add-remove",
+            ],
+            "--neighbouring add-remove needs --public-rows N",
+        ),
+        (
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--public-rows",
+                "100",
+            ],
+            "--public-rows 100 without --neighbouring add-remove",
+        ),
+        (
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--neighbouring",
+                "add-remove",
+                "--public-rows",
+                "0",
+            ],
+            "--public-rows 0",
+        ),
+        (
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--neighbouring",
+                "add-remove",
+                "--public-rows",
+                "100",
+                "--batch-size",
+                "101",
+            ],
+            "--batch-size 101 (100 rows)",
         ),
     ];
     for (args, expected) in cases {

@@ -3,6 +3,7 @@
 //! clipping norm (issue 35's rules). Both were fitted on synthetic data only (`cargo xtask reproduce
 //! utility`, "(ε, δ) rules"), as the pure-ε [`crate::RegularizationRule`]s were.
 
+use dp_noise::Neighbouring;
 use serde::Serialize;
 
 use crate::data::MAX_FEATURES;
@@ -199,8 +200,21 @@ impl SgdSchedule {
     }
 
     /// This schedule's logistic DP-SGD configuration on `rows` public rows at δ: the batch
-    /// capped at n, averaged iterates, its η and C (see [`DpSgdConfig::scheduled`]).
+    /// capped at n, averaged iterates, its η and C (see [`DpSgdConfig::scheduled`]),
+    /// replace-one.
     pub fn config(&self, rows: usize, delta: f64) -> Result<DpSgdConfig, ErmError> {
+        self.config_for(rows, delta, Neighbouring::ReplaceOne)
+    }
+
+    /// As [`Self::config`] for `relation`. Under add/remove the number of rows is private:
+    /// `rows` must then be a public estimate n̂ (never the data's count), which sets q, T and
+    /// the divisor, the expected batch ([`DpSgdConfig::add_remove`]).
+    pub fn config_for(
+        &self,
+        rows: usize,
+        delta: f64,
+        relation: Neighbouring,
+    ) -> Result<DpSgdConfig, ErmError> {
         let mut config = DpSgdConfig::scheduled(
             Loss::Logistic,
             rows,
@@ -211,7 +225,10 @@ impl SgdSchedule {
         )?;
         config.average_iterates = true;
         config.clip_norm = self.clip_norm;
-        Ok(config)
+        Ok(match relation {
+            Neighbouring::ReplaceOne => config,
+            Neighbouring::AddRemove => config.add_remove(self.batch_for(rows) as f64),
+        })
     }
 }
 
@@ -335,7 +352,27 @@ impl DpSgdRule {
     /// Reads only `rows`, ε and δ (public), never the data; the fit is (ε, δ)-DP for
     /// replace-one neighbours as [`DpSgd`]'s `# Privacy` states.
     pub fn trainer(&self, rows: usize, epsilon: f64, delta: f64) -> Result<DpSgd, ErmError> {
-        let config = self.setting(epsilon)?.schedule.config(rows, delta)?;
+        self.trainer_for(rows, epsilon, delta, Neighbouring::ReplaceOne)
+    }
+
+    /// As [`Self::trainer`] for `relation`: under add/remove, `rows` is a public estimate n̂
+    /// of the number of rows (see [`SgdSchedule::config_for`]) and ε is the add/remove ε.
+    /// The settings were fitted at replace-one ε; they are used at the same ε here.
+    ///
+    /// # Privacy
+    /// Reads only `rows`, ε and δ (public); the fit is (ε, δ)-DP for `relation` as
+    /// [`DpSgd`]'s `# Privacy` states.
+    pub fn trainer_for(
+        &self,
+        rows: usize,
+        epsilon: f64,
+        delta: f64,
+        relation: Neighbouring,
+    ) -> Result<DpSgd, ErmError> {
+        let config = self
+            .setting(epsilon)?
+            .schedule
+            .config_for(rows, delta, relation)?;
         DpSgd::for_target(config, epsilon)
     }
 }

@@ -126,3 +126,37 @@ fn dpsgd_rule_picks_the_setting_by_epsilon_and_certifies_it() {
     let e = rule.trainer(100, -1.0, DELTA).unwrap_err().to_string();
     assert!(e.contains("-1"), "{e}");
 }
+
+/// Add/remove through the rule: the same schedule on the public n̂, the noisy sum divided by
+/// its batch, σ certified for the add/remove ε (less noise than replace-one's at that ε).
+#[test]
+fn dpsgd_rule_for_add_remove_divides_by_the_batch_on_the_public_rows() {
+    let rule = DpSgdRule::FITTED;
+    let n = 30_162;
+    for epsilon in [0.1, 1.0] {
+        let batch = rule.setting(epsilon).unwrap().schedule.batch_for(n);
+        let sgd = rule
+            .trainer_for(n, epsilon, DELTA, Neighbouring::AddRemove)
+            .unwrap();
+        let replace_one = rule.trainer(n, epsilon, DELTA).unwrap();
+        assert_eq!(
+            sgd.config().neighbours,
+            crate::SgdNeighbours::AddRemove {
+                expected_batch: batch as f64
+            }
+        );
+        assert_eq!(
+            replace_one.config().neighbours,
+            crate::SgdNeighbours::ReplaceOne
+        );
+        assert_eq!(
+            (sgd.config().sampling_rate, sgd.config().steps),
+            (
+                replace_one.config().sampling_rate,
+                replace_one.config().steps
+            )
+        );
+        assert!(sgd.epsilon() <= epsilon);
+        assert!(sgd.noise_multiplier() < 0.75 * replace_one.noise_multiplier());
+    }
+}

@@ -16,6 +16,33 @@ use crate::{Classifier, ErmError, Examples, Features, Loss, Trainer};
 /// Largest number of steps T a fit may take.
 pub const MAX_SGD_STEPS: u64 = 1_000_000;
 
+/// The neighbouring datasets a DP-SGD guarantee is stated for, with what the step divides
+/// the noisy sum by under each.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum SgdNeighbours {
+    /// One example replaced, n the same (the workspace's relation): n is public, so the step
+    /// divides by `qn` with the data's n.
+    #[default]
+    ReplaceOne,
+    /// One example added or removed (the relation of MTZ19 and of Opacus' accountant): the
+    /// number of rows is itself private, so the step divides by this public expected batch
+    /// size (q·n̂ for a public estimate n̂), never by anything read from the data.
+    AddRemove {
+        /// The public expected batch size the noisy sum is divided by (finite, > 0).
+        expected_batch: f64,
+    },
+}
+
+impl SgdNeighbours {
+    /// dp-noise's name of the relation, which picks the RDP curve.
+    pub fn relation(&self) -> Neighbouring {
+        match self {
+            SgdNeighbours::ReplaceOne => Neighbouring::ReplaceOne,
+            SgdNeighbours::AddRemove { .. } => Neighbouring::AddRemove,
+        }
+    }
+}
+
 /// The hyperparameters of a DP-SGD fit; every one is public (fixed before the data are
 /// seen). `q = 1` is full-batch DP-GD.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,6 +65,8 @@ pub struct DpSgdConfig {
     pub average_iterates: bool,
     /// The δ the (ε, δ) guarantee is stated at (0 < δ < 1).
     pub delta: f64,
+    /// The neighbouring relation of the guarantee (replace-one unless set).
+    pub neighbours: SgdNeighbours,
 }
 
 impl DpSgdConfig {
@@ -52,7 +81,16 @@ impl DpSgdConfig {
             learning_rate,
             average_iterates: false,
             delta,
+            neighbours: SgdNeighbours::ReplaceOne,
         }
+    }
+
+    /// The same configuration for add/remove neighbours: the noisy sum divided by the
+    /// public `expected_batch` (for a schedule on a public estimate n̂ of the rows, its
+    /// batch size). Checked with the rest when a [`DpSgd`] is built.
+    pub fn add_remove(mut self, expected_batch: f64) -> Self {
+        self.neighbours = SgdNeighbours::AddRemove { expected_batch };
+        self
     }
 
     /// Logistic or Huber DP-SGD (C = 1, Λ = 0, the last iterate) in the terms a user gives: an
@@ -135,7 +173,21 @@ impl DpSgdConfig {
             return Err(invalid("learning_rate", eta, "finite and > 0"));
         }
         check_delta(self.delta)?;
+        if let SgdNeighbours::AddRemove { expected_batch } = self.neighbours
+            && !(expected_batch.is_finite() && expected_batch > 0.0)
+        {
+            return Err(invalid("expected_batch", expected_batch, "finite and > 0"));
+        }
         Ok(())
+    }
+
+    /// The factor on a step's noisy sum, `1/(qn)`: n the data's under replace-one (public
+    /// there), the public expected batch under add/remove.
+    fn sum_scale(&self, rows: usize, rate: f64) -> f64 {
+        match self.neighbours {
+            SgdNeighbours::ReplaceOne => 1.0 / (rate * rows as f64),
+            SgdNeighbours::AddRemove { expected_batch } => 1.0 / expected_batch,
+        }
     }
 
     /// The sampling rate the sampler realizes: q rounded up to a multiple of 2⁻⁵³ (each
@@ -148,29 +200,39 @@ impl DpSgdConfig {
 
 const TWO_53: f64 = 9_007_199_254_740_992.0;
 
-/// DP-SGD with a noise multiplier σ: an **(ε, δ)** trainer for replace-one neighbours.
+/// DP-SGD with a noise multiplier σ: an **(ε, δ)** trainer for replace-one neighbours, or
+/// for add/remove neighbours where the configuration says so ([`SgdNeighbours`]).
 ///
 /// Each step t = 1…T: every example joins the batch `B_t` independently with probability q;
 /// each member's gradient `g_i = ℓ'(y_i wᵀx_i)·y_i x_i` is clipped to norm C
 /// (`g_i·min(1, C/‖g_i‖)`); `N(0, σ²C²I)` is added to their sum; and
-/// `w ← w − η·((Σ g_i + noise)/(qn) + Λw)`, from w = 0. The release is `w_T` (or the
-/// average of `w_1…w_T`), snapped to a grid 2⁻³⁰ of one step's noise on w.
+/// `w ← w − η·((Σ g_i + noise)/m + Λw)`, from w = 0, where m = qn (replace-one) or the
+/// public expected batch (add/remove). The release is `w_T` (or the average of
+/// `w_1…w_T`), snapped to a grid 2⁻³⁰ of one step's noise on w.
 ///
 /// # Privacy
-/// For datasets of the same size n that differ in one example **replaced** (the workspace's
-/// relation), the released model is (ε, δ)-DP with ε = [`DpSgd::epsilon`] at δ =
-/// [`DpSgdConfig::delta`]:
+/// For the configuration's relation, the released model is (ε, δ)-DP with ε =
+/// [`DpSgd::epsilon`] at δ = [`DpSgdConfig::delta`]:
 ///
-/// - One step releases the noisy sum of the clipped gradients of a Poisson sample, whose
-///   members each contribute at most C in L2 norm: the Poisson-subsampled Gaussian mechanism
-///   with noise multiplier σ. Its RDP for one example added or removed is MTZ19's (dp-noise
-///   [`RdpCurve`]); a replacement is a removal and an addition, bounded by Mironov's weak
-///   triangle inequality, and by the unsubsampled Gaussian of sensitivity 2C, whichever is
-///   smaller at each order ([`Neighbouring::ReplaceOne`]). The step's inputs (the iterate,
-///   the public n, q, η, Λ, C) are functions of earlier releases and public values, so the T
-///   steps compose adaptively: the curve is T times one step's ([`DpSgd::rdp_curve`]),
-///   converted to ε at δ by Balle et al. 2020 over dp-noise's [`default_orders`] (integer
-///   orders 2…8192), rounded up.
+/// - **Replace-one** (datasets of the same size n that differ in one example replaced, the
+///   workspace's relation). One step releases the noisy sum of the clipped gradients of a
+///   Poisson sample, whose members each contribute at most C in L2 norm: the
+///   Poisson-subsampled Gaussian mechanism with noise multiplier σ. Its RDP for one example
+///   added or removed is MTZ19's (dp-noise [`RdpCurve`]); a replacement is a removal and an
+///   addition, bounded by Mironov's weak triangle inequality, and by the unsubsampled
+///   Gaussian of sensitivity 2C, whichever is smaller at each order
+///   ([`Neighbouring::ReplaceOne`]). The step's inputs (the iterate, the public n, q, η, Λ,
+///   C) are functions of earlier releases and public values.
+/// - **Add/remove** (datasets that differ in one example present in one and absent from the
+///   other, so n differs by one and is itself private; MTZ19's and Opacus' relation). One
+///   step is the Poisson-subsampled Gaussian mechanism with MTZ19's add/remove curve
+///   ([`Neighbouring::AddRemove`]); the divisor m is the public expected batch, so no step
+///   reads n. The loop visits every row, so the *time* of a fit follows n (timing is not
+///   covered, as below). An ε here is not comparable with a replace-one ε: at the same σ
+///   it is roughly half.
+/// - Either way the T steps compose adaptively: the curve is T times one step's
+///   ([`DpSgd::rdp_curve`]), converted to ε at δ by Balle et al. 2020 over dp-noise's
+///   [`default_orders`] (integer orders 2…8192), rounded up.
 /// - The regularizer's gradient Λw is a function of the iterate only; the step size divides
 ///   by the public `qn`; averaging, snapping and the model are post-processing. Clipping
 ///   bounds every contribution whatever the rows' norms, so no input contract is needed
@@ -197,6 +259,9 @@ pub struct DpSgd {
     noise_multiplier: f64,
     curve: RdpCurve,
     epsilon: f64,
+    /// The replace-one ε of the same noise (= `epsilon` for a replace-one configuration):
+    /// what the trainer trait, whose promise is replace-one, reports.
+    replace_one_epsilon: f64,
 }
 
 impl DpSgd {
@@ -213,29 +278,45 @@ impl DpSgd {
         }
         let (_, rate) = config.realized_rate();
         let curve = RdpCurve::subsampled_gaussian(
-            Neighbouring::ReplaceOne,
+            config.neighbours.relation(),
             rate,
             noise_multiplier,
             config.steps,
             &default_orders(),
         )?;
         let (epsilon, _) = curve.epsilon(config.delta)?;
+        let replace_one_epsilon = match config.neighbours {
+            SgdNeighbours::ReplaceOne => epsilon,
+            // The divisor is public, so the same noise is also a replace-one mechanism.
+            SgdNeighbours::AddRemove { .. } => {
+                RdpCurve::subsampled_gaussian(
+                    Neighbouring::ReplaceOne,
+                    rate,
+                    noise_multiplier,
+                    config.steps,
+                    &default_orders(),
+                )?
+                .epsilon(config.delta)?
+                .0
+            }
+        };
         Ok(Self {
             config,
             noise_multiplier,
             curve,
             epsilon,
+            replace_one_epsilon,
         })
     }
 
     /// DP-SGD calibrated to (`epsilon`, the configuration's δ): the smallest noise
-    /// multiplier (rounded up) whose replace-one curve certifies it.
+    /// multiplier (rounded up) whose curve, for the configuration's relation, certifies it.
     pub fn for_target(config: DpSgdConfig, epsilon: f64) -> Result<Self, ErmError> {
         config.check()?;
         crate::error::check_epsilon(epsilon)?;
         let (_, rate) = config.realized_rate();
         let sigma = smallest_noise_multiplier(
-            Neighbouring::ReplaceOne,
+            config.neighbours.relation(),
             rate,
             config.steps,
             epsilon,
@@ -263,9 +344,18 @@ impl DpSgd {
         self.config.realized_rate().1
     }
 
-    /// The ε of the (ε, δ) guarantee (replace-one), rounded up.
+    /// The ε of the (ε, δ) guarantee for the configuration's relation, rounded up.
     pub fn epsilon(&self) -> f64 {
         self.epsilon
+    }
+
+    /// The ε of a replace-one guarantee of the same fit: [`DpSgd::epsilon`] for a
+    /// replace-one configuration; for add/remove, the replace-one curve of the same σ, q and
+    /// T (the divisor being public, the fit is also that replace-one mechanism), roughly
+    /// twice the add/remove ε. What the [`Trainer`] trait reports, whose promise is
+    /// replace-one.
+    pub fn replace_one_epsilon(&self) -> f64 {
+        self.replace_one_epsilon
     }
 
     /// The δ of the guarantee.
@@ -273,10 +363,37 @@ impl DpSgd {
         self.config.delta
     }
 
-    /// The RDP curve one fit spends (replace-one, [`default_orders`]): what an
-    /// [`dp_noise::RdpAccountant`] is charged.
+    /// The RDP curve one fit spends ([`default_orders`], the configuration's relation): what
+    /// an [`dp_noise::RdpAccountant`] is charged (which takes replace-one curves only).
     pub fn rdp_curve(&self) -> &RdpCurve {
         &self.curve
+    }
+
+    /// The mechanism a model's metadata records: σ, the realized q, T, C, the guarantee and
+    /// its relation.
+    pub fn mechanism(&self) -> Mechanism {
+        let (epsilon, delta) = (self.epsilon, self.config.delta);
+        let (noise_multiplier, sampling_rate) = (self.noise_multiplier, self.sampling_rate());
+        let (steps, clip_norm) = (self.config.steps, self.config.clip_norm);
+        match self.config.neighbours {
+            SgdNeighbours::ReplaceOne => Mechanism::DpSgd {
+                epsilon,
+                delta,
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+            },
+            SgdNeighbours::AddRemove { expected_batch } => Mechanism::DpSgdAddRemove {
+                epsilon,
+                delta,
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                expected_batch,
+            },
+        }
     }
 
     /// Trains on `data` (any finite rows, labels ±1); see `# Privacy`.
@@ -300,7 +417,7 @@ impl DpSgd {
         let config = &self.config;
         let noise = GaussianVector::new(d, self.noise_multiplier * config.clip_norm * factor)?;
         let (threshold, rate) = config.realized_rate();
-        let scale = 1.0 / (rate * n as f64);
+        let scale = config.sum_scale(n, rate);
         let (eta, lambda, clip) = (
             config.learning_rate,
             config.regularization,
@@ -376,14 +493,7 @@ impl DpSgd {
         let step_noise = eta * self.noise_multiplier * config.clip_norm * factor * scale;
         snap_to_grid(&mut weights, release_grid(step_noise));
         let metadata = ModelMetadata {
-            mechanism: Mechanism::DpSgd {
-                epsilon: self.epsilon,
-                delta: config.delta,
-                noise_multiplier: self.noise_multiplier,
-                sampling_rate: rate,
-                steps: config.steps,
-                clip_norm: config.clip_norm,
-            },
+            mechanism: self.mechanism(),
             loss: config.loss,
             regularization: config.regularization,
             features: d,
@@ -398,8 +508,9 @@ impl DpSgd {
 }
 
 /// A linear model trained by [`DpSgd`]: a [`LinearModel`] whose metadata records
-/// [`Mechanism::DpSgd`] (ε, δ, σ, the realized q, T, C), so it saves and loads in the
-/// model container like every linear model ([`SgdModel::into_model`]).
+/// [`Mechanism::DpSgd`] or [`Mechanism::DpSgdAddRemove`] (ε, δ, σ, the realized q, T, C,
+/// the relation), so it saves and loads in the model container like every linear model
+/// ([`SgdModel::into_model`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SgdModel {
     model: LinearModel,
@@ -448,14 +559,15 @@ impl Classifier for SgdModel {
     }
 }
 
-/// Trains through [`DpSgd::fit`]: an (ε, δ) trainer for replace-one neighbours, so
-/// compositions that account pure ε only refuse it (its δ is not 0).
+/// Trains through [`DpSgd::fit`]: an (ε, δ) trainer, so compositions that account pure ε
+/// only refuse it (its δ is not 0). The trait's promise is for replace-one neighbours, so
+/// its ε is [`DpSgd::replace_one_epsilon`] whatever the configuration's relation.
 impl Trainer for DpSgd {
     type Model = SgdModel;
     type Error = ErmError;
 
     fn epsilon(&self) -> Option<f64> {
-        Some(self.epsilon)
+        Some(self.replace_one_epsilon)
     }
 
     fn delta(&self) -> f64 {

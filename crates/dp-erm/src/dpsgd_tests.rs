@@ -57,6 +57,18 @@ fn spec_epsilon(q: f64, sigma: f64, steps: u64, delta: f64) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// The add/remove ε of T steps: MTZ19's curve per order, converted by Balle et al. 2020 and
+/// minimized over the grid (q < 1: the expansion's `ln(1 − q)`).
+fn spec_epsilon_add_remove(q: f64, sigma: f64, steps: u64, delta: f64) -> f64 {
+    spec_orders()
+        .into_iter()
+        .map(|a| {
+            let one = spec_add_remove(q, sigma, a as u32);
+            steps as f64 * one + ((a - 1.0) / a).ln() - (delta.ln() + a.ln()) / (a - 1.0)
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 fn config(q: f64, steps: u64) -> DpSgdConfig {
     DpSgdConfig::new(Loss::Logistic, q, steps, 1.0, DELTA)
 }
@@ -76,6 +88,69 @@ fn epsilon_matches_the_spec_and_is_rounded_up() {
             "{q} {sigma} {steps}: {ours} vs {spec}"
         );
         assert_eq!(Trainer::delta(&sgd), DELTA);
+    }
+}
+
+/// Add/remove: ε from MTZ19's curve; the trainer trait reports the replace-one ε of the same
+/// noise (its promise is replace-one), which is the replace-one spec's.
+#[test]
+fn add_remove_epsilon_is_mtz19s_and_the_trait_reports_the_replace_one_epsilon() {
+    for &(q, sigma, steps) in &[(0.05, 2.0, 40), (256.0 / 30_162.0, 4.0, 500)] {
+        let sgd = DpSgd::new(config(q, steps).add_remove(q * 1000.0), sigma).unwrap();
+        let spec = spec_epsilon_add_remove(q, sigma, steps, DELTA);
+        let ours = sgd.epsilon();
+        assert!(
+            ours >= spec * (1.0 - 1e-12) && ours <= spec * (1.0 + 1e-6),
+            "{q} {sigma} {steps}: {ours} vs {spec}"
+        );
+        let replace_one = spec_epsilon(q, sigma, steps, DELTA);
+        assert!((sgd.replace_one_epsilon() - replace_one).abs() <= 1e-6 * replace_one);
+        assert_eq!(Trainer::epsilon(&sgd), Some(sgd.replace_one_epsilon()));
+        assert!(ours < 0.75 * replace_one, "{ours} vs {replace_one}");
+    }
+    // Calibrated to a target: the least σ whose add/remove curve meets it.
+    let (q, steps, target) = (0.01, 300, 0.5);
+    let sgd = DpSgd::for_target(config(q, steps).add_remove(10.0), target).unwrap();
+    let sigma = sgd.noise_multiplier();
+    assert!(spec_epsilon_add_remove(q, sigma, steps, DELTA) <= target * (1.0 + 1e-9));
+    assert!(spec_epsilon_add_remove(q, sigma * (1.0 - 1e-5), steps, DELTA) > target);
+    let replace_one = DpSgd::for_target(config(q, steps), target).unwrap();
+    assert!(sigma < replace_one.noise_multiplier());
+}
+
+/// Under add/remove the step divides by the public expected batch, never by the data's n:
+/// one full-batch step from 0 with negligible noise is `w = η·Σ ½y_i x_i / b` (logistic,
+/// ℓ'(0) = −½), and a row at x = 0 added leaves it unchanged.
+#[test]
+fn add_remove_divides_by_the_public_expected_batch_not_by_n() {
+    let data = |values: Vec<f64>, labels: Vec<f64>| {
+        Examples::new(Features::dense(1, values).unwrap(), labels).unwrap()
+    };
+    let three = data(vec![0.5, -0.25, 0.3], vec![1.0, -1.0, 1.0]);
+    let four = data(vec![0.5, -0.25, 0.3, 0.0], vec![1.0, -1.0, 1.0, -1.0]);
+    let fit = |c: DpSgdConfig, rows: &Examples| {
+        let sgd = DpSgd::new(c, 1e-9).unwrap();
+        sgd.fit(rows, &mut InsecureSeededRng::new(7))
+            .unwrap()
+            .weights()[0]
+    };
+    // Σ ½ y_i x_i = ½(0.5 + 0.25 + 0.3) = 0.525.
+    let add_remove = config(1.0, 1).add_remove(10.0);
+    for rows in [&three, &four] {
+        let w = fit(add_remove, rows);
+        assert!((w - 0.0525).abs() < 1e-9, "{w}");
+    }
+    let w = fit(config(1.0, 1), &three);
+    assert!(
+        (w - 0.175).abs() < 1e-9,
+        "replace-one divides by qn = 3: {w}"
+    );
+    let named = |b: f64| {
+        let err = DpSgd::new(config(0.1, 10).add_remove(b), 1.0).unwrap_err();
+        assert!(err.to_string().contains("expected_batch"), "{err}");
+    };
+    for b in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        named(b);
     }
 }
 
@@ -278,8 +353,92 @@ fn dpsgd_audit_stays_within_its_claim_and_catches_a_quarter_of_the_noise() {
     assert!(mutant > claim, "mutant not caught: {mutant} vs {claim}");
 }
 
+// Add/remove: the base is 49 rows at x = 0; its neighbour adds the canary x* = 1, y = +1. The
+// step divides by the public b = qn̂, so the canary margin after one step is `η(B − Z)/b`
+// with the canary and `−ηZ/b` without: MTZ19's add/remove pair at full sensitivity. The
+// honest audit stays below the add/remove claim (spec, recomputed here), the σ/4 mutant
+// exceeds it.
+
+fn audit_add_remove(sgd: &DpSgd, factor: f64, seed: u64) -> dp_audit::LowerBound {
+    let (with_canary, _) = audit_pair();
+    let base_rows = AUDIT_ROWS - 1;
+    let without = Examples::new(
+        Features::dense(1, vec![0.0; base_rows]).unwrap(),
+        with_canary.labels()[..base_rows].to_vec(),
+    )
+    .unwrap();
+    let scores = |data: &Examples, seed: u64| {
+        dp_audit::run_scores(RUNS, seed, |rng| {
+            let model = sgd.fit_with_noise_factor(data, rng, factor).unwrap();
+            dp_audit::canary_margin(model.weights(), &[(0, 1.0)], 1.0)
+        })
+        .unwrap()
+    };
+    let (a, b) = (
+        scores(&with_canary, 10 * seed + 1),
+        scores(&without, 10 * seed + 2),
+    );
+    dp_audit::epsilon_lower_bound(&a, &b, ALPHA).unwrap()
+}
+
+#[test]
+fn add_remove_audit_stays_within_its_claim_and_catches_a_quarter_of_the_noise() {
+    let (q, sigma) = (0.25, 0.8);
+    let c = DpSgdConfig::new(Loss::huber(0.5).unwrap(), q, 1, 1.0, DELTA)
+        .add_remove(q * AUDIT_ROWS as f64);
+    let sgd = DpSgd::new(c, sigma).unwrap();
+    let claim = spec_epsilon_add_remove(q, sigma, 1, DELTA);
+    assert!((sgd.epsilon() - claim).abs() <= 1e-6 * claim);
+    let honest = epsilon_lower_bound_at(&audit_add_remove(&sgd, 1.0, 52), DELTA);
+    eprintln!("DP-SGD add/remove audit: ε_LB {honest:.3}, claim {claim:.3}");
+    assert!(honest <= claim, "{honest} > {claim}");
+    assert!(honest > 0.0, "the audit has no power");
+    let mutant = epsilon_lower_bound_at(&audit_add_remove(&sgd, 0.25, 52), DELTA);
+    eprintln!("σ/4 mutant: ε_LB {mutant:.3}");
+    assert!(mutant > claim, "mutant not caught: {mutant} vs {claim}");
+}
+
 // ---------------------------------------------------------------------------------------
 // The model file: a DP-SGD model is a linear model whose metadata records the mechanism.
+
+/// An add/remove fit records its own variant, with the divisor, and reads back; a forged
+/// divisor is refused naming it.
+#[test]
+fn an_add_remove_model_records_its_relation_and_divisor() {
+    let data = blobs(400, 4);
+    let sgd = DpSgd::for_target(config(0.1, 30).add_remove(40.0), 2.0).unwrap();
+    let model = sgd
+        .fit(&data, &mut InsecureSeededRng::new(5))
+        .unwrap()
+        .into_model();
+    let read = LinearModel::from_bytes(&model.to_bytes().unwrap()).unwrap();
+    assert_eq!(read, model);
+    let Mechanism::DpSgdAddRemove {
+        epsilon,
+        delta,
+        steps,
+        expected_batch,
+        ..
+    } = read.metadata().mechanism
+    else {
+        panic!("{:?}", read.metadata().mechanism);
+    };
+    assert_eq!(
+        (epsilon, delta, steps, expected_batch),
+        (sgd.epsilon(), DELTA, 30, 40.0)
+    );
+    for forged in [0.0, f64::NAN] {
+        let mut metadata = model.metadata().clone();
+        if let Mechanism::DpSgdAddRemove { expected_batch, .. } = &mut metadata.mechanism {
+            *expected_batch = forged;
+        }
+        let bytes = LinearModel::new(model.weights().to_vec(), metadata)
+            .to_bytes()
+            .unwrap();
+        let err = LinearModel::from_bytes(&bytes).unwrap_err().to_string();
+        assert!(err.contains("expected_batch"), "{err}");
+    }
+}
 
 #[test]
 fn a_dpsgd_model_round_trips_through_the_model_file_with_its_mechanism() {

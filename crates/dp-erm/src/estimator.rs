@@ -70,6 +70,26 @@ pub enum Mechanism {
         /// The clipping norm C of one example's gradient.
         clip_norm: f64,
     },
+    /// DP-SGD for add/remove neighbours ([`crate::SgdNeighbours::AddRemove`]): as
+    /// [`Mechanism::DpSgd`], its (ε, δ) for one example added or removed, each step's noisy
+    /// sum divided by the public expected batch. Appended last, so earlier files decode
+    /// unchanged.
+    DpSgdAddRemove {
+        /// The ε of the (ε, δ) guarantee (add/remove).
+        epsilon: f64,
+        /// The δ of the (ε, δ) guarantee.
+        delta: f64,
+        /// The noise multiplier σ (noise standard deviation σC on each batch sum).
+        noise_multiplier: f64,
+        /// The realized Poisson sampling rate q the accounting used.
+        sampling_rate: f64,
+        /// The number of steps T.
+        steps: u64,
+        /// The clipping norm C of one example's gradient.
+        clip_norm: f64,
+        /// The public expected batch size each step's noisy sum was divided by.
+        expected_batch: f64,
+    },
 }
 
 impl Mechanism {
@@ -82,7 +102,8 @@ impl Mechanism {
             | Mechanism::ObjectivePerturbation { epsilon, .. }
             | Mechanism::GaussianOutputPerturbation { epsilon, .. }
             | Mechanism::GaussianObjectivePerturbation { epsilon, .. }
-            | Mechanism::DpSgd { epsilon, .. } => Some(epsilon),
+            | Mechanism::DpSgd { epsilon, .. }
+            | Mechanism::DpSgdAddRemove { epsilon, .. } => Some(epsilon),
         }
     }
 
@@ -91,7 +112,8 @@ impl Mechanism {
         match *self {
             Mechanism::GaussianOutputPerturbation { delta, .. }
             | Mechanism::GaussianObjectivePerturbation { delta, .. }
-            | Mechanism::DpSgd { delta, .. } => delta,
+            | Mechanism::DpSgd { delta, .. }
+            | Mechanism::DpSgdAddRemove { delta, .. } => delta,
             _ => 0.0,
         }
     }
@@ -353,7 +375,8 @@ impl ErmParams {
             | Mechanism::ObjectivePerturbation { epsilon, .. }
             | Mechanism::GaussianOutputPerturbation { epsilon, .. }
             | Mechanism::GaussianObjectivePerturbation { epsilon, .. }
-            | Mechanism::DpSgd { epsilon, .. } => {
+            | Mechanism::DpSgd { epsilon, .. }
+            | Mechanism::DpSgdAddRemove { epsilon, .. } => {
                 *epsilon = new_epsilon;
             }
         }
@@ -444,7 +467,7 @@ impl ErmParams {
                     applies_to: "GaussianErm, not ErmParams",
                 });
             }
-            Mechanism::DpSgd { .. } => {
+            Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => {
                 return Err(ErmError::MisplacedOption {
                     option: "DP-SGD",
                     applies_to: "DpSgd, not ErmParams",
@@ -566,10 +589,12 @@ impl ErmParams {
                 option: "a Gaussian mechanism",
                 applies_to: "GaussianErm, not ErmParams",
             }),
-            Mechanism::DpSgd { .. } => Err(ErmError::MisplacedOption {
-                option: "DP-SGD",
-                applies_to: "DpSgd, not ErmParams",
-            }),
+            Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => {
+                Err(ErmError::MisplacedOption {
+                    option: "DP-SGD",
+                    applies_to: "DpSgd, not ErmParams",
+                })
+            }
         }
     }
 

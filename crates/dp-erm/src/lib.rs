@@ -99,7 +99,7 @@ pub use data::{
     GROUP_NORM_SLACK, MAX_FEATURES, TrainingSet, TrainingSetBuilder, clip_row_to_unit_ball,
     within_unit_ball,
 };
-pub use dpsgd::{DpSgd, DpSgdConfig, MAX_SGD_STEPS, SgdModel};
+pub use dpsgd::{DpSgd, DpSgdConfig, MAX_SGD_STEPS, SgdModel, SgdNeighbours};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};

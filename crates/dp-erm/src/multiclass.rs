@@ -59,7 +59,8 @@ impl OneVsRest {
             Mechanism::NonPrivate
             | Mechanism::GaussianOutputPerturbation { .. }
             | Mechanism::GaussianObjectivePerturbation { .. }
-            | Mechanism::DpSgd { .. } => (params.clone(), None),
+            | Mechanism::DpSgd { .. }
+            | Mechanism::DpSgdAddRemove { .. } => (params.clone(), None),
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. } => {
                 // class_count ≤ MAX_CLASSES < 2^32.

@@ -107,7 +107,7 @@ fn check_metadata(metadata: &ModelMetadata) -> Result<(), ErmError> {
         check_epsilon(epsilon).map_err(parameter_out_of_range)?;
     }
     crate::gaussian::check_mechanism_delta(&metadata.mechanism).map_err(parameter_out_of_range)?;
-    if let Mechanism::DpSgd { .. } = metadata.mechanism {
+    if let Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } = metadata.mechanism {
         check_dpsgd(metadata)?;
     } else {
         check_regularization(metadata.regularization).map_err(parameter_out_of_range)?;
@@ -121,21 +121,10 @@ fn check_metadata(metadata: &ModelMetadata) -> Result<(), ErmError> {
     Ok(())
 }
 
-/// DP-SGD's record: what `DpSgd::new` would accept (δ in (0, 1), σ, C finite and > 0, q in
-/// (0, 1], 1 ≤ T ≤ `MAX_SGD_STEPS`) and its Λ ≥ 0 (its regularizer may be absent).
+/// DP-SGD's record (either relation): what `DpSgd::new` would accept (δ in (0, 1), σ, C
+/// and an add/remove expected batch finite and > 0, q in (0, 1], 1 ≤ T ≤ `MAX_SGD_STEPS`)
+/// and its Λ ≥ 0 (its regularizer may be absent).
 fn check_dpsgd(metadata: &ModelMetadata) -> Result<(), ErmError> {
-    let Mechanism::DpSgd {
-        delta,
-        noise_multiplier,
-        sampling_rate,
-        steps,
-        clip_norm,
-        ..
-    } = metadata.mechanism
-    else {
-        return Ok(());
-    };
-    crate::gaussian::check_delta(delta).map_err(parameter_out_of_range)?;
     let positive = |what: &str, value: f64| {
         if value.is_finite() && value > 0.0 {
             Ok(())
@@ -145,6 +134,30 @@ fn check_dpsgd(metadata: &ModelMetadata) -> Result<(), ErmError> {
             )))
         }
     };
+    let (delta, noise_multiplier, sampling_rate, steps, clip_norm) = match metadata.mechanism {
+        Mechanism::DpSgd {
+            delta,
+            noise_multiplier,
+            sampling_rate,
+            steps,
+            clip_norm,
+            ..
+        } => (delta, noise_multiplier, sampling_rate, steps, clip_norm),
+        Mechanism::DpSgdAddRemove {
+            delta,
+            noise_multiplier,
+            sampling_rate,
+            steps,
+            clip_norm,
+            expected_batch,
+            ..
+        } => {
+            positive("expected_batch", expected_batch)?;
+            (delta, noise_multiplier, sampling_rate, steps, clip_norm)
+        }
+        _ => return Ok(()),
+    };
+    crate::gaussian::check_delta(delta).map_err(parameter_out_of_range)?;
     positive("noise_multiplier", noise_multiplier)?;
     positive("clip_norm", clip_norm)?;
     positive("sampling_rate", sampling_rate)?;
