@@ -159,9 +159,13 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             # From the public n, d and ε alone (dp-erm's rule outlook): is a private linear
             # model expected to beat predicting the majority class at all?
             self.privacy_["outlook"] = _dpml.utility_outlook(
-                shape[0], self._models.info()["features"], per_model
+                self._public_rows(shape[0]), self._models.info()["features"], per_model
             )
         return self
+
+    def _public_rows(self, n_rows):
+        """The row count that may be reported: the rows' own, public under replace-one."""
+        return n_rows
 
     def _fit_kwargs(self, shape, call, epsilon, mechanism):
         loss, width = self._loss()

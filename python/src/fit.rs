@@ -137,8 +137,10 @@ pub struct SgdReport {
     pub sampling_rate: f64,
     /// The number of steps T.
     pub steps: u64,
-    /// Each model's ε as accounted (at most its share, rounded up).
+    /// Each model's ε as accounted (at most its share, rounded up), for the spec's relation.
     pub epsilon_per_model: f64,
+    /// Each model's replace-one ε (the same as `epsilon_per_model` under replace-one).
+    pub replace_one_epsilon_per_model: f64,
     /// Each model's δ.
     pub delta_per_model: f64,
     /// The expected batch trained with (the rule's, capped at n, where it chose it).
@@ -517,6 +519,10 @@ pub struct SgdSpec {
     /// Take the batch, epochs, η and C from dp-erm's `DpSgdRule::FITTED` at each model's ε
     /// (averaged iterates; the batch capped at n) instead of the fields above.
     pub rule: bool,
+    /// `Some(n̂)`: the guarantee is for add/remove neighbours, the schedule (q, T, the batch
+    /// cap and each step's divisor) on this public n̂, never on the rows' count. `None`:
+    /// replace-one, on the rows' (public) count.
+    pub add_remove_rows: Option<usize>,
     /// The public row transform: a scale (no norm bound is needed for privacy: the
     /// gradients are clipped) and the intercept feature.
     pub transform: RowTransform,
@@ -541,8 +547,13 @@ impl SgdSpec {
         })
     }
 
-    /// dp-erm's configuration for n rows, at each model's δ; refusals name `batch_size` or
-    /// `epochs`.
+    /// The n the schedule is on: the public n̂ under add/remove, else the rows' count.
+    fn schedule_rows(&self, rows: usize) -> usize {
+        self.add_remove_rows.unwrap_or(rows)
+    }
+
+    /// dp-erm's configuration for n rows (the schedule's n), at each model's δ; refusals
+    /// name `batch_size` or `epochs`. Under add/remove each step divides by the batch.
     fn config(&self, rows: usize, delta: f64) -> Result<DpSgdConfig, CoreError> {
         let mut config = DpSgdConfig::scheduled(
             self.loss,
@@ -555,7 +566,10 @@ impl SgdSpec {
         config.clip_norm = self.clip_norm;
         config.regularization = self.regularization;
         config.average_iterates = self.average_iterates;
-        Ok(config)
+        Ok(match self.add_remove_rows {
+            None => config,
+            Some(_) => config.add_remove(self.batch_size as f64),
+        })
     }
 }
 
@@ -587,8 +601,8 @@ fn sgd_examples(
     Ok(Examples::new(features, labels)?)
 }
 
-/// Trains with dp-erm's `DpSgd`, σ calibrated to (ε, δ) (replace-one): one model, or one
-/// per class at (ε/K, δ/K) (basic composition; each share rounded down).
+/// Trains with dp-erm's `DpSgd`, σ calibrated to (ε, δ) for the spec's relation: one model,
+/// or one per class at (ε/K, δ/K) (basic composition; each share rounded down).
 pub fn fit_sgd(
     rows: Rows<'_>,
     classes: &[usize],
@@ -602,9 +616,10 @@ pub fn fit_sgd(
     let models = if class_count == 2 { 1 } else { class_count };
     let delta_share = per_model_delta(spec.delta, models);
     let share = per_model_epsilon(spec.epsilon, models)?;
-    let spec = &spec.resolved(share, rows.len())?;
+    let schedule_rows = spec.schedule_rows(rows.len());
+    let spec = &spec.resolved(share, schedule_rows)?;
     // Every refusal of the parameters (and σ's calibration), before the rows are touched.
-    let sgd = DpSgd::for_target(spec.config(rows.len(), delta_share)?, share)?;
+    let sgd = DpSgd::for_target(spec.config(schedule_rows, delta_share)?, share)?;
     dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
     let mut rng = generator(randomness)?;
     let inputs = sgd_examples(&rows, binary_labels(classes), &transform)?;
@@ -631,6 +646,7 @@ pub fn fit_sgd(
             sampling_rate: sgd.sampling_rate(),
             steps: sgd.config().steps,
             epsilon_per_model: sgd.epsilon(),
+            replace_one_epsilon_per_model: sgd.replace_one_epsilon(),
             delta_per_model: delta_share,
             batch_size: spec.batch_size,
             epochs: spec.epochs,

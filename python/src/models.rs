@@ -54,6 +54,8 @@ pub struct SgdInfo {
     pub sampling_rate: f64,
     pub steps: u64,
     pub clip_norm: f64,
+    /// Add/remove models: the public divisor of each step (`None`: replace-one).
+    pub expected_batch: Option<f64>,
 }
 
 fn kind_error(kind: &str) -> CoreError {
@@ -281,7 +283,7 @@ impl Models {
             // (ε, δ) models written by Rust (dp-erm's GaussianErm): loadable, with their δ.
             Mechanism::GaussianOutputPerturbation { .. } => ("gaussian-output", None),
             Mechanism::GaussianObjectivePerturbation { .. } => ("gaussian-objective", None),
-            Mechanism::DpSgd { .. } => ("dp-sgd", None),
+            Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => ("dp-sgd", None),
         };
         let sgd = match metadata.mechanism {
             Mechanism::DpSgd {
@@ -295,6 +297,21 @@ impl Models {
                 sampling_rate,
                 steps,
                 clip_norm,
+                expected_batch: None,
+            }),
+            Mechanism::DpSgdAddRemove {
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                expected_batch,
+                ..
+            } => Some(SgdInfo {
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                expected_batch: Some(expected_batch),
             }),
             _ => None,
         };

@@ -308,6 +308,10 @@ pub(crate) fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bo
     if let Some(s) = &fit.sgd {
         let cal = PyDict::new(py);
         cal.set_item("epsilon_per_model", s.epsilon_per_model)?;
+        cal.set_item(
+            "replace_one_epsilon_per_model",
+            s.replace_one_epsilon_per_model,
+        )?;
         cal.set_item("delta_per_model", s.delta_per_model)?;
         cal.set_item("noise_multiplier", s.noise_multiplier)?;
         cal.set_item("sampling_rate", s.sampling_rate)?;
@@ -399,7 +403,7 @@ fn fit_linear_model<'py>(
 #[pyo3(signature = (
     x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, epsilon, delta,
     batch_size, epochs, learning_rate, clip_norm, regularization, average_iterates, data_norm,
-    intercept, seed, rule=false
+    intercept, seed, rule=false, add_remove_rows=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn fit_sgd_model<'py>(
@@ -423,6 +427,7 @@ fn fit_sgd_model<'py>(
     intercept: Option<f64>,
     seed: Option<u64>,
     rule: bool,
+    add_remove_rows: Option<usize>,
 ) -> PyResult<(Models, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = SgdSpec {
@@ -436,6 +441,7 @@ fn fit_sgd_model<'py>(
             regularization,
             average_iterates,
             rule,
+            add_remove_rows,
             transform: RowTransform {
                 norm_bound: data_norm,
                 clip: false,
@@ -641,6 +647,15 @@ impl PyModels {
             d.set_item("sampling_rate", sgd.sampling_rate)?;
             d.set_item("steps", sgd.steps)?;
             d.set_item("clip_norm", sgd.clip_norm)?;
+            d.set_item(
+                "neighbouring",
+                if sgd.expected_batch.is_some() {
+                    "add-remove"
+                } else {
+                    "replace-one"
+                },
+            )?;
+            d.set_item("expected_batch", sgd.expected_batch)?;
         }
         Ok(d)
     }

@@ -413,6 +413,7 @@ fn sgd_spec() -> crate::fit::SgdSpec {
         regularization: 0.0,
         average_iterates: false,
         rule: false,
+        add_remove_rows: None,
         transform: transform(),
     }
 }
@@ -502,6 +503,36 @@ fn seeded_gaussian_and_dpsgd_fits_are_the_rust_users_fits_and_the_fixtures() {
     let report = ours.sgd.unwrap();
     assert_eq!(report.noise_multiplier, sgd.noise_multiplier());
     assert_eq!((report.steps, report.sampling_rate), (8, 0.25));
+
+    // Add/remove on the public n̂ = 80 (not the 40 rows): q = 10/80, T = ⌈2·80/10⌉ = 16,
+    // each step divided by the batch of 10 — a Rust user's add/remove fit, bit for bit.
+    let config = DpSgdConfig::new(Loss::Logistic, 0.125, 16, 1.0, DELTA).add_remove(10.0);
+    let sgd = DpSgd::for_target(config, 1.0).unwrap();
+    let add_remove_model = sgd
+        .fit(&examples, &mut InsecureSeededRng::new(SEED))
+        .unwrap()
+        .into_model()
+        .with_feature_map(&id)
+        .unwrap();
+    let add_remove = crate::fit::fit_sgd(
+        rows(),
+        &classes(2),
+        2,
+        &crate::fit::SgdSpec {
+            add_remove_rows: Some(80),
+            ..sgd_spec()
+        },
+        Randomness::InsecureSeed(SEED),
+    )
+    .unwrap();
+    assert_eq!(add_remove.models, vec![add_remove_model]);
+    let report = add_remove.sgd.unwrap();
+    assert_eq!((report.steps, report.sampling_rate), (16, 0.125));
+    assert_eq!(
+        report.replace_one_epsilon_per_model,
+        sgd.replace_one_epsilon()
+    );
+    assert!(report.replace_one_epsilon_per_model > report.epsilon_per_model);
 
     for (name, model) in [("seeded_gaussian_0", gaussian), ("seeded_sgd_0", sgd_model)] {
         let path = fixture(&format!("{name}.dpm"));

@@ -101,6 +101,63 @@ def test_dpsgd_privacy_report_matches_the_spec_accounting(blobs):
     assert p["epsilon_per_model"] <= 1.0
 
 
+def spec_epsilon_add_remove(q, sigma, steps, delta):
+    """MTZ19's add/remove ε of T steps: the RDP at each integer order, Balle et al.'s
+    conversion, minimized over the same orders."""
+    orders = list(range(2, 64)) + [
+        64, 80, 100, 128, 160, 200, 256, 320, 400, 512, 640, 800, 1024, 1500, 2048, 3000,
+        4096, 6000, 8192,
+    ]
+    return min(
+        steps * _add_remove_rdp(q, sigma, a)
+        + math.log((a - 1) / a)
+        - (math.log(delta) + math.log(a)) / (a - 1)
+        for a in orders
+    )
+
+
+def test_dpsgd_add_remove_is_scheduled_on_the_public_rows_and_accounted_by_mtz19(blobs):
+    X, y = blobs
+    clf = dpml.DPSGDClassifier(
+        epsilon=1.0,
+        delta=1e-5,
+        classes=[0, 1],
+        batch_size=100,
+        epochs=3,
+        neighbouring="add-remove",
+        public_rows=1000,
+    ).fit(X, y)
+    p = clf.privacy_
+    assert p["neighbouring_relation"] == "add-remove" and p["public_rows"] == 1000
+    assert p["neighbouring"].startswith("add-remove")
+    # On n̂ = 1000, not the 400 rows: q = 100/1000, T = ⌈3·1000/100⌉ = 30.
+    assert p["steps"] == 30
+    assert abs(p["sampling_rate"] - 0.1) < 1e-15
+    sigma = p["noise_multiplier"]
+    assert spec_epsilon_add_remove(p["sampling_rate"], sigma, 30, 1e-5) <= 1.0 * (1 + 1e-9)
+    assert spec_epsilon_add_remove(p["sampling_rate"], sigma * 0.99, 30, 1e-5) > 1.0
+    # The same fit's replace-one ε, by the replace-one spec: larger.
+    replace_one = p["replace_one_epsilon_per_model"]
+    assert abs(replace_one - spec_epsilon(p["sampling_rate"], sigma, 30, 1e-5)) < 1e-6
+    assert replace_one > 1.5
+    # The model file records the relation and the divisor.
+    info = clf._models.info()
+    assert info["neighbouring"] == "add-remove" and info["expected_batch"] == 100.0
+    # The outlook reads n̂, not the data's count.
+    assert p["outlook"] == dpml._dpml.utility_outlook(1000, info["features"], p["epsilon_per_model"])
+
+
+def test_dpsgd_add_remove_is_refused_with_a_ledger_before_any_charge(blobs):
+    X, y = blobs
+    ledger = dpml.Ledger(10.0, delta=1e-4)
+    params = dict(delta=1e-5, classes=[0, 1], neighbouring="add-remove", public_rows=400)
+    with pytest.raises(dpml.DPMLValueError, match="Ledger"):
+        dpml.DPSGDClassifier(**params).fit(X, y, ledger=ledger)
+    with ledger, pytest.raises(dpml.DPMLValueError, match="Ledger"):
+        dpml.DPSGDClassifier(**params).fit(X, y)
+    assert ledger.spent_epsilon == 0 and len(ledger) == 0
+
+
 def test_dpsgd_multiclass_splits_epsilon_and_delta(reference_data):
     X, y = reference_data(3)
     clf = seeded_sgd(classes=[0, 1, 2], batch_size=8, epochs=1.0).fit(X, y)
@@ -330,7 +387,11 @@ def test_dpsgd_without_delta_is_refused(blobs):
         (dict(clip_norm=-1.0), "clip_norm"),
         (dict(regularization=-1.0), "regularization"),
         (dict(loss="hinge"), "loss"),
-        (dict(neighbouring="add-remove"), "add-remove"),
+        (dict(neighbouring="add-remove"), "needs public_rows"),
+        (dict(neighbouring="add-remove", public_rows=0), "public_rows"),
+        (dict(neighbouring="add-remove", public_rows=2.5), "public_rows"),
+        (dict(neighbouring="add-remove", public_rows=100, batch_size=101), "batch_size"),
+        (dict(public_rows=400), "public_rows=400 with neighbouring='replace-one'"),
         (dict(neighbouring="neighbours"), "neighbouring"),
         (dict(epsilon=math.inf), "epsilon"),
         (dict(epsilon=0.0), "epsilon"),

@@ -233,8 +233,8 @@ const TWO_53: f64 = 9_007_199_254_740_992.0;
 /// - Either way the T steps compose adaptively: the curve is T times one step's
 ///   ([`DpSgd::rdp_curve`]), converted to ε at δ by Balle et al. 2020 over dp-noise's
 ///   [`default_orders`] (integer orders 2…8192), rounded up.
-/// - The regularizer's gradient Λw is a function of the iterate only; the step size divides
-///   by the public `qn`; averaging, snapping and the model are post-processing. Clipping
+/// - The regularizer's gradient Λw is a function of the iterate only; the step divides by
+///   the public m; averaging, snapping and the model are post-processing. Clipping
 ///   bounds every contribution whatever the rows' norms, so no input contract is needed
 ///   beyond finite values (rows in the unit ball keep the logistic and Huber gradients within
 ///   C = 1 unclipped).

@@ -92,13 +92,28 @@ pub struct ApproximateResults {
 /// Process CPU seconds (user + system, every thread).
 fn cpu_seconds() -> f64 {
     #[cfg(unix)]
-    {
-        // SAFETY: getrusage writes into the zeroed struct we own.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0 {
-            let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-            return tv(usage.ru_utime) + tv(usage.ru_stime);
-        }
+    return rusage_seconds(libc::RUSAGE_SELF);
+    #[cfg(not(unix))]
+    return f64::NAN;
+}
+
+/// The calling thread's CPU seconds (Linux; the process's elsewhere): a sequential fit's
+/// time without the pool's idle workers, which spin a while after a parallel section and
+/// would be charged to it.
+fn thread_cpu_seconds() -> f64 {
+    #[cfg(target_os = "linux")]
+    return rusage_seconds(libc::RUSAGE_THREAD);
+    #[cfg(not(target_os = "linux"))]
+    return cpu_seconds();
+}
+
+#[cfg(unix)]
+fn rusage_seconds(who: libc::c_int) -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut usage) } == 0 {
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        return tv(usage.ru_utime) + tv(usage.ru_stime);
     }
     f64::NAN
 }
@@ -327,7 +342,7 @@ fn run_on_splits(
                                 seed + (k * 16 + draw) as u64 + s as u64 * SPLIT_SEED_STRIDE,
                             ));
                         }
-                        reported.get_or_insert((sgd.noise_multiplier(), sgd.epsilon()));
+                        reported.get_or_insert((sgd.noise_multiplier(), sgd.replace_one_epsilon()));
                     }
                     let (sigma, replace_one) = reported.ok_or("no split")?;
                     Ok((errors, sigma, replace_one))
@@ -369,32 +384,44 @@ fn run_on_splits(
         }
         let rule = DpSgdRule::FITTED;
         let setting = rule.setting(epsilon)?;
-        let trainers = splits
-            .iter()
-            .map(|split| rule.trainer(split.train.len(), epsilon, DELTA))
-            .collect::<Result<Vec<_>, _>>()?;
-        let sgd = &trainers[0];
-        // (split, run), the index its seed.
-        let errors: Vec<f64> = (0..folds * rule_runs)
-            .into_par_iter()
-            .map(|k| {
-                let split = &splits[k / rule_runs];
-                sgd_error(
-                    &trainers[k / rule_runs],
-                    &split.train_examples,
-                    &split.test_examples,
-                    seed ^ 0x5e2e ^ (k as u64) << 8,
-                )
-            })
-            .collect();
-        rows.push(row(
-            SGD_METHOD.into(),
-            "replace-one",
-            "rule",
-            epsilon,
-            &errors,
-            format!("{}; σ = {:.3}", setting.schedule, sgd.noise_multiplier()),
-        ));
+        for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+            // Under add/remove the public n̂ is the split's training rows, as Opacus takes it.
+            let trainers = splits
+                .iter()
+                .map(|split| rule.trainer_for(split.train.len(), epsilon, DELTA, relation))
+                .collect::<Result<Vec<_>, _>>()?;
+            // (split, run), the index its seed: the same seeds for both relations.
+            let errors: Vec<f64> = (0..folds * rule_runs)
+                .into_par_iter()
+                .map(|k| {
+                    let split = &splits[k / rule_runs];
+                    sgd_error(
+                        &trainers[k / rule_runs],
+                        &split.train_examples,
+                        &split.test_examples,
+                        seed ^ 0x5e2e ^ (k as u64) << 8,
+                    )
+                })
+                .collect();
+            let sgd = &trainers[0];
+            let add_remove = relation == Neighbouring::AddRemove;
+            let mut r = row(
+                SGD_METHOD.into(),
+                if add_remove {
+                    "add/remove (Opacus's relation)"
+                } else {
+                    "replace-one"
+                },
+                "rule",
+                epsilon,
+                &errors,
+                format!("{}; σ = {:.3}", setting.schedule, sgd.noise_multiplier()),
+            );
+            if add_remove {
+                r.replace_one_epsilon = Some(sgd.replace_one_epsilon());
+            }
+            rows.push(r);
+        }
         if with_timings {
             timings.push(timing(
                 &first.train,
@@ -420,11 +447,11 @@ fn run_on_splits(
     })
 }
 
-/// CPU seconds of one call of `f`.
+/// CPU seconds of one call of `f` on this thread.
 fn cpu_of<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let start = cpu_seconds();
+    let start = thread_cpu_seconds();
     let value = f();
-    (value, cpu_seconds() - start)
+    (value, thread_cpu_seconds() - start)
 }
 
 /// The sequential timings at one ε: the two objective-perturbation fits interleaved.

@@ -8,7 +8,7 @@ use dp_erm::{
     Classifier, DpSgd, DpSgdRule, Examples, GaussianErm, GaussianMechanism, GaussianRule, Loss,
     SgdSchedule, TrainingSet,
 };
-use dp_noise::{InsecureSeededRng, Neighbouring, default_orders, smallest_noise_multiplier};
+use dp_noise::{InsecureSeededRng, Neighbouring};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -128,29 +128,16 @@ pub fn sgd(rows: usize, config: SgdSchedule, epsilon: f64) -> DpSgd {
     sgd_with(rows, config, epsilon, Neighbouring::ReplaceOne).expect("a valid grid configuration")
 }
 
-/// As [`sgd`], σ calibrated to (ε, [`DELTA`]) for `relation`: add/remove is for comparison
-/// with outside numbers only (the trainer's guarantee, and its reported ε, stay replace-one).
+/// As [`sgd`], σ calibrated to (ε, [`DELTA`]) for `relation`: under add/remove the library's
+/// add/remove DP-SGD on the public n̂ = `rows` (each step divided by the expected batch),
+/// for comparison with outside numbers (Opacus' relation).
 pub fn sgd_with(
     rows: usize,
     c: SgdSchedule,
     epsilon: f64,
     relation: Neighbouring,
 ) -> Result<DpSgd, dp_erm::ErmError> {
-    let config = c.config(rows, DELTA)?;
-    match relation {
-        Neighbouring::ReplaceOne => DpSgd::for_target(config, epsilon),
-        Neighbouring::AddRemove => {
-            let sigma = smallest_noise_multiplier(
-                relation,
-                config.sampling_rate,
-                config.steps,
-                epsilon,
-                DELTA,
-                &default_orders(),
-            )?;
-            DpSgd::new(config, sigma)
-        }
-    }
+    DpSgd::for_target(c.config_for(rows, DELTA, relation)?, epsilon)
 }
 
 /// Test error of one DP-SGD fit (1 where it diverged).
