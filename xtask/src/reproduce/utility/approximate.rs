@@ -89,31 +89,17 @@ pub struct ApproximateResults {
     pub seconds: f64,
 }
 
-/// Process CPU seconds (user + system, every thread).
+/// Process CPU seconds (user + system, every thread): a fit's solver runs on the pool's
+/// threads too, so a sequential fit is timed by the process, not by the calling thread.
 fn cpu_seconds() -> f64 {
     #[cfg(unix)]
-    return rusage_seconds(libc::RUSAGE_SELF);
-    #[cfg(not(unix))]
-    return f64::NAN;
-}
-
-/// The calling thread's CPU seconds (Linux; the process's elsewhere): a sequential fit's
-/// time without the pool's idle workers, which spin a while after a parallel section and
-/// would be charged to it.
-fn thread_cpu_seconds() -> f64 {
-    #[cfg(target_os = "linux")]
-    return rusage_seconds(libc::RUSAGE_THREAD);
-    #[cfg(not(target_os = "linux"))]
-    return cpu_seconds();
-}
-
-#[cfg(unix)]
-fn rusage_seconds(who: libc::c_int) -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we own.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut usage) } == 0 {
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-        return tv(usage.ru_utime) + tv(usage.ru_stime);
+    {
+        // SAFETY: getrusage writes into the zeroed struct we own.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0 {
+            let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+            return tv(usage.ru_utime) + tv(usage.ru_stime);
+        }
     }
     f64::NAN
 }
@@ -447,11 +433,11 @@ fn run_on_splits(
     })
 }
 
-/// CPU seconds of one call of `f` on this thread.
+/// CPU seconds of one call of `f`.
 fn cpu_of<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let start = thread_cpu_seconds();
+    let start = cpu_seconds();
     let value = f();
-    (value, thread_cpu_seconds() - start)
+    (value, cpu_seconds() - start)
 }
 
 /// The sequential timings at one ε: the two objective-perturbation fits interleaved.
@@ -565,7 +551,9 @@ mod tests {
     /// working directory) as the study writes them (`summary.md` holds the section only),
     /// plus `fit.json`. `APPROXIMATE_QUICK=1`: the quick mode's settings;
     /// `APPROXIMATE_PART=fit`: the synthetic fits only; `APPROXIMATE_PART=sgd-fit`: DP-SGD's
-    /// synthetic fit only (printed). Seed 2011 (the study's default).
+    /// synthetic fit only (printed); `APPROXIMATE_PART=folds`: the cross-validated columns
+    /// alone, 10 folds (`approximate_folds.csv`, `summary_folds.md`). Seed 2011 (the study's
+    /// default).
     #[test]
     #[ignore = "an experiment, run by hand"]
     fn full() {
@@ -576,6 +564,24 @@ mod tests {
         );
         std::fs::create_dir_all(&out).unwrap();
         let seed = 2011;
+        if std::env::var("APPROXIMATE_PART").is_ok_and(|p| p == "folds") {
+            // The full study's cross-validated (ε, δ) columns alone: 10 folds of Adult (or
+            // APPROXIMATE_DATASET), as `cargo xtask reproduce utility` runs them.
+            let name = std::env::var("APPROXIMATE_DATASET").unwrap_or_else(|_| "adult".into());
+            let dir = dp_datasets::DataDir::resolve(None);
+            let data =
+                super::super::load(&dir, &name, dp_datasets::KddEncoding::Paper, seed).unwrap();
+            let results = run_folds(&data, 10, quick, seed).unwrap();
+            std::fs::write(out.join("approximate_folds.csv"), csv([&results])).unwrap();
+            let mut summary = String::new();
+            approximate_output::folds_section(&mut summary, 10, &results);
+            let mut failures = Vec::new();
+            approximate_output::folds_sanity(&results, &mut |m| failures.push(m));
+            std::fs::write(out.join("summary_folds.md"), &summary).unwrap();
+            eprintln!("{summary}");
+            assert!(failures.is_empty(), "{failures:#?}");
+            return;
+        }
         if std::env::var("APPROXIMATE_PART").is_ok_and(|p| p == "sgd-fit") {
             let (_, sgd) = approximate_fit::fit_sgd(quick, seed).unwrap();
             eprintln!("{}", serde_json::to_string_pretty(&sgd).unwrap());
