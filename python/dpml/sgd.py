@@ -86,7 +86,8 @@ class DPSGDClassifier(_LinearClassifier):
         The relation the guarantee is stated for. "add-remove" (Opacus's) needs
         ``public_rows``; at the same (ε, δ) it adds about half the noise of "replace-one" (on
         Adult's official split through the rule, 0.174 / 0.161 test error at ε = 0.1 / 1
-        against 0.182 / 0.163), but its ε is for a different relation: the same model is only (≈2ε, δ)-DP for a replaced row.
+        against 0.182 / 0.163), but its ε is for a different relation: the same model is
+        only (about 2ε, δ)-DP for a replaced row, and
         ``privacy_["replace_one_epsilon_per_model"]`` gives that ε. A ``Ledger`` adds
         replace-one ε, so an add/remove fit with a ledger is refused.
     public_rows : int or None, default=None

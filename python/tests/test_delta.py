@@ -144,7 +144,8 @@ def test_dpsgd_add_remove_is_scheduled_on_the_public_rows_and_accounted_by_mtz19
     info = clf._models.info()
     assert info["neighbouring"] == "add-remove" and info["expected_batch"] == 100.0
     # The outlook reads n̂, not the data's count.
-    assert p["outlook"] == dpml._dpml.utility_outlook(1000, info["features"], p["epsilon_per_model"])
+    outlook = dpml._dpml.utility_outlook(1000, info["features"], p["epsilon_per_model"])
+    assert p["outlook"] == outlook
 
 
 def test_dpsgd_add_remove_is_refused_with_a_ledger_before_any_charge(blobs):
