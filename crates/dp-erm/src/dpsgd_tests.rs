@@ -323,6 +323,17 @@ fn audit_pair() -> (Examples, Examples) {
 
 fn audit(sgd: &DpSgd, factor: f64, seed: u64) -> dp_audit::LowerBound {
     let (first, second) = audit_pair();
+    audit_between(&first, &second, sgd, factor, seed)
+}
+
+/// The ε lower bound from the canary's margin over the two datasets' runs.
+fn audit_between(
+    first: &Examples,
+    second: &Examples,
+    sgd: &DpSgd,
+    factor: f64,
+    seed: u64,
+) -> dp_audit::LowerBound {
     let scores = |data: &Examples, seed: u64| {
         dp_audit::run_scores(RUNS, seed, |rng| {
             let model = sgd.fit_with_noise_factor(data, rng, factor).unwrap();
@@ -330,10 +341,7 @@ fn audit(sgd: &DpSgd, factor: f64, seed: u64) -> dp_audit::LowerBound {
         })
         .unwrap()
     };
-    let (a, b) = (
-        scores(&first, 10 * seed + 1),
-        scores(&second, 10 * seed + 2),
-    );
+    let (a, b) = (scores(first, 10 * seed + 1), scores(second, 10 * seed + 2));
     dp_audit::epsilon_lower_bound(&a, &b, ALPHA).unwrap()
 }
 
@@ -367,18 +375,7 @@ fn audit_add_remove(sgd: &DpSgd, factor: f64, seed: u64) -> dp_audit::LowerBound
         with_canary.labels()[..base_rows].to_vec(),
     )
     .unwrap();
-    let scores = |data: &Examples, seed: u64| {
-        dp_audit::run_scores(RUNS, seed, |rng| {
-            let model = sgd.fit_with_noise_factor(data, rng, factor).unwrap();
-            dp_audit::canary_margin(model.weights(), &[(0, 1.0)], 1.0)
-        })
-        .unwrap()
-    };
-    let (a, b) = (
-        scores(&with_canary, 10 * seed + 1),
-        scores(&without, 10 * seed + 2),
-    );
-    dp_audit::epsilon_lower_bound(&a, &b, ALPHA).unwrap()
+    audit_between(&with_canary, &without, sgd, factor, seed)
 }
 
 #[test]

@@ -351,11 +351,7 @@ fn run_on_splits(
             let (k, errors, sigma, replace_one) = best.ok_or("an empty DP-SGD grid")?;
             let mut r = row(
                 SGD_METHOD.into(),
-                if add_remove {
-                    "add/remove (Opacus's relation)"
-                } else {
-                    "replace-one"
-                },
+                relation_label(relation),
                 "best in hindsight",
                 epsilon,
                 &errors,
@@ -390,20 +386,15 @@ fn run_on_splits(
                 })
                 .collect();
             let sgd = &trainers[0];
-            let add_remove = relation == Neighbouring::AddRemove;
             let mut r = row(
                 SGD_METHOD.into(),
-                if add_remove {
-                    "add/remove (Opacus's relation)"
-                } else {
-                    "replace-one"
-                },
+                relation_label(relation),
                 "rule",
                 epsilon,
                 &errors,
                 format!("{}; σ = {:.3}", setting.schedule, sgd.noise_multiplier()),
             );
-            if add_remove {
+            if relation == Neighbouring::AddRemove {
                 r.replace_one_epsilon = Some(sgd.replace_one_epsilon());
             }
             rows.push(r);
@@ -431,6 +422,14 @@ fn run_on_splits(
         rule_runs,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The `relation` column's text.
+fn relation_label(relation: Neighbouring) -> &'static str {
+    match relation {
+        Neighbouring::AddRemove => "add/remove (Opacus's relation)",
+        Neighbouring::ReplaceOne => "replace-one",
+    }
 }
 
 /// CPU seconds of one call of `f`.
