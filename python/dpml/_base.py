@@ -26,6 +26,20 @@ NEIGHBOURS = (
 _MAX_EPSILON = 1000.0
 
 
+# The largest count the Rust core takes (usize on the 64-bit targets the wheels are built for).
+_MAX_COUNT = 2**63 - 1
+
+
+def _count(name, value):
+    """A count parameter: an integer in [1, 2**63 − 1], as a Python int (a larger one would
+    fail the conversion into Rust with an error that names no parameter)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise DPMLTypeError(f"{name}={value!r} must be an integer")
+    if not 1 <= value <= _MAX_COUNT:
+        raise DPMLValueError(f"{name}={value!r} must be between 1 and {_MAX_COUNT}")
+    return int(value)
+
+
 def _number(name, value, *, positive=True, allow_inf=False):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise DPMLTypeError(f"{name}={value!r} must be a number")

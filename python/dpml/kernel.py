@@ -1,10 +1,7 @@
 """A private kernel classifier on random features (dp-kernel)."""
 
-import numbers
-
 from . import _dpml
-from ._base import PrivateClassifier, _choice, _number
-from ._errors import DPMLTypeError, DPMLValueError
+from ._base import PrivateClassifier, _choice, _count, _number
 
 
 class RandomFeaturesSVC(PrivateClassifier):
@@ -76,15 +73,10 @@ class RandomFeaturesSVC(PrivateClassifier):
 
     def _fit_kwargs(self, shape, call, epsilon, mechanism):
         kwargs = super()._fit_kwargs(shape, call, epsilon, mechanism)
-        n = self.n_components
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-            raise DPMLTypeError(f"n_components={n!r} must be an integer")
-        if n < 1:
-            raise DPMLValueError(f"n_components={n!r} must be at least 1")
         kwargs.update(
             kernel=_choice("kernel", self.kernel, ("gaussian", "laplacian")),
             gamma=_number("gamma", self.gamma),
-            n_components=int(n),
+            n_components=_count("n_components", self.n_components),
             sampling=_choice("sampling", self.sampling, ("standard", "orthogonal")),
         )
         return kwargs

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from . import _dpml
-from ._base import _MAX_EPSILON, _choice, _delta, _number
+from ._base import _MAX_EPSILON, _choice, _count, _delta, _number
 from ._errors import DPMLTypeError, DPMLValueError
 from ._ledger import active_ledger
 from .linear import _LinearClassifier
@@ -188,11 +188,7 @@ class DPSGDClassifier(_LinearClassifier):
                 "rows is private, so the sampling rate, the steps and each step's divisor "
                 "come from a public estimate of it; pass public_rows=N"
             )
-        if isinstance(rows, bool) or not isinstance(rows, numbers.Integral):
-            raise DPMLTypeError(f"public_rows={rows!r} must be an integer")
-        if rows < 1:
-            raise DPMLValueError(f"public_rows={rows!r} must be at least 1")
-        return int(rows)
+        return _count("public_rows", rows)
 
     def _public_rows(self, n_rows):
         rows = self._add_remove_rows()
@@ -228,11 +224,7 @@ class DPSGDClassifier(_LinearClassifier):
 
     def _fit_kwargs(self, shape, call, epsilon, mechanism):
         loss, width = self._loss()
-        batch = self.batch_size
-        if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
-            raise DPMLTypeError(f"batch_size={batch!r} must be an integer")
-        if batch < 1:
-            raise DPMLValueError(f"batch_size={batch!r} must be at least 1")
+        batch = _count("batch_size", self.batch_size)
         for name in ("fit_intercept", "average_iterates"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
@@ -245,7 +237,7 @@ class DPSGDClassifier(_LinearClassifier):
             huber_width=width,
             epsilon=epsilon,
             rule=rule,
-            batch_size=int(batch),
+            batch_size=batch,
             epochs=_number("epochs", self.epochs),
             learning_rate=_number("learning_rate", self.learning_rate),
             clip_norm=_number("clip_norm", self.clip_norm),

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use dp_erm::{Classifier, LinearModel, Loss, Mechanism, ModelMetadata, ObjectiveCalibration};
+use dp_erm::{
+    Classifier, LinearModel, Loss, Mechanism, ModelMetadata, ObjectiveCalibration, SgdRecord,
+};
 use dp_kernel::KernelModel;
 
 use crate::error::CoreError;
@@ -44,18 +46,7 @@ pub struct ModelInfo {
     pub feature_map: Option<String>,
     pub crate_version: String,
     /// DP-SGD's recorded accounting (None for the other mechanisms).
-    pub sgd: Option<SgdInfo>,
-}
-
-/// What a DP-SGD model's file records besides (ε, δ).
-#[allow(missing_docs)] // `Mechanism::DpSgd`'s fields.
-pub struct SgdInfo {
-    pub noise_multiplier: f64,
-    pub sampling_rate: f64,
-    pub steps: u64,
-    pub clip_norm: f64,
-    /// Add/remove models: the public divisor of each step (`None`: replace-one).
-    pub expected_batch: Option<f64>,
+    pub sgd: Option<SgdRecord>,
 }
 
 fn kind_error(kind: &str) -> CoreError {
@@ -285,36 +276,7 @@ impl Models {
             Mechanism::GaussianObjectivePerturbation { .. } => ("gaussian-objective", None),
             Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => ("dp-sgd", None),
         };
-        let sgd = match metadata.mechanism {
-            Mechanism::DpSgd {
-                noise_multiplier,
-                sampling_rate,
-                steps,
-                clip_norm,
-                ..
-            } => Some(SgdInfo {
-                noise_multiplier,
-                sampling_rate,
-                steps,
-                clip_norm,
-                expected_batch: None,
-            }),
-            Mechanism::DpSgdAddRemove {
-                noise_multiplier,
-                sampling_rate,
-                steps,
-                clip_norm,
-                expected_batch,
-                ..
-            } => Some(SgdInfo {
-                noise_multiplier,
-                sampling_rate,
-                steps,
-                clip_norm,
-                expected_batch: Some(expected_batch),
-            }),
-            _ => None,
-        };
+        let sgd = metadata.mechanism.sgd_record();
         let (loss, huber_width) = match metadata.loss {
             Loss::Logistic => ("logistic", None),
             Loss::Huber { width } => ("huber", Some(width)),

@@ -187,6 +187,10 @@ def test_bad_parameters_are_named(data):
         dpml.HuberSVC(data_norm=1.0, classes=[0, 1], huber_width=0.0).fit(X, y)
     with pytest.raises(dpml.DPMLError, match="Orthogonal|orthogonal"):
         dpml.RandomFeaturesSVC(classes=[0, 1], kernel="laplacian", sampling="orthogonal").fit(X, y)
+    # Counts too large for the core's integers are refused by name, not by the conversion.
+    for n, error in [(0, dpml.DPMLValueError), (2.5, dpml.DPMLTypeError), (2**64, dpml.DPMLValueError)]:
+        with pytest.raises(error, match="n_components"):
+            dpml.RandomFeaturesSVC(classes=[0, 1], n_components=n).fit(X, y)
 
 
 def test_predicting_before_fit_raises_not_fitted(data):

@@ -391,6 +391,8 @@ def test_dpsgd_without_delta_is_refused(blobs):
         (dict(neighbouring="add-remove"), "needs public_rows"),
         (dict(neighbouring="add-remove", public_rows=0), "public_rows"),
         (dict(neighbouring="add-remove", public_rows=2.5), "public_rows"),
+        (dict(neighbouring="add-remove", public_rows=10**30), "public_rows"),
+        (dict(batch_size=10**30), "batch_size"),
         (dict(neighbouring="add-remove", public_rows=100, batch_size=101), "batch_size"),
         (dict(public_rows=400), "public_rows=400 with neighbouring='replace-one'"),
         (dict(neighbouring="neighbours"), "neighbouring"),

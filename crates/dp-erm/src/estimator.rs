@@ -92,7 +92,57 @@ pub enum Mechanism {
     },
 }
 
+/// What a DP-SGD model records of its accounting, under either relation
+/// ([`Mechanism::sgd_record`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgdRecord {
+    /// The noise multiplier σ.
+    pub noise_multiplier: f64,
+    /// The realized Poisson sampling rate q.
+    pub sampling_rate: f64,
+    /// The number of steps T.
+    pub steps: u64,
+    /// The clipping norm C.
+    pub clip_norm: f64,
+    /// Add/remove: the public expected batch each step divided by; `None`: replace-one.
+    pub expected_batch: Option<f64>,
+}
+
 impl Mechanism {
+    /// DP-SGD's accounting facts (either relation), `None` for the other mechanisms.
+    pub fn sgd_record(&self) -> Option<SgdRecord> {
+        match *self {
+            Mechanism::DpSgd {
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                ..
+            } => Some(SgdRecord {
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                expected_batch: None,
+            }),
+            Mechanism::DpSgdAddRemove {
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                expected_batch,
+                ..
+            } => Some(SgdRecord {
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                clip_norm,
+                expected_batch: Some(expected_batch),
+            }),
+            _ => None,
+        }
+    }
+
     /// The ε of the guarantee, or `None` for [`Mechanism::NonPrivate`]. For the Gaussian
     /// mechanisms it is the ε of an (ε, δ) guarantee: read [`Mechanism::delta`] with it.
     pub fn epsilon(&self) -> Option<f64> {

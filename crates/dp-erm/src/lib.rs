@@ -102,7 +102,7 @@ pub use data::{
 pub use dpsgd::{DpSgd, DpSgdConfig, MAX_SGD_STEPS, SgdModel, SgdNeighbours};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
-pub use estimator::{ErmParams, Fit, Mechanism, SolverChoice};
+pub use estimator::{ErmParams, Fit, Mechanism, SgdRecord, SolverChoice};
 pub use features::{Examples, FeatureRow, Features, check_row};
 pub use gaussian::{GaussianCalibration, GaussianErm, GaussianMechanism};
 pub use loss::Loss;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::{LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, ModelMetadata};
 use crate::ErmError;
 use crate::error::{check_epsilon, check_regularization};
-use crate::estimator::Mechanism;
+use crate::estimator::{Mechanism, SgdRecord};
 use crate::loss::Loss;
 
 /// [`ModelMetadata`] as it arrives from a deserializer, before any check.
@@ -107,7 +107,7 @@ fn check_metadata(metadata: &ModelMetadata) -> Result<(), ErmError> {
         check_epsilon(epsilon).map_err(parameter_out_of_range)?;
     }
     crate::gaussian::check_mechanism_delta(&metadata.mechanism).map_err(parameter_out_of_range)?;
-    if let Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } = metadata.mechanism {
+    if metadata.mechanism.sgd_record().is_some() {
         check_dpsgd(metadata)?;
     } else {
         check_regularization(metadata.regularization).map_err(parameter_out_of_range)?;
@@ -134,29 +134,20 @@ fn check_dpsgd(metadata: &ModelMetadata) -> Result<(), ErmError> {
             )))
         }
     };
-    let (delta, noise_multiplier, sampling_rate, steps, clip_norm) = match metadata.mechanism {
-        Mechanism::DpSgd {
-            delta,
-            noise_multiplier,
-            sampling_rate,
-            steps,
-            clip_norm,
-            ..
-        } => (delta, noise_multiplier, sampling_rate, steps, clip_norm),
-        Mechanism::DpSgdAddRemove {
-            delta,
-            noise_multiplier,
-            sampling_rate,
-            steps,
-            clip_norm,
-            expected_batch,
-            ..
-        } => {
-            positive("expected_batch", expected_batch)?;
-            (delta, noise_multiplier, sampling_rate, steps, clip_norm)
-        }
-        _ => return Ok(()),
+    let Some(SgdRecord {
+        noise_multiplier,
+        sampling_rate,
+        steps,
+        clip_norm,
+        expected_batch,
+    }) = metadata.mechanism.sgd_record()
+    else {
+        return Ok(());
     };
+    if let Some(batch) = expected_batch {
+        positive("expected_batch", batch)?;
+    }
+    let delta = metadata.mechanism.delta();
     crate::gaussian::check_delta(delta).map_err(parameter_out_of_range)?;
     positive("noise_multiplier", noise_multiplier)?;
     positive("clip_norm", clip_norm)?;
