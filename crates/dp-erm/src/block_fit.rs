@@ -3,8 +3,8 @@
 
 use dp_noise::ReleaseRng;
 use dp_optim::{
-    BlockNewton, BlockObjective, BlockPass, MAX_HESSIAN_DIMENSION, PartialSums, RowBlock,
-    RowBlocks, Solution, SumsOracle,
+    BlockNewton, BlockObjective, BlockPass, HessianRows, MAX_HESSIAN_DIMENSION, PartialSums,
+    RowBlock, RowBlocks, Solution, SumsOracle,
 };
 
 use crate::data::within_unit_ball;
@@ -208,6 +208,10 @@ where
 
     fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, ErmError> {
         Ok(self.0.sums(w, with_hessian)?)
+    }
+
+    fn sums_with(&self, w: &[f64], hessian: HessianRows) -> Result<PartialSums, ErmError> {
+        Ok(self.0.sums_with(w, hessian)?)
     }
 }
 

@@ -81,8 +81,8 @@ mod solution;
 mod solver;
 
 pub use blocks::{
-    BLOCK_WAVE, BlockNewton, BlockObjective, BlockPass, PARTIAL_SUMS_VERSION, PartialSums,
-    RowBlock, RowBlocks, SumsOracle, sum_blocks,
+    BLOCK_WAVE, BlockNewton, BlockObjective, BlockPass, HessianRows, PARTIAL_SUMS_VERSION,
+    PartialSums, RowBlock, RowBlocks, SumsOracle, sum_blocks, sum_blocks_with,
 };
 pub use design::{CsrRows, DenseRows, Design, MAX_SPARSE_COLUMNS, RowBuffers, WeighChunk};
 pub use error::OptimError;

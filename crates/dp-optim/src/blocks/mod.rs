@@ -22,7 +22,12 @@ mod wire_tests;
 
 pub use newton::{BlockNewton, BlockObjective};
 pub use oracle::{BlockPass, SumsOracle};
-pub use sums::{BLOCK_WAVE, PARTIAL_SUMS_VERSION, PartialSums, RowBlock, RowBlocks, sum_blocks};
+pub use sums::{
+    BLOCK_WAVE, HessianRows, PARTIAL_SUMS_VERSION, PartialSums, RowBlock, RowBlocks, sum_blocks,
+    sum_blocks_with,
+};
 
+#[cfg(test)]
+mod sampled_tests;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 use faer::Mat;
 
 use crate::blocks::oracle::{BlockPass, SumsOracle};
-use crate::blocks::sums::RowBlocks;
+use crate::blocks::sums::{HessianRows, RowBlocks};
 use crate::error::{check_finite, check_length};
 use crate::iteration::check_tolerance;
 use crate::newton::{cholesky_factor, newton_direction};
@@ -34,6 +34,8 @@ pub(crate) struct BlockEvaluation {
     magnitude: f64,
     gradient: Vec<f64>,
     pub(crate) hessian: Option<Mat<f64>>,
+    /// The rows the Hessian was asked over (the oracle may have answered with all of them).
+    hessian_rows: HessianRows,
 }
 
 impl<'a, S: RowBlocks + ?Sized, L: MarginLoss> BlockObjective<'a, BlockPass<'a, S, L>> {
@@ -100,18 +102,20 @@ impl<'a, O: SumsOracle> BlockObjective<'a, O> {
     pub fn value_and_gradient(&self, w: &[f64]) -> Result<(f64, Vec<f64>), O::Error> {
         check_length("w", w, self.dim())?;
         check_finite("w", w)?;
-        let evaluation = self.evaluate(w, false)?;
+        let evaluation = self.evaluate(w, HessianRows::None)?;
         Ok((evaluation.value, evaluation.gradient))
     }
 
-    /// One pass at `w`: the value, the gradient, and the Hessian (lower triangle, μ on the
-    /// diagonal) if asked for. Refuses a pass that saw a different number of rows than n.
+    /// One pass at `w`: the value, the gradient, and the Hessian over the rows asked for
+    /// (lower triangle, μ on the diagonal). Refuses a pass that saw a different number of
+    /// rows than n.
     pub(crate) fn evaluate(
         &self,
         w: &[f64],
-        with_hessian: bool,
+        hessian_rows: HessianRows,
     ) -> Result<BlockEvaluation, O::Error> {
-        let sums = self.oracle.sums(w, with_hessian)?;
+        let with_hessian = hessian_rows != HessianRows::None;
+        let sums = self.oracle.sums_with(w, hessian_rows)?;
         check_row_count(self.examples, sums.rows())?;
         if sums.gradient_sum().len() != self.dim()
             || sums.hessian_sum_lower().is_some() != with_hessian
@@ -152,6 +156,7 @@ impl<'a, O: SumsOracle> BlockObjective<'a, O> {
             magnitude: mean_loss.abs() + regularizer + linear.abs(),
             gradient,
             hessian,
+            hessian_rows,
         })
     }
 }
@@ -169,13 +174,30 @@ fn check_row_count(examples: usize, found: usize) -> Result<(), OptimError> {
 }
 
 /// Damped Newton over a [`BlockObjective`]: one pass per trial point, each computing the
-/// value, the gradient and the Hessian together (rows not held in memory are read once per
-/// point, so the Hessian rides along instead of costing a second read).
+/// value, the gradient and the Hessian the next step needs together (rows not held in
+/// memory are read once per point, so the Hessian rides along instead of costing a second
+/// read).
 ///
-/// Simpler than [`crate::Newton`] (no sampled Hessian, no chord steps: those save
-/// arithmetic, and out of core a pass costs its read whatever it computes). The certificate
-/// is the same: the gradient norm in the returned [`Solution`] is computed from scratch, by
-/// a full pass, at the returned point.
+/// Out of core, a pass is the rows' read plus its arithmetic, and forming the exact Hessian
+/// (`k(k+1)/2` updates for a row of k entries) is most of that arithmetic: measured on
+/// Adult-shaped rows from the page cache, a pass with it takes 1.7–2× one without. So:
+/// - with many rows per dimension (at least twice [`HESSIAN_ROWS_PER_DIMENSION`] per
+///   column), the first passes form the Hessian from every s-th row of each block (s at
+///   most [`MAX_HESSIAN_STRIDE`]), scaled to all rows: still a thousand rows per dimension
+///   or more, so the steps far from the optimum move almost as Newton's do. Once `‖∇F‖`
+///   is below [`SAMPLED_PHASE_GRADIENT_FRACTION`] of its start, or a step shrinks it by
+///   less than [`SAMPLED_MIN_CONTRACTION`] or fails its line search, the exact Hessian
+///   takes over for the rest of the solve (near the optimum its quadratic convergence
+///   takes fewer passes than the sample's linear one);
+/// - a pass predicted to be the last (`‖∇F‖` times the last contraction — squared after
+///   two exact steps — reaches a tenth of the tolerance) forms no Hessian; if it is not the
+///   last after all, the next step reuses the previous factor (a chord step), and if that
+///   finds no decrease, one more pass forms the exact Hessian at the same point.
+///
+/// Only the path changes, not what is returned: every step is checked by the line search,
+/// and the certificate is the same — the gradient norm in the returned [`Solution`] is
+/// computed from scratch, by a full pass, at the returned point. An oracle that cannot
+/// sample ([`SumsOracle::sums_with`]'s default) answers with the exact Hessian.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BlockNewton {
     tolerance: f64,
@@ -195,6 +217,30 @@ impl Default for BlockNewton {
 /// Sufficient decrease, and the largest number of step halvings, as [`crate::Newton`]'s.
 const ARMIJO: f64 = 1e-4;
 const MAX_HALVINGS: usize = 40;
+
+/// Rows per dimension that a sampled Hessian keeps at least: its relative error is about
+/// `√(d/m)` for m rows, a few percent here, which costs Newton's steps little.
+pub const HESSIAN_ROWS_PER_DIMENSION: usize = 1000;
+/// The largest stride of a sampled Hessian: at 8 its arithmetic is about a fifth of the
+/// gradient's on Adult-shaped rows, and a longer stride saves little more.
+pub const MAX_HESSIAN_STRIDE: usize = 8;
+/// A step with a sampled Hessian that shrinks `‖∇F‖` by less than this factor hands over
+/// to the exact Hessian.
+pub const SAMPLED_MIN_CONTRACTION: f64 = 0.5;
+/// Sampling ends once `‖∇F‖` is below this fraction of its value at the start: from there
+/// the exact Hessian's quadratic convergence takes fewer passes than the sample's linear
+/// one (a contraction of about the sample's relative error per step), as in
+/// [`crate::Newton`].
+pub const SAMPLED_PHASE_GRADIENT_FRACTION: f64 = 1e-2;
+/// A pass forms no Hessian when the predicted gradient norm is this many times below the
+/// tolerance.
+const LAST_PASS_MARGIN: f64 = 10.0;
+
+/// The stride of the sampled Hessian for n rows of dimension d (1: the exact Hessian).
+pub(crate) fn hessian_stride(rows: usize, dim: usize) -> usize {
+    let keep = HESSIAN_ROWS_PER_DIMENSION.saturating_mul(dim.max(1));
+    (rows / keep).clamp(1, MAX_HESSIAN_STRIDE)
+}
 
 impl BlockNewton {
     /// Stop once `‖∇F‖ ≤ tolerance` (default 1e-10).
@@ -225,7 +271,13 @@ impl BlockNewton {
             }
             None => vec![0.0; objective.dim()],
         };
-        let mut current = objective.evaluate(&w, true)?;
+        let mut plan = Plan::new(objective.examples(), objective.dim());
+        let mut current = objective.evaluate(&w, plan.hessian_rows())?;
+        plan.end_sampling_below(SAMPLED_PHASE_GRADIENT_FRACTION * norm(&current.gradient));
+        // The factor of the last step, for a chord step after a pass without a Hessian.
+        let mut previous_factor: Option<Mat<f64>> = None;
+        // The last step's contraction of ‖∇F‖, and whether it stepped with an exact Hessian.
+        let mut last_step: Option<(f64, bool)> = None;
         let mut iterations = 0;
         let termination = loop {
             let gradient_norm = norm(&current.gradient);
@@ -239,17 +291,49 @@ impl BlockNewton {
                 break Termination::IterationLimit;
             }
             iterations += 1;
-            // Every point is evaluated with its Hessian.
-            let Some(direction) = current
-                .hessian
-                .take()
-                .and_then(cholesky_factor)
-                .and_then(|f| newton_direction(&f, &current.gradient))
-            else {
-                break Termination::NumericalFailure;
+            let exact = current.hessian_rows == HessianRows::All;
+            let factor = match current.hessian.take() {
+                Some(hessian) => cholesky_factor(hessian),
+                None => previous_factor.take(),
             };
-            match line_search(objective, &w, &current, &direction)? {
-                Some((next_w, next)) => (w, current) = (next_w, next),
+            let direction = factor
+                .as_ref()
+                .and_then(|f| newton_direction(f, &current.gradient));
+            // The next pass forms no Hessian if it is predicted to certify convergence:
+            // after two exact steps the contraction squares (quadratic convergence),
+            // otherwise it is taken to repeat.
+            let last = last_step.is_some_and(|(c, was_exact)| {
+                let predicted = if exact && was_exact { c * c } else { c };
+                predicted * gradient_norm * LAST_PASS_MARGIN <= self.tolerance
+            });
+            let next_rows = if last {
+                HessianRows::None
+            } else {
+                plan.hessian_rows()
+            };
+            let step = match &direction {
+                Some(direction) => line_search(objective, &w, &current, direction, next_rows)?,
+                None => None,
+            };
+            match step {
+                Some((next_w, next)) => {
+                    let next_norm = norm(&next.gradient);
+                    let contraction = next_norm / gradient_norm;
+                    if contraction > SAMPLED_MIN_CONTRACTION || next_norm <= plan.end_gradient {
+                        plan.exact();
+                    }
+                    last_step = Some((contraction, exact));
+                    previous_factor = factor;
+                    (w, current) = (next_w, next);
+                }
+                // A sampled Hessian or a reused factor found no descent: the exact Hessian
+                // here, one more pass.
+                None if !exact => {
+                    plan.exact();
+                    last_step = None;
+                    current = objective.evaluate(&w, HessianRows::All)?;
+                }
+                None if direction.is_none() => break Termination::NumericalFailure,
                 None => break Termination::LineSearchFailed,
             }
         };
@@ -265,14 +349,47 @@ impl BlockNewton {
     }
 }
 
+/// Which Hessian the passes form: sampled while it serves, then exact.
+struct Plan {
+    stride: usize,
+    /// Sampling ends once `‖∇F‖` is at most this.
+    end_gradient: f64,
+}
+
+impl Plan {
+    fn new(rows: usize, dim: usize) -> Self {
+        Self {
+            stride: hessian_stride(rows, dim),
+            end_gradient: 0.0,
+        }
+    }
+
+    fn end_sampling_below(&mut self, gradient_norm: f64) {
+        self.end_gradient = gradient_norm;
+    }
+
+    fn exact(&mut self) {
+        self.stride = 1;
+    }
+
+    fn hessian_rows(&self) -> HessianRows {
+        if self.stride > 1 {
+            HessianRows::EveryNth(self.stride)
+        } else {
+            HessianRows::All
+        }
+    }
+}
+
 /// Backtracking along `p` from `w` (Armijo; below the value's rounding level, a decrease of
 /// `‖∇F‖` instead, as [`crate::Newton`]'s line search): the accepted point with its fresh
-/// evaluation, or `None`.
+/// evaluation (its Hessian over `hessian_rows`), or `None`.
 fn line_search<O: SumsOracle>(
     objective: &BlockObjective<'_, O>,
     w: &[f64],
     current: &BlockEvaluation,
     p: &[f64],
+    hessian_rows: HessianRows,
 ) -> Result<Option<(Vec<f64>, BlockEvaluation)>, O::Error> {
     let slope = dot(&current.gradient, p);
     if slope.is_nan() || slope >= 0.0 {
@@ -284,7 +401,7 @@ fn line_search<O: SumsOracle>(
     let mut t = 1.0;
     for _ in 0..MAX_HALVINGS {
         let trial: Vec<f64> = w.iter().zip(p).map(|(a, b)| a + t * b).collect();
-        let evaluation = objective.evaluate(&trial, true)?;
+        let evaluation = objective.evaluate(&trial, hessian_rows)?;
         let accepted = if below_rounding {
             evaluation.value.is_finite() && norm(&evaluation.gradient) < current_norm
         } else {

@@ -1,7 +1,7 @@
 //! The pass as a question the solver asks: "the merged sums at `w`", answered by whoever
 //! holds the rows (a block source in this process, executors elsewhere).
 
-use crate::blocks::sums::{PartialSums, RowBlocks, sum_blocks};
+use crate::blocks::sums::{HessianRows, PartialSums, RowBlocks, sum_blocks, sum_blocks_with};
 use crate::{MarginLoss, OptimError};
 
 /// Answers one solver pass: the [`PartialSums`] of **all** rows at `w`, merged in an order
@@ -17,10 +17,19 @@ pub trait SumsOracle {
     fn cols(&self) -> usize;
     /// The merged sums over every row at `w` (length d), with the Hessian if asked for.
     fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, Self::Error>;
+
+    /// The merged sums at `w` with the Hessian over the rows `hessian` names. A sampled
+    /// Hessian ([`HessianRows::EveryNth`]) is for an answerer whose passes cost more with the
+    /// exact one (arithmetic on the rows it reads, not the reading): the default answers
+    /// with the exact Hessian instead, which is always a valid answer.
+    fn sums_with(&self, w: &[f64], hessian: HessianRows) -> Result<PartialSums, Self::Error> {
+        self.sums(w, hessian != HessianRows::None)
+    }
 }
 
 /// A [`RowBlocks`] source and a loss as a [`SumsOracle`]: every question is one
-/// [`sum_blocks`] pass (blocks merged in block order).
+/// [`sum_blocks`] pass (blocks merged in block order), with a sampled Hessian when asked
+/// ([`sum_blocks_with`]).
 pub struct BlockPass<'a, S: ?Sized, L> {
     source: &'a S,
     loss: L,
@@ -48,6 +57,10 @@ impl<S: RowBlocks + ?Sized, L: MarginLoss> SumsOracle for BlockPass<'_, S, L> {
     fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, S::Error> {
         sum_blocks(self.source, w, &self.loss, with_hessian)
     }
+
+    fn sums_with(&self, w: &[f64], hessian: HessianRows) -> Result<PartialSums, S::Error> {
+        sum_blocks_with(self.source, w, &self.loss, hessian)
+    }
 }
 
 impl<O: SumsOracle + ?Sized> SumsOracle for &O {
@@ -59,5 +72,9 @@ impl<O: SumsOracle + ?Sized> SumsOracle for &O {
 
     fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, O::Error> {
         (**self).sums(w, with_hessian)
+    }
+
+    fn sums_with(&self, w: &[f64], hessian: HessianRows) -> Result<PartialSums, O::Error> {
+        (**self).sums_with(w, hessian)
     }
 }

@@ -167,6 +167,31 @@ pub struct PartialSums {
     hessian: Option<Vec<f64>>,
 }
 
+/// Which rows a pass's Hessian sums over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HessianRows {
+    /// No Hessian: value and gradient only.
+    None,
+    /// Every row: the exact Hessian.
+    All,
+    /// Rows `0, s, 2s, …` of every block (`s ≥ 2`), the sum then scaled by (rows) / (rows
+    /// it took): an estimate of the Hessian for a pass that costs little more than the
+    /// gradient's. Any positive definite matrix gives a descent direction, so a solver may
+    /// step with it; the certificate never uses it.
+    EveryNth(usize),
+}
+
+impl HessianRows {
+    /// Every how many rows of a block the Hessian takes one, if it is formed.
+    fn stride(self) -> Option<usize> {
+        match self {
+            Self::None => None,
+            Self::All => Some(1),
+            Self::EveryNth(s) => Some(s.max(1)),
+        }
+    }
+}
+
 impl PartialSums {
     /// The sums over no rows, for `cols` columns, with or without the Hessian.
     pub fn zero(cols: usize, with_hessian: bool) -> Self {
@@ -186,6 +211,22 @@ impl PartialSums {
         loss: &L,
         with_hessian: bool,
     ) -> Result<Self, OptimError> {
+        let hessian = if with_hessian {
+            HessianRows::All
+        } else {
+            HessianRows::None
+        };
+        Self::of_block_rows(block, w, loss, hessian).map(|(sums, _)| sums)
+    }
+
+    /// As [`PartialSums::of_block`], the Hessian over the rows `hessian` names (unscaled),
+    /// with the number of rows it summed.
+    fn of_block_rows<L: MarginLoss + ?Sized>(
+        block: &RowBlock<'_>,
+        w: &[f64],
+        loss: &L,
+        hessian: HessianRows,
+    ) -> Result<(Self, usize), OptimError> {
         if w.len() != block.cols {
             return Err(OptimError::DimensionMismatch {
                 what: "w",
@@ -193,9 +234,11 @@ impl PartialSums {
                 found: w.len(),
             });
         }
-        let mut sums = Self::zero(block.cols, with_hessian);
+        let stride = hessian.stride();
+        let mut sums = Self::zero(block.cols, stride.is_some());
         let n = block.rows();
         sums.rows = n;
+        let stride = stride.unwrap_or(usize::MAX);
         // Per chunk of rows: margins, then the loss (its vectorized form), then the
         // scatters: ℓ'·y into the gradient, ℓ''·y² into the Hessian. Fixed chunks keep the
         // per-row buffers on the stack.
@@ -220,13 +263,19 @@ impl PartialSums {
                 }
                 let curvature = curvature * y * y;
                 if let Some(h) = sums.hessian.as_mut()
+                    && (stride == 1 || i % stride == 0)
                     && curvature != 0.0
                 {
                     add_outer_product_lower(h, 0, curvature, (idx, val), 0..idx.len());
                 }
             }
         }
-        Ok(sums)
+        let hessian_rows = if stride == usize::MAX {
+            0
+        } else {
+            n.div_ceil(stride)
+        };
+        Ok((sums, hessian_rows))
     }
 
     /// Adds `other`'s sums to these (same columns and the same Hessian choice, checked).
@@ -425,15 +474,34 @@ pub fn sum_blocks<S: RowBlocks + ?Sized, L: MarginLoss + ?Sized>(
     loss: &L,
     with_hessian: bool,
 ) -> Result<PartialSums, S::Error> {
-    let mut total = PartialSums::zero(source.cols(), with_hessian);
+    let hessian = if with_hessian {
+        HessianRows::All
+    } else {
+        HessianRows::None
+    };
+    sum_blocks_with(source, w, loss, hessian)
+}
+
+/// As [`sum_blocks`], with the Hessian over the rows `hessian` names; a sampled Hessian
+/// ([`HessianRows::EveryNth`]) is scaled, after the merge, by the rows summed over the rows
+/// it took, so that it estimates the full sum.
+pub fn sum_blocks_with<S: RowBlocks + ?Sized, L: MarginLoss + ?Sized>(
+    source: &S,
+    w: &[f64],
+    loss: &L,
+    hessian: HessianRows,
+) -> Result<PartialSums, S::Error> {
+    let mut total = PartialSums::zero(source.cols(), hessian.stride().is_some());
+    let mut hessian_rows = 0;
     let blocks = source.block_count();
     for wave in (0..blocks).step_by(BLOCK_WAVE) {
-        let parts: Vec<Result<PartialSums, S::Error>> = (wave..(wave + BLOCK_WAVE).min(blocks))
+        let parts: Vec<Result<(PartialSums, usize), S::Error>> = (wave..(wave + BLOCK_WAVE)
+            .min(blocks))
             .into_par_iter()
             .map(|index| {
                 let mut sums = None;
                 source.with_block(index, &mut |block| {
-                    sums = Some(PartialSums::of_block(&block, w, loss, with_hessian));
+                    sums = Some(PartialSums::of_block_rows(&block, w, loss, hessian));
                 })?;
                 let sums = sums.ok_or_else(|| OptimError::InvalidParameter {
                     what: "row block source",
@@ -443,8 +511,17 @@ pub fn sum_blocks<S: RowBlocks + ?Sized, L: MarginLoss + ?Sized>(
             })
             .collect();
         for part in parts {
-            total.merge(&part?)?;
+            let (part, rows) = part?;
+            total.merge(&part)?;
+            hessian_rows += rows;
         }
+    }
+    if let (HessianRows::EveryNth(_), Some(h)) = (hessian, total.hessian.as_mut())
+        && hessian_rows > 0
+        && hessian_rows < total.rows
+    {
+        let scale = total.rows as f64 / hessian_rows as f64;
+        h.iter_mut().for_each(|v| *v *= scale);
     }
     Ok(total)
 }

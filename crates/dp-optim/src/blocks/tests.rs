@@ -37,6 +37,18 @@ pub(super) struct VecBlocks {
     declared: usize,
 }
 
+impl VecBlocks {
+    /// Blocks of `cols` columns, declaring the rows they hold.
+    pub(super) fn new(cols: usize, blocks: Vec<OwnedBlock>) -> Self {
+        let declared = blocks.iter().map(|b| b.3.len()).sum();
+        Self {
+            cols,
+            blocks,
+            declared,
+        }
+    }
+}
+
 impl RowBlocks for VecBlocks {
     type Error = OptimError;
     fn cols(&self) -> usize {
@@ -151,7 +163,11 @@ fn a_pass_sums_what_the_in_memory_objective_computes() {
     let (value, gradient) = objective.value_and_gradient(&w).unwrap();
     assert!((value - memory.value(&w).unwrap()).abs() <= 1e-12);
     assert!(distance(&gradient, &memory.gradient(&w).unwrap()) <= 1e-12);
-    let h = objective.evaluate(&w, true).unwrap().hessian.unwrap();
+    let h = objective
+        .evaluate(&w, HessianRows::All)
+        .unwrap()
+        .hessian
+        .unwrap();
     let expected = memory.hessian(&w).unwrap();
     for i in 0..rows.cols() {
         for j in 0..=i {
