@@ -4,8 +4,8 @@ Usage: peers.py DATA_FILE TOOL JOBS_JSON
 
 TOOL is sklearn-liblinear, sklearn-lbfgs, diffprivlib or dpml (this workspace's Python
 package, the fit through Python that the Rust row is compared with). JOBS_JSON is a list of
-{"lambda": L, "epsilon": E or null, "tol": T, "seed": S}. After unmeasured warm-up fits
-(three of the first job), for each job the script fits
+{"lambda": L, "epsilon": E or null, "tol": T, "seed": S}. After one unmeasured warm-up fit
+of every job, for each job the script fits
 one model on the training rows and prints one JSON line: the weights (xtask computes the
 objective and the test error from them, in Rust, on the same data), the fit's wall time
 and the resident memory before and at the peak of the fit. A tool that cannot be imported
@@ -20,9 +20,6 @@ import json
 import struct
 import sys
 import time
-
-WARM_UP_FITS = 3
-
 
 def read_split(buffer, offset, np, sparse, d):
     n, nnz = struct.unpack_from("<QQ", buffer, offset)
@@ -155,13 +152,15 @@ def main():
         # diffprivlib 0.6.6 refuses sparse input; the conversion is not timed.
         x = x.toarray()
     # Unmeasured fits first, as on our side (bench/peers.rs): lazy initialization and cold
-    # caches are paid before the timer runs, by every tool alike. Three, not one: a fresh
-    # process's allocator grows its per-thread heaps over its first fits (dpml on Adult:
-    # +28, then +10 to +20, then +0 to +4 MiB resident, none after; the first two fits
-    # 20-33 ms against 13-17 ms after), while our side's process has fitted every earlier
-    # problem of the round. (What a process's first fit costs: docs/src/performance.md.)
-    for _ in range(WARM_UP_FITS if jobs else 0):
-        make_model(tool, jobs[0], x.shape[0]).fit(x, y)
+    # caches are paid before the timer runs, by every tool alike. Every job once, not only
+    # the first: a fresh process's allocator grows its heaps over its first fits, and each
+    # new problem (another Λ, another noise draw, another number of solver steps) asks for
+    # blocks of other sizes (dpml on Adult: +28, then +10 to +20 MiB resident over the first
+    # fits, and 4-8 MiB more within measured fits of new problems after three warm-up fits
+    # of the first job only), while our side's process has fitted every problem of the
+    # round before. (What a process's first fit costs: docs/src/performance.md.)
+    for job in jobs:
+        make_model(tool, job, x.shape[0]).fit(x, y)
     for job in jobs:
         model = make_model(tool, job, x.shape[0])
         reset_peak()

@@ -49,6 +49,10 @@ struct Run {
     objective: Option<f64>,
     gradient_norm: Option<f64>,
     test_error: f64,
+    /// The weights of a private fit of the Python row or of the Rust row that builds its set
+    /// (the two must be the same model: [`same_model_count`]).
+    #[serde(skip)]
+    weights: Option<Vec<f64>>,
 }
 
 /// Medians over the rounds of one (tool, Λ, ε).
@@ -82,6 +86,9 @@ struct Report {
     skipped: Vec<String>,
     peer_versions: serde_json::Value,
     rows: Vec<Row>,
+    /// `(same, compared)`: private fits in which `dpml` returned, bit for bit, the weights
+    /// of the Rust fit that builds its set (both seeded alike).
+    python_same_model: (usize, usize),
     runs: Vec<Run>,
 }
 
@@ -172,6 +179,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         }
     }
     let rows = summarize(&runs);
+    let python_same_model = same_model_count(&runs);
     let objectives_ok = rows.iter().all(|r| {
         r.objective_gap_to_ours
             .is_none_or(|gap| gap >= -OBJECTIVE_SLACK)
@@ -188,6 +196,7 @@ pub fn run(options: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         skipped,
         peer_versions: versions,
         rows,
+        python_same_model,
         runs,
     };
     out.write("peers.json", serde_json::to_string_pretty(&report)?)?;
@@ -277,10 +286,47 @@ fn jobs_for(tool: &str, tolerances: Tolerances, round: usize) -> Vec<Job> {
                 lambda,
                 epsilon,
                 tol,
-                seed: 1000 + round as u64,
+                seed: private_seed(round),
             })
         })
         .collect()
+}
+
+/// The seed of the private fits of round `round` through Python and of the Rust fit that
+/// builds its set (which then train the same model: the like-for-like comparison).
+fn private_seed(round: usize) -> u64 {
+    1000 + round as u64
+}
+
+/// `(same, compared)`: the (Λ, ε, round) with both a `dpml` fit and a Rust fit that builds
+/// its set, and how many of them returned the same weights bit for bit.
+fn same_model_count(runs: &[Run]) -> (usize, usize) {
+    let weights_of = |tool: &str, run: &Run| {
+        runs.iter()
+            .find(|r| {
+                r.tool == tool
+                    && r.lambda == run.lambda
+                    && r.epsilon == run.epsilon
+                    && r.round == run.round
+            })
+            .and_then(|r| r.weights.as_ref())
+    };
+    let pairs: Vec<bool> = runs
+        .iter()
+        .filter(|r| r.tool == "dpml" && r.epsilon.is_some())
+        .filter_map(|python| {
+            let rust = weights_of(OURS_FROM_ARRAYS, python)?;
+            let python = python.weights.as_ref()?;
+            Some(
+                python.len() == rust.len()
+                    && python
+                        .iter()
+                        .zip(rust)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+            )
+        })
+        .collect();
+    (pairs.iter().filter(|same| **same).count(), pairs.len())
 }
 
 /// Our fits of one round: non-private per Λ, objective perturbation per Λ and ε.
@@ -322,11 +368,10 @@ fn our_round(
                 objective,
                 gradient_norm,
                 test_error: test_error(test, weights),
+                weights: None,
             });
             if epsilon.is_some() {
-                runs.push(fit_from_arrays(
-                    &params, arrays, train, test, round, &mut rng,
-                )?);
+                runs.push(fit_from_arrays(&params, arrays, train, test, round)?);
             }
         }
     }
@@ -334,15 +379,17 @@ fn our_round(
 }
 
 /// [`OURS_FROM_ARRAYS`]: the set built from `arrays` (moved into the builder, as a caller
-/// that owns them does: the copies are made before the timer) and fitted, timed together.
+/// that owns them does: the copies are made before the timer) and fitted, timed together,
+/// with the seed of the round's fits through Python: the same model as `dpml`'s, so that
+/// the two rows time the same work (the noise decides the solver's steps).
 fn fit_from_arrays(
     params: &ErmParams,
     arrays: &exchange::CsrArrays,
     train: &TrainingSet,
     test: &TrainingSet,
     round: usize,
-    rng: &mut InsecureSeededRng,
 ) -> Result<Run, Box<dyn std::error::Error>> {
+    let mut rng = InsecureSeededRng::new(private_seed(round));
     let (offsets, indices, values, labels) = (
         arrays.offsets.clone(),
         arrays.indices.clone(),
@@ -354,7 +401,7 @@ fn fit_from_arrays(
             .csr_rows(offsets, indices, values)
             .labels(labels)
             .build()?;
-        params.fit(&set, rng)
+        params.fit(&set, &mut rng)
     });
     let fit = fit?;
     Ok(Run {
@@ -368,6 +415,7 @@ fn fit_from_arrays(
         objective: None,
         gradient_norm: None,
         test_error: test_error(test, fit.model().weights()),
+        weights: Some(fit.model().weights().to_vec()),
     })
 }
 
@@ -401,6 +449,7 @@ fn evaluate_peer(
         objective,
         gradient_norm,
         test_error: test_error(test, &fit.weights),
+        weights: (tool == "dpml" && fit.epsilon.is_some()).then(|| fit.weights.clone()),
     })
 }
 
@@ -600,10 +649,15 @@ fn markdown(report: &Report) -> String {
     }
     let python = python_against_rust_and_diffprivlib(&report.rows);
     if !python.is_empty() {
-        md += "\nThe fit through Python (`dpml`, the same rows as a scipy CSR matrix read in place, \
-               the same Λ, ε and seed as the dp-ml row) against the Rust fit alone, against the \
-               Rust fit that builds its training set from the rows in the timing as Python does \
-               (target: within 10%), and diffprivlib against it (target: at least 20×):\n\n\
+        let (same, compared) = report.python_same_model;
+        md += &format!(
+            "\nThe fit through Python (`dpml`, the same rows as a scipy CSR matrix read in place, \
+             the same Λ, ε and seed as the Rust fit that builds its set: the same model, bit for \
+             bit, in {same} of {compared} fits) against the Rust fit alone, against the Rust fit \
+             that builds its training set from the rows in the timing as Python does (target: \
+             within 10%), and diffprivlib against it (target: at least 20×):\n\n"
+        );
+        md += "\
                | Λ | ε | dpml / dp-ml (fit alone) | dpml / dp-ml (set built in the timing) | diffprivlib / dpml |\n\
                |---|---|---|---|---|\n";
         let ratio =
