@@ -51,6 +51,9 @@ struct Cli {
     command: Command,
 }
 
+// One value, parsed once per run: the size of its largest variant (train's options) costs
+// nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Write a schema skeleton.
@@ -75,7 +78,12 @@ enum Command {
         kernel trains a Gaussian-kernel SVM through random Fourier features (dp-kernel) with \
         public defaults: --gamma 1, --random-features 200, --kernel gaussian with orthogonal \
         features (standard for laplacian); rows are the schema's encoding (in the unit ball), \
-        the map is drawn before the data are read, and the noise is Euclidean.\n\n--delta δ > 0 \
+        the map is drawn before the data are read, and the noise is Euclidean.\n\n--out-of-core \
+        trains --model huber/logistic (pure ε, Euclidean noise) on a file larger than \
+        memory: the file is read once into a row cache in --cache-dir (default: the folder of \
+        --out), every Newton pass reads the cache block by block, and the cache is deleted \
+        when the command ends:\n  dpml train --data claims.parquet --schema claims.toml \
+        --epsilon 1 --model logistic --out-of-core --out claims.dpm\n\n--delta δ > 0 \
         trades pure ε for (ε, δ): --model huber/logistic then use Gaussian objective \
         perturbation (dp-erm GaussianErm; Euclidean noise). --model dp-sgd trains logistic \
         regression by DP-SGD (Poisson batches, clipped gradients, Gaussian noise, RDP \
@@ -158,6 +166,20 @@ enum Command {
         /// for laplacian].
         #[arg(long, value_enum)]
         sampling: Option<train::SamplingKind>,
+        /// Train without holding the rows in memory, for files larger than it: the file is
+        /// read once and encoded into a row cache (a hidden file in --cache-dir, deleted
+        /// when the command ends), which every Newton pass then reads block by block.
+        /// Linear models (huber, logistic) with pure ε; the noise is then Euclidean.
+        #[arg(long)]
+        out_of_core: bool,
+        /// --out-of-core: rows per block of the row cache; memory holds a few blocks
+        /// (about 3 MB each for Adult-shaped rows at the default) [default: 16384].
+        #[arg(long, value_name = "ROWS")]
+        block_rows: Option<usize>,
+        /// --out-of-core: the folder for the row cache, which takes about 12 bytes per
+        /// stored entry and per row [default: the folder of --out].
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
         /// A ledger (dpml ledger init) to charge ε to.
         #[arg(long)]
         ledger: Option<PathBuf>,
@@ -324,6 +346,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             gamma,
             random_features,
             sampling,
+            out_of_core,
+            block_rows,
+            cache_dir,
             ledger,
             out,
             force,
@@ -355,6 +380,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 gamma,
                 features: random_features,
                 sampling,
+            },
+            out_of_core: train::OutOfCoreRequest {
+                on: out_of_core,
+                block_rows,
+                cache_dir,
             },
             ledger,
             out,

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::ledger::Ledger;
 use crate::model_file::Model as Released;
 use crate::output::sha256_hex;
-use crate::train::{Outcome, TrainRequest};
+use crate::train::{DEFAULT_BLOCK_ROWS, Outcome, TrainRequest};
 
 /// Only public or privatized facts: the request, the schema, the public sizes, the
 /// released model's own metadata and the tuning's private outputs. No statistic of the
@@ -81,6 +81,12 @@ pub fn report(
         "tuning": outcome.tuning,
         "kernel": outcome.kernel,
         "dp_sgd": outcome.sgd,
+        "out_of_core": req.out_of_core.on.then(|| json!({
+            "block_rows": req.out_of_core.block_rows.unwrap_or(DEFAULT_BLOCK_ROWS),
+            "note": "the file was read once into a row cache (deleted after the fit) and every \
+                     Newton pass read the cache block by block: the same mechanism, noise and \
+                     guarantee as an in-memory fit, with memory bounded by the block size",
+        })),
         "outlook": outlook.map(|o| json!({
             "noise_ratio": o.noise_ratio,
             "at_risk": o.at_risk,
@@ -177,6 +183,12 @@ pub fn markdown(r: &serde_json::Value) -> String {
             g["clip_norm"],
             g["learning_rate"],
             g["settings"].as_str().unwrap_or("given"),
+        ));
+    }
+    if let Some(o) = r["out_of_core"].as_object() {
+        out.push_str(&format!(
+            "| out of core | a row cache in blocks of {} rows, read by every pass |\n",
+            o["block_rows"],
         ));
     }
     out.push_str(&format!("\n**Rows.** {}.\n", s("rows_note")));

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use dp_erm::{
     DpSgd, DpSgdConfig, DpSgdRule, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration,
-    RegularizationRule, SgdNeighbours,
+    RegularizationRule, RowCache, SgdNeighbours,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
 use dp_noise::DpRng;
@@ -141,10 +141,21 @@ pub struct TrainRequest {
     pub tune_method: TuneMethod,
     pub stop_probability: Option<f64>,
     pub kernel: KernelRequest,
+    pub out_of_core: OutOfCoreRequest,
     pub ledger: Option<PathBuf>,
     pub out: PathBuf,
     pub force: bool,
 }
+
+/// `--out-of-core` and its options as given (`None`: not given).
+pub struct OutOfCoreRequest {
+    pub on: bool,
+    pub block_rows: Option<usize>,
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `--block-rows`' default: dp-erm's usual block, about 3 MB of Adult-shaped rows.
+pub const DEFAULT_BLOCK_ROWS: usize = 16_384;
 
 /// The model's `feature_map` entry: the schema's hash, so predictions refuse another schema.
 pub fn schema_tag(hash: &str) -> String {
@@ -183,6 +194,7 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
         )));
     }
     check_delta_options(req)?;
+    check_out_of_core(req)?;
     if let Some(lambda) = req.regularization
         && req.model != Model::DpSgd
         && !(lambda.is_finite()
@@ -237,9 +249,83 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
             ));
         }
         (Model::Kernel, _) => Noise::Euclidean,
+        // Checked above that --noise grouped was not asked with --out-of-core.
+        _ if req.out_of_core.on => Noise::Euclidean,
         (_, noise) => noise.unwrap_or(Noise::Grouped),
     };
     Ok((noise, grid))
+}
+
+/// `--out-of-core`'s options, and what it does not combine with, named when refused.
+fn check_out_of_core(req: &TrainRequest) -> Result<(), Failure> {
+    let o = &req.out_of_core;
+    if !o.on {
+        let given = [
+            ("--block-rows", o.block_rows.is_some()),
+            ("--cache-dir", o.cache_dir.is_some()),
+        ];
+        return match given.iter().find(|(_, given)| *given) {
+            Some((option, _)) => Err(fail(format!("{option}: applies to --out-of-core only"))),
+            None => Ok(()),
+        };
+    }
+    let not_with =
+        |option: &str, why: &str| Err(fail(format!("--out-of-core with {option}: {why}")));
+    match req.model {
+        Model::Kernel => {
+            return not_with(
+                "--model kernel",
+                "out-of-core fits train linear models (huber, logistic); a kernel model's \
+                 random features are computed on rows held in memory",
+            );
+        }
+        Model::DpSgd => {
+            return not_with(
+                "--model dp-sgd",
+                "out-of-core fits use objective perturbation; DP-SGD samples its batches \
+                 from rows held in memory",
+            );
+        }
+        Model::Huber | Model::Logistic => {}
+    }
+    if req.tune.is_some() {
+        return not_with(
+            "--tune",
+            "private tuning trains its candidates on parts of the rows held in memory; give \
+             --regularization or leave Λ to the rule",
+        );
+    }
+    if req.delta > 0.0 {
+        return not_with(
+            "--delta",
+            "out-of-core fits are pure ε (objective perturbation)",
+        );
+    }
+    if req.noise == Some(Noise::Grouped) {
+        return not_with(
+            "--noise grouped",
+            "group-shaped noise checks every row's group norms before the noise is drawn, \
+             which needs the rows in memory; out-of-core fits use Euclidean noise (leave \
+             --noise out)",
+        );
+    }
+    if let Some(rows) = o.block_rows
+        && !(1..=dp_erm::MAX_BLOCK_ROWS).contains(&rows)
+    {
+        return Err(fail(format!(
+            "--block-rows {rows}: must be between 1 and {}",
+            dp_erm::MAX_BLOCK_ROWS
+        )));
+    }
+    if let Some(dir) = &o.cache_dir
+        && !dir.is_dir()
+    {
+        return Err(fail(format!(
+            "--cache-dir {}: is not an existing folder",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 /// `--delta` and `--model dp-sgd`'s options: what applies to what, named when refused.
@@ -594,7 +680,27 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     let bar = progress::reading(&file);
     let started = std::time::Instant::now();
     let needs_examples = plan.grid.is_some() || plan.map.is_some() || req.model == Model::DpSgd;
-    let data = if needs_examples {
+    let data = if req.out_of_core.on {
+        let cache = CacheFile::reserve(&cache_dir(&req))?;
+        let block_rows = req.out_of_core.block_rows.unwrap_or(DEFAULT_BLOCK_ROWS);
+        let written = dp_schema::write_row_cache(
+            &req.data,
+            &schema,
+            &encoder,
+            cache.path(),
+            block_rows,
+            &mut progress::updater(&bar),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        let rows = RowCache::open(cache.path()).map_err(|e| fail(format!("the row cache: {e}")))?;
+        let n = usize::try_from(written)
+            .map_err(|_| fail("the file has more rows than this platform can count"))?;
+        Data::Cache {
+            rows,
+            shape: (n, encoder.features()),
+            _file: cache,
+        }
+    } else if needs_examples {
         Data::Examples(
             dp_schema::read_examples(&req.data, &schema, &encoder, &mut progress::updater(&bar))
                 .map_err(|e| fail(e.to_string()))?,
@@ -704,43 +810,18 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
             }
         }
         (Data::Training(t), _, _, _) => {
-            let params = match (req.model, req.regularization) {
-                (Model::Huber, None) if noise == Noise::Grouped => {
-                    ErmParams::recommended_grouped(n, d, req.epsilon, encoder.groups().clone())
-                        .map(|p| p.feature_map(&tag))
-                }
-                (Model::Huber, None) => {
-                    ErmParams::recommended(n, d, req.epsilon).map(|p| p.feature_map(&tag))
-                }
-                (_, lambda) => match lambda {
-                    Some(l) => Ok(l),
-                    None => rule_of(noise).regularization(n, d, req.epsilon),
-                }
-                .map(|l| linear_params(&plan, l, req.epsilon, &encoder, &tag)),
-            }
-            .map_err(|e| fail(format!("the parameters were refused: {e}")))?;
+            let params = linear_fit_params(&req, &plan, (n, d), &encoder, &tag)?;
             let fit = params
                 .fit(&t, &mut rng)
                 .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-            Outcome {
-                model: Released::Linear(fit.into_model()),
-                mechanism: LINEAR_MECHANISM.into(),
-                regularization_choice: choice(
-                    req.regularization,
-                    if noise == Noise::Grouped {
-                        "RegularizationRule::GROUPED"
-                    } else {
-                        "RegularizationRule::DEFAULT"
-                    },
-                ),
-                epsilon_steps: json!([{ "step": "train (objective perturbation)", "epsilon": req.epsilon }]),
-                epsilon: req.epsilon,
-                delta: 0.0,
-                tuning: None,
-                kernel: None,
-                sgd: None,
-                training_rows: n,
-            }
+            linear_outcome(&req, noise, fit, n)
+        }
+        (Data::Cache { rows, _file, .. }, _, _, _) => {
+            let params = linear_fit_params(&req, &plan, (n, d), &encoder, &tag)?;
+            let fit = params
+                .fit_blocks(&rows, n, &mut rng)
+                .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+            linear_outcome(&req, noise, fit, n)
         }
         _ => unreachable!("tuning and kernels read examples"),
     };
@@ -831,10 +912,66 @@ fn choice(given: Option<f64>, rule: &str) -> String {
     }
 }
 
+/// The linear model's parameters (`--model huber/logistic`, pure ε): Λ given or from the
+/// rule for the noise's shape, on the public n and d.
+fn linear_fit_params(
+    req: &TrainRequest,
+    plan: &Plan,
+    (n, d): (usize, usize),
+    encoder: &Encoder,
+    tag: &str,
+) -> Result<ErmParams, Failure> {
+    match (req.model, req.regularization) {
+        (Model::Huber, None) if plan.noise == Noise::Grouped => {
+            ErmParams::recommended_grouped(n, d, req.epsilon, encoder.groups().clone())
+                .map(|p| p.feature_map(tag))
+        }
+        (Model::Huber, None) => {
+            ErmParams::recommended(n, d, req.epsilon).map(|p| p.feature_map(tag))
+        }
+        (_, lambda) => match lambda {
+            Some(l) => Ok(l),
+            None => rule_of(plan.noise).regularization(n, d, req.epsilon),
+        }
+        .map(|l| linear_params(plan, l, req.epsilon, encoder, tag)),
+    }
+    .map_err(|e| fail(format!("the parameters were refused: {e}")))
+}
+
+/// What a pure-ε linear fit released.
+fn linear_outcome(req: &TrainRequest, noise: Noise, fit: dp_erm::Fit, n: usize) -> Outcome {
+    Outcome {
+        model: Released::Linear(fit.into_model()),
+        mechanism: LINEAR_MECHANISM.into(),
+        regularization_choice: choice(
+            req.regularization,
+            if noise == Noise::Grouped {
+                "RegularizationRule::GROUPED"
+            } else {
+                "RegularizationRule::DEFAULT"
+            },
+        ),
+        epsilon_steps: json!([{ "step": "train (objective perturbation)", "epsilon": req.epsilon }]),
+        epsilon: req.epsilon,
+        delta: 0.0,
+        tuning: None,
+        kernel: None,
+        sgd: None,
+        training_rows: n,
+    }
+}
+
 /// The data as the trainer takes them.
 enum Data {
     Training(dp_erm::TrainingSet),
     Examples(Examples),
+    /// `--out-of-core`: the file's encoded rows (n, d) in a row cache, deleted with its
+    /// [`CacheFile`] once the fit is done.
+    Cache {
+        rows: RowCache,
+        shape: (usize, usize),
+        _file: CacheFile,
+    },
 }
 
 impl Data {
@@ -842,7 +979,65 @@ impl Data {
         match self {
             Data::Training(t) => (t.len(), t.features()),
             Data::Examples(x) => (x.len(), x.features()),
+            Data::Cache { shape, .. } => *shape,
         }
+    }
+}
+
+/// `--cache-dir`, else the folder `--out` is written to.
+fn cache_dir(req: &TrainRequest) -> PathBuf {
+    match &req.out_of_core.cache_dir {
+        Some(dir) => dir.clone(),
+        None => match req.out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        },
+    }
+}
+
+/// The row cache's file: a new hidden name in its folder, reserved on creation (never an
+/// existing file) and removed when dropped — after the fit, or on any refusal.
+struct CacheFile {
+    path: PathBuf,
+}
+
+impl CacheFile {
+    fn reserve(dir: &Path) -> Result<Self, Failure> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |t| t.subsec_nanos());
+        for attempt in 0..64 {
+            let name = format!(".dpml-train-{}-{nanos}-{attempt}.rows", std::process::id());
+            let path = dir.join(name);
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => return Ok(Self { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(fail(format!(
+                        "{}: cannot create the row cache there: {e}",
+                        dir.display()
+                    )));
+                }
+            }
+        }
+        Err(fail(format!(
+            "{}: no free name for the row cache",
+            dir.display()
+        )))
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for CacheFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 

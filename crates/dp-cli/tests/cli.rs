@@ -1232,3 +1232,130 @@ fn delta_options_are_refused_by_name_before_reading_data() {
         assert!(!s.path("m.dpm").exists());
     }
 }
+
+#[test]
+fn out_of_core_trains_over_a_row_cache_it_deletes_and_refuses_what_needs_memory() {
+    let s = Setup::new();
+    let data = s.write("big.csv", small_data(2_000).as_bytes());
+    // 2,000 rows in blocks of 64: every pass reads 32 blocks of the cache.
+    succeeds(s.train(&data, "m.dpm").args([
+        "--model",
+        "logistic",
+        "--out-of-core",
+        "--block-rows",
+        "64",
+    ]));
+    let report = report_of(&s, "m.dpm");
+    assert_eq!(report["rows"], 2_000);
+    assert_eq!(report["features"], 4);
+    assert_eq!(report["out_of_core"]["block_rows"], 64);
+    assert!(
+        report["noise"].as_str().unwrap().starts_with("Euclidean"),
+        "{}",
+        report["noise"]
+    );
+    assert!(
+        std::fs::read_to_string(s.path("m.report.md"))
+            .unwrap()
+            .contains("blocks of 64 rows")
+    );
+    // The cache is gone: the folder holds the inputs, the model and its reports.
+    let expected = [
+        "big.csv",
+        "data.csv",
+        "m.dpm",
+        "m.report.json",
+        "m.report.md",
+        "schema.toml",
+    ];
+    assert_eq!(listing(s.dir.path()), expected);
+    // The rule (y = pos iff c = a) is learnt: d/(nε) = 0.002.
+    let shown = evaluate_json(&s.path("m.dpm"), &s.path("schema.toml"), &data);
+    assert!(shown["error"].as_f64().unwrap() <= 0.05, "{shown}");
+
+    // In another folder, which is left as it was found; the default block size.
+    let cache = s.path("cache");
+    std::fs::create_dir(&cache).unwrap();
+    succeeds(
+        s.train(&data, "h.dpm")
+            .arg("--out-of-core")
+            .arg("--cache-dir")
+            .arg(&cache),
+    );
+    assert_eq!(report_of(&s, "h.dpm")["out_of_core"]["block_rows"], 16_384);
+    assert!(listing(&cache).is_empty());
+
+    // A bad cell found while the cache is written: named, and nothing left behind.
+    let bad = s.write(
+        "bad.csv",
+        format!("{}3,z,pos\n", small_data(300)).as_bytes(),
+    );
+    let err = fails(s.train(&bad, "b.dpm").arg("--out-of-core"));
+    assert!(err.contains("line 302, column c"), "{err}");
+    assert!(listing(s.dir.path()).iter().all(|f| !f.starts_with("b.")));
+    assert!(listing(s.dir.path()).iter().all(|f| !f.ends_with(".rows")));
+
+    // Refused before any data is read (the data file does not exist), naming the option.
+    let missing = s.path("missing.csv");
+    let refusals: [(&[&str], &str); 8] = [
+        (
+            &["--block-rows", "64"],
+            "--block-rows: applies to --out-of-core only",
+        ),
+        (
+            &["--cache-dir", "."],
+            "--cache-dir: applies to --out-of-core only",
+        ),
+        (
+            &["--out-of-core", "--model", "kernel"],
+            "--out-of-core with --model kernel",
+        ),
+        (
+            &["--out-of-core", "--model", "dp-sgd", "--delta", "1e-6"],
+            "--out-of-core with --model dp-sgd",
+        ),
+        (
+            &["--out-of-core", "--tune", "1e-3,1e-2"],
+            "--out-of-core with --tune",
+        ),
+        (
+            &["--out-of-core", "--delta", "1e-6"],
+            "--out-of-core with --delta",
+        ),
+        (
+            &["--out-of-core", "--noise", "grouped"],
+            "--out-of-core with --noise grouped",
+        ),
+        (
+            &["--out-of-core", "--block-rows", "0"],
+            "--block-rows 0: must be between 1",
+        ),
+    ];
+    for (options, message) in refusals {
+        let err = fails(s.train(&missing, "r.dpm").args(options));
+        assert!(err.contains(message), "{options:?}: {err}");
+    }
+    let err = fails(
+        s.train(&missing, "r.dpm")
+            .arg("--out-of-core")
+            .arg("--cache-dir")
+            .arg(s.path("nowhere")),
+    );
+    assert!(err.contains("is not an existing folder"), "{err}");
+    assert_eq!(
+        listing(s.dir.path()),
+        [
+            "bad.csv",
+            "big.csv",
+            "cache",
+            "data.csv",
+            "h.dpm",
+            "h.report.json",
+            "h.report.md",
+            "m.dpm",
+            "m.report.json",
+            "m.report.md",
+            "schema.toml"
+        ]
+    );
+}

@@ -181,12 +181,11 @@ fn check_row_count(examples: usize, found: usize) -> Result<(), OptimError> {
 /// Out of core, a pass is the rows' read plus its arithmetic, and forming the exact Hessian
 /// (`k(k+1)/2` updates for a row of k entries) is most of that arithmetic: measured on
 /// Adult-shaped rows from the page cache, a pass with it takes 1.7–2× one without. So:
-/// - with many rows per dimension (at least twice [`HESSIAN_ROWS_PER_DIMENSION`] per
-///   column), the first passes form the Hessian from every s-th row of each block (s at
-///   most [`MAX_HESSIAN_STRIDE`]), scaled to all rows: still a thousand rows per dimension
-///   or more, so the steps far from the optimum move almost as Newton's do. Once `‖∇F‖`
-///   is below [`SAMPLED_PHASE_GRADIENT_FRACTION`] of its start, or a step shrinks it by
-///   less than [`SAMPLED_MIN_CONTRACTION`] or fails its line search, the exact Hessian
+/// - with many rows per dimension (at least 2,000 per column), the first passes form the
+///   Hessian from every s-th row of each block (s = n / (1,000·d), at most 8), scaled to
+///   all rows: still a thousand rows per dimension or more, so the steps far from the
+///   optimum move almost as Newton's do. Once `‖∇F‖` is below 1% of its start, or a step
+///   shrinks it by less than half or fails its line search, the exact Hessian
 ///   takes over for the rest of the solve (near the optimum its quadratic convergence
 ///   takes fewer passes than the sample's linear one);
 /// - a pass predicted to be the last (`‖∇F‖` times the last contraction — squared after
@@ -220,18 +219,18 @@ const MAX_HALVINGS: usize = 40;
 
 /// Rows per dimension that a sampled Hessian keeps at least: its relative error is about
 /// `√(d/m)` for m rows, a few percent here, which costs Newton's steps little.
-pub const HESSIAN_ROWS_PER_DIMENSION: usize = 1000;
+pub(crate) const HESSIAN_ROWS_PER_DIMENSION: usize = 1000;
 /// The largest stride of a sampled Hessian: at 8 its arithmetic is about a fifth of the
 /// gradient's on Adult-shaped rows, and a longer stride saves little more.
-pub const MAX_HESSIAN_STRIDE: usize = 8;
+pub(crate) const MAX_HESSIAN_STRIDE: usize = 8;
 /// A step with a sampled Hessian that shrinks `‖∇F‖` by less than this factor hands over
 /// to the exact Hessian.
-pub const SAMPLED_MIN_CONTRACTION: f64 = 0.5;
+pub(crate) const SAMPLED_MIN_CONTRACTION: f64 = 0.5;
 /// Sampling ends once `‖∇F‖` is below this fraction of its value at the start: from there
 /// the exact Hessian's quadratic convergence takes fewer passes than the sample's linear
 /// one (a contraction of about the sample's relative error per step), as in
 /// [`crate::Newton`].
-pub const SAMPLED_PHASE_GRADIENT_FRACTION: f64 = 1e-2;
+pub(crate) const SAMPLED_PHASE_GRADIENT_FRACTION: f64 = 1e-2;
 /// A pass forms no Hessian when the predicted gradient norm is this many times below the
 /// tolerance.
 const LAST_PASS_MARGIN: f64 = 10.0;
