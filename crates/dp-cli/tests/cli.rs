@@ -1359,3 +1359,47 @@ fn out_of_core_trains_over_a_row_cache_it_deletes_and_refuses_what_needs_memory(
         ]
     );
 }
+
+#[test]
+fn out_of_core_reads_parquet_as_in_memory_training_does() {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+
+    let s = Setup::new();
+    let rows = 1_500;
+    let x: Vec<f64> = (0..rows).map(|i| (i % 10) as f64).collect();
+    let c: Vec<&str> = (0..rows)
+        .map(|i| if i % 2 == 0 { "a" } else { "b" })
+        .collect();
+    let y: Vec<&str> = (0..rows)
+        .map(|i| if i % 2 == 0 { "pos" } else { "neg" })
+        .collect();
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("x", Arc::new(Float64Array::from(x))),
+        ("c", Arc::new(StringArray::from(c))),
+        ("y", Arc::new(StringArray::from(y))),
+    ];
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    let path = s.path("d.parquet");
+    let mut writer = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        batch.schema(),
+        None,
+    )
+    .unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    succeeds(s.train(&path, "p.dpm").args([
+        "--model",
+        "logistic",
+        "--out-of-core",
+        "--block-rows",
+        "100",
+    ]));
+    assert_eq!(report_of(&s, "p.dpm")["rows"], rows);
+    let csv = s.write("d.csv", small_data(rows).as_bytes());
+    let shown = evaluate_json(&s.path("p.dpm"), &s.path("schema.toml"), &csv);
+    assert!(shown["error"].as_f64().unwrap() <= 0.05, "{shown}");
+    assert!(listing(s.dir.path()).iter().all(|f| !f.ends_with(".rows")));
+}
