@@ -361,7 +361,7 @@ fn every_bad_input_is_named_and_nothing_is_written() {
 fn parquet_files_of_the_wrong_type_are_refused() {
     use std::sync::Arc;
 
-    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    use arrow_array::{ArrayRef, StringArray};
 
     let s = Setup::new();
     let path = s.path("d.parquet");
@@ -370,17 +370,22 @@ fn parquet_files_of_the_wrong_type_are_refused() {
         ("c", Arc::new(StringArray::from(vec!["a"]))),
         ("y", Arc::new(StringArray::from(vec!["pos"]))),
     ];
-    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    write_parquet(&path, columns);
+    let err = fails(&mut s.train(&path, "m.dpm"));
+    assert!(err.contains("column x: the column has type Utf8"), "{err}");
+}
+
+/// Writes `columns` as one record batch to a Parquet file at `path`.
+fn write_parquet(path: &Path, columns: Vec<(&str, arrow_array::ArrayRef)>) {
+    let batch = arrow_array::RecordBatch::try_from_iter(columns).unwrap();
     let mut writer = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(&path).unwrap(),
+        std::fs::File::create(path).unwrap(),
         batch.schema(),
         None,
     )
     .unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
-    let err = fails(&mut s.train(&path, "m.dpm"));
-    assert!(err.contains("column x: the column has type Utf8"), "{err}");
 }
 
 fn ledger(s: &Setup, total: &str) -> PathBuf {
@@ -1364,7 +1369,7 @@ fn out_of_core_trains_over_a_row_cache_it_deletes_and_refuses_what_needs_memory(
 fn out_of_core_reads_parquet_as_in_memory_training_does() {
     use std::sync::Arc;
 
-    use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+    use arrow_array::{ArrayRef, Float64Array, StringArray};
 
     let s = Setup::new();
     let rows = 1_500;
@@ -1380,16 +1385,8 @@ fn out_of_core_reads_parquet_as_in_memory_training_does() {
         ("c", Arc::new(StringArray::from(c))),
         ("y", Arc::new(StringArray::from(y))),
     ];
-    let batch = RecordBatch::try_from_iter(columns).unwrap();
     let path = s.path("d.parquet");
-    let mut writer = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(&path).unwrap(),
-        batch.schema(),
-        None,
-    )
-    .unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
+    write_parquet(&path, columns);
     succeeds(s.train(&path, "p.dpm").args([
         "--model",
         "logistic",

@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 
 use super::newton::{HESSIAN_ROWS_PER_DIMENSION, MAX_HESSIAN_STRIDE, hessian_stride};
-use super::tests::{Logistic, OwnedBlock, VecBlocks, data};
+use super::tests::{Logistic, OwnedBlock, VecBlocks, data, distance};
 use super::*;
 use crate::{Design, GlmObjective, Newton, OptimError};
 
@@ -143,19 +143,33 @@ fn in_memory_solution(rows: usize, seed: u64, mu: f64) -> (crate::Solution, VecB
     (Newton::default().minimize(&memory, None).unwrap(), blocks)
 }
 
+/// Solves over `oracle` (n = `rows`, at most `steps` Newton steps), checks the certificate
+/// against the in-memory solution, and returns the solution and the Hessians the passes
+/// asked for.
+fn certified(
+    oracle: &Recorded<'_>,
+    (rows, mu, steps): (usize, f64, usize),
+    in_memory: &crate::Solution,
+) -> (crate::Solution, Vec<HessianRows>) {
+    let objective = BlockObjective::over_sums(oracle, mu, rows).unwrap();
+    let out = BlockNewton::default()
+        .max_iterations(steps)
+        .minimize(&objective, None)
+        .unwrap();
+    assert!(out.is_converged(), "{:?}", out.termination());
+    assert!(out.gradient_norm() <= 1e-10);
+    let gap = distance(out.weights(), in_memory.weights());
+    assert!(gap <= out.distance_bound() + in_memory.distance_bound());
+    (out, oracle.asked.take())
+}
+
 #[test]
 fn block_newton_steps_with_a_sampled_hessian_first_and_certifies_as_before() {
     // 15 columns: 30,000 rows and more are sampled (stride 2 at 30,000–44,999 rows).
     let rows = 40_000;
     let mu = 1e-3;
     let (in_memory, blocks) = in_memory_solution(rows, 13, mu);
-    let oracle = Recorded::new(&blocks, 1.0);
-    let objective = BlockObjective::over_sums(&oracle, mu, rows).unwrap();
-    let out = BlockNewton::default().minimize(&objective, None).unwrap();
-    assert!(out.is_converged() && out.gradient_norm() <= 1e-10);
-    let gap = distance(out.weights(), in_memory.weights());
-    assert!(gap <= out.distance_bound() + in_memory.distance_bound());
-    let asked = oracle.asked.into_inner();
+    let (_, asked) = certified(&Recorded::new(&blocks, 1.0), (rows, mu, 100), &in_memory);
     // Sampled far from the optimum, exact (or none) once ‖∇F‖ is below 1% of its start.
     let sampled = asked
         .iter()
@@ -170,14 +184,7 @@ fn block_newton_steps_with_a_sampled_hessian_first_and_certifies_as_before() {
     );
     // At most one pass more than when every pass answers with the exact Hessian.
     let exact = Recorded::new(&blocks, 1.0).answering_exactly();
-    let objective = BlockObjective::over_sums(&exact, mu, rows).unwrap();
-    assert!(
-        BlockNewton::default()
-            .minimize(&objective, None)
-            .unwrap()
-            .is_converged()
-    );
-    let exact_passes = exact.asked.into_inner().len();
+    let exact_passes = certified(&exact, (rows, mu, 100), &in_memory).1.len();
     assert!(
         asked.len() <= exact_passes + 1,
         "{} passes against {exact_passes}",
@@ -191,13 +198,7 @@ fn the_pass_predicted_to_certify_forms_no_hessian() {
     let rows = 5_000;
     let mu = 1e-3;
     let (in_memory, blocks) = in_memory_solution(rows, 19, mu);
-    let oracle = Recorded::new(&blocks, 1.0);
-    let objective = BlockObjective::over_sums(&oracle, mu, rows).unwrap();
-    let out = BlockNewton::default().minimize(&objective, None).unwrap();
-    assert!(out.is_converged() && out.gradient_norm() <= 1e-10);
-    let gap = distance(out.weights(), in_memory.weights());
-    assert!(gap <= out.distance_bound() + in_memory.distance_bound());
-    let asked = oracle.asked.into_inner();
+    let (out, asked) = certified(&Recorded::new(&blocks, 1.0), (rows, mu, 100), &in_memory);
     let (last, before) = asked.split_last().unwrap();
     assert_eq!(*last, HessianRows::None, "{asked:?}");
     assert!(before.iter().all(|h| *h == HessianRows::All), "{asked:?}");
@@ -211,16 +212,7 @@ fn a_sampled_hessian_that_serves_badly_hands_over_to_the_exact_one() {
     let mu = 1e-3;
     let (in_memory, blocks) = in_memory_solution(rows, 17, mu);
     // A sampled Hessian 50 times too large: steps 50 times too short, contraction ≈ 0.98.
-    let oracle = Recorded::new(&blocks, 50.0);
-    let objective = BlockObjective::over_sums(&oracle, mu, rows).unwrap();
-    let out = BlockNewton::default()
-        .max_iterations(20)
-        .minimize(&objective, None)
-        .unwrap();
-    assert!(out.is_converged(), "{:?}", out.termination());
-    let gap = distance(out.weights(), in_memory.weights());
-    assert!(gap <= out.distance_bound() + in_memory.distance_bound());
-    let asked = oracle.asked.into_inner();
+    let (_, asked) = certified(&Recorded::new(&blocks, 50.0), (rows, mu, 20), &in_memory);
     let first_exact = asked.iter().position(|h| *h == HessianRows::All);
     assert_eq!(first_exact, Some(2), "{asked:?}");
     assert!(
@@ -229,12 +221,4 @@ fn a_sampled_hessian_that_serves_badly_hands_over_to_the_exact_one() {
             .all(|h| matches!(h, HessianRows::All | HessianRows::None)),
         "{asked:?}"
     );
-}
-
-fn distance(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).powi(2))
-        .sum::<f64>()
-        .sqrt()
 }

@@ -115,7 +115,7 @@ pub(super) fn data(rows: usize, block_rows: usize, seed: u64) -> (CsrRows, Vec<f
     (CsrRows::from_rows(cols, &list).unwrap(), labels, source)
 }
 
-fn distance(a: &[f64], b: &[f64]) -> f64 {
+pub(super) fn distance(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
         .map(|(x, y)| (x - y).powi(2))
