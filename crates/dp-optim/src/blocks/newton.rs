@@ -185,9 +185,10 @@ fn check_row_count(examples: usize, found: usize) -> Result<(), OptimError> {
 ///   Hessian from every s-th row of each block (s = n / (1,000·d), at most 8), scaled to
 ///   all rows: still a thousand rows per dimension or more, so the steps far from the
 ///   optimum move almost as Newton's do. Once `‖∇F‖` is below 1% of its start, or a step
-///   shrinks it by less than half or fails its line search, the exact Hessian
-///   takes over for the rest of the solve (near the optimum its quadratic convergence
-///   takes fewer passes than the sample's linear one);
+///   shrinks it by less than half or fails its line search, the exact Hessian takes over
+///   for the rest of the solve (near the optimum its quadratic convergence takes fewer
+///   passes than the sample's linear one; after a weak or failed step, from a pass at the
+///   same point rather than one more step with the sample);
 /// - a pass predicted to be the last (`‖∇F‖` times the last contraction — squared after
 ///   two exact steps — reaches a tenth of the tolerance) forms no Hessian; if it is not the
 ///   last after all, the next step reuses the previous factor (a chord step), and if that
@@ -318,12 +319,19 @@ impl BlockNewton {
                 Some((next_w, next)) => {
                     let next_norm = norm(&next.gradient);
                     let contraction = next_norm / gradient_norm;
-                    if contraction > SAMPLED_MIN_CONTRACTION || next_norm <= plan.end_gradient {
+                    let weak = contraction > SAMPLED_MIN_CONTRACTION;
+                    if weak || next_norm <= plan.end_gradient {
                         plan.exact();
                     }
                     last_step = Some((contraction, exact));
                     previous_factor = factor;
                     (w, current) = (next_w, next);
+                    // A sampled Hessian or a reused factor that served badly is not stepped
+                    // with again: the exact Hessian here, one more pass (a poor sample's
+                    // next step would cost more passes in halvings or short steps).
+                    if weak && !exact && current.hessian_rows != HessianRows::All {
+                        current = objective.evaluate(&w, HessianRows::All)?;
+                    }
                 }
                 // A sampled Hessian or a reused factor found no descent: the exact Hessian
                 // here, one more pass.

@@ -222,3 +222,27 @@ fn a_sampled_hessian_that_serves_badly_hands_over_to_the_exact_one() {
         "{asked:?}"
     );
 }
+
+#[test]
+fn a_sampled_hessian_too_small_costs_halvings_then_hands_over() {
+    let rows = 40_000;
+    let mu = 1e-3;
+    let (in_memory, blocks) = in_memory_solution(rows, 23, mu);
+    // A sampled Hessian 50 times too small (curvature a sample missed): steps 50 times too
+    // long, which the line search halves.
+    let (_, asked) = certified(&Recorded::new(&blocks, 0.02), (rows, mu, 30), &in_memory);
+    // The first step's halvings are sampled passes; once it has moved (weakly), the exact
+    // Hessian is formed where it landed, not stepped with the sample again (which took 3
+    // passes more here).
+    let first_exact = asked.iter().position(|h| *h == HessianRows::All).unwrap();
+    assert!(
+        asked[..first_exact]
+            .iter()
+            .all(|h| *h == HessianRows::EveryNth(2))
+            && asked[first_exact..]
+                .iter()
+                .all(|h| matches!(h, HessianRows::All | HessianRows::None)),
+        "{asked:?}"
+    );
+    assert!(asked.len() <= 12, "{} passes: {asked:?}", asked.len());
+}
