@@ -35,7 +35,8 @@ pub fn check_free(path: &Path, force: bool) -> Result<(), Failure> {
     }
 }
 
-fn parent(path: &Path) -> &Path {
+/// The folder `path` is in (`.` for a bare name).
+pub fn parent(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -113,6 +114,57 @@ impl Staged {
 impl Drop for Staged {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.temp);
+    }
+}
+
+/// A working file of this run: a new hidden name in its folder, reserved on creation (never
+/// an existing file), removed when dropped — after its use, or on any refusal.
+pub struct ScratchFile {
+    path: PathBuf,
+}
+
+impl ScratchFile {
+    /// Reserves `.{stem}-{pid}-{nanos}-{attempt}.{extension}` in `folder`.
+    pub fn reserve(folder: &Path, stem: &str, extension: &str) -> Result<Self, Failure> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |t| t.subsec_nanos());
+        for attempt in 0..64 {
+            let name = format!(
+                ".{stem}-{}-{nanos}-{attempt}.{extension}",
+                std::process::id()
+            );
+            let path = folder.join(name);
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => return Ok(Self { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(fail(format!(
+                        "{}: cannot create a working file there: {e}",
+                        folder.display()
+                    )));
+                }
+            }
+        }
+        Err(fail(format!(
+            "{}: no free name for a working file",
+            folder.display()
+        )))
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 

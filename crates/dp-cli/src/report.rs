@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::ledger::Ledger;
 use crate::model_file::Model as Released;
 use crate::output::sha256_hex;
-use crate::train::{DEFAULT_BLOCK_ROWS, Outcome, TrainRequest};
+use crate::train::{Outcome, TrainRequest};
 
 /// Only public or privatized facts: the request, the schema, the public sizes, the
 /// released model's own metadata and the tuning's private outputs. No statistic of the
@@ -82,7 +82,7 @@ pub fn report(
         "kernel": outcome.kernel,
         "dp_sgd": outcome.sgd,
         "out_of_core": req.out_of_core.on.then(|| json!({
-            "block_rows": req.out_of_core.block_rows.unwrap_or(DEFAULT_BLOCK_ROWS),
+            "block_rows": req.out_of_core.block_rows(),
             "note": "the file was read once into a row cache (deleted after the fit) and every \
                      Newton pass read the cache block by block: the same mechanism, noise and \
                      guarantee as an in-memory fit, with memory bounded by the block size",

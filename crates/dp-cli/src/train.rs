@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::ledger::{Ledger, LedgerLock, Spend};
 use crate::model_file::Model as Released;
-use crate::output::{check_free, write_all_or_none};
+use crate::output::{ScratchFile, check_free, parent, write_all_or_none};
 use crate::report::{markdown, report};
 use crate::tune::{Tuner, tuned};
 use crate::{Failure, fail, grid, progress};
@@ -155,7 +155,14 @@ pub struct OutOfCoreRequest {
 }
 
 /// `--block-rows`' default: dp-erm's usual block, about 3 MB of Adult-shaped rows.
-pub const DEFAULT_BLOCK_ROWS: usize = 16_384;
+const DEFAULT_BLOCK_ROWS: usize = 16_384;
+
+impl OutOfCoreRequest {
+    /// `--block-rows`, or its default.
+    pub fn block_rows(&self) -> usize {
+        self.block_rows.unwrap_or(DEFAULT_BLOCK_ROWS)
+    }
+}
 
 /// The model's `feature_map` entry: the schema's hash, so predictions refuse another schema.
 pub fn schema_tag(hash: &str) -> String {
@@ -681,14 +688,17 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     let started = std::time::Instant::now();
     let needs_examples = plan.grid.is_some() || plan.map.is_some() || req.model == Model::DpSgd;
     let data = if req.out_of_core.on {
-        let cache = CacheFile::reserve(&cache_dir(&req))?;
-        let block_rows = req.out_of_core.block_rows.unwrap_or(DEFAULT_BLOCK_ROWS);
+        let folder = match &req.out_of_core.cache_dir {
+            Some(dir) => dir.as_path(),
+            None => parent(&req.out),
+        };
+        let cache = ScratchFile::reserve(folder, "dpml-train", "rows")?;
         let written = dp_schema::write_row_cache(
             &req.data,
             &schema,
             &encoder,
             cache.path(),
-            block_rows,
+            req.out_of_core.block_rows(),
             &mut progress::updater(&bar),
         )
         .map_err(|e| fail(e.to_string()))?;
@@ -966,11 +976,11 @@ enum Data {
     Training(dp_erm::TrainingSet),
     Examples(Examples),
     /// `--out-of-core`: the file's encoded rows (n, d) in a row cache, deleted with its
-    /// [`CacheFile`] once the fit is done.
+    /// [`ScratchFile`] once the fit is done.
     Cache {
         rows: RowCache,
         shape: (usize, usize),
-        _file: CacheFile,
+        _file: ScratchFile,
     },
 }
 
@@ -981,63 +991,6 @@ impl Data {
             Data::Examples(x) => (x.len(), x.features()),
             Data::Cache { shape, .. } => *shape,
         }
-    }
-}
-
-/// `--cache-dir`, else the folder `--out` is written to.
-fn cache_dir(req: &TrainRequest) -> PathBuf {
-    match &req.out_of_core.cache_dir {
-        Some(dir) => dir.clone(),
-        None => match req.out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        },
-    }
-}
-
-/// The row cache's file: a new hidden name in its folder, reserved on creation (never an
-/// existing file) and removed when dropped — after the fit, or on any refusal.
-struct CacheFile {
-    path: PathBuf,
-}
-
-impl CacheFile {
-    fn reserve(dir: &Path) -> Result<Self, Failure> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |t| t.subsec_nanos());
-        for attempt in 0..64 {
-            let name = format!(".dpml-train-{}-{nanos}-{attempt}.rows", std::process::id());
-            let path = dir.join(name);
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(_) => return Ok(Self { path }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(fail(format!(
-                        "{}: cannot create the row cache there: {e}",
-                        dir.display()
-                    )));
-                }
-            }
-        }
-        Err(fail(format!(
-            "{}: no free name for the row cache",
-            dir.display()
-        )))
-    }
-
-    fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for CacheFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
