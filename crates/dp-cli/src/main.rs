@@ -5,7 +5,7 @@
 
 mod apply;
 mod grid;
-mod ledger;
+mod ledger_cmd;
 mod model_file;
 mod output;
 mod progress;
@@ -299,6 +299,16 @@ enum LedgerCommand {
         /// The ledger file.
         ledger: PathBuf,
     },
+    /// Checks that the ledger still holds the spend of every model given (by its report):
+    /// a model whose spend is missing shows a ledger edited or restored from an older copy.
+    #[command(after_help = "Example:\n  dpml ledger check adult-ledger.json adult.dpm tuned.dpm")]
+    Check {
+        /// The ledger file.
+        ledger: PathBuf,
+        /// Models trained with --ledger (their MODEL.report.json is read).
+        #[arg(required = true)]
+        models: Vec<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -410,42 +420,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             total_epsilon,
             dataset,
             total_delta,
-        }) => {
-            output::check_free(&ledger, false)?;
-            let new = ledger::Ledger::new(&dataset, total_epsilon, total_delta)?;
-            let mut text = serde_json::to_string_pretty(&new).expect("a ledger serializes");
-            text.push('\n');
-            output::write_all_or_none(vec![(ledger.clone(), text.into_bytes())], false)?;
-            eprintln!("wrote {} (total ε = {total_epsilon})", ledger.display());
-            Ok(())
-        }
-        Command::Ledger(LedgerCommand::Show { ledger }) => {
-            let l = ledger::Ledger::load(&ledger)?;
-            println!("ledger:  {}", ledger.display());
-            println!("dataset: {}", l.dataset);
-            println!("total ε: {}", l.total_epsilon);
-            println!("spent:   {} in {} runs", l.spent(), l.spends.len());
-            println!("left:    {}", (l.total_epsilon - l.spent()).max(0.0));
-            if l.total_delta > 0.0 {
-                println!("total δ: {:e}, spent {:e}", l.total_delta, l.spent_delta());
-            } else {
-                println!("total δ: 0 (pure ε: runs that spend a δ are refused)");
-            }
-            for s in &l.spends {
-                let delta = if s.delta > 0.0 {
-                    format!(", δ = {:e}", s.delta)
-                } else {
-                    String::new()
-                };
-                println!(
-                    "  ε = {:<8}{delta} {} → {} (schema {})",
-                    s.epsilon,
-                    s.command,
-                    s.model,
-                    &s.schema_sha256[..s.schema_sha256.len().min(12)]
-                );
-            }
-            Ok(())
+        }) => ledger_cmd::init(&ledger, &dataset, total_epsilon, total_delta),
+        Command::Ledger(LedgerCommand::Show { ledger }) => ledger_cmd::show(&ledger),
+        Command::Ledger(LedgerCommand::Check { ledger, models }) => {
+            ledger_cmd::check(&ledger, &models)
         }
     }
 }

@@ -168,9 +168,9 @@ impl Drop for ScratchFile {
     }
 }
 
-/// Writes every `(path, bytes)` or none: all are staged and synced first, then moved into
-/// place. (If a move fails half-way the files already moved are removed again.)
-pub fn write_all_or_none(files: Vec<(PathBuf, Vec<u8>)>, force: bool) -> Result<(), Failure> {
+/// Writes and syncs every file under a temporary name beside its own (nothing in place
+/// yet): a file that cannot be written is refused here, before anything is committed.
+pub fn stage_all(files: Vec<(PathBuf, Vec<u8>)>, force: bool) -> Result<Vec<Staged>, Failure> {
     let mut staged = Vec::with_capacity(files.len());
     for (path, bytes) in &files {
         let mut s = Staged::create(path, force)?;
@@ -178,6 +178,11 @@ pub fn write_all_or_none(files: Vec<(PathBuf, Vec<u8>)>, force: bool) -> Result<
         s.finish()?;
         staged.push(s);
     }
+    Ok(staged)
+}
+
+/// Moves staged files into place, all or (without `force`) none.
+pub fn commit_all(staged: Vec<Staged>, force: bool) -> Result<(), Failure> {
     let mut done: Vec<PathBuf> = Vec::new();
     for s in staged {
         let target = s.target.clone();

@@ -6,10 +6,20 @@ use dp_erm::{Mechanism, RegularizationRule};
 use dp_schema::Encoder;
 use serde_json::json;
 
-use crate::ledger::Ledger;
 use crate::model_file::Model as Released;
 use crate::output::sha256_hex;
 use crate::train::{Outcome, TrainRequest};
+use dp_fit::Ledger;
+
+/// The ledger a run charged, as it stands after the run's spend.
+pub struct LedgerEntry {
+    /// The path given.
+    pub path: PathBuf,
+    /// The ledger after the spend.
+    pub ledger: Ledger,
+    /// The spend's number in it.
+    pub sequence: u64,
+}
 
 /// Only public or privatized facts: the request, the schema, the public sizes, the
 /// released model's own metadata and the tuning's private outputs. No statistic of the
@@ -21,7 +31,7 @@ pub fn report(
     hash: &str,
     (n, d): (usize, usize),
     encoder: &Encoder,
-    ledger: Option<&(PathBuf, Ledger)>,
+    ledger: Option<&LedgerEntry>,
 ) -> serde_json::Value {
     let meta = outcome.model.metadata();
     let add_remove = matches!(meta.mechanism, Mechanism::DpSgdAddRemove { .. });
@@ -98,8 +108,12 @@ pub fn report(
         "epsilon_spent": outcome.epsilon_steps,
         "epsilon_total": outcome.epsilon,
         "delta_total": outcome.delta,
-        "ledger": ledger.map(|(path, l)| json!({
+        "ledger": ledger.map(|LedgerEntry { path, ledger: l, sequence }| json!({
             "path": path.display().to_string(),
+            // `dpml ledger check` matches these against the ledger: a spend it no longer
+            // holds shows the ledger was edited or restored from an older copy.
+            "id": l.id,
+            "sequence": sequence,
             "dataset": l.dataset,
             "total_epsilon": l.total_epsilon,
             "spent_after_this_run": l.spent(),

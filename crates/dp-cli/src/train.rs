@@ -7,15 +7,15 @@ use dp_erm::{
     DpSgd, DpSgdConfig, DpSgdRule, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration,
     RegularizationRule, RowCache, SgdNeighbours,
 };
+use dp_fit::{Charge, Pending, Spend};
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
-use dp_noise::DpRng;
+use dp_noise::{DpRng, Witnessed};
 use dp_schema::{Encoder, Schema};
 use serde_json::{Value, json};
 
-use crate::ledger::{Ledger, LedgerLock, Spend};
 use crate::model_file::Model as Released;
-use crate::output::{ScratchFile, check_free, parent, write_all_or_none};
-use crate::report::{markdown, report};
+use crate::output::{ScratchFile, check_free, commit_all, parent, stage_all};
+use crate::report::{LedgerEntry, markdown, report};
 use crate::tune::{Tuner, tuned};
 use crate::{Failure, fail, grid, progress};
 
@@ -175,12 +175,6 @@ pub fn report_paths(out: &Path) -> (PathBuf, PathBuf) {
         out.with_extension("report.json"),
         out.with_extension("report.md"),
     )
-}
-
-fn unix_time() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// The request's parameters, checked: everything decided before the data are read.
@@ -673,14 +667,25 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     let ledger_epsilon = add_remove_sgd
         .as_ref()
         .map_or(epsilon, |(sgd, ..)| sgd.replace_one_epsilon());
-    let ledger = match &req.ledger {
+    // The ledger's lock is held from here to the end of the run; the spend is checked now,
+    // before any data are read, and stored by dp-fit's rule: once the fit may have drawn
+    // noise (after a failure that followed a draw, or after the outputs are staged).
+    let charge = Charge {
+        epsilon: ledger_epsilon,
+        delta,
+    };
+    let mut pending = match &req.ledger {
         None => None,
-        Some(path) => {
-            let lock = LedgerLock::take(path)?;
-            let ledger = Ledger::load(path)?;
-            ledger.check_spend(path, ledger_epsilon, delta)?;
-            Some((path, lock, ledger))
-        }
+        Some(path) => Some(Pending::begin(path, charge).map_err(|e| fail(e.to_string()))?),
+    };
+    let spend = Spend {
+        schema_sha256: hash.clone(),
+        ..Spend::new(
+            charge.epsilon,
+            charge.delta,
+            "train",
+            &req.out.display().to_string(),
+        )
     };
 
     let file = req.data.display().to_string();
@@ -737,128 +742,134 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         (_, true) => "fitting (Gaussian objective perturbation)",
         _ => "fitting (objective perturbation)",
     });
-    let outcome = match (data, linear_tuner, kernel_tuner, &plan.map) {
-        (Data::Examples(x), None, None, None) if req.model == Model::DpSgd => {
-            let (sgd, batch, epochs) = match add_remove_sgd.take() {
-                Some(trainer) => trainer,
-                None => sgd_trainer(&req, n)?,
-            };
-            let model = sgd
-                .fit(&x, &mut rng)
-                .and_then(|m| m.into_model().with_feature_map(&tag))
-                .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-            Outcome {
-                model: Released::Linear(model),
-                mechanism: SGD_MECHANISM.into(),
-                regularization_choice: choice(req.regularization, "Λ = 0 for DP-SGD"),
-                epsilon_steps: json!([{ "step": "train (DP-SGD)", "epsilon": req.epsilon, "delta": req.delta }]),
-                epsilon: req.epsilon,
-                delta: req.delta,
-                tuning: None,
-                kernel: None,
-                sgd: Some(sgd_facts(&sgd, batch, epochs, &req)),
-                training_rows: req.sgd.add_remove_rows().unwrap_or(n),
+    let mut witness = Witnessed::new(&mut rng);
+    let fitted = (|| -> Result<Outcome, Failure> {
+        Ok(match (data, linear_tuner, kernel_tuner, &plan.map) {
+            (Data::Examples(x), None, None, None) if req.model == Model::DpSgd => {
+                let (sgd, batch, epochs) = match add_remove_sgd.take() {
+                    Some(trainer) => trainer,
+                    None => sgd_trainer(&req, n)?,
+                };
+                let model = sgd
+                    .fit(&x, &mut witness)
+                    .and_then(|m| m.into_model().with_feature_map(&tag))
+                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+                Outcome {
+                    model: Released::Linear(model),
+                    mechanism: SGD_MECHANISM.into(),
+                    regularization_choice: choice(req.regularization, "Λ = 0 for DP-SGD"),
+                    epsilon_steps: json!([{ "step": "train (DP-SGD)", "epsilon": req.epsilon, "delta": req.delta }]),
+                    epsilon: req.epsilon,
+                    delta: req.delta,
+                    tuning: None,
+                    kernel: None,
+                    sgd: Some(sgd_facts(&sgd, batch, epochs, &req)),
+                    training_rows: req.sgd.add_remove_rows().unwrap_or(n),
+                }
             }
-        }
-        (Data::Training(t), None, None, None) if req.delta > 0.0 => {
-            let lambda = match req.regularization {
-                Some(l) => Ok(l),
-                None => RegularizationRule::DEFAULT.regularization(n, d, req.epsilon),
+            (Data::Training(t), None, None, None) if req.delta > 0.0 => {
+                let lambda = match req.regularization {
+                    Some(l) => Ok(l),
+                    None => RegularizationRule::DEFAULT.regularization(n, d, req.epsilon),
+                }
+                .map_err(|e| fail(format!("the parameters were refused: {e}")))?;
+                let erm =
+                    GaussianErm::objective_perturbation(plan.loss, lambda, req.epsilon, req.delta);
+                let (model, _) = erm
+                    .fit(&t, &mut witness)
+                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+                let model = model
+                    .with_feature_map(&tag)
+                    .map_err(|e| fail(format!("cannot record the schema: {e}")))?;
+                Outcome {
+                    model: Released::Linear(model),
+                    mechanism: GAUSSIAN_MECHANISM.into(),
+                    regularization_choice: choice(
+                        req.regularization,
+                        "RegularizationRule::DEFAULT",
+                    ),
+                    epsilon_steps: json!([{ "step": "train (Gaussian objective perturbation)", "epsilon": req.epsilon, "delta": req.delta }]),
+                    epsilon: req.epsilon,
+                    delta: req.delta,
+                    tuning: None,
+                    kernel: None,
+                    sgd: None,
+                    training_rows: n,
+                }
             }
-            .map_err(|e| fail(format!("the parameters were refused: {e}")))?;
-            let erm =
-                GaussianErm::objective_perturbation(plan.loss, lambda, req.epsilon, req.delta);
-            let (model, _) = erm
-                .fit(&t, &mut rng)
-                .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-            let model = model
-                .with_feature_map(&tag)
-                .map_err(|e| fail(format!("cannot record the schema: {e}")))?;
-            Outcome {
-                model: Released::Linear(model),
-                mechanism: GAUSSIAN_MECHANISM.into(),
-                regularization_choice: choice(req.regularization, "RegularizationRule::DEFAULT"),
-                epsilon_steps: json!([{ "step": "train (Gaussian objective perturbation)", "epsilon": req.epsilon, "delta": req.delta }]),
-                epsilon: req.epsilon,
-                delta: req.delta,
-                tuning: None,
-                kernel: None,
-                sgd: None,
-                training_rows: n,
+            (Data::Examples(x), Some(t), _, _) => {
+                tuned(&t, &x, &mut witness, &plan, Released::Linear)?
             }
-        }
-        (Data::Examples(x), Some(t), _, _) => tuned(&t, &x, &mut rng, &plan, Released::Linear)?,
-        (Data::Examples(x), _, Some(t), Some(map)) => {
-            let mut o = tuned(&t, &x, &mut rng, &plan, Released::Kernel)?;
-            o.kernel = Some(kernel_facts(map));
-            o
-        }
-        (Data::Examples(x), None, None, Some(map)) => {
-            let lambda = match req.regularization {
-                Some(l) => l,
-                None => RegularizationRule::DEFAULT
-                    .regularization(n, map.output_features(), req.epsilon)
-                    .map_err(|e| fail(format!("the parameters were refused: {e}")))?,
-            };
-            let fit = kernel_params(map, plan.loss, lambda, req.epsilon)
-                .fit(&x, &mut rng)
-                .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-            Outcome {
-                model: Released::Kernel(fit.into_model()),
-                mechanism: KERNEL_MECHANISM.into(),
-                regularization_choice: choice(
-                    req.regularization,
-                    "RegularizationRule::DEFAULT at d = D (the random features)",
-                ),
-                epsilon_steps: json!([{ "step": "train (objective perturbation on random features)", "epsilon": req.epsilon }]),
-                epsilon: req.epsilon,
-                delta: 0.0,
-                tuning: None,
-                kernel: Some(kernel_facts(map)),
-                sgd: None,
-                training_rows: n,
+            (Data::Examples(x), _, Some(t), Some(map)) => {
+                let mut o = tuned(&t, &x, &mut witness, &plan, Released::Kernel)?;
+                o.kernel = Some(kernel_facts(map));
+                o
             }
-        }
-        (Data::Training(t), _, _, _) => {
-            let params = linear_fit_params(&req, &plan, (n, d), &encoder, &tag)?;
-            let fit = params
-                .fit(&t, &mut rng)
-                .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-            linear_outcome(&req, noise, fit, n)
-        }
-        (Data::Cache { rows, _file, .. }, _, _, _) => {
-            let params = linear_fit_params(&req, &plan, (n, d), &encoder, &tag)?;
-            let fit = params
-                .fit_blocks(&rows, n, &mut rng)
-                .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-            linear_outcome(&req, noise, fit, n)
-        }
-        _ => unreachable!("tuning and kernels read examples"),
-    };
+            (Data::Examples(x), None, None, Some(map)) => {
+                let lambda = match req.regularization {
+                    Some(l) => l,
+                    None => RegularizationRule::DEFAULT
+                        .regularization(n, map.output_features(), req.epsilon)
+                        .map_err(|e| fail(format!("the parameters were refused: {e}")))?,
+                };
+                let fit = kernel_params(map, plan.loss, lambda, req.epsilon)
+                    .fit(&x, &mut witness)
+                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+                Outcome {
+                    model: Released::Kernel(fit.into_model()),
+                    mechanism: KERNEL_MECHANISM.into(),
+                    regularization_choice: choice(
+                        req.regularization,
+                        "RegularizationRule::DEFAULT at d = D (the random features)",
+                    ),
+                    epsilon_steps: json!([{ "step": "train (objective perturbation on random features)", "epsilon": req.epsilon }]),
+                    epsilon: req.epsilon,
+                    delta: 0.0,
+                    tuning: None,
+                    kernel: Some(kernel_facts(map)),
+                    sgd: None,
+                    training_rows: n,
+                }
+            }
+            (Data::Training(t), _, _, _) => {
+                let params = linear_fit_params(&req, &plan, (n, d), &encoder, &tag)?;
+                let fit = params
+                    .fit(&t, &mut witness)
+                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+                linear_outcome(&req, noise, fit, n)
+            }
+            (Data::Cache { rows, _file, .. }, _, _, _) => {
+                let params = linear_fit_params(&req, &plan, (n, d), &encoder, &tag)?;
+                let fit = params
+                    .fit_blocks(&rows, n, &mut witness)
+                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+                linear_outcome(&req, noise, fit, n)
+            }
+            _ => unreachable!("tuning and kernels read examples"),
+        })
+    })();
+    let drew = witness.drew();
     spinner.finish_and_clear();
+    let outcome = match fitted {
+        Ok(outcome) => outcome,
+        Err(failure) => return Err(settle_failure(pending, drew, spend, failure)),
+    };
     let bytes = outcome.model.to_bytes()?;
 
-    // The spend is recorded before the model is written: a crash in between over-counts,
-    // never under-counts.
-    let ledger_state = match ledger {
-        None => None,
-        Some((path, lock, mut ledger)) => {
-            ledger.spends.push(Spend {
-                epsilon: if req.sgd.add_remove_rows().is_some() {
-                    ledger_epsilon
-                } else {
-                    outcome.epsilon
-                },
-                delta: outcome.delta,
-                command: "train".into(),
-                model: req.out.display().to_string(),
-                schema_sha256: hash.clone(),
-                time_unix: unix_time(),
-            });
-            ledger.store(path)?;
-            drop(lock);
-            Some((path.clone(), ledger))
+    // The spend is recorded in the ledger held in memory (for the report), the outputs are
+    // staged (written and synced under temporary names), and only then is the spend
+    // stored and the outputs moved into place: an output that cannot be written costs
+    // nothing; a crash after the spend is stored over-counts, never under-counts.
+    let ledger_entry = match (&mut pending, &req.ledger) {
+        (Some(pending), Some(path)) => {
+            let (sequence, after) = pending.record(spend).map_err(|e| fail(e.to_string()))?;
+            Some(LedgerEntry {
+                path: path.clone(),
+                ledger: after.clone(),
+                sequence,
+            })
         }
+        _ => None,
     };
     let report = report(
         &req,
@@ -868,10 +879,10 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         // Under add/remove the file's row count is private: the report gives n̂.
         (req.sgd.add_remove_rows().unwrap_or(n), d),
         &encoder,
-        ledger_state.as_ref(),
+        ledger_entry.as_ref(),
     );
     let markdown = markdown(&report);
-    write_all_or_none(
+    let staged = stage_all(
         vec![
             (req.out.clone(), bytes),
             (
@@ -882,6 +893,10 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         ],
         req.force,
     )?;
+    if let Some(pending) = pending {
+        pending.store().map_err(|e| fail(e.to_string()))?;
+    }
+    commit_all(staged, req.force)?;
     if let Some(warning) = report["outlook"]["warning"].as_str() {
         eprintln!("warning: {warning}");
     }
@@ -898,6 +913,35 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         report_md.display()
     );
     Ok(())
+}
+
+/// A fit that failed: its spend is stored if it may have drawn noise (dp-fit's rule), and
+/// the message says so.
+fn settle_failure(pending: Option<Pending>, drew: bool, spend: Spend, failure: Failure) -> Failure {
+    let Some(pending) = pending else {
+        return failure;
+    };
+    let charged = format!(
+        " (ε = {}{})",
+        spend.epsilon,
+        if spend.delta > 0.0 {
+            format!(", δ = {:e}", spend.delta)
+        } else {
+            String::new()
+        }
+    );
+    match pending.settle_failure(drew, spend) {
+        Ok(None) => failure,
+        Ok(Some(sequence)) => fail(format!(
+            "{}; the fit had drawn its noise, so its spend{charged} stands and was \
+             charged to the ledger (spend {sequence})",
+            failure.0
+        )),
+        Err(e) => fail(format!(
+            "{}; and its spend could not be stored: {e}",
+            failure.0
+        )),
+    }
 }
 
 pub const LINEAR_MECHANISM: &str = "objective perturbation (Chaudhuri, Monteleoni and Sarwate \

@@ -2,7 +2,7 @@
 //! known before the data are read, and what the selection releases for the report.
 
 use dp_erm::{Examples, Trainer};
-use dp_noise::DpRng;
+use dp_noise::ReleaseRng;
 use dp_tune::{RandomStopping, SplitAndSelect};
 use serde_json::{Value, json};
 
@@ -79,7 +79,11 @@ impl<T: Trainer> Tuner<T> {
         }
     }
 
-    pub fn select(&self, data: &Examples, rng: &mut DpRng) -> Result<Tuned<T::Model>, Failure> {
+    pub fn select<R: ReleaseRng>(
+        &self,
+        data: &Examples,
+        rng: &mut R,
+    ) -> Result<Tuned<T::Model>, Failure> {
         let refused = |e: dp_tune::TuneError| fail(format!("the tuning was refused: {e}"));
         match self {
             Tuner::Split(t) => {
@@ -131,10 +135,10 @@ impl<T: Trainer> Tuner<T> {
 }
 
 /// The selection run on `data`, with every step's ε for the report.
-pub fn tuned<T: Trainer>(
+pub fn tuned<T: Trainer, R: ReleaseRng>(
     tuner: &Tuner<T>,
     data: &Examples,
-    rng: &mut DpRng,
+    rng: &mut R,
     plan: &Plan,
     wrap: impl Fn(T::Model) -> Released,
 ) -> Result<Outcome, Failure> {

@@ -1400,3 +1400,218 @@ fn out_of_core_reads_parquet_as_in_memory_training_does() {
     assert!(shown["error"].as_f64().unwrap() <= 0.05, "{shown}");
     assert!(listing(s.dir.path()).iter().all(|f| !f.ends_with(".rows")));
 }
+
+// The budget breaks of the front doors' review (dp-fit's ledger and spend rule).
+
+/// Runs `cmd`, expecting a failure after the data were read (standard error starts with
+/// the reading's throughput line); returns standard error.
+fn fails_after_reading(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success(), "expected a failure: {out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("read ") && err.contains("\ndpml: error: "),
+        "{err}"
+    );
+    err
+}
+
+fn spent(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Twelve concurrent runs of ε = 0.3 against a total of 1 through the file, a symbolic
+/// link and a hard link: at most three are charged, the hard-linked name is refused
+/// outright, and the symbolic link stays a link to the one ledger.
+#[cfg(unix)]
+#[test]
+fn a_ledger_reached_by_several_names_is_never_spent_twice() {
+    let s = Setup::new();
+    let path = ledger(&s, "1");
+    let link = s.path("link.json");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    let hard = s.path("hard.json");
+    std::fs::hard_link(&path, &hard).unwrap();
+    let err = fails(
+        s.train(&s.path("data.csv"), "h.dpm")
+            .arg("--ledger")
+            .arg(&hard),
+    );
+    assert!(err.contains("hard links"), "{err}");
+    let err = fails(
+        s.train(&s.path("data.csv"), "h.dpm")
+            .arg("--ledger")
+            .arg(&path),
+    );
+    assert!(err.contains("hard links"), "{err}");
+    std::fs::remove_file(&hard).unwrap();
+    let runs: Vec<_> = (0..12)
+        .map(|i| {
+            let name = if i % 2 == 0 { &path } else { &link };
+            std::process::Command::new(env!("CARGO_BIN_EXE_dpml"))
+                .arg("train")
+                .arg("--data")
+                .arg(s.path("data.csv"))
+                .arg("--schema")
+                .arg(s.path("schema.toml"))
+                .args(["--epsilon", "0.3", "--out"])
+                .arg(s.path(&format!("m{i}.dpm")))
+                .arg("--ledger")
+                .arg(name)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let succeeded = runs
+        .into_iter()
+        .map(|run| run.wait_with_output().unwrap().status.success())
+        .filter(|&ok| ok)
+        .count();
+    let ledger = spent(&path);
+    let spends = ledger["spends"].as_array().unwrap();
+    assert_eq!(spends.len(), succeeded);
+    assert!(
+        succeeded <= 3,
+        "{succeeded} runs of 0.3 charged to a total of 1"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // Each charged run wrote its model and names its spend; no refused run wrote one.
+    let models = (0..12)
+        .filter(|i| s.path(&format!("m{i}.dpm")).exists())
+        .count();
+    assert_eq!(models, succeeded);
+}
+
+/// DP-SGD whose iterates diverge fails after drawing all its noise: the spend stands (the
+/// failure is a function of the noisy steps), and the error says so.
+#[test]
+fn a_dpsgd_fit_that_diverges_is_charged() {
+    let s = Setup::new();
+    let path = ledger_with_delta(&s, "2", "2e-6");
+    let err = fails_after_reading(
+        s.train(&s.path("data.csv"), "d.dpm")
+            .args([
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--learning-rate",
+                "1e30",
+                "--regularization",
+                "1",
+            ])
+            .arg("--ledger")
+            .arg(&path),
+    );
+    assert!(err.contains("diverged"), "{err}");
+    assert!(err.contains("stands and was charged"), "{err}");
+    assert!(!s.path("d.dpm").exists());
+    let ledger = spent(&path);
+    assert_eq!(ledger["spends"].as_array().unwrap().len(), 1);
+    assert_eq!(ledger["spends"][0]["epsilon"], 1.0);
+    // A refusal before any draw (the data file is missing) costs nothing.
+    fails(
+        s.train(&s.path("missing.csv"), "e.dpm")
+            .args(["--delta", "1e-6", "--model", "dp-sgd"])
+            .arg("--ledger")
+            .arg(&path),
+    );
+    assert_eq!(spent(&path)["spends"].as_array().unwrap().len(), 1);
+}
+
+/// An output folder that cannot be written is found when the outputs are staged, before
+/// the spend is stored: nothing is charged and nothing is left behind. (/proc refuses new
+/// files even to root, so this holds whoever runs the tests.)
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_that_cannot_be_written_costs_nothing() {
+    let s = Setup::new();
+    let path = ledger(&s, "2");
+    let err = fails_after_reading(
+        dpml()
+            .arg("train")
+            .arg("--data")
+            .arg(s.path("data.csv"))
+            .arg("--schema")
+            .arg(s.path("schema.toml"))
+            .args([
+                "--epsilon",
+                "1",
+                "--out",
+                "/proc/dpml-test-model.dpm",
+                "--ledger",
+            ])
+            .arg(&path),
+    );
+    assert!(err.contains("cannot create it"), "{err}");
+    assert!(spent(&path)["spends"].as_array().unwrap().is_empty());
+}
+
+/// Every report names its ledger's identity and its spend's number; `dpml ledger check`
+/// names a model whose spend a restored ledger no longer holds.
+#[test]
+fn a_restored_ledger_is_caught_by_the_reports_it_charged() {
+    let s = Setup::new();
+    let path = ledger(&s, "3");
+    succeeds(
+        s.train(&s.path("data.csv"), "a.dpm")
+            .arg("--ledger")
+            .arg(&path),
+    );
+    let backup = std::fs::read(&path).unwrap();
+    succeeds(
+        s.train(&s.path("data.csv"), "b.dpm")
+            .arg("--ledger")
+            .arg(&path),
+    );
+    let (a, b) = (report_of(&s, "a.dpm"), report_of(&s, "b.dpm"));
+    assert_eq!(
+        (
+            a["ledger"]["sequence"].as_u64(),
+            b["ledger"]["sequence"].as_u64()
+        ),
+        (Some(1), Some(2))
+    );
+    assert_eq!(a["ledger"]["id"], spent(&path)["id"]);
+    let shown = succeeds(
+        dpml()
+            .args(["ledger", "check"])
+            .arg(&path)
+            .arg(s.path("a.dpm"))
+            .arg(s.path("b.dpm")),
+    );
+    assert!(
+        shown.contains("holds the spend of every model given (2)"),
+        "{shown}"
+    );
+    // Restored from the copy taken after the first run: the second run's ε is forgotten.
+    std::fs::write(&path, backup).unwrap();
+    let err = fails(
+        dpml()
+            .args(["ledger", "check"])
+            .arg(&path)
+            .arg(s.path("a.dpm"))
+            .arg(s.path("b.dpm")),
+    );
+    assert!(
+        err.contains("b.dpm: its spend (number 2) is not in the ledger"),
+        "{err}"
+    );
+    assert!(!err.contains("a.dpm:"), "{err}");
+    // A ledger created anew is another ledger.
+    std::fs::remove_file(&path).unwrap();
+    ledger(&s, "3");
+    let err = fails(
+        dpml()
+            .args(["ledger", "check"])
+            .arg(&path)
+            .arg(s.path("a.dpm")),
+    );
+    assert!(err.contains("charged to another ledger"), "{err}");
+}

@@ -2,25 +2,7 @@
 
 use crate::NoiseError;
 use crate::error::{check_delta, check_epsilon, check_spent_delta};
-
-/// `a + b` rounded **up**: the floating-point sum, moved one ulp up whenever it came out
-/// below the exact sum (detected exactly with Knuth's TwoSum), so accumulated ε is never
-/// under-reported.
-pub fn add_rounding_up(a: f64, b: f64) -> f64 {
-    let sum = a + b;
-    let b_part = sum - a;
-    let rounding_error = (a - (sum - b_part)) + (b - b_part);
-    if rounding_error > 0.0 {
-        sum.next_up()
-    } else {
-        sum
-    }
-}
-
-/// `a − b` rounded **down** (for what remains of a budget).
-fn subtract_rounding_down(a: f64, b: f64) -> f64 {
-    -add_rounding_up(-a, b)
-}
+use crate::rounding::{add_rounding_up, subtract_rounding_down};
 
 /// The ε of running ε-DP mechanisms one after another on the same data (sequential
 /// composition): their sum, rounded up.

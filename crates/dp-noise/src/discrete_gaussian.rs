@@ -297,7 +297,7 @@ impl DiscreteGaussianVector {
             DiscreteGaussian::with_variance_at_least((sigma_steps * sigma_steps).next_up())?;
         // Index sensitivity Δ/g + √d (Δ/g exact), rounded up; the noise's variance is at
         // least sigma_steps², so ρ at sigma_steps bounds the true one.
-        let index_sensitivity = crate::budget::add_rounding_up(sensitivity / g, root_d);
+        let index_sensitivity = crate::rounding::add_rounding_up(sensitivity / g, root_d);
         let zcdp = Zcdp::gaussian(index_sensitivity, sigma_steps)?;
         Ok(Self {
             dim,

@@ -61,13 +61,13 @@ mod laplace;
 mod proptests;
 mod rdp;
 mod rng;
+pub mod rounding;
 pub mod stats;
 mod vector;
 mod zcdp;
 
 pub use budget::{
-    Charge, EXACT_SHARE_SPENDS, PrivacyBudget, add_rounding_up, parallel_composition,
-    sequential_composition,
+    Charge, EXACT_SHARE_SPENDS, PrivacyBudget, parallel_composition, sequential_composition,
 };
 pub use discrete_gaussian::{DiscreteGaussian, DiscreteGaussianVector};
 pub use discrete_laplace::DiscreteLaplace;
@@ -79,7 +79,8 @@ pub use rdp::{
     MAX_ORDER, MAX_STEPS, Neighbouring, RdpAccountant, RdpCurve, default_orders, opacus_orders,
     smallest_noise_multiplier,
 };
-pub use rng::{DpRng, InsecureSeededRng, ReleaseRng};
+pub use rng::{DpRng, InsecureSeededRng, ReleaseRng, Witnessed};
+pub use rounding::{ExactSum, add_rounding_up};
 pub use vector::{GammaNormVector, GaussianVector, MAX_DIMENSION};
 pub use zcdp::{Zcdp, ZcdpBudget};
 

@@ -47,8 +47,8 @@
 use statrs::function::erf::erfc;
 
 use crate::NoiseError;
-use crate::budget::add_rounding_up;
 use crate::error::check_epsilon;
+use crate::rounding::{add_rounding_up, mul_rounding_up as mul_up};
 use crate::zcdp::Zcdp;
 
 /// The neighbouring relation an RDP curve holds for.
@@ -631,11 +631,6 @@ fn check_conversion_delta(delta: f64) -> Result<f64, NoiseError> {
     } else {
         Err(NoiseError::InvalidDelta(delta))
     }
-}
-
-/// `a·b` rounded up (a, b ≥ 0).
-fn mul_up(a: f64, b: f64) -> f64 {
-    (a * b).next_up()
 }
 
 #[cfg(test)]

@@ -155,12 +155,87 @@ forward_try_rng!(InsecureSeededRng);
 
 impl TryCryptoRng for DpRng {}
 
+/// A [`ReleaseRng`] that remembers whether anything was drawn from it — the one test, for
+/// every front door, of whether a fit "may have drawn noise": a fit refused before its first
+/// draw spent nothing; once anything was drawn, the spend stands whatever happens next (a
+/// failure after the noise is a function of the noisy computation).
+///
+/// It forwards every draw to the generator it borrows, so it is exactly as secure (or, for
+/// [`InsecureSeededRng`], as insecure) as that generator.
+pub struct Witnessed<'a, R: ?Sized> {
+    inner: &'a mut R,
+    drew: bool,
+}
+
+impl<'a, R: ReleaseRng + ?Sized> Witnessed<'a, R> {
+    /// Watches `inner`; nothing drawn yet.
+    pub fn new(inner: &'a mut R) -> Self {
+        Self { inner, drew: false }
+    }
+
+    /// Whether anything was drawn through this witness.
+    pub fn drew(&self) -> bool {
+        self.drew
+    }
+}
+
+impl<R: ?Sized> fmt::Debug for Witnessed<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Witnessed")
+            .field("drew", &self.drew)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: ReleaseRng + ?Sized> TryRng for Witnessed<'_, R> {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        self.drew = true;
+        Ok(self.inner.next_u32())
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        self.drew = true;
+        Ok(self.inner.next_u64())
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        self.drew = true;
+        self.inner.fill_bytes(dst);
+        Ok(())
+    }
+}
+
+impl<R: ReleaseRng + TryCryptoRng + ?Sized> TryCryptoRng for Witnessed<'_, R> {}
+impl<R: ReleaseRng + ?Sized> sealed::Sealed for Witnessed<'_, R> {}
+impl<R: ReleaseRng + ?Sized> ReleaseRng for Witnessed<'_, R> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::{CryptoRng, Rng};
 
     fn assert_crypto<R: CryptoRng>(_: &R) {}
+
+    #[test]
+    fn a_witness_sees_every_kind_of_draw_and_changes_none() {
+        let mut plain = InsecureSeededRng::new(3);
+        let expected = (plain.next_u64(), plain.next_u32());
+        let mut rng = InsecureSeededRng::new(3);
+        let mut witness = Witnessed::new(&mut rng);
+        assert!(!witness.drew());
+        assert_eq!((witness.next_u64(), witness.next_u32()), expected);
+        assert!(witness.drew());
+        let mut os = DpRng::from_os_entropy().unwrap();
+        let mut bytes = Witnessed::new(&mut os);
+        bytes.fill_bytes(&mut [0u8; 4]);
+        assert!(bytes.drew());
+        assert_crypto(&bytes);
+    }
 
     #[test]
     fn os_seeded_generators_are_crypto_and_differ() {

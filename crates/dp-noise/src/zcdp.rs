@@ -19,8 +19,8 @@
 //! the bound's exact value at that α.
 
 use crate::NoiseError;
-use crate::budget::add_rounding_up;
 use crate::error::{check_epsilon, check_sensitivity};
+use crate::rounding::{add_rounding_up, mul_rounding_up as mul_up};
 
 /// Relative margin added to every converted value: each term of the bound is computed with
 /// a relative error of a few units in the last place (2⁻⁵² ≈ 2·10⁻¹⁶); 10⁻¹² of the sum of
@@ -151,11 +151,6 @@ fn check_conversion_delta(delta: f64) -> Result<f64, NoiseError> {
     } else {
         Err(NoiseError::InvalidDelta(delta))
     }
-}
-
-/// `a·b` rounded up (a, b ≥ 0).
-fn mul_up(a: f64, b: f64) -> f64 {
-    (a * b).next_up()
 }
 
 /// The CKS20 ε at order `alpha`, and the sum of its terms' magnitudes (for the margin).

@@ -1,0 +1,510 @@
+//! A dataset's privacy budget and every spend against it — the one ledger behind every face.
+//!
+//! [`Ledger`] is the content: a total ε (and a total δ, 0 for a pure-ε ledger), a list of
+//! [`Spend`]s, an identity and a spend counter. It lives in memory (Python's
+//! `dpml.Ledger(epsilon)`) or in a JSON file ([`crate::LedgerFile`]: `dpml ledger init`, and
+//! Python's `dpml.Ledger.open`), in the format [`LEDGER_FORMAT`].
+//!
+//! **Sums are exact.** Spends are added as exact rationals ([`dp_noise::ExactSum`]), so a
+//! verdict never depends on rounding or on the order of spends: ten spends of the double
+//! 0.1 exceed a total of 1, as they do in the reals. What is *reported* is rounded in the
+//! safe direction: spent up, remaining down.
+//!
+//! **A pure-ε ledger refuses any δ > 0**: a δ is a probability that the ε guarantee fails
+//! outright, which no ε budget covers. δs add up by basic composition, like the εs.
+//!
+//! **Resets are visible, not prevented.** A ledger file is a local file: whoever can write
+//! it can edit it, delete spends or restore an older copy, and no file format can stop
+//! that. What the ledger does is make such a reset detectable: it has a random identity
+//! (`id`) fixed when it is created, and every spend takes the next number of a counter
+//! (`sequence`) that is recorded in the spend and in the report of the model it paid for.
+//! [`Ledger::missing`] names the reports whose spend the ledger no longer holds
+//! (`dpml ledger check`).
+
+use std::fmt;
+
+use dp_noise::ExactSum;
+use serde::{Deserialize, Serialize};
+
+/// The ledger format's name and version (files written before identities were added load
+/// unchanged; they are given an identity the first time a spend is stored).
+pub const LEDGER_FORMAT: &str = "dpml-ledger/1";
+
+/// The largest total ε a ledger takes (the mechanisms' own ceiling, `dp_erm::MAX_EPSILON`,
+/// is far below it; a larger ledger is a typo).
+pub const MAX_TOTAL_EPSILON: f64 = 1e6;
+
+/// One recorded spend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spend {
+    /// ε spent.
+    pub epsilon: f64,
+    /// What spent it (`"train"` on the command line, `"python: LogisticRegression"`, …).
+    pub command: String,
+    /// The model written, or what the fit released.
+    pub model: String,
+    /// The schema's hash (empty when the data came without a schema).
+    #[serde(default)]
+    pub schema_sha256: String,
+    /// δ spent (0 for a pure-ε spend).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delta: f64,
+    /// Seconds since the Unix epoch.
+    pub time_unix: u64,
+    /// This spend's number in its ledger (1, 2, …; never reused, even after a refund).
+    /// Absent in spends recorded before ledgers numbered them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<u64>,
+}
+
+impl Spend {
+    /// A spend of `epsilon` and `delta` by `command`, for `model`, stamped now.
+    pub fn new(epsilon: f64, delta: f64, command: &str, model: &str) -> Self {
+        Self {
+            epsilon,
+            command: command.into(),
+            model: model.into(),
+            schema_sha256: String::new(),
+            delta,
+            time_unix: unix_time(),
+            sequence: None,
+        }
+    }
+}
+
+/// The ledger's content.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ledger {
+    /// [`LEDGER_FORMAT`].
+    pub format: String,
+    /// What the budget is for (free text).
+    pub dataset: String,
+    /// The dataset's total ε.
+    pub total_epsilon: f64,
+    /// The dataset's total δ (0: a pure-ε ledger, which refuses any δ).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub total_delta: f64,
+    /// A random identity fixed at creation (hex), recorded in every report it charged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The number the next spend takes (spends are numbered from 1).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub next_sequence: u64,
+    /// Every spend so far.
+    pub spends: Vec<Spend>,
+}
+
+impl fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ledger")
+            .field("dataset", &self.dataset)
+            .field("total_epsilon", &self.total_epsilon)
+            .field("total_delta", &self.total_delta)
+            .field("id", &self.id)
+            .field("spends", &self.spends.len())
+            .finish()
+    }
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn is_zero_count(x: &u64) -> bool {
+    *x == 0
+}
+
+fn unix_time() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Why a ledger refused, or could not be used. `Display` names the ledger and the problem;
+/// nothing in it depends on the data of a fit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LedgerError {
+    /// A total or a spend that is not a valid ε or δ (a parameter, named).
+    InvalidAmount {
+        /// The parameter.
+        what: String,
+        /// Its value.
+        value: f64,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// The spend does not fit in what is left.
+    Exceeded(Box<Overspend>),
+    /// A δ > 0 asked of a pure-ε ledger.
+    PureEpsilon {
+        /// The ledger.
+        ledger: String,
+        /// The ε asked.
+        epsilon: f64,
+        /// The δ asked.
+        delta: f64,
+    },
+    /// The file is not a valid ledger.
+    Corrupt {
+        /// The ledger.
+        ledger: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The file cannot be read or written.
+    Io {
+        /// The ledger (or its lock).
+        ledger: String,
+        /// What failed.
+        why: String,
+    },
+    /// Another process holds the ledger's lock.
+    Held {
+        /// The ledger.
+        ledger: String,
+        /// The holder's process id, as it wrote it.
+        holder: String,
+    },
+    /// The ledger cannot be spent safely through this file (several hard links, not a
+    /// regular file).
+    Unsafe {
+        /// The ledger.
+        ledger: String,
+        /// Why, and what to do.
+        why: String,
+    },
+    /// A refund of a spend this ledger does not hold.
+    UnknownSpend {
+        /// The ledger.
+        ledger: String,
+        /// The spend's number.
+        sequence: u64,
+    },
+}
+
+/// The facts of a refused spend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overspend {
+    /// The ledger.
+    pub ledger: String,
+    /// What it is for.
+    pub dataset: String,
+    /// Which budget overflows: `"ε"` or `"δ"`.
+    pub which: &'static str,
+    /// The ε and δ asked.
+    pub asked: (f64, f64),
+    /// The ε and δ left before it (rounded down).
+    pub left: (f64, f64),
+    /// The totals.
+    pub total: (f64, f64),
+    /// The ε spent before it, rounded up.
+    pub spent: f64,
+    /// The spent ε or δ (the overflowing one) after it, rounded up.
+    pub after: f64,
+    /// Spends so far.
+    pub runs: usize,
+}
+
+impl fmt::Display for LedgerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidAmount {
+                what,
+                value,
+                expected,
+            } => write!(f, "{what} = {value}: must be {expected}"),
+            Self::Exceeded(o) if o.which == "δ" => write!(
+                f,
+                "ledger {}: spending δ = {:e} would bring the total δ spent to {:e}, above the \
+                 budget of {:e} for {:?}; refused before reading any data",
+                o.ledger, o.asked.1, o.after, o.total.1, o.dataset
+            ),
+            Self::Exceeded(o) => write!(
+                f,
+                "ledger {}: spending ε = {} would bring the total spent to {}, above the budget \
+                 of {} for {:?} ({} spent in {} runs); refused before reading any data",
+                o.ledger, o.asked.0, o.after, o.total.0, o.dataset, o.spent, o.runs
+            ),
+            Self::PureEpsilon {
+                ledger,
+                epsilon,
+                delta,
+            } => write!(
+                f,
+                "ledger {ledger} is pure ε (no total δ), but this run spends δ = {delta:e} on \
+                 top of ε = {epsilon}: a δ is a chance that the ε guarantee fails outright, \
+                 which an ε budget does not cover; refused before reading any data"
+            ),
+            Self::Corrupt { ledger, why } => write!(f, "ledger {ledger} is corrupt: {why}"),
+            Self::Io { ledger, why } => write!(f, "ledger {ledger}: {why}"),
+            Self::Held { ledger, holder } => write!(
+                f,
+                "ledger {ledger}: another dpml run (process {holder}) is using it; wait for it \
+                 to finish"
+            ),
+            Self::Unsafe { ledger, why } => write!(f, "ledger {ledger}: {why}"),
+            Self::UnknownSpend { ledger, sequence } => write!(
+                f,
+                "ledger {ledger}: no spend numbered {sequence} to take back"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LedgerError {}
+
+/// `value` as an ε: finite, > 0 and at most `ceiling`.
+pub(crate) fn check_epsilon(what: &str, value: f64, ceiling: f64) -> Result<f64, LedgerError> {
+    if value.is_finite() && value > 0.0 && value <= ceiling {
+        Ok(value)
+    } else {
+        Err(LedgerError::InvalidAmount {
+            what: what.into(),
+            value,
+            expected: "a finite ε > 0 (at most 10⁶)",
+        })
+    }
+}
+
+/// `value` as a δ: in [0, 1).
+pub(crate) fn check_delta(what: &str, value: f64) -> Result<f64, LedgerError> {
+    if (0.0..1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(LedgerError::InvalidAmount {
+            what: what.into(),
+            value,
+            expected: "a δ in [0, 1) (0: pure ε)",
+        })
+    }
+}
+
+/// A fresh random identity: 128 bits from the operating system's entropy, in hex.
+fn fresh_id() -> Result<String, LedgerError> {
+    use rand::Rng;
+    let mut rng = dp_noise::DpRng::from_os_entropy().map_err(|e| LedgerError::Io {
+        ledger: "(new)".into(),
+        why: format!("no randomness for its identity: {e}"),
+    })?;
+    Ok(format!("{:016x}{:016x}", rng.next_u64(), rng.next_u64()))
+}
+
+impl Ledger {
+    /// A new ledger with nothing spent and a fresh identity. `total_delta` = 0 makes a
+    /// pure-ε ledger.
+    pub fn new(dataset: &str, total_epsilon: f64, total_delta: f64) -> Result<Self, LedgerError> {
+        check_epsilon("total ε", total_epsilon, MAX_TOTAL_EPSILON)?;
+        check_delta("total δ", total_delta)?;
+        Ok(Self {
+            format: LEDGER_FORMAT.into(),
+            dataset: dataset.into(),
+            total_epsilon,
+            total_delta,
+            id: Some(fresh_id()?),
+            next_sequence: 1,
+            spends: Vec::new(),
+        })
+    }
+
+    /// The exact ε spent.
+    fn exact_epsilon(&self) -> ExactSum {
+        let mut sum = ExactSum::new();
+        self.spends.iter().for_each(|s| sum.add(s.epsilon));
+        sum
+    }
+
+    /// The exact δ spent.
+    fn exact_delta(&self) -> ExactSum {
+        let mut sum = ExactSum::new();
+        self.spends.iter().for_each(|s| sum.add(s.delta));
+        sum
+    }
+
+    /// ε spent so far, rounded up.
+    pub fn spent(&self) -> f64 {
+        self.exact_epsilon().rounded_up()
+    }
+
+    /// δ spent so far, rounded up.
+    pub fn spent_delta(&self) -> f64 {
+        self.exact_delta().rounded_up()
+    }
+
+    /// ε left, rounded down (never below 0).
+    pub fn remaining(&self) -> f64 {
+        left(self.total_epsilon, &self.exact_epsilon())
+    }
+
+    /// δ left, rounded down (never below 0).
+    pub fn remaining_delta(&self) -> f64 {
+        left(self.total_delta, &self.exact_delta())
+    }
+
+    /// Refuses a spend of `epsilon` and `delta` that would take either total above the
+    /// budget, and any δ > 0 on a pure-ε ledger. `name` names the ledger in messages.
+    pub fn check_spend(&self, name: &str, epsilon: f64, delta: f64) -> Result<(), LedgerError> {
+        check_epsilon("the spend's ε", epsilon, MAX_TOTAL_EPSILON)?;
+        check_delta("the spend's δ", delta)?;
+        if delta > 0.0 && self.total_delta == 0.0 {
+            return Err(LedgerError::PureEpsilon {
+                ledger: name.into(),
+                epsilon,
+                delta,
+            });
+        }
+        let overspend = |which, after| {
+            LedgerError::Exceeded(Box::new(Overspend {
+                ledger: name.into(),
+                dataset: self.dataset.clone(),
+                which,
+                asked: (epsilon, delta),
+                left: (self.remaining(), self.remaining_delta()),
+                total: (self.total_epsilon, self.total_delta),
+                spent: self.spent(),
+                after,
+                runs: self.spends.len(),
+            }))
+        };
+        let mut after_delta = self.exact_delta();
+        after_delta.add(delta);
+        if after_delta > ExactSum::of(self.total_delta) {
+            return Err(overspend("δ", after_delta.rounded_up()));
+        }
+        let mut after = self.exact_epsilon();
+        after.add(epsilon);
+        if after > ExactSum::of(self.total_epsilon) {
+            return Err(overspend("ε", after.rounded_up()));
+        }
+        Ok(())
+    }
+
+    /// Checks `spend` ([`Ledger::check_spend`]) and records it, numbered; returns its number.
+    pub fn record(&mut self, name: &str, mut spend: Spend) -> Result<u64, LedgerError> {
+        self.check_spend(name, spend.epsilon, spend.delta)?;
+        let sequence = self.next_sequence.max(1);
+        spend.sequence = Some(sequence);
+        self.next_sequence = sequence + 1;
+        self.spends.push(spend);
+        Ok(sequence)
+    }
+
+    /// Takes back the spend numbered `sequence`: only for a fit refused before it drew any
+    /// noise ([`crate::charge`]). The counter is not wound back.
+    pub fn refund(&mut self, name: &str, sequence: u64) -> Result<Spend, LedgerError> {
+        let index = self
+            .spends
+            .iter()
+            .position(|s| s.sequence == Some(sequence))
+            .ok_or_else(|| LedgerError::UnknownSpend {
+                ledger: name.into(),
+                sequence,
+            })?;
+        Ok(self.spends.remove(index))
+    }
+
+    /// Of the `(label, sequence)` pairs that reports of this ledger carry, those whose spend
+    /// it does not hold: evidence of a ledger edited or restored from an older copy (a
+    /// refunded spend never has a report: its fit released nothing).
+    pub fn missing<'a>(&self, reports: &'a [(String, u64)]) -> Vec<&'a (String, u64)> {
+        reports
+            .iter()
+            .filter(|(_, sequence)| !self.spends.iter().any(|s| s.sequence == Some(*sequence)))
+            .collect()
+    }
+
+    /// Gives a ledger written before identities one (stored with its next spend).
+    pub(crate) fn ensure_identity(&mut self) -> Result<(), LedgerError> {
+        if self.id.is_none() {
+            self.id = Some(fresh_id()?);
+        }
+        if self.next_sequence == 0 {
+            let highest = self.spends.iter().filter_map(|s| s.sequence).max();
+            self.next_sequence = highest.unwrap_or(0) + 1;
+        }
+        Ok(())
+    }
+
+    /// Checks a ledger read from a file named `name`.
+    pub fn check(self, name: &str) -> Result<Self, LedgerError> {
+        let corrupt = |why: String| LedgerError::Corrupt {
+            ledger: name.into(),
+            why,
+        };
+        if self.format != LEDGER_FORMAT {
+            return Err(corrupt(format!(
+                "format {:?}, expected {LEDGER_FORMAT:?}",
+                self.format
+            )));
+        }
+        if !(self.total_epsilon.is_finite() && self.total_epsilon > 0.0) {
+            return Err(corrupt(format!(
+                "total_epsilon = {} is not a finite ε > 0",
+                self.total_epsilon
+            )));
+        }
+        if !(0.0..1.0).contains(&self.total_delta) {
+            return Err(corrupt(format!(
+                "total_delta = {} is not a δ in [0, 1)",
+                self.total_delta
+            )));
+        }
+        let mut numbers = std::collections::BTreeSet::new();
+        for (i, spend) in self.spends.iter().enumerate() {
+            if !(spend.epsilon.is_finite() && spend.epsilon > 0.0) {
+                return Err(corrupt(format!(
+                    "spends[{i}].epsilon = {} is not a finite ε > 0",
+                    spend.epsilon
+                )));
+            }
+            if !(0.0..1.0).contains(&spend.delta) {
+                return Err(corrupt(format!(
+                    "spends[{i}].delta = {} is not a δ in [0, 1)",
+                    spend.delta
+                )));
+            }
+            if let Some(n) = spend.sequence
+                && (n == 0 || n >= self.next_sequence.max(1) || !numbers.insert(n))
+            {
+                return Err(corrupt(format!(
+                    "spends[{i}].sequence = {n} is 0, repeated, or not below next_sequence = {}",
+                    self.next_sequence
+                )));
+            }
+        }
+        if self.exact_delta() > ExactSum::of(self.total_delta) {
+            return Err(corrupt(format!(
+                "its spends' δs add up to {:e}, above its total_delta = {:e}",
+                self.spent_delta(),
+                self.total_delta
+            )));
+        }
+        if self.exact_epsilon() > ExactSum::of(self.total_epsilon) {
+            return Err(corrupt(format!(
+                "its spends add up to {}, above its total_epsilon = {}",
+                self.spent(),
+                self.total_epsilon
+            )));
+        }
+        Ok(self)
+    }
+}
+
+/// Reads and checks the ledger file at `path`, without locking it (to show it).
+pub fn read(path: &std::path::Path) -> Result<Ledger, LedgerError> {
+    crate::ledger_file::read(path, &path.display().to_string())
+}
+
+/// `total − spent`, rounded down, at least 0.
+fn left(total: f64, spent: &ExactSum) -> f64 {
+    let spent_up = spent.rounded_up();
+    if ExactSum::of(total) <= *spent {
+        return 0.0;
+    }
+    dp_noise::rounding::subtract_rounding_down(total, spent_up).max(0.0)
+}
+
+#[cfg(test)]
+#[path = "ledger_tests.rs"]
+mod tests;

@@ -1,0 +1,28 @@
+//! # dp-fit
+//!
+//! What every front door of dp-ml — the `dpml` command line, the Python package and
+//! `dpml.spark`'s driver — decides the same way, written once:
+//!
+//! - [`ledger`]: a dataset's privacy budget and every spend against it, in memory or in
+//!   one JSON file format and one locking discipline shared by all faces (exact sums, the
+//!   safe rounding, a file reached by any name locks and replaces the one canonical file,
+//!   a file with several hard links is refused);
+//! - [`charge`]: when a spend counts — a fit is charged once it may have drawn noise,
+//!   whatever happens after; a refusal before any draw costs nothing; and the outputs of a
+//!   fit are staged before its charge is stored;
+//! - [`spec`]: the face-neutral names of the recipe's choices (neighbouring relation,
+//!   kernels, sampling), parsed from strings in one place, and the ε ceiling.
+//!
+//! A face only turns its own input into rows and its own options into these types.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod charge;
+pub mod ledger;
+mod ledger_file;
+pub mod spec;
+
+pub use charge::{Charge, Pending};
+pub use ledger::{LEDGER_FORMAT, Ledger, LedgerError, Spend};
+pub use ledger_file::{LedgerFile, LockWait};
