@@ -8,6 +8,7 @@ import functools
 import inspect
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -255,6 +256,41 @@ def test_blocks_are_encoded_once_and_a_source_that_changed_is_refused(
     # names no pass, partition, row count or checksum (no number at all).
     assert ledger.spent_epsilon == 1.0
     assert not any(c.isdigit() for c in str(e.value)), str(e.value)
+
+
+def test_a_spark_job_failing_after_the_noise_names_no_pass_and_keeps_the_charge(
+    spark, tmp_path, monkeypatch
+):
+    """A job failing after the validation pass (a partition's source failing when encoded
+    again, the blocks not cached): a DPMLError that names no pass and does not carry
+    Spark's exception (its job and stage numbers count the passes); the charge stays."""
+    schema = dpml.Schema.from_toml(SCHEMA)
+    clean = frame(spark, rows(seed=8))
+    counter = str(tmp_path / "runs")
+
+    def fails_after_first_pass(batches):
+        from pyspark import TaskContext
+
+        if TaskContext.get().partitionId() == 0:
+            runs = int(open(counter).read()) if os.path.exists(counter) else 0
+            with open(counter, "w") as f:
+                f.write(str(runs + 1))
+            if runs >= 1:
+                raise RuntimeError("executor lost its disk at job 12345")
+        yield from batches
+
+    failing = clean.mapInArrow(fails_after_first_pass, clean.schema)
+    monkeypatch.setattr(dpml.spark, "_CACHE_BLOCKS", False)
+    ledger = dpml.Ledger(1.0)
+    with pytest.raises(dpml.DPMLError, match="failed after the noise was drawn") as e:
+        dpml.spark.LogisticRegression(**params()).fit(
+            failing, schema=schema, n_rows=N, ledger=ledger
+        )
+    assert not isinstance(e.value, dpml.DPMLValueError)
+    assert e.value.__cause__ is None and e.value.__context__ is None
+    # No number (Spark's exception class may be named, e.g. Py4JJavaError).
+    assert not re.search(r"\b\d+\b", str(e.value)), str(e.value)
+    assert ledger.spent_epsilon == 1.0
 
 
 def _counted(calls):
