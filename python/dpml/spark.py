@@ -5,7 +5,10 @@ every partition's rows on its executor by the public ``dpml.Schema`` into one co
 (dp-erm's encoded-block layout, checked against the data contract), which Spark keeps
 cached for the fit; every pass reduces each block with the wheel's Rust kernel to partial
 sums (row count, Σ loss, gradient sum, packed Hessian), which come back to the driver as
-bytes; the driver merges them in partition order and runs dp-erm's solver and release::
+bytes; the driver merges them in partition order and runs dp-erm's solver and release.
+Only DataFrame operations are used (``mapInArrow``, ``persist``, ``collect``; no RDD, no
+``SparkContext``, no broadcast), so fits and ``predict`` run on classic Spark and on Spark
+Connect alike::
 
     schema = dpml.Schema.from_file("schemas/adult.toml")
     clf = dpml.spark.LogisticRegression(epsilon=1.0, data_norm=1.0, fit_intercept=False,
@@ -50,11 +53,23 @@ A refusal before the noise (parameters, a refused row, a wrong ``n_rows``, a fai
 validation job) refunds the ledger; a failure after it (a later Spark job failing, data
 changing) keeps the charge and releases nothing.
 
-Prediction needs no privacy: ``predict`` adds scores and predicted classes to a DataFrame
-with the model broadcast as its file bytes.
+What a fit returns holds public facts only. The number of solver passes depends on the data
+(for output perturbation on the data alone: two neighbouring datasets can take, say, 7 and 6
+passes whatever the noise), and partition counts and sizes on the data and the cluster, so
+none of them is in ``privacy_`` or any other attribute, and an error raised after the
+validation pass names no pass, partition, row count or checksum and does not chain Spark's
+own exception (whose job and stage numbers count the passes): it says only what went wrong.
+Spark itself still logs every job and shows it in its UI: whoever can read the cluster's
+logs or UI learns the pass count, as they can read the data.
+
+Prediction needs no privacy: ``predict`` adds scores and predicted classes (the schema's
+label classes) to a DataFrame, the model travelling as its file bytes inside the scoring
+function.
 """
 
 import numbers
+
+import numpy as np
 
 from . import _dpml, _validation, linear
 from ._errors import DPMLError, DPMLTypeError, DPMLValueError
@@ -62,6 +77,7 @@ from ._ledger import Ledger, active_ledger
 from .schema import Schema
 
 _BLOCK_SCHEMA = "partition long, rows long, checksum string, block binary, error string"
+_SUMS_SCHEMA = "partition long, rows long, checksum string, sums binary, error string"
 
 # Whether the encoded blocks are kept in Spark's cache between passes (always, but for the
 # test that makes every pass encode its partitions again, as after an eviction).
@@ -135,20 +151,41 @@ def _encode_function(schema_text, schema_hash, transform):
 
 
 def _block_sums_function(n_features, w, with_hessian, loss):
-    """What each partition runs on every pass: its cached block's sums at ``w``, as
-    ``(partition, rows, checksum, sums, error)``."""
+    """What each partition runs on every pass (a ``mapInArrow`` function over the cached
+    blocks): its block's sums at ``w``, as ``(partition, rows, checksum, sums, error)``."""
 
-    def run(records):
+    def run(batches):
+        import pyarrow as pa
+
         from dpml import _dpml as core
 
-        for partition, _, _, block, error in records:
-            if error is not None:
-                yield (partition, 0, "0", b"", error)
-                continue
-            rows, checksum, sums = core.spark_block_sums(
-                block, n_features, w, with_hessian=with_hessian, **loss
-            )
-            yield (partition, rows, str(checksum), bytes(sums), None)
+        out_schema = pa.schema(
+            [
+                ("partition", pa.int64()),
+                ("rows", pa.int64()),
+                ("checksum", pa.string()),
+                ("sums", pa.binary()),
+                ("error", pa.string()),
+            ]
+        )
+        for batch in batches:
+            out = {name: [] for name in out_schema.names}
+            columns = batch.to_pydict()
+            for partition, block, error in zip(
+                columns["partition"], columns["block"], columns["error"]
+            ):
+                if error is not None:
+                    rows, checksum, sums = 0, 0, b""
+                else:
+                    rows, checksum, sums = core.spark_block_sums(
+                        block, n_features, w, with_hessian=with_hessian, **loss
+                    )
+                out["partition"].append(partition)
+                out["rows"].append(rows)
+                out["checksum"].append(str(checksum))
+                out["sums"].append(bytes(sums))
+                out["error"].append(error)
+            yield pa.RecordBatch.from_pydict(out, schema=out_schema)
 
     return run
 
@@ -161,8 +198,13 @@ def _chain(first, rest):
 class _Passes:
     """``ask(w, with_hessian)`` for the Rust fit: one Spark job a pass, one partial per
     partition, in partition order. The first pass encodes every partition into one block
-    that Spark keeps cached; every pass (the first included) sums the blocks. Counts its
-    jobs; a refusal by a partition raises DPMLValueError. ``close()`` drops the cache."""
+    that Spark keeps cached (a persisted DataFrame); every pass (the first included) sums
+    the blocks with ``mapInArrow`` and collects one small record per partition. DataFrame
+    operations only, so that it runs on Spark Connect. The first (validation) pass fixes the
+    set of partitions; every later pass must answer for exactly that set. Counts its jobs
+    (never reported: the count depends on the data). A refusal by a partition in the
+    validation pass raises DPMLValueError; anything refused later raises DPMLError naming
+    no pass, partition or count. ``close()`` drops the cache."""
 
     def __init__(self, df, schema, kernel):
         self.df = df
@@ -170,7 +212,7 @@ class _Passes:
         self.transform = {k: kernel[k] for k in ("data_norm", "clip_rows", "intercept")}
         self.loss = {k: kernel[k] for k in ("loss_name", "huber_width")}
         self.n_features = schema.n_features + (kernel["intercept"] is not None)
-        self.partitions = df.rdd.getNumPartitions()
+        self.partitions = None  # the validation pass's partition ids
         self.jobs = 0
         self._blocks = None
 
@@ -179,10 +221,10 @@ class _Passes:
             from pyspark import StorageLevel
 
             encode = _encode_function(self.schema._text, self.schema.hash, self.transform)
-            blocks = self.df.mapInArrow(encode, _BLOCK_SCHEMA).rdd.map(
-                lambda r: (r["partition"], r["rows"], r["checksum"], bytes(r["block"]), r["error"])
-            )
-            self._blocks = blocks.persist(StorageLevel.MEMORY_AND_DISK) if _CACHE_BLOCKS else blocks
+            blocks = self.df.mapInArrow(encode, _BLOCK_SCHEMA)
+            if _CACHE_BLOCKS:
+                blocks = blocks.persist(StorageLevel.MEMORY_AND_DISK)
+            self._blocks = blocks
         return self._blocks
 
     def close(self):
@@ -192,26 +234,56 @@ class _Passes:
 
     def __call__(self, w, with_hessian):
         self.jobs += 1
+        validation = self.jobs == 1
         run = _block_sums_function(self.n_features, list(w), bool(with_hessian), self.loss)
+        failure = None
         try:
-            records = self._encoded_blocks().mapPartitions(run).collect()
+            records = self._encoded_blocks().mapInArrow(run, _SUMS_SCHEMA).collect()
         except Exception as e:
+            if validation:
+                raise DPMLError(
+                    "the Spark job of pass 0 failed (the validation pass, before any noise; "
+                    f"after Spark's task retries): {type(e).__name__}: {_first_line(e)}"
+                ) from e
+            failure = type(e).__name__
+        if failure is not None:
+            # After the noise: Spark's message (its job and stage numbers count the passes)
+            # is neither repeated nor chained; Spark's own log has it.
             raise DPMLError(
-                f"the Spark job of pass {self.jobs - 1} failed (after Spark's task retries): "
-                f"{type(e).__name__}: {_first_line(e)}"
-            ) from e
-        records = sorted(records, key=lambda r: r[0])
-        refused = [r for r in records if r[4] is not None]
-        if refused:
-            r = refused[0]
-            raise DPMLValueError(f"partition {r[0]} of the DataFrame: {r[4]}")
-        seen = [r[0] for r in records]
-        if seen != list(range(self.partitions)):
-            raise DPMLError(
-                f"pass {self.jobs - 1} returned partials for partitions {seen[:10]}..., "
-                f"expected one for each of {self.partitions}"
+                "a Spark job of the fit failed after the noise was drawn (after Spark's task "
+                f"retries; {failure}, see Spark's log): nothing was released and the charge "
+                "stays"
             )
-        return [(int(r[2]), r[3]) for r in records]
+        records = sorted(
+            ((int(r[0]), int(r[1]), r[2], r[3], r[4]) for r in records), key=lambda r: r[0]
+        )
+        refused = [r for r in records if r[4] is not None]
+        seen = [r[0] for r in records]
+        if validation:
+            if refused:
+                r = refused[0]
+                raise DPMLValueError(f"partition {r[0]} of the DataFrame: {r[4]}")
+            if len(set(seen)) != len(seen):
+                raise DPMLError(
+                    "the validation pass returned two partials for one partition (before any "
+                    "noise; nothing was charged)"
+                )
+            self.partitions = seen
+        elif refused:
+            # A block encoded again (evicted) from a source that changed: after the noise, so
+            # neither its row nor its column is named.
+            raise DPMLError(
+                "a partition's rows were refused on a later pass, which the validation pass "
+                "accepted: the data changed between passes (cache or checkpoint the "
+                "DataFrame); nothing was released and the charge stays"
+            )
+        elif seen != self.partitions:
+            raise DPMLError(
+                "a later pass returned partials for other partitions than the validation pass: "
+                "the data changed between passes (cache or checkpoint the DataFrame); nothing "
+                "was released and the charge stays"
+            )
+        return [(int(r[2]), bytes(r[3])) for r in records]
 
 
 def _first_line(e):
@@ -268,16 +340,13 @@ def _fit(estimator, df, schema, n_rows, ledger):
             epsilon, 0.0, what=f"dpml.spark.{type(estimator).__name__}", mechanism=mechanism
         )
     try:
-        models, report, solver_passes = _dpml.fit_linear_partitions_model(
+        models, report = _dpml.fit_linear_partitions_model(
             passes, n_rows, d, seed=seed, **kwargs
         )
-    except DPMLValueError:
-        # Refused before any noise was drawn (parameters, rows, n_rows): nothing was spent.
-        if record is not None:
-            ledger.refund(record)
-        raise
     except DPMLError:
-        # The validation job failing is before the noise too; a later failure is not.
+        # Refused or failed before any noise was drawn (parameters, rows, n_rows, the
+        # validation job: at most one job ran): nothing was spent. Anything after the
+        # validation pass keeps the charge, whatever its kind.
         if record is not None and passes.jobs <= 1:
             ledger.refund(record)
         raise
@@ -287,9 +356,9 @@ def _fit(estimator, df, schema, n_rows, ledger):
     estimator.n_features_in_ = d
     estimator._models = models
     estimator.privacy_ = estimator._privacy_report(report, epsilon, mechanism, seed, kwargs)
+    # Public facts only: no pass, job or partition counts, sizes or timings (they depend on
+    # the data and the cluster; see the module's Privacy section).
     estimator.privacy_["spark"] = {
-        "passes": solver_passes,
-        "partitions": passes.partitions,
         "n_rows": n_rows,
         "n_rows_source": "given (n_rows, public under replace-one neighbours); checked "
         "against the partitions' counts before any noise was drawn",
@@ -336,12 +405,57 @@ class HuberSVC(linear.HuberSVC):
     fit.__doc__ = _FIT_DOC
 
 
+def _prediction_labels(model, schema):
+    """``([label for a score < 0, label for a score ≥ 0], Spark type, Arrow type alias)``:
+    the model's classes; a model trained on the schema's encoding (classes ``[-1.0, 1.0]``,
+    every ``dpml.spark`` fit) predicts the schema's label classes, ``label_positive`` for
+    +1."""
+    from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType
+
+    classes = np.asarray(model.classes_)
+    if classes.dtype.kind in "iuf" and [float(c) for c in classes] == [-1.0, 1.0]:
+        levels = schema.label_classes
+        positive = schema.label_positive
+        if len(levels) != 2:
+            raise DPMLValueError(
+                f"the schema's label {schema.label_name!r} declares {len(levels)} classes: "
+                f"the model scores {positive!r} against all the others, which are no one "
+                "class to predict; read the decision column (a score ≥ 0 means "
+                f"{positive!r})"
+            )
+        negative = levels[0] if levels[1] == positive else levels[1]
+        return [negative, positive], StringType(), "string"
+    if classes.dtype.kind == "O" and all(isinstance(c, str) for c in classes):
+        return [str(c) for c in classes], StringType(), "string"
+    types = {
+        "U": (StringType, "string"),
+        "b": (BooleanType, "bool"),
+        "i": (LongType, "int64"),
+        "u": (LongType, "int64"),
+        "f": (DoubleType, "double"),
+    }
+    if classes.dtype.kind not in types:
+        raise DPMLTypeError(
+            f"the model's classes {classes.tolist()!r} have no Spark column type: "
+            "dpml.spark.predict takes classes of str, bool, int or float"
+        )
+    spark_type, arrow_type = types[classes.dtype.kind]
+    return classes.tolist(), spark_type(), arrow_type
+
+
 def predict(model, df, *, schema, decision_col="decision", prediction_col="prediction"):
-    """``df`` with two columns added: the model's score (``decision_col``) and predicted
-    class (``prediction_col``: +1.0 when the score is ≥ 0, else -1.0, the schema's label
-    encoding), computed on the executors with the model broadcast as its file bytes. A
-    record the schema refuses fails the job with an error naming its row and column.
-    ``model``: a fitted binary ``dpml.LogisticRegression`` / ``dpml.HuberSVC``."""
+    """``df`` with two columns added: the model's score (``decision_col``, a double) and
+    predicted class (``prediction_col``): in the user's labels, the schema's label classes
+    (``schema.label_positive`` when the score is ≥ 0, the label's other class when it is
+    < 0) for a model trained on the schema's ±1 encoding (every ``dpml.spark`` fit, and
+    in-memory fits with ``classes=schema.classes``), else the model's own ``classes_``
+    (``classes_[1]`` when the score is ≥ 0), as ``model.predict`` returns them. Computed on
+    the executors by ``mapInArrow``, the model travelling as its file bytes inside the
+    scoring function (no broadcast: it runs on Spark Connect too). A record the schema
+    refuses fails the job with an error naming its row and column. ``model``: a fitted
+    binary ``dpml.LogisticRegression`` / ``dpml.HuberSVC``; a schema whose label declares
+    more than two classes needs a model with its own ``classes_`` (the ±1 encoding's −1
+    is no one class)."""
     _require_pyspark()
     from pyspark.sql.types import DoubleType, StructField, StructType
 
@@ -360,11 +474,12 @@ def predict(model, df, *, schema, decision_col="decision", prediction_col="predi
     for name in (decision_col, prediction_col):
         if name in df.columns:
             raise DPMLValueError(f"df already has a column {name!r}")
-    files = df.sparkSession.sparkContext.broadcast([bytes(f) for f in model._models.to_bytes()])
+    labels, label_type, arrow_type = _prediction_labels(model, schema)
+    files = [bytes(f) for f in model._models.to_bytes()]
     text = schema._text
     out = StructType(
         list(df.schema.fields)
-        + [StructField(decision_col, DoubleType()), StructField(prediction_col, DoubleType())]
+        + [StructField(decision_col, DoubleType()), StructField(prediction_col, label_type)]
     )
 
     def score(batches):
@@ -374,15 +489,17 @@ def predict(model, df, *, schema, decision_col="decision", prediction_col="predi
         from dpml import _dpml as core
 
         encoder = core.Schema.from_toml(text)
-        models = core.Models.from_bytes("linear", files.value)
+        models = core.Models.from_bytes("linear", files)
+        classes = pa.array(labels, pa.type_for_alias(arrow_type))
         for batch in batches:
             x, _ = encoder.encode_stream(
                 pa.RecordBatchReader.from_batches(batch.schema, [batch]).__arrow_c_stream__(),
                 False,
             )
             scores = models.decision(x=x)[:, 0] if len(x) else numpy.zeros(0)
+            index = pa.array((scores >= 0).astype(numpy.int64))
             yield batch.append_column(decision_col, pa.array(scores, pa.float64())).append_column(
-                prediction_col, pa.array(numpy.where(scores >= 0, 1.0, -1.0), pa.float64())
+                prediction_col, classes.take(index)
             )
 
     return df.mapInArrow(score, out)

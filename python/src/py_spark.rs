@@ -82,7 +82,8 @@ fn spark_block_sums<'py>(
 
 /// Trains a binary linear classifier whose passes `ask(w, with_hessian)` answers with one
 /// `(checksum, serialized sums)` per partition, in partition order (see
-/// `dpml.spark`). Returns `(models, report, passes)`.
+/// `dpml.spark`). Returns `(models, report)`: not the number of passes, which depends on
+/// the data (for output perturbation on the data alone) and so is not released.
 #[pyfunction]
 #[pyo3(signature = (
     ask, n_rows, n_features, *, loss_name, huber_width, mechanism_name, epsilon,
@@ -105,7 +106,7 @@ fn fit_linear_partitions_model<'py>(
     clip_rows: bool,
     intercept: Option<f64>,
     seed: Option<u64>,
-) -> PyResult<(Models, Bound<'py, PyDict>, usize)> {
+) -> PyResult<(Models, Bound<'py, PyDict>)> {
     // The first Python exception of a pass, re-raised as it was (a Spark job failure).
     let raised: RefCell<Option<PyErr>> = RefCell::new(None);
     let ask_partitions = |w: &[f64], with_hessian: bool| -> Result<Vec<(u64, Vec<u8>)>, String> {
@@ -132,11 +133,11 @@ fn fit_linear_partitions_model<'py>(
             }
             .checked()?,
         };
-        let (fit, passes) =
+        let (fit, _passes) =
             fit_linear_partitions(&spec, n_rows, n_features, &ask_partitions, randomness(seed))?;
-        Ok((spec, fit, passes))
+        Ok((spec, fit))
     });
-    let (spec, fit, passes) = match fitted {
+    let (spec, fit) = match fitted {
         Ok(done) => done,
         Err(e) => {
             return Err(match raised.into_inner() {
@@ -149,7 +150,6 @@ fn fit_linear_partitions_model<'py>(
     Ok((
         Models::linear(fit.models, spec.transform).map_err(|e| raise(py, e))?,
         info,
-        passes,
     ))
 }
 

@@ -291,25 +291,36 @@ impl<'a> PartitionOracle<'a> {
     fn decode(&self, w: &[f64], with_hessian: bool) -> Result<Vec<PartitionSums>, ErmError> {
         let pass = self.passes.get();
         self.passes.set(pass + 1);
+        // Errors after the validation pass (after the noise) name no pass and no partition:
+        // the pass at which a fit stops depends on the data.
+        let which = pass_name(pass);
         let answers = (self.ask)(w, with_hessian)
-            .map_err(|why| ErmError::RowSource(format!("pass {pass}: {why}")))?;
+            .map_err(|why| ErmError::RowSource(format!("{which}: {why}")))?;
         answers
             .into_iter()
-            .enumerate()
-            .map(|(partition, (checksum, bytes))| {
+            .map(|(checksum, bytes)| {
                 let sums = PartialSums::from_bytes(&bytes).map_err(|e| {
-                    ErmError::RowSource(format!("pass {pass}, partition {partition}: {e}"))
+                    ErmError::RowSource(format!("{which}, a partition's sums: {e}"))
                 })?;
                 if sums.gradient_sum().len() != self.cols
                     || sums.hessian_sum_lower().is_some() != with_hessian
                 {
                     return Err(ErmError::RowSource(format!(
-                        "pass {pass}, partition {partition}: sums of another shape"
+                        "{which}: a partition's sums of another shape"
                     )));
                 }
                 Ok(PartitionSums { sums, checksum })
             })
             .collect()
+    }
+}
+
+/// How errors name a pass: only the validation pass (before any noise) by its number.
+fn pass_name(pass: usize) -> &'static str {
+    if pass == 0 {
+        "pass 0 (the validation pass)"
+    } else {
+        "a later pass"
     }
 }
 
@@ -321,7 +332,6 @@ impl SumsOracle for PartitionOracle<'_> {
     }
 
     fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, ErmError> {
-        let pass = self.passes.get();
         let partials = self.decode(w, with_hessian)?;
         let expected = self.expected.borrow();
         let Some(expected) = expected.as_ref() else {
@@ -329,24 +339,24 @@ impl SumsOracle for PartitionOracle<'_> {
                 "the solver asked before the validation pass".into(),
             ));
         };
+        // After the noise: the refusals name no pass, partition, row count or checksum
+        // (each depends on the data), only what happened.
         if partials.len() != expected.len() {
-            return Err(ErmError::RowSource(format!(
-                "pass {pass} saw {} partitions, the validation pass {}: the data changed \
-                 between passes",
-                partials.len(),
-                expected.len()
-            )));
+            return Err(ErmError::RowSource(
+                "a later pass saw another number of partitions than the validation pass: the \
+                 data changed between passes (cache or checkpoint the DataFrame)"
+                    .into(),
+            ));
         }
         let mut total = PartialSums::zero(self.cols, with_hessian);
-        for (partition, (part, &(rows, checksum))) in partials.iter().zip(expected).enumerate() {
+        for (part, &(rows, checksum)) in partials.iter().zip(expected) {
             if part.sums.rows() != rows || part.checksum != checksum {
-                return Err(ErmError::RowSource(format!(
-                    "pass {pass}, partition {partition}: {} rows with checksum {:016x}, the \
-                     validation pass saw {rows} rows with checksum {checksum:016x}: the data \
-                     changed between passes (cache or checkpoint the DataFrame)",
-                    part.sums.rows(),
-                    part.checksum
-                )));
+                return Err(ErmError::RowSource(
+                    "a later pass saw a partition's rows differ (their count or checksum) from \
+                     the validation pass's: the data changed between passes (cache or \
+                     checkpoint the DataFrame)"
+                        .into(),
+                ));
             }
             total.merge(&part.sums)?;
         }

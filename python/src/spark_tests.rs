@@ -180,8 +180,8 @@ fn the_oracle_checks_n_before_noise_and_refuses_data_that_changed_between_passes
     assert_eq!(oracle.sums(&[0.1, 0.2], true).unwrap(), first);
     change_from_pass.set(asked.get());
     let error = oracle.sums(&[0.1, 0.2], true).unwrap_err().to_string();
-    assert!(
-        error.contains("partition 1") && error.contains("changed between passes"),
-        "{error}"
-    );
+    assert!(error.contains("changed between passes"), "{error}");
+    // After the noise, the refusal names no pass, partition, row count or checksum (the
+    // pass at which a fit stops depends on the data): no number at all.
+    assert!(!error.chars().any(|c| c.is_ascii_digit()), "{error}");
 }

@@ -1,9 +1,18 @@
 """dpml.spark on a local[2] Spark (2 threads, a failed task retried once): the distributed
 fit against the in-memory one, retries, bad rows, executor errors, changing data, batch
-prediction. Skipped where pyspark or Java is missing; python/ci.sh installs both."""
+prediction, public facts only in what a fit returns, DataFrame operations only (and a fit
+and prediction on a local Spark Connect server). Skipped where pyspark or Java is missing;
+python/ci.sh installs both."""
+import ast
+import functools
+import inspect
 import os
+import pickle
+import re
 import shutil
+import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -87,15 +96,21 @@ def frame(spark, data):
 
 def params(**extra):
     schema = dpml.Schema.from_toml(SCHEMA)
-    return dict(
-        epsilon=1.0,
-        data_norm=1.0,
-        fit_intercept=False,
-        classes=schema.classes,
-        regularization=1e-2,
-        random_state=dpml.InsecureSeed(7),
+    return {
+        **dict(
+            epsilon=1.0,
+            data_norm=1.0,
+            fit_intercept=False,
+            classes=schema.classes,
+            regularization=1e-2,
+            random_state=dpml.InsecureSeed(7),
+        ),
         **extra,
-    )
+    }
+
+
+# What dpml.spark's fits report about Spark: public facts only.
+PUBLIC_SPARK_FACTS = {"n_rows", "n_rows_source", "noise_drawn_on"}
 
 
 def test_the_distributed_fit_equals_the_in_memory_fit_to_the_certificate(spark, tmp_path):
@@ -120,8 +135,9 @@ def test_the_distributed_fit_equals_the_in_memory_fit_to_the_certificate(spark, 
         gap = np.linalg.norm(fitted.coef_ - local.coef_)
         assert gap <= 2 * noise["tolerance"] / mu, gap
         assert not np.array_equal(fitted.coef_, np.zeros_like(fitted.coef_))
-        spark_info = fitted.privacy_["spark"]
-        assert spark_info["partitions"] == PARTITIONS and spark_info["passes"] >= 3
+        # Public facts only (no pass or partition counts: they depend on the data).
+        assert set(fitted.privacy_["spark"]) == PUBLIC_SPARK_FACTS
+        assert fitted.privacy_["spark"]["n_rows"] == N
         assert np.array_equal(fitted.predict(X), local.predict(X))
         # The model file is the in-memory estimator's (the Rust loader reads it).
         path = tmp_path / f"{Local.__name__}.model"
@@ -149,7 +165,7 @@ def test_a_task_failing_once_changes_nothing_released(spark):
     # Bit for bit: the noise was drawn once, on the driver, and every retried partial sum
     # recomputed the same bits.
     assert np.array_equal(first.coef_, retried.coef_)
-    assert first.privacy_["spark"]["passes"] == retried.privacy_["spark"]["passes"]
+    assert pickle.dumps(first.privacy_) == pickle.dumps(retried.privacy_)
 
 
 def test_a_row_outside_the_schema_names_partition_row_and_column_and_charges_nothing(spark):
@@ -224,18 +240,69 @@ def test_blocks_are_encoded_once_and_a_source_that_changed_is_refused(
             yield batch
 
     changing = clean.mapInArrow(changes_after_first_pass, clean.schema)
+    passes = []
+    monkeypatch.setattr(dpml.spark._Passes, "__call__", _counted(passes))
     fitted = dpml.spark.LogisticRegression(**params()).fit(changing, schema=schema, n_rows=N)
-    assert fitted.privacy_["spark"]["passes"] >= 3
+    assert len(passes) >= 3 and not np.array_equal(fitted.coef_, np.zeros_like(fitted.coef_))
     assert open(counter).read() == "1", "partition 0's source read more than once"
     os.remove(counter)
     monkeypatch.setattr(dpml.spark, "_CACHE_BLOCKS", False)
     ledger = dpml.Ledger(1.0)
-    with pytest.raises(dpml.DPMLError, match="changed between passes"):
+    with pytest.raises(dpml.DPMLError, match="changed between passes") as e:
         dpml.spark.LogisticRegression(**params()).fit(
             changing, schema=schema, n_rows=N, ledger=ledger
         )
-    # Refused after the noise was drawn: the charge stays, nothing is released.
+    # Refused after the noise was drawn: the charge stays, nothing is released; the error
+    # names no pass, partition, row count or checksum (no number at all).
     assert ledger.spent_epsilon == 1.0
+    assert not any(c.isdigit() for c in str(e.value)), str(e.value)
+
+
+def test_a_spark_job_failing_after_the_noise_names_no_pass_and_keeps_the_charge(
+    spark, tmp_path, monkeypatch
+):
+    """A job failing after the validation pass (a partition's source failing when encoded
+    again, the blocks not cached): a DPMLError that names no pass and does not carry
+    Spark's exception (its job and stage numbers count the passes); the charge stays."""
+    schema = dpml.Schema.from_toml(SCHEMA)
+    clean = frame(spark, rows(seed=8))
+    counter = str(tmp_path / "runs")
+
+    def fails_after_first_pass(batches):
+        from pyspark import TaskContext
+
+        if TaskContext.get().partitionId() == 0:
+            runs = int(open(counter).read()) if os.path.exists(counter) else 0
+            with open(counter, "w") as f:
+                f.write(str(runs + 1))
+            if runs >= 1:
+                raise RuntimeError("executor lost its disk at job 12345")
+        yield from batches
+
+    failing = clean.mapInArrow(fails_after_first_pass, clean.schema)
+    monkeypatch.setattr(dpml.spark, "_CACHE_BLOCKS", False)
+    ledger = dpml.Ledger(1.0)
+    with pytest.raises(dpml.DPMLError, match="failed after the noise was drawn") as e:
+        dpml.spark.LogisticRegression(**params()).fit(
+            failing, schema=schema, n_rows=N, ledger=ledger
+        )
+    assert not isinstance(e.value, dpml.DPMLValueError)
+    assert e.value.__cause__ is None and e.value.__context__ is None
+    # No number (Spark's exception class may be named, e.g. Py4JJavaError).
+    assert not re.search(r"\b\d+\b", str(e.value)), str(e.value)
+    assert ledger.spent_epsilon == 1.0
+
+
+def _counted(calls):
+    """``_Passes.__call__`` that also records each pass (the tests' own count: a fit
+    reports none)."""
+    original = dpml.spark._Passes.__call__
+
+    def call(self, w, with_hessian):
+        calls.append(bool(with_hessian))
+        return original(self, w, with_hessian)
+
+    return call
 
 
 def test_batch_prediction_equals_local_prediction(spark):
@@ -246,6 +313,276 @@ def test_batch_prediction_equals_local_prediction(spark):
     scored = dpml.spark.predict(model, frame(spark, data), schema=schema).toPandas()
     assert list(scored.columns) == ["age", "colour", "label", "decision", "prediction"]
     assert np.array_equal(scored["decision"].to_numpy(), model.decision_function(X))
-    assert np.array_equal(scored["prediction"].to_numpy(), model.predict(X))
+    # In the schema's label classes (before: ±1.0, the encoding; model.predict(X) gives
+    # the encoding, classes=schema.classes): "yes" (positive) for +1, "no" for -1.
+    assert model.predict(X).tolist() == np.where(
+        scored["prediction"].to_numpy() == "yes", 1.0, -1.0
+    ).tolist()
+    assert set(scored["prediction"]) == {"yes", "no"}
+    # A model with labels of its own predicts them (classes_[1] for a score >= 0).
+    labelled = dpml.LogisticRegression(**params(classes=["no", "yes"])).fit(
+        X, np.where(y > 0, "yes", "no")
+    )
+    scored = dpml.spark.predict(labelled, frame(spark, data), schema=schema).toPandas()
+    assert scored["prediction"].tolist() == labelled.predict(X).tolist()
+    numbered = dpml.LogisticRegression(**params(classes=[0, 1])).fit(X, (y > 0).astype(int))
+    scored = dpml.spark.predict(numbered, frame(spark, data), schema=schema).toPandas()
+    assert scored["prediction"].tolist() == numbered.predict(X).tolist()
+    # The ±1 encoding of a label with three classes has no one class for -1.
+    three = dpml.Schema.from_toml(SCHEMA.replace('["no", "yes"]', '["no", "yes", "maybe"]'))
+    with pytest.raises(dpml.DPMLValueError, match="3 classes.*decision column"):
+        dpml.spark.predict(model, frame(spark, data), schema=three)
     with pytest.raises(dpml.DPMLValueError, match="already has a column"):
         dpml.spark.predict(model, frame(spark, data), schema=schema, decision_col="age")
+
+
+# A neighbouring pair (one row replaced) on which output perturbation's solver takes 7 and 6
+# passes (the validation pass included) whatever the noise: while privacy_["spark"] held the
+# pass count, it told the pair apart with certainty.
+NEIGHBOURS_N = 80
+NEIGHBOURS_SEED = 0
+NEIGHBOURS_ROW = 0
+NEIGHBOURS_REPLACEMENT = (100.0, "red", "no")
+
+
+def neighbours():
+    data = rows(NEIGHBOURS_N, seed=NEIGHBOURS_SEED)
+    other = data.copy()
+    other.loc[NEIGHBOURS_ROW] = NEIGHBOURS_REPLACEMENT
+    return data, other
+
+
+def test_what_a_fit_returns_is_the_same_for_neighbouring_datasets(spark, monkeypatch):
+    """Everything a fit returns but the model itself — privacy_, every other attribute, its
+    warnings — is identical (pickled) for two datasets differing in one row, whatever the
+    seed: it holds public facts only. The pair takes different numbers of passes."""
+    schema = dpml.Schema.from_toml(SCHEMA)
+    pair = neighbours()
+    counts = []
+    for seed in range(4):
+        returned = []
+        for data in pair:
+            passes = []
+            monkeypatch.setattr(dpml.spark._Passes, "__call__", _counted(passes))
+            estimator = dpml.spark.LogisticRegression(
+                **params(mechanism="output", random_state=dpml.InsecureSeed(seed))
+            )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                fitted = estimator.fit(frame(spark, data), schema=schema, n_rows=NEIGHBOURS_N)
+            counts.append(len(passes))
+            facts = {k: v for k, v in vars(fitted).items() if k != "_models"}
+            # (Not ResourceWarnings: pyspark's sockets, unclosed until the garbage collector
+            # runs, whenever it does.)
+            said = [
+                f"{w.category.__name__}: {w.message}"
+                for w in caught
+                if not issubclass(w.category, ResourceWarning)
+            ]
+            returned.append((facts, said))
+        assert pickle.dumps(returned[0]) == pickle.dumps(returned[1]), (seed, returned)
+        assert set(fitted.privacy_["spark"]) == PUBLIC_SPARK_FACTS
+    # The pass counts (the tests' own: no fit reports them) differ between the neighbours.
+    assert counts[0::2] != counts[1::2], counts
+
+
+# What Spark Connect lacks: RDDs, the SparkContext and its broadcasts (and the JVM handles
+# behind them).
+_NOT_ON_SPARK_CONNECT = {"rdd", "sparkContext", "broadcast", "_sc", "_jsc", "_jvm", "_jdf"}
+
+
+def test_dpml_spark_uses_dataframe_operations_only():
+    """What Spark Connect can run: no RDD, SparkContext or broadcast in dpml.spark's code
+    (its docstrings may name them)."""
+    tree = ast.parse(inspect.getsource(dpml.spark))
+    used = sorted(
+        {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        & _NOT_ON_SPARK_CONNECT
+        | {
+            node.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and node.id in {"SparkContext", "RDD"}
+        }
+        | {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+            if alias.name in {"SparkContext", "RDD", "SparkConf"}
+        }
+    )
+    assert used == [], used
+
+
+def _forbidden_to_dpml(monkeypatch, cls, name):
+    """``cls.name`` (a property or method) raising when dpml's code reaches it (pyspark's
+    own classic code still may: its UDFs are built through the SparkContext)."""
+    original = cls.__dict__[name]
+
+    def check():
+        caller = sys._getframe(2).f_globals.get("__name__", "")
+        if caller == "dpml" or caller.startswith("dpml."):
+            raise AssertionError(f"{caller} used {cls.__name__}.{name}: not on Spark Connect")
+
+    if isinstance(original, (property, functools.cached_property)):
+        compute = original.fget if isinstance(original, property) else original.func
+
+        def get(self):
+            check()
+            return compute(self)
+
+        monkeypatch.setattr(cls, name, property(get))
+    else:
+
+        def call(self, *args, **kwargs):
+            check()
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, call)
+
+
+def test_a_fit_and_a_prediction_reach_no_rdd_and_no_spark_context(spark, monkeypatch):
+    """On classic Spark, with DataFrame.rdd, SparkSession.sparkContext and
+    SparkContext.broadcast raising whenever dpml's code reaches them (what Spark Connect
+    lacks), a fit and a prediction run."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+
+    schema = dpml.Schema.from_toml(SCHEMA)
+    data = rows(seed=6)
+    df = frame(spark, data)  # parallelize: the test's, before the guards
+    _forbidden_to_dpml(monkeypatch, SparkSession, "sparkContext")
+    _forbidden_to_dpml(monkeypatch, ClassicDataFrame, "rdd")
+    _forbidden_to_dpml(monkeypatch, SparkContext, "broadcast")
+    # The guards: the tests' (and pyspark's) own use goes through, dpml's is refused.
+    assert df.sparkSession.sparkContext is not None
+    with pytest.raises(AssertionError, match="not on Spark Connect"):
+        exec("df.sparkSession.sparkContext", {"__name__": "dpml.spark", "df": df})
+    fitted = dpml.spark.LogisticRegression(**params()).fit(df, schema=schema, n_rows=N)
+    scored = dpml.spark.predict(fitted, df, schema=schema).toPandas()
+    X, _ = schema.encode(data)
+    assert np.array_equal(scored["decision"].to_numpy(), fitted.decision_function(X))
+
+
+CONNECT_SCRIPT = r'''
+import json, os, pickle, sys
+
+import numpy as np
+
+os.environ["PYSPARK_PYTHON"] = sys.executable
+from pyspark.sql import SparkSession
+from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+
+import dpml
+import dpml.spark
+
+work = sys.argv[1]
+with open(os.path.join(work, "input.pickle"), "rb") as f:
+    schema_text, spark_types, data, bad, n = pickle.load(f)
+spark = (
+    SparkSession.builder.remote("local[2]")
+    .config("spark.ui.enabled", "false")
+    .config("spark.ui.showConsoleProgress", "false")
+    .getOrCreate()
+)
+schema = dpml.Schema.from_toml(schema_text)
+counts = os.path.join(work, "reads")
+os.makedirs(counts)
+
+
+def counted(batches):
+    # Each read of a source partition leaves a file: the blocks are cached, read once.
+    from pyspark import TaskContext
+
+    task = TaskContext.get()
+    open(os.path.join(counts, f"{task.partitionId()}-{task.stageId()}-{task.attemptNumber()}"), "w").close()
+    yield from batches
+
+
+source = spark.createDataFrame(data, spark_types).repartition(3)
+df = source.mapInArrow(counted, source.schema)
+assert isinstance(df, ConnectDataFrame), type(df)
+params = dict(epsilon=1.0, data_norm=1.0, fit_intercept=False, classes=schema.classes,
+              regularization=1e-2, random_state=dpml.InsecureSeed(7))
+ledger = dpml.Ledger(3.0)
+fitted = dpml.spark.LogisticRegression(**params).fit(df, schema=schema, n_rows=n, ledger=ledger)
+reads = sorted(os.listdir(counts))
+scored = dpml.spark.predict(fitted, df, schema=schema).toPandas()
+try:
+    dpml.spark.LogisticRegression(**params).fit(
+        spark.createDataFrame(bad, spark_types).repartition(3), schema=schema, n_rows=n,
+        ledger=ledger,
+    )
+    refusal = None
+except dpml.DPMLValueError as e:
+    refusal = str(e)
+with open(os.path.join(work, "output.pickle"), "wb") as f:
+    pickle.dump(dict(fitted=fitted, reads=reads, scored=scored, spent=ledger.spent_epsilon,
+                     refusal=refusal), f)
+spark.stop()
+'''
+
+
+def _connect_available():
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies("pyspark.sql.connect.session")
+    except Exception as e:  # pragma: no cover - requirements-spark.txt installs them
+        return str(e)
+    return None
+
+
+def test_a_fit_and_a_prediction_run_on_spark_connect(tmp_path):
+    """A local Spark Connect server (pyspark's own, started in a child process: a classic
+    SparkContext already runs in this one): the fit's passes, cache and prediction through
+    the Connect client's DataFrames alone."""
+    missing = _connect_available()
+    if missing:  # pragma: no cover
+        pytest.skip(f"Spark Connect's client needs {missing}")
+    schema = dpml.Schema.from_toml(SCHEMA)
+    data = rows(seed=7)
+    bad = data.copy()
+    bad.loc[11, "label"] = "maybe-secret"
+    with open(tmp_path / "input.pickle", "wb") as f:
+        pickle.dump((SCHEMA, SPARK_TYPES, data, bad, N), f)
+    (tmp_path / "connect.py").write_text(CONNECT_SCRIPT)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")
+    }
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "connect.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    with open(tmp_path / "output.pickle", "rb") as f:
+        out = pickle.load(f)
+    X, y = schema.encode(data)
+    local = dpml.LogisticRegression(**params()).fit(X, y)
+    fitted = out["fitted"]
+    noise = fitted.privacy_["noise"]
+    assert noise == local.privacy_["noise"]
+    mu = fitted.privacy_["regularization"] + noise["extra_regularization"]
+    assert np.linalg.norm(fitted.coef_ - local.coef_) <= 2 * noise["tolerance"] / mu
+    assert set(fitted.privacy_["spark"]) == PUBLIC_SPARK_FACTS
+    # Each source partition read once (the encoded blocks cached by DataFrame.persist).
+    assert sorted(r.split("-")[0] for r in out["reads"]) == ["0", "1", "2"], out["reads"]
+    scored = out["scored"]
+    assert list(scored.columns) == ["age", "colour", "label", "decision", "prediction"]
+    assert len(scored) == N
+    # The rows come back in another order (repartition): scored against their own encoding.
+    Xs, _ = schema.encode(scored[["age", "colour", "label"]])
+    assert np.array_equal(scored["decision"].to_numpy(), fitted.decision_function(Xs))
+    assert scored["prediction"].tolist() == [
+        "yes" if c > 0 else "no" for c in fitted.predict(Xs)
+    ]
+    # A refused row: a DPMLValueError naming its column, not its value; nothing charged.
+    assert out["refusal"] is not None and "maybe-secret" not in out["refusal"], out["refusal"]
+    assert 'column "label"' in out["refusal"], out["refusal"]
+    assert out["spent"] == 1.0
