@@ -23,7 +23,7 @@ NEIGHBOURS = (
     "(its features and its label)"
 )
 
-_MAX_EPSILON = 1000.0
+_MAX_EPSILON = _dpml.MAX_EPSILON
 
 
 # The largest count the Rust core takes (usize on the 64-bit targets the wheels are built for).

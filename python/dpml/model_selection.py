@@ -30,7 +30,7 @@ _SEARCH_OWNS = {
 }
 # The linear estimators' row transform: the rows are scaled once, before the split.
 _SAME_ROWS = ("data_norm", "clip_rows", "fit_intercept", "intercept_scaling")
-_MAX_EPSILON = 1000.0
+_MAX_EPSILON = _dpml.MAX_EPSILON
 
 
 def _grid(param_grid, estimator):

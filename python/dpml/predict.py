@@ -35,7 +35,7 @@ try:
 except ImportError as _e:  # pragma: no cover - scikit-learn is an optional extra
     raise ImportError("dpml.predict uses scikit-learn's BaseEstimator: pip install 'dpml[sklearn]'") from _e
 
-_MAX_EPSILON = 1000.0
+_MAX_EPSILON = _dpml.MAX_EPSILON
 
 
 def _epsilon(name, value):

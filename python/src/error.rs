@@ -38,15 +38,27 @@ pub enum CoreError {
     Schema(String),
     /// A budget cannot pay for what was asked: becomes `dpml.BudgetExceededError`.
     Budget(String),
-    /// A fit failed after its noise was drawn (DP-SGD's iterates diverged): the failure is
-    /// a function of the noisy release, so the spend stands. Becomes `dpml.DPMLError`, which
-    /// a ledger does not refund.
-    AfterNoise(ErmError),
+    /// A fit failed after its generator was first drawn from (DP-SGD's iterates diverged, a
+    /// solver could not certify, a candidate failed): the failure is a function of the noisy
+    /// computation, so the spend stands (dp-fit's rule). Becomes `dpml.DPMLError`, which a
+    /// ledger does not refund.
+    AfterNoise(Box<CoreError>),
+    /// A ledger could not be used (corrupt, held, unsafe, unreadable): becomes
+    /// `dpml.DPMLError`.
+    Ledger(String),
     /// A Rust panic caught at the boundary: a bug, reported instead of crashing Python.
     Panic(String),
 }
 
 impl CoreError {
+    /// This error, raised after the fit's generator was drawn from: its spend stands.
+    pub fn after_noise(self) -> Self {
+        match self {
+            CoreError::AfterNoise(_) => self,
+            other => CoreError::AfterNoise(Box::new(other)),
+        }
+    }
+
     /// A bad value of `what`.
     pub fn value(what: impl Into<String>, problem: impl Into<String>) -> Self {
         CoreError::Value {
@@ -75,7 +87,7 @@ impl CoreError {
             }
             CoreError::Noise(_) => "DPMLValueError",
             CoreError::Budget(_) => "BudgetExceededError",
-            CoreError::AfterNoise(_) => "DPMLError",
+            CoreError::AfterNoise(_) | CoreError::Ledger(_) => "DPMLError",
             CoreError::Schema(_) => "DPMLValueError",
             CoreError::Tune(e) => tune_class(e),
             CoreError::Predict(e) => predict_class(e),
@@ -131,7 +143,9 @@ impl std::fmt::Display for CoreError {
             ),
             CoreError::Kernel(e) => write!(f, "{e}"),
             CoreError::Noise(e) => write!(f, "{e}"),
-            CoreError::Budget(message) | CoreError::Schema(message) => write!(f, "{message}"),
+            CoreError::Budget(message) | CoreError::Schema(message) | CoreError::Ledger(message) => {
+                write!(f, "{message}")
+            }
             CoreError::Tune(e) => write!(f, "{e}"),
             CoreError::Predict(e) => write!(f, "{e}"),
             CoreError::Panic(message) => write!(

@@ -6,7 +6,7 @@ use dp_erm::{
     GaussianErm, LinearModel, Loss, NoiseCalibration, ObjectiveCalibration, OneVsRest, TrainingSet,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
-use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, PrivacyBudget, ReleaseRng};
+use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, PrivacyBudget, ReleaseRng, Witnessed};
 
 use crate::error::CoreError;
 use crate::rows::{RowTransform, Rows};
@@ -27,6 +27,25 @@ pub(crate) fn generator(randomness: Randomness) -> Result<Box<dyn ReleaseRng + S
         Randomness::Secure => Box::new(DpRng::from_os_entropy()?),
         Randomness::InsecureSeed(seed) => Box::new(InsecureSeededRng::new(seed)),
     })
+}
+
+/// The generator of a fit, watched: what dp-fit's spend rule asks of it.
+pub(crate) type Watched<'a> = Witnessed<'a, dyn ReleaseRng + Send>;
+
+/// Runs `fit` on a watched `rng`: an error after the generator's first draw becomes
+/// [`CoreError::AfterNoise`] — the spend stands, a ledger does not refund it (dp-fit's rule:
+/// a fit is charged once it may have drawn noise) — and one before any draw is returned as
+/// it was (a refusal, refunded).
+pub(crate) fn drawing<T>(
+    rng: &mut (dyn ReleaseRng + Send + 'static),
+    fit: impl FnOnce(&mut Watched<'_>) -> Result<T, CoreError>,
+) -> Result<T, CoreError> {
+    let mut watched = Witnessed::new(rng);
+    let result = fit(&mut watched);
+    match result {
+        Err(e) if watched.drew() => Err(e.after_noise()),
+        other => other,
+    }
 }
 
 /// The mechanism a Python estimator asked for.
@@ -391,13 +410,15 @@ pub fn fit_linear(
         per_model.noise_calibration(rows.len(), spec.transform.output_features(rows.features()))?;
     let mut rng = generator(randomness)?;
     let data = training_set(&rows, binary_labels(classes), &spec.transform)?;
-    let models = if class_count == 2 {
-        vec![params.fit(&data, &mut *rng)?.into_model()]
-    } else {
-        OneVsRest::fit(&params, &data, classes, class_count, &mut *rng)?
-            .models()
-            .to_vec()
-    };
+    let models = drawing(&mut *rng, |rng| {
+        Ok(if class_count == 2 {
+            vec![params.fit(&data, rng)?.into_model()]
+        } else {
+            OneVsRest::fit(&params, &data, classes, class_count, rng)?
+                .models()
+                .to_vec()
+        })
+    })?;
     Ok(FitReport {
         models,
         regularization: params.regularization(),
@@ -476,13 +497,15 @@ fn fit_gaussian(
     let mut rng = generator(randomness)?;
     let data = training_set(&rows, binary_labels(classes), &spec.transform)?;
     let id = spec.transform.id();
-    let fitted = (0..models)
-        .map(|k| {
-            let labels = one_vs_rest_labels(classes, class_count, k);
-            let (model, _) = erm.fit(&data.relabel(labels)?, &mut *rng)?;
-            Ok(model.with_feature_map(&id)?)
-        })
-        .collect::<Result<Vec<_>, CoreError>>()?;
+    let fitted = drawing(&mut *rng, |rng| {
+        (0..models)
+            .map(|k| {
+                let labels = one_vs_rest_labels(classes, class_count, k);
+                let (model, _) = erm.fit(&data.relabel(labels)?, &mut *rng)?;
+                Ok(model.with_feature_map(&id)?)
+            })
+            .collect::<Result<Vec<_>, CoreError>>()
+    })?;
     Ok(FitReport {
         models: fitted,
         regularization: lambda,
@@ -624,16 +647,18 @@ pub fn fit_sgd(
     let mut rng = generator(randomness)?;
     let inputs = sgd_examples(&rows, binary_labels(classes), &transform)?;
     let id = transform.id();
-    let fitted = (0..models)
-        .map(|k| {
-            let data = Examples::new(
-                inputs.inputs().clone(),
-                one_vs_rest_labels(classes, class_count, k),
-            )?;
-            let fitted = sgd.fit(&data, &mut *rng).map_err(CoreError::AfterNoise)?;
-            Ok(fitted.into_model().with_feature_map(&id)?)
-        })
-        .collect::<Result<Vec<_>, CoreError>>()?;
+    let fitted = drawing(&mut *rng, |rng| {
+        (0..models)
+            .map(|k| {
+                let data = Examples::new(
+                    inputs.inputs().clone(),
+                    one_vs_rest_labels(classes, class_count, k),
+                )?;
+                let fitted = sgd.fit(&data, &mut *rng)?;
+                Ok(fitted.into_model().with_feature_map(&id)?)
+            })
+            .collect::<Result<Vec<_>, CoreError>>()
+    })?;
     Ok(FitReport {
         models: fitted,
         regularization: spec.regularization,
@@ -733,21 +758,25 @@ pub fn fit_kernel(
     // Every refusal of the parameters and sizes, before the map touches a row.
     dp_erm::Trainer::check_shape(&kernel, rows.len(), rows.features())?;
     let inputs = features(&rows)?;
-    let fitted = if class_count == 2 {
-        let data = Examples::new(inputs, binary_labels(classes))?;
-        vec![kernel.fit(&data, &mut *rng)?.into_model()]
-    } else {
-        (0..class_count)
-            .map(|k| {
-                let labels = classes
-                    .iter()
-                    .map(|&c| if c == k { 1.0 } else { -1.0 })
-                    .collect();
-                let data = Examples::new(inputs.clone(), labels)?;
-                Ok(kernel.fit(&data, &mut *rng)?.into_model())
-            })
-            .collect::<Result<Vec<_>, CoreError>>()?
-    };
+    // The map above is public randomness drawn before any row is read: only the fits'
+    // draws decide whether the spend stands.
+    let fitted = drawing(&mut *rng, |rng| {
+        if class_count == 2 {
+            let data = Examples::new(inputs, binary_labels(classes))?;
+            Ok(vec![kernel.fit(&data, rng)?.into_model()])
+        } else {
+            (0..class_count)
+                .map(|k| {
+                    let labels = classes
+                        .iter()
+                        .map(|&c| if c == k { 1.0 } else { -1.0 })
+                        .collect();
+                    let data = Examples::new(inputs.clone(), labels)?;
+                    Ok(kernel.fit(&data, &mut *rng)?.into_model())
+                })
+                .collect::<Result<Vec<_>, CoreError>>()
+        }
+    })?;
     Ok(FitReport {
         models: fitted,
         regularization: per_model.regularization(),

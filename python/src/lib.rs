@@ -30,6 +30,8 @@ pub mod spark;
 #[cfg(feature = "python")]
 mod py;
 #[cfg(feature = "python")]
+mod py_ledger;
+#[cfg(feature = "python")]
 mod py_predict;
 #[cfg(feature = "python")]
 mod py_schema;

@@ -697,6 +697,9 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_sgd_model, m)?)?;
     m.add_function(wrap_pyfunction!(utility_outlook, m)?)?;
     m.add_class::<PyModels>()?;
+    m.add_class::<crate::py_ledger::PyLedgerCore>()?;
+    // The ε ceiling every face checks against (dp-erm's), so Python holds no copy of it.
+    m.add("MAX_EPSILON", dp_fit::spec::MAX_EPSILON)?;
     crate::py_select::register(m)?;
     crate::py_predict::register(m)?;
     crate::py_schema::register(m)?;

@@ -468,8 +468,8 @@ impl PreparedSearch {
     /// Runs the selection (dp-tune's `select`: its size and input refusals come first,
     /// before anything is drawn on the data).
     pub fn run(mut self) -> Result<Released, CoreError> {
-        let rng: &mut dyn ReleaseRng = &mut *self.rng;
-        match &self.prepared {
+        let prepared = &self.prepared;
+        crate::fit::drawing(&mut *self.rng, |rng| match prepared {
             Prepared::Linear {
                 selector,
                 data,
@@ -490,6 +490,6 @@ impl PreparedSearch {
                     noisy_mistakes: noisy,
                 })
             }
-        }
+        })
     }
 }

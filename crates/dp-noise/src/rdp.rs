@@ -60,6 +60,50 @@ pub enum Neighbouring {
     ReplaceOne,
 }
 
+impl Neighbouring {
+    /// The relation's name, as every face of the library spells it (`replace-one`,
+    /// `add-remove`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ReplaceOne => "replace-one",
+            Self::AddRemove => "add-remove",
+        }
+    }
+}
+
+impl std::fmt::Display for Neighbouring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is neither `replace-one` nor `add-remove`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownNeighbouring(pub String);
+
+impl std::fmt::Display for UnknownNeighbouring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "neighbouring = {:?}: expected \"replace-one\" or \"add-remove\"",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownNeighbouring {}
+
+impl std::str::FromStr for Neighbouring {
+    type Err = UnknownNeighbouring;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::ReplaceOne, Self::AddRemove]
+            .into_iter()
+            .find(|n| n.name() == s)
+            .ok_or_else(|| UnknownNeighbouring(s.to_owned()))
+    }
+}
+
 /// The orders of Opacus 1.6.0's RDP accountant extended to 8192, as the algorithm
 /// specification (§8.1, approximate DP) lists them: `1.1, 1.2, …, 10.9, 12, …, 63`, then `64, 80, …, 8192`.
 pub fn opacus_orders() -> Vec<f64> {

@@ -5,8 +5,9 @@ use std::fmt;
 use dp_erm::ErmError;
 use dp_noise::NoiseError;
 
-/// Largest per-query ε accepted: beyond it an answer guarantees nothing useful.
-pub const MAX_EPSILON: f64 = 1000.0;
+/// Largest per-query ε accepted: beyond it an answer guarantees nothing useful (dp-erm's
+/// ceiling, one value for every mechanism and face).
+pub use dp_erm::MAX_EPSILON;
 
 /// Most training points (or candidates, or parts) any mechanism of this crate accepts:
 /// larger inputs are refused before allocating, rather than exhausting memory.
