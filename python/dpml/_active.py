@@ -156,8 +156,8 @@ def resolve_ledger(explicit, estimator=None):
         others = _open
     if others:
         raise LedgerUnreachableError(
-            f"a `with ledger:` block is open in another thread of this process (pid "
-            f"{os.getpid()}), and this thread or task has no ledger: the block's ledger "
+            f"a `with ledger:` block is open in another thread or asyncio task of this "
+            f"process (pid {os.getpid()}), and this one has no ledger: the block's ledger "
             "cannot be charged from here (context variables do not cross into new threads; "
             "this may be the block's own worker, e.g. joblib's threading backend or a "
             "ThreadPoolExecutor), and the fit would run uncharged. Pass the ledger to fit "

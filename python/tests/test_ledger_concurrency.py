@@ -306,3 +306,50 @@ def test_pickling_in_a_block_leaks_nothing():
     copy.fit(X, y)
     again = pickle.loads(pickle.dumps(copy))
     assert "_dpml_ledger_block" not in again.__dict__
+
+
+def test_a_foreign_mark_survives_clone_and_refuses(monkeypatch):
+    from sklearn.base import clone
+
+    from dpml import _active
+
+    marked = est()
+    marked.__dict__[_active.MARK] = {"process": "1-elsewhere"}  # as a worker receives it
+    cloned = clone(marked)  # a worker that clones what it was sent is still a worker
+    assert cloned.__dict__[_active.MARK] == {"process": "1-elsewhere"}
+    assert "_dpml_ledger_block" not in cloned.get_params()
+    for estimator in (marked, cloned):
+        with pytest.raises(Refused, match="pickled while .* in process 1 "):
+            estimator.fit(X, y)
+        assert not hasattr(estimator, "privacy_")
+    own = dpml.Ledger(epsilon=1.0)
+    cloned.fit(X, y, ledger=own)  # a ledger of its own: charged
+    assert len(own) == 1
+    # The hook a ledger reachable from a child (file-backed) will fill: charged through it.
+    reachable = dpml.Ledger(epsilon=1.0)
+    monkeypatch.setattr(_active, "_charge_in_child", lambda mark: reachable)
+    marked.fit(X, y)
+    assert len(reachable) == 1
+
+
+def test_every_estimator_resolves_first(monkeypatch):
+    from dpml import _active
+    from dpml.model_selection import PrivateSearch
+    from dpml.predict import ExponentialWalk, SubsampleAndAggregate
+
+    monkeypatch.setenv("DPML_LEDGER_BLOCK", "1-elsewhere")  # as a spawned worker inherits it
+    estimators = [
+        est(),
+        dpml.HuberSVC(epsilon=1.0, data_norm=2.0, classes=[0, 1]),
+        dpml.RandomFeaturesSVC(epsilon=1.0, classes=[0, 1]),
+        dpml.DPSGDClassifier(epsilon=1.0, delta=1e-6, classes=[0, 1]),
+        PrivateSearch(est(), {"regularization": [1e-2, 1e-1]}, epsilon=1.0),
+        SubsampleAndAggregate(epsilon=0.1, total_epsilon=1.0, n_parts=5, data_norm=2.0, classes=[0, 1]),
+        ExponentialWalk(epsilon=0.1, total_epsilon=1.0, classes=[0, 1]),
+    ]
+    for estimator in estimators:
+        with pytest.raises(Refused, match="was started while a `with ledger:` block"):
+            # Not even the data are read: rows that would be refused are not looked at.
+            estimator.fit("not rows", y)
+    monkeypatch.delenv("DPML_LEDGER_BLOCK")
+    assert _active.resolve_ledger(None, est()) is None
