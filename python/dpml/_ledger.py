@@ -174,4 +174,3 @@ class Ledger:
             f"Ledger(epsilon={self.epsilon!r}, delta={self.delta!r}; spent "
             f"{self.spent_epsilon!r}, {self.spent_delta!r} in {len(self._records)} fits)"
         )
-
