@@ -18,6 +18,7 @@ from ._errors import (
     DPMLIOError,
     DPMLTypeError,
     DPMLValueError,
+    LedgerUnreachableError,
     NotFittedError,
 )
 from ._ledger import Ledger
@@ -37,6 +38,7 @@ __all__ = [
     "HuberSVC",
     "InsecureSeed",
     "Ledger",
+    "LedgerUnreachableError",
     "LogisticRegression",
     "NotFittedError",
     "RandomFeaturesSVC",

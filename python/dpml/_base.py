@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _dpml, _validation, testing
 from ._errors import DPMLError, DPMLTypeError, DPMLValueError, NotFittedError
-from ._ledger import Ledger, active_ledger
+from ._active import LedgerMarked, resolve_ledger
 from ._randomness import resolve_seed
 
 try:
@@ -72,7 +72,7 @@ def _choice(name, value, options):
     return value
 
 
-class PrivateClassifier(ClassifierMixin, BaseEstimator):
+class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
     """Base of dpml's estimators (scikit-learn's mixins only: no scikit-learn model is
     subclassed and no private module imported). Subclasses define ``_kind``, ``_loss()``
     and ``_fit_call(n_rows, n_classes)``."""
@@ -141,8 +141,8 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         """Trains on ``X`` (n_samples × n_features) and ``y`` (one label per row, each in
         ``classes``), charging ``ledger`` (or the ledger active in a ``with`` block) the
         fit's (ε, δ) before any work. Returns ``self``."""
-        if ledger is not None and not isinstance(ledger, Ledger):
-            raise DPMLTypeError(f"ledger must be a dpml.Ledger; got {type(ledger).__name__}")
+        # First: a fit that an open block would charge but cannot reach is refused here.
+        ledger = resolve_ledger(ledger, self)
         epsilon, mechanism = self._epsilon_and_mechanism()
         delta = self._delta() if mechanism != "non-private" else 0.0
         released = self._released_mechanism(mechanism, delta)
@@ -154,7 +154,6 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         kwargs = self._fit_kwargs(shape, call, epsilon, mechanism)
         if delta > 0:
             kwargs["delta"] = delta
-        ledger = ledger if ledger is not None else active_ledger()
         record = None
         if ledger is not None:
             record = ledger.charge(epsilon, delta, what=type(self).__name__, mechanism=released)

@@ -22,6 +22,13 @@ class BudgetExceededError(DPMLValueError):
     """A fit would spend more than a ledger has left; refused before any work."""
 
 
+class LedgerUnreachableError(DPMLError):
+    """A fit that an open ``with ledger:`` block would charge runs where that ledger cannot
+    be charged (another thread that did not inherit the block, a child process, a pool
+    worker), or a ledger is used in a process other than the one that created it;
+    refused before any work, so that no fit runs uncharged."""
+
+
 try:  # scikit-learn's class, so that its tooling recognises it
     from sklearn.exceptions import NotFittedError as _SklearnNotFitted
 except ImportError:  # pragma: no cover - scikit-learn is an optional extra

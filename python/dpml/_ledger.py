@@ -1,13 +1,13 @@
 """A privacy budget that survives scikit-learn's tooling."""
 
 import math
+import os
 import threading
 from fractions import Fraction
 
+from . import _active
+from ._active import active_ledger, resolve_ledger  # noqa: F401 (their former home)
 from ._errors import BudgetExceededError, DPMLError, DPMLValueError
-
-_active = []  # the ledgers entered with `with ledger:`, innermost last (process-wide)
-_active_lock = threading.Lock()
 
 
 def _check_amount(name, value, upper):
@@ -38,7 +38,35 @@ class Ledger:
     ``cross_val_score(..., params={"ledger": l})`` record every fit they make. It cannot
     be pickled: a copy in another process would record spends the original never sees,
     so process-based parallelism (``n_jobs`` with the loky backend) is refused rather
-    than silently unaccounted; use threads or ``n_jobs=None``.
+    than silently unaccounted; use threads or ``n_jobs=None``. A ledger is safe to share
+    between threads: passed as ``ledger=``, it is charged from any thread.
+
+    **A fit that an open ``with ledger:`` block would charge is charged to it or refused
+    (``LedgerUnreachableError``, before any work), never run uncharged:**
+
+    - the block is active in the thread or asyncio task that entered it, and in what runs
+      in a copy of its context (``asyncio.to_thread``, ``contextvars.copy_context()``):
+      those fits are charged. Two threads may each enter their own ledger (or the same
+      one) at once; each fit charges its own thread's.
+    - a thread that did not inherit the block (a plain ``threading.Thread``, a
+      ``ThreadPoolExecutor``, joblib's threading backend, scikit-learn's ``n_jobs`` with
+      it: none of them carries context variables) fitting with no ledger of its own while
+      any block of the process is open is refused. Pass the ledger to ``fit`` there
+      (``params={"ledger": ledger}`` in scikit-learn's searches) and every fit is charged.
+    - a process started while a block was open (``multiprocessing`` with spawn or
+      forkserver, loky's workers for ``n_jobs``, a subprocess) inherits the environment
+      variable ``DPML_LEDGER_BLOCK``, and its fits with no ledger of its own are refused;
+      so are fits, in any other process, of an estimator pickled while a block was open
+      (a worker started earlier, such as a reused loky pool), and any use of a ledger
+      outside the process that created it (a forked child's copy, entered or passed).
+    - loky reuses its workers: one started inside a block keeps refusing after the block
+      closed, until it is replaced (``joblib.externals.loky.get_reusable_executor()
+      .shutdown()``) — a loud false refusal, never a silent uncharged fit. So does a
+      model pickled to a file inside a block and refitted, with no ledger, in another
+      process (rebuild it: ``type(est)(**est.get_params())``).
+    - not seen: a process started *before* the block that builds and fits its own
+      estimators (a pool made before ``with ledger:`` running a function that creates an
+      estimator): nothing of the block reaches it. Pass such work a ledger of its own.
     """
 
     def __init__(self, epsilon, delta=0.0):
@@ -50,6 +78,7 @@ class Ledger:
         self._spent_delta = Fraction(0)
         self._records = []
         self._lock = threading.Lock()
+        self._creator_pid = os.getpid()  # used in another process, it is a copy: refused
 
     @property
     def spent_epsilon(self):
@@ -120,16 +149,11 @@ class Ledger:
         raise DPMLError("refund of a spend this ledger did not record")
 
     def __enter__(self):
-        with _active_lock:
-            _active.append(self)
+        _active.enter(self)
         return self
 
     def __exit__(self, *exc):
-        with _active_lock:
-            for i in range(len(_active) - 1, -1, -1):
-                if _active[i] is self:
-                    del _active[i]
-                    break
+        _active.exit(self)
         return False
 
     def __copy__(self):
@@ -141,7 +165,8 @@ class Ledger:
     def __reduce__(self):
         raise DPMLError(
             "a Ledger cannot be pickled: a copy in another process would record spends "
-            "this one never sees. Run searches with n_jobs=None or a threading backend."
+            "this one never sees. Run searches with n_jobs=None, or with a threading backend "
+            "and the ledger passed to fit (params={'ledger': ledger})."
         )
 
     def __repr__(self):
@@ -149,9 +174,3 @@ class Ledger:
             f"Ledger(epsilon={self.epsilon!r}, delta={self.delta!r}; spent "
             f"{self.spent_epsilon!r}, {self.spent_delta!r} in {len(self._records)} fits)"
         )
-
-
-def active_ledger():
-    """The innermost ledger entered with ``with``, or None."""
-    with _active_lock:
-        return _active[-1] if _active else None

@@ -12,7 +12,7 @@ import math
 from . import _dpml, _validation, testing
 from ._base import NEIGHBOURS, PrivateClassifier, _choice, _number
 from ._errors import BudgetExceededError, DPMLTypeError, DPMLValueError, NotFittedError
-from ._ledger import Ledger, active_ledger
+from ._active import LedgerMarked, resolve_ledger
 from ._randomness import resolve_seed
 
 try:
@@ -85,7 +85,7 @@ def _grid(param_grid, estimator):
     return candidates
 
 
-class PrivateSearch(ClassifierMixin, BaseEstimator):
+class PrivateSearch(ClassifierMixin, LedgerMarked, BaseEstimator):
     """Differentially private selection among the candidates of ``param_grid``
     (dp-tune). The released best model, its index and parameters together are private.
 
@@ -198,8 +198,7 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, ledger=None):
         """Runs the search on ``X``, ``y``, charging ``ledger`` (or the active one) the
         search's (ε, δ) once, before any noise is drawn on the data. Returns ``self``."""
-        if ledger is not None and not isinstance(ledger, Ledger):
-            raise DPMLTypeError(f"ledger must be a dpml.Ledger; got {type(ledger).__name__}")
+        ledger = resolve_ledger(ledger, self)
         epsilon, method, grid, gamma, holdout = self._checked()
         seed = resolve_seed(self.random_state, testing.allow_int_seed())
         shape, call = _validation.rows(self, X, reset=True)
@@ -224,7 +223,6 @@ class PrivateSearch(ClassifierMixin, BaseEstimator):
                 kw["delta"] = delta
             kwargs.append(kw)
             candidates.append(candidate)
-        ledger = ledger if ledger is not None else active_ledger()
         record = None
 
         def charge(plan):

@@ -27,7 +27,7 @@ import numpy as np
 from . import _dpml, _validation, testing
 from ._base import NEIGHBOURS, _choice, _number
 from ._errors import DPMLError, DPMLTypeError, DPMLValueError, NotFittedError
-from ._ledger import Ledger, active_ledger
+from ._active import LedgerMarked, resolve_ledger
 from ._randomness import resolve_seed
 
 try:
@@ -54,15 +54,13 @@ def _slot(slot):
     return slot
 
 
-class _PrivatePredictor(BaseEstimator):
+class _PrivatePredictor(LedgerMarked, BaseEstimator):
     """What both predictors share: the budget, the ledger charge, the answers."""
 
     def _charge_and_build(self, ledger, build):
-        """Charges ``ledger`` the whole budget (what the training data may lose through
-        this predictor), then builds; a refusal before any noise refunds it."""
-        if ledger is not None and not isinstance(ledger, Ledger):
-            raise DPMLTypeError(f"ledger must be a dpml.Ledger; got {type(ledger).__name__}")
-        ledger = ledger if ledger is not None else active_ledger()
+        """Charges ``ledger`` (``resolve_ledger``'s, from the top of ``fit``) the whole
+        budget (what the training data may lose through this predictor), then builds; a
+        refusal before any noise refunds it."""
         record = None
         if ledger is not None:
             record = ledger.charge(
@@ -228,6 +226,7 @@ class SubsampleAndAggregate(_PrivatePredictor):
     def fit(self, X, y, ledger=None):
         """Trains the ensemble and opens the budget, charging ``ledger`` (or the active
         one) ``total_epsilon`` before any work. Returns ``self``."""
+        ledger = resolve_ledger(ledger, self)
         per_query, total, slot, seed = self._checked()
         k = self.n_parts
         if k is None:
@@ -364,6 +363,7 @@ class ExponentialWalk(_PrivatePredictor):
     def fit(self, X, y, ledger=None):
         """Builds the walk and opens the budget, charging ``ledger`` (or the active one)
         ``total_epsilon`` before any work. Returns ``self``."""
+        ledger = resolve_ledger(ledger, self)
         per_query, total, slot, seed = self._checked()
         alpha = _number("alpha", self.alpha)
         if not alpha < 0.5:

@@ -9,7 +9,7 @@ import numpy as np
 from . import _dpml
 from ._base import _MAX_EPSILON, _choice, _count, _delta, _number
 from ._errors import DPMLTypeError, DPMLValueError
-from ._ledger import active_ledger
+from ._active import resolve_ledger
 from .linear import _LinearClassifier
 
 _LOSSES = ("logistic", "huber")
@@ -159,9 +159,8 @@ class DPSGDClassifier(_LinearClassifier):
     def fit(self, X, y, ledger=None):
         """Trains on ``X`` and ``y`` as the other estimators do (see their ``fit``); an
         add/remove fit is refused with a ledger, which adds replace-one ε."""
-        if self._add_remove_rows() is not None and (
-            ledger is not None or active_ledger() is not None
-        ):
+        ledger = resolve_ledger(ledger, self)
+        if self._add_remove_rows() is not None and ledger is not None:
             raise DPMLValueError(
                 "neighbouring='add-remove' with a Ledger: a ledger adds replace-one epsilon, "
                 "and an add/remove epsilon is for another relation; fit without the ledger, "

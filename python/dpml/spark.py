@@ -73,7 +73,7 @@ import numpy as np
 
 from . import _dpml, _validation, linear
 from ._errors import DPMLError, DPMLTypeError, DPMLValueError
-from ._ledger import Ledger, active_ledger
+from ._active import resolve_ledger
 from .schema import Schema
 
 _BLOCK_SCHEMA = "partition long, rows long, checksum string, block binary, error string"
@@ -293,8 +293,7 @@ def _first_line(e):
 
 def _fit(estimator, df, schema, n_rows, ledger):
     _require_pyspark()
-    if ledger is not None and not isinstance(ledger, Ledger):
-        raise DPMLTypeError(f"ledger must be a dpml.Ledger; got {type(ledger).__name__}")
+    ledger = resolve_ledger(ledger, estimator)
     if not isinstance(schema, Schema) or schema._text is None:
         raise DPMLTypeError(
             "schema must be a dpml.Schema built with Schema.from_file or Schema.from_toml"
@@ -333,7 +332,6 @@ def _fit(estimator, df, schema, n_rows, ledger):
         intercept=kwargs["intercept"],
     )
     passes = _Passes(df, schema, kernel)
-    ledger = ledger if ledger is not None else active_ledger()
     record = None
     if ledger is not None:
         record = ledger.charge(
