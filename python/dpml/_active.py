@@ -40,13 +40,17 @@ import threading
 from ._errors import DPMLError, DPMLTypeError, LedgerUnreachableError
 
 ENV = "DPML_LEDGER_BLOCK"
+# While the process's open blocks are all on one ledger file, its path: a child process
+# charges that file (the same budget, locked) instead of refusing.
+ENV_FILE = "DPML_LEDGER_FILE"
 MARK = "_dpml_ledger_block"  # the attribute an estimator pickled inside a block carries
 
 # The ledgers entered with ``with`` in this context, innermost last.
 _stack = contextvars.ContextVar("dpml_active_ledgers", default=())
 _lock = threading.Lock()
 _open = 0  # blocks open in this process, all threads and tasks together
-_env_before = None  # the variable's value before this process's first open block
+_env_before = None  # the variables' values before this process's first open block
+_entered = []  # the ledgers of the open blocks, all threads and tasks together
 
 
 def _identity():
@@ -62,9 +66,10 @@ def _after_fork_in_child():
     # A forked child is a new process: its own identity and lock. Of the parent's open
     # blocks only the forking thread's were copied (as copies: refused when used), and
     # they are the child's count.
-    global _lock, _open, _process
+    global _lock, _open, _process, _entered
     _lock = threading.Lock()
     _open = len(_stack.get())
+    _entered = list(_stack.get())
     _process = _identity()
 
 
@@ -94,9 +99,11 @@ def enter(ledger):
     _check_home(ledger, "entered with `with`")
     with _lock:
         if _open == 0:
-            _env_before = os.environ.get(ENV)
+            _env_before = (os.environ.get(ENV), os.environ.get(ENV_FILE))
             os.environ[ENV] = _process
         _open += 1
+        _entered.append(ledger)
+        _publish_file()
     _stack.set(_stack.get() + (ledger,))
 
 
@@ -114,11 +121,33 @@ def exit(ledger):
     _stack.set(stack[:i] + stack[i + 1 :])
     with _lock:
         _open -= 1
+        for j in range(len(_entered) - 1, -1, -1):
+            if _entered[j] is ledger:
+                del _entered[j]
+                break
         if _open == 0:
-            if _env_before is None:
-                os.environ.pop(ENV, None)
-            else:
-                os.environ[ENV] = _env_before
+            for name, value in zip((ENV, ENV_FILE), _env_before):
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        else:
+            _publish_file()
+
+
+def _file_of_open_blocks():
+    """The one ledger file every open block of this process is on, or None."""
+    paths = {getattr(ledger, "path", None) for ledger in _entered}
+    return paths.pop() if len(paths) == 1 else None
+
+
+def _publish_file():
+    # Under _lock: the variable names the file while every open block is on it.
+    path = _file_of_open_blocks()
+    if path is None:
+        os.environ.pop(ENV_FILE, None)
+    else:
+        os.environ[ENV_FILE] = path
 
 
 def active_ledger():
@@ -131,9 +160,15 @@ def _charge_in_child(mark):
     """The ledger a fit in a child process may charge for the block ``mark`` names (the
     estimator's mark, or ``{"process": ...}`` from the variable), or None: refused.
 
-    Today always None: an in-memory Ledger cannot be reached from another process. (A
-    ledger backed by a locked file could be opened and charged here.)"""
-    return None
+    A block on a ledger file (``Ledger.open``) is reached: the child opens the same file
+    and each charge locks it, so the block's budget is charged exactly as in the block's
+    own process. An in-memory ledger cannot be reached from another process: None."""
+    path = mark.get("ledger_file")
+    if not path:
+        return None
+    from ._ledger import Ledger
+
+    return Ledger.open(path)
 
 
 def resolve_ledger(explicit, estimator=None):
@@ -183,7 +218,7 @@ def resolve_ledger(explicit, estimator=None):
         return charged
     block = os.environ.get(ENV)
     if block and block != _process:
-        charged = _charge_in_child({"process": block})
+        charged = _charge_in_child({"process": block, "ledger_file": os.environ.get(ENV_FILE)})
         if charged is None:
             raise LedgerUnreachableError(
                 f"this process (pid {os.getpid()}) was started while a `with ledger:` block "
@@ -206,7 +241,14 @@ def pickling_mark():
     with _lock:
         open_ = _open
     if open_ or _stack.get():
-        return {"process": _process}
+        mark = {"process": _process}
+        active = active_ledger()
+        path = getattr(active, "path", None) if active is not None else None
+        with _lock:
+            path = path or _file_of_open_blocks()
+        if path is not None:
+            mark["ledger_file"] = path
+        return mark
     return None
 
 

@@ -2,10 +2,8 @@
 
 import math
 import os
-import threading
-from fractions import Fraction
 
-from . import _active
+from . import _active, _dpml
 from ._active import active_ledger, resolve_ledger  # noqa: F401 (their former home)
 from ._errors import BudgetExceededError, DPMLError, DPMLValueError
 
@@ -70,43 +68,91 @@ class Ledger:
     """
 
     def __init__(self, epsilon, delta=0.0):
-        self.epsilon = _check_amount("epsilon", epsilon, math.inf)
-        if self.epsilon == 0 or math.isinf(self.epsilon):
+        epsilon = _check_amount("epsilon", epsilon, math.inf)
+        if epsilon == 0 or math.isinf(epsilon):
             raise DPMLValueError(f"epsilon={epsilon!r} must be finite and > 0")
-        self.delta = _check_amount("delta", delta, 1.0)
-        self._spent_epsilon = Fraction(0)
-        self._spent_delta = Fraction(0)
-        self._records = []
-        self._lock = threading.Lock()
+        delta = _check_amount("delta", delta, 1.0)
+        if delta == 1.0:
+            raise DPMLValueError(f"delta={delta!r} must be below 1")
+        self._core = _dpml.LedgerCore.in_memory(epsilon, delta)
         self._creator_pid = os.getpid()  # used in another process, it is a copy: refused
+
+    @classmethod
+    def open(cls, path, *, wait=10.0):
+        """The ledger file at ``path`` (``dpml ledger init`` writes one; ``Ledger.create``
+        too): the **same budget as the command line's** ``--ledger path``. Each charge
+        locks the file, checks and records the spend, and releases it, waiting up to
+        ``wait`` seconds for another process (a ``dpml train`` run holds the lock for its
+        whole fit). Symbolic links reach the one file; a file with several hard links is
+        refused. Unlike an in-memory ledger it may be used from other processes (it
+        pickles as its path): a worker charges the same file."""
+        ledger = cls.__new__(cls)
+        ledger._core = _dpml.LedgerCore.open(os.fspath(path), wait)
+        ledger._creator_pid = None  # a file is reachable from any process
+        return ledger
+
+    @classmethod
+    def create(cls, path, epsilon, delta=0.0, *, dataset="", wait=10.0):
+        """A new ledger file at ``path`` (never replacing a file) with a total
+        ``(epsilon, delta)`` for ``dataset``, opened: see ``Ledger.open``."""
+        epsilon = _check_amount("epsilon", epsilon, math.inf)
+        delta = _check_amount("delta", delta, 1.0)
+        ledger = cls.__new__(cls)
+        ledger._core = _dpml.LedgerCore.create(os.fspath(path), epsilon, delta, str(dataset), wait)
+        ledger._creator_pid = None
+        return ledger
+
+    @property
+    def path(self):
+        """The ledger file's path, or None for a ledger held in memory."""
+        return self._core.path()
+
+    def _state(self):
+        return self._core.state()
+
+    @property
+    def epsilon(self):
+        """The total ε."""
+        return self._state()["total_epsilon"]
+
+    @property
+    def delta(self):
+        """The total δ (0: pure ε, which refuses any δ)."""
+        return self._state()["total_delta"]
 
     @property
     def spent_epsilon(self):
-        """The ε spent so far."""
-        return float(self._spent_epsilon)
+        """The ε spent so far (the exact sum, rounded up)."""
+        return self._state()["spent_epsilon"]
 
     @property
     def spent_delta(self):
-        """The δ spent so far."""
-        return float(self._spent_delta)
+        """The δ spent so far (the exact sum, rounded up)."""
+        return self._state()["spent_delta"]
 
     @property
     def remaining_epsilon(self):
         """The ε left, rounded down."""
-        left = Fraction(self.epsilon) - self._spent_epsilon
-        value = float(left)
-        return value if Fraction(value) <= left else math.nextafter(value, 0.0)
+        return self._state()["remaining_epsilon"]
+
+    @property
+    def identity(self):
+        """The ledger's random identity (recorded with every spend's number)."""
+        return self._state()["id"]
 
     @property
     def records(self):
-        """One dict per charged fit: ``estimator``, ``epsilon``, ``delta``, ``mechanism``."""
-        return [dict(r) for r in self._records]
+        """One dict per charged fit: ``estimator``, ``epsilon``, ``delta``, ``mechanism``
+        and ``sequence`` (the spend's number in the ledger). A file's spends by the command
+        line have ``estimator`` ``'dpml train'``."""
+        return [_record(spend) for spend in self._state()["spends"]]
 
     def __len__(self):
-        return len(self._records)
+        return len(self._state()["spends"])
 
     def charge(self, epsilon, delta=0.0, *, what="a fit", mechanism=None):
         """Records a spend, or refuses it (``BudgetExceededError``) if it does not fit.
+        The sums are exact (ten spends of 0.1 exceed 1, as in the reals).
 
         Returns the record, which ``refund`` takes back when the fit was refused before
         any noise was drawn.
@@ -115,38 +161,21 @@ class Ledger:
         delta = _check_amount("delta", delta, 1.0)
         if math.isinf(epsilon):
             raise BudgetExceededError(f"{what} is not private (epsilon = inf): no ledger covers it")
-        if delta > 0 and self.delta == 0:
-            raise BudgetExceededError(
-                f"{what} is (epsilon, delta)-DP with delta={delta!r}, but this ledger is pure "
-                "epsilon (delta=0) and cannot cover any delta; create the ledger with the "
-                "total delta you accept, Ledger(epsilon, delta=...); nothing was trained"
-            )
-        with self._lock:
-            total_e = self._spent_epsilon + Fraction(epsilon)
-            total_d = self._spent_delta + Fraction(delta)
-            if total_e > Fraction(self.epsilon) or total_d > Fraction(self.delta):
-                raise BudgetExceededError(
-                    f"{what} needs epsilon={epsilon!r}, delta={delta!r}, but the ledger has "
-                    f"epsilon={float(Fraction(self.epsilon) - self._spent_epsilon)!r}, "
-                    f"delta={float(Fraction(self.delta) - self._spent_delta)!r} left of "
-                    f"({self.epsilon!r}, {self.delta!r}); nothing was trained"
-                )
-            self._spent_epsilon = total_e
-            self._spent_delta = total_d
-            record = {"estimator": what, "epsilon": epsilon, "delta": delta, "mechanism": mechanism}
-            self._records.append(record)
-            return record
+        sequence = self._core.charge(epsilon, delta, str(what), str(mechanism or ""))
+        return {
+            "estimator": what,
+            "epsilon": epsilon,
+            "delta": delta,
+            "mechanism": mechanism,
+            "sequence": sequence,
+        }
 
     def refund(self, record):
         """Takes back a spend whose fit was refused before it drew any noise."""
-        with self._lock:
-            for i, r in enumerate(self._records):
-                if r is record:
-                    del self._records[i]
-                    self._spent_epsilon -= Fraction(record["epsilon"])
-                    self._spent_delta -= Fraction(record["delta"])
-                    return
-        raise DPMLError("refund of a spend this ledger did not record")
+        sequence = record.get("sequence") if isinstance(record, dict) else None
+        if sequence is None:
+            raise DPMLError("refund of a spend this ledger did not record")
+        self._core.refund(sequence)
 
     def __enter__(self):
         _active.enter(self)
@@ -163,6 +192,8 @@ class Ledger:
         return self
 
     def __reduce__(self):
+        if self.path is not None:
+            return (_reopen, (self.path,))
         raise DPMLError(
             "a Ledger cannot be pickled: a copy in another process would record spends "
             "this one never sees. Run searches with n_jobs=None, or with a threading backend "
@@ -170,7 +201,26 @@ class Ledger:
         )
 
     def __repr__(self):
+        state = self._state()
+        where = f"{self.path!r}: " if self.path is not None else ""
         return (
-            f"Ledger(epsilon={self.epsilon!r}, delta={self.delta!r}; spent "
-            f"{self.spent_epsilon!r}, {self.spent_delta!r} in {len(self._records)} fits)"
+            f"Ledger({where}epsilon={state['total_epsilon']!r}, "
+            f"delta={state['total_delta']!r}; spent {state['spent_epsilon']!r}, "
+            f"{state['spent_delta']!r} in {len(state['spends'])} fits)"
         )
+
+
+def _reopen(path):
+    """A file-backed ledger, unpickled: the same file, opened in this process."""
+    return Ledger.open(path)
+
+
+def _record(spend):
+    command = spend["command"]
+    return {
+        "estimator": command[len("python: ") :] if command.startswith("python: ") else f"dpml {command}",
+        "epsilon": spend["epsilon"],
+        "delta": spend["delta"],
+        "mechanism": spend["model"] or None,
+        "sequence": spend["sequence"],
+    }

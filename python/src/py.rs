@@ -33,12 +33,45 @@ pub(crate) fn raise(py: Python<'_>, e: CoreError) -> PyErr {
     }
 }
 
-/// Runs `f` without the GIL and with panics caught.
+/// Runs `f` without the GIL and with panics caught, on this process's own rayon pool.
 pub(crate) fn detached<T: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> Result<T, CoreError> + Send,
 ) -> PyResult<T> {
-    py.detach(|| guarded(f)).map_err(|e| raise(py, e))
+    py.detach(|| guarded(|| in_this_process(f)))
+        .map_err(|e| raise(py, e))
+}
+
+/// The process that imported the module.
+static IMPORTING_PROCESS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// A pool for a forked child (its pid with it).
+static CHILD_POOL: std::sync::Mutex<Option<(u32, std::sync::Arc<rayon::ThreadPool>)>> =
+    std::sync::Mutex::new(None);
+
+/// Runs `f` in the importing process as it is, and in a child forked from it (a
+/// `multiprocessing` fork pool) on a rayon pool of the child's own: fork copies the global
+/// pool's state but not its threads, so work sent to it would wait forever.
+fn in_this_process<T: Send>(f: impl FnOnce() -> Result<T, CoreError> + Send) -> Result<T, CoreError> {
+    let pid = std::process::id();
+    if IMPORTING_PROCESS.get().is_none_or(|&first| first == pid) {
+        return f();
+    }
+    let pool = {
+        let mut slot = CHILD_POOL.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.as_ref() {
+            Some((owner, pool)) if *owner == pid => std::sync::Arc::clone(pool),
+            _ => {
+                let pool = rayon::ThreadPoolBuilder::new().build().map_err(|e| {
+                    CoreError::Panic(format!("no thread pool in this forked process: {e}"))
+                })?;
+                let pool = std::sync::Arc::new(pool);
+                *slot = Some((pid, std::sync::Arc::clone(&pool)));
+                pool
+            }
+        }
+    };
+    pool.install(f)
 }
 
 /// A 1-D or 2-D array of the dtype `T`, C-contiguous, or a `DPMLTypeError` saying what it
@@ -647,14 +680,11 @@ impl PyModels {
             d.set_item("sampling_rate", sgd.sampling_rate)?;
             d.set_item("steps", sgd.steps)?;
             d.set_item("clip_norm", sgd.clip_norm)?;
-            d.set_item(
-                "neighbouring",
-                if sgd.expected_batch.is_some() {
-                    "add-remove"
-                } else {
-                    "replace-one"
-                },
-            )?;
+            let relation = match sgd.expected_batch {
+                Some(_) => dp_fit::spec::Neighbouring::AddRemove,
+                None => dp_fit::spec::Neighbouring::ReplaceOne,
+            };
+            d.set_item("neighbouring", relation.name())?;
             d.set_item("expected_batch", sgd.expected_batch)?;
         }
         Ok(d)
@@ -692,6 +722,7 @@ fn utility_outlook<'py>(
 /// `dpml._dpml`: the Rust core.
 #[pymodule]
 fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    IMPORTING_PROCESS.get_or_init(std::process::id);
     m.add_function(wrap_pyfunction!(fit_linear_model, m)?)?;
     m.add_function(wrap_pyfunction!(fit_kernel_model, m)?)?;
     m.add_function(wrap_pyfunction!(fit_sgd_model, m)?)?;

@@ -53,3 +53,11 @@ def resolves_to_no_ledger(est):
     from dpml._active import resolve_ledger
 
     return resolve_ledger(None, est) is None
+
+
+def fit_in_block_of(path_and_seed):
+    """Enters the ledger file at ``path`` (this process's own handle) and fits."""
+    path, seed = path_and_seed
+    X, y = data(seed=seed)
+    with dpml.Ledger.open(path):
+        return estimator().fit(X, y).privacy_["epsilon"]

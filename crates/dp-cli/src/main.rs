@@ -132,8 +132,8 @@ enum Command {
         /// --model dp-sgd: the neighbouring datasets the guarantee is for: one row replaced
         /// (the library's relation) or one row added or removed (Opacus' relation; needs
         /// --public-rows, since the row count is then private).
-        #[arg(long, value_enum, default_value = "replace-one")]
-        neighbouring: train::Neighbouring,
+        #[arg(long, default_value = "replace-one", value_parser = neighbouring())]
+        neighbouring: dp_fit::spec::Neighbouring,
         /// --neighbouring add-remove: a public estimate n̂ of the number of rows (never read
         /// from the file): it sets q = batch/n̂, the steps and the divisor of each step.
         #[arg(long)]
@@ -426,6 +426,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             ledger_cmd::check(&ledger, &models)
         }
     }
+}
+
+/// `--neighbouring`'s values: dp-fit's names, shown in the help and parsed by dp-fit.
+fn neighbouring() -> impl clap::builder::TypedValueParser<Value = dp_fit::spec::Neighbouring> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["replace-one", "add-remove"])
+        .try_map(|name| name.parse::<dp_fit::spec::Neighbouring>())
 }
 
 fn main() -> ExitCode {

@@ -7,6 +7,7 @@ use dp_erm::{
     DpSgd, DpSgdConfig, DpSgdRule, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration,
     RegularizationRule, RowCache, SgdNeighbours,
 };
+use dp_fit::spec::Neighbouring;
 use dp_fit::{Charge, Pending, Spend};
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
 use dp_noise::{DpRng, Witnessed};
@@ -44,15 +45,6 @@ pub struct SgdRequest {
     pub neighbouring: Neighbouring,
     /// `--public-rows`: the public n̂ an add/remove fit is scheduled on.
     pub public_rows: Option<usize>,
-}
-
-/// The neighbouring relation of a DP-SGD guarantee.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Neighbouring {
-    /// One row replaced, the row count public (every mechanism's relation).
-    ReplaceOne,
-    /// One row added or removed, the row count private (DP-SGD only; needs --public-rows).
-    AddRemove,
 }
 
 impl SgdRequest {
@@ -437,10 +429,7 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
 /// epochs it was configured with; refused naming the option.
 fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Failure> {
     let s = &req.sgd;
-    let relation = match s.neighbouring {
-        Neighbouring::ReplaceOne => dp_noise::Neighbouring::ReplaceOne,
-        Neighbouring::AddRemove => dp_noise::Neighbouring::AddRemove,
-    };
+    let relation = s.neighbouring;
     if s.rule {
         let refused = |e: dp_erm::ErmError| fail(format!("--sgd-rule was refused: {e}"));
         let schedule = DpSgdRule::FITTED
@@ -476,7 +465,7 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Fail
     })?;
     config.clip_norm = s.clip_norm.unwrap_or(DEFAULT_CLIP_NORM);
     config.regularization = req.regularization.unwrap_or(0.0);
-    if relation == dp_noise::Neighbouring::AddRemove {
+    if relation == Neighbouring::AddRemove {
         config = config.add_remove(batch as f64);
     }
     // DpSgd's errors name the parameter (learning_rate, clip_norm, …).
