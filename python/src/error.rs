@@ -143,7 +143,9 @@ impl std::fmt::Display for CoreError {
             ),
             CoreError::Kernel(e) => write!(f, "{e}"),
             CoreError::Noise(e) => write!(f, "{e}"),
-            CoreError::Budget(message) | CoreError::Schema(message) | CoreError::Ledger(message) => {
+            CoreError::Budget(message)
+            | CoreError::Schema(message)
+            | CoreError::Ledger(message) => {
                 write!(f, "{message}")
             }
             CoreError::Tune(e) => write!(f, "{e}"),

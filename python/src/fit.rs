@@ -6,7 +6,7 @@ use dp_erm::{
     GaussianErm, LinearModel, Loss, NoiseCalibration, ObjectiveCalibration, OneVsRest, TrainingSet,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
-use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, PrivacyBudget, ReleaseRng, Witnessed};
+use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, ReleaseRng, Witnessed};
 
 use crate::error::CoreError;
 use crate::rows::{RowTransform, Rows};
@@ -258,17 +258,12 @@ fn groups(spec: &LinearSpec, features: usize) -> Result<Option<FeatureGroups>, C
 
 /// The ε each of `models` fits gets: the whole ε, or its even share (one-vs-rest).
 fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, CoreError> {
-    if models == 1 {
-        return Ok(epsilon);
-    }
-    PrivacyBudget::new(epsilon)?
-        .even_share(models as u32)
-        .ok_or_else(|| {
-            CoreError::value(
-                "epsilon",
-                format!("= {epsilon} is too small to split across {models} classes"),
-            )
-        })
+    dp_fit::split::per_model_epsilon(epsilon, models).ok_or_else(|| {
+        CoreError::value(
+            "epsilon",
+            format!("= {epsilon} is too small to split across {models} classes"),
+        )
+    })
 }
 
 /// Λ: fixed, or dp-erm's data-independent rule from n, the transformed d and each model's
@@ -302,12 +297,7 @@ fn regularization(
 /// Each of `models` (ε, δ) fits' δ: the whole δ, or `δ/K` rounded down, so that the K
 /// shares sum to at most δ in exact arithmetic (basic composition).
 pub(crate) fn per_model_delta(delta: f64, models: usize) -> f64 {
-    if models == 1 {
-        delta
-    } else {
-        // fl(δ/K) is within half an ulp of δ/K; the next float down is at most δ/K.
-        (delta / models as f64).next_down()
-    }
+    dp_fit::split::per_model_delta(delta, models)
 }
 
 /// The dp-erm parameters of one model's fit, each checked before any data is read.

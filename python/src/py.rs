@@ -52,7 +52,9 @@ static CHILD_POOL: std::sync::Mutex<Option<(u32, std::sync::Arc<rayon::ThreadPoo
 /// Runs `f` in the importing process as it is, and in a child forked from it (a
 /// `multiprocessing` fork pool) on a rayon pool of the child's own: fork copies the global
 /// pool's state but not its threads, so work sent to it would wait forever.
-fn in_this_process<T: Send>(f: impl FnOnce() -> Result<T, CoreError> + Send) -> Result<T, CoreError> {
+fn in_this_process<T: Send>(
+    f: impl FnOnce() -> Result<T, CoreError> + Send,
+) -> Result<T, CoreError> {
     let pid = std::process::id();
     if IMPORTING_PROCESS.get().is_none_or(|&first| first == pid) {
         return f();

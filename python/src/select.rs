@@ -14,7 +14,7 @@
 
 use dp_erm::{ErmError, ErmParams, Examples, GaussianErm, LinearModel, Trainer};
 use dp_kernel::{FeatureMap, KernelParams};
-use dp_noise::{ReleaseRng, add_rounding_up};
+use dp_noise::ReleaseRng;
 use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
 
 use crate::error::CoreError;
@@ -102,18 +102,8 @@ pub fn step_epsilon(total: f64, method: Method) -> Result<f64, CoreError> {
     }
     Ok(match method {
         Method::Split => total,
-        Method::RandomStopping { .. } => {
-            let mut b = total / 3.0;
-            // dp-tune reports 3b as (b + b) + b, each sum rounded up: step b down until
-            // that is within the total (a few ulps at most; bounded all the same).
-            for _ in 0..64 {
-                if add_rounding_up(add_rounding_up(b, b), b) <= total {
-                    break;
-                }
-                b = b.next_down();
-            }
-            b
-        }
+        Method::RandomStopping { .. } => dp_tune::stopping_base_epsilon(total)
+            .ok_or_else(|| CoreError::value("epsilon", format!("= {total}: no base ε fits")))?,
     })
 }
 

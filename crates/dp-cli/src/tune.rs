@@ -39,20 +39,15 @@ impl<T: Trainer> Tuner<T> {
                 .map(Tuner::Split)
                 .map_err(refused),
             TuneMethod::Stopping => {
-                let mut base = epsilon / 3.0;
-                // 3·(ε/3) rounded up is at most a few ulps above ε: a few steps down suffice.
-                for _ in 0..16 {
-                    let t = RandomStopping::new(candidates(base), base, stop_probability)
-                        .map_err(refused)?;
-                    if t.epsilon() <= epsilon {
-                        return Ok(Tuner::Stopping(t));
-                    }
-                    base = base.next_down();
-                }
-                Err(fail(format!(
-                    "--epsilon {epsilon}: no base ε gives random stopping an end-to-end ε of \
-                     at most {epsilon}"
-                )))
+                let base = dp_tune::stopping_base_epsilon(epsilon).ok_or_else(|| {
+                    fail(format!(
+                        "--epsilon {epsilon}: no base ε gives random stopping an end-to-end ε \
+                         of at most {epsilon}"
+                    ))
+                })?;
+                RandomStopping::new(candidates(base), base, stop_probability)
+                    .map(Tuner::Stopping)
+                    .map_err(refused)
             }
         }
     }

@@ -10,8 +10,9 @@
 //! - [`charge`]: when a spend counts — a fit is charged once it may have drawn noise,
 //!   whatever happens after; a refusal before any draw costs nothing; and the outputs of a
 //!   fit are staged before its charge is stored;
-//! - [`spec`]: the face-neutral names of the recipe's choices (neighbouring relation,
-//!   kernels, sampling), parsed from strings in one place, and the ε ceiling.
+//! - [`spec`]: the face-neutral names of the recipe's choices (the neighbouring relation,
+//!   parsed from strings in one place) and the ε ceiling;
+//! - [`split`]: how a fit's (ε, δ) is shared among one-vs-rest models.
 //!
 //! A face only turns its own input into rows and its own options into these types.
 
@@ -22,6 +23,7 @@ pub mod charge;
 pub mod ledger;
 mod ledger_file;
 pub mod spec;
+pub mod split;
 
 pub use charge::{Charge, Pending};
 pub use ledger::{LEDGER_FORMAT, Ledger, LedgerError, Spend};

@@ -76,8 +76,8 @@ pub use exponential::{ExponentialMechanism, PermuteAndFlip};
 pub use group_norm::{FeatureGroups, GroupNormVector, MAX_GROUPED_DIMENSION};
 pub use laplace::Laplace;
 pub use rdp::{
-    MAX_ORDER, MAX_STEPS, Neighbouring, RdpAccountant, RdpCurve, UnknownNeighbouring, default_orders,
-    opacus_orders, smallest_noise_multiplier,
+    MAX_ORDER, MAX_STEPS, Neighbouring, RdpAccountant, RdpCurve, UnknownNeighbouring,
+    default_orders, opacus_orders, smallest_noise_multiplier,
 };
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng, Witnessed};
 pub use rounding::{ExactSum, add_rounding_up};

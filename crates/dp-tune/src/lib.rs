@@ -72,7 +72,7 @@ pub use error::TuneError;
 pub use split::{MIN_ROWS_PER_PART, Selection, SplitAndSelect};
 pub use stopping::{
     DEFAULT_CAP_TAIL, DEFAULT_HOLDOUT_FRACTION, MAX_DELTA, MAX_MIN_ROWS, MAX_RUNS,
-    MIN_STOP_PROBABILITY, RandomStopping, Stopped,
+    MIN_STOP_PROBABILITY, RandomStopping, Stopped, stopping_base_epsilon,
 };
 
 #[cfg(test)]

@@ -381,6 +381,25 @@ impl<T: Trainer> RandomStopping<T> {
     }
 }
 
+/// The largest base ε whose end-to-end ε (`3·base`, rounded up as [`RandomStopping::epsilon`]
+/// reports it) is at most `total`: the base every front door asks for when a user gives
+/// random stopping's total ε. `None` for a total that is not a finite ε > 0.
+pub fn stopping_base_epsilon(total: f64) -> Option<f64> {
+    if !(total.is_finite() && total > 0.0) {
+        return None;
+    }
+    let mut base = total / 3.0;
+    // fl(total/3) tripled and rounded up is at most a few ulps above total: a few steps
+    // down suffice (bounded all the same).
+    for _ in 0..64 {
+        if end_to_end_epsilon(base) <= total {
+            return Some(base);
+        }
+        base = base.next_down();
+    }
+    None
+}
+
 /// `3·base`, rounded up.
 fn end_to_end_epsilon(base: f64) -> f64 {
     add_rounding_up(add_rounding_up(base, base), base)

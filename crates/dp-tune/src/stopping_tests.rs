@@ -248,3 +248,21 @@ fn reports_epsilon_delta_and_cap() {
     let shown = format!("{out:?}");
     assert!(!shown.contains("runs"), "{shown}");
 }
+
+/// The base ε the faces ask for: its 3ε_B (the sum as the selection reports it) never
+/// exceeds the total, and the next base up would.
+#[test]
+fn the_base_for_a_total_is_the_largest_that_fits() {
+    for total in [0.1, 0.3, 1.0, 1.0 / 3.0, 2.5, 7.0, 1e-3, 999.0] {
+        let base = crate::stopping_base_epsilon(total).unwrap();
+        let three = |b: f64| dp_noise::add_rounding_up(dp_noise::add_rounding_up(b, b), b);
+        assert!(three(base) <= total, "{total}: {base}");
+        assert!(
+            three(base.next_up()) > total,
+            "{total}: {base} is not the largest"
+        );
+    }
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(crate::stopping_base_epsilon(bad), None);
+    }
+}
