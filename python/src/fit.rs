@@ -2,11 +2,14 @@
 //! dp-kernel writes (`TrainingSet::builder`, `ErmParams`, `OneVsRest`, `KernelParams`).
 
 use dp_erm::{
-    DpSgd, DpSgdConfig, DpSgdRule, ErmError, ErmParams, Examples, Features, GaussianCalibration,
-    GaussianErm, LinearModel, Loss, NoiseCalibration, ObjectiveCalibration, OneVsRest, TrainingSet,
+    ErmError, ErmParams, Examples, Features, GaussianCalibration, GaussianErm, LinearModel, Loss,
+    NoiseCalibration, ObjectiveCalibration, OneVsRest, TrainingSet,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, ReleaseRng, Witnessed};
+
+use dp_fit::sgd::SgdOptions;
+use dp_fit::spec::Neighbouring;
 
 use crate::error::CoreError;
 use crate::rows::{RowTransform, Rows};
@@ -542,47 +545,23 @@ pub struct SgdSpec {
 }
 
 impl SgdSpec {
-    /// This spec with the rule's settings for a model's ε on `rows` rows, if it asks for
-    /// them (public inputs only: ε and n).
-    fn resolved(&self, epsilon: f64, rows: usize) -> Result<Self, CoreError> {
-        if !self.rule {
-            return Ok(self.clone());
+    /// The options as dp-fit takes them (the recipe every face shares).
+    fn options(&self) -> SgdOptions {
+        SgdOptions {
+            loss: self.loss,
+            batch_size: self.batch_size,
+            epochs: self.epochs,
+            learning_rate: self.learning_rate,
+            clip_norm: self.clip_norm,
+            regularization: self.regularization,
+            average_iterates: self.average_iterates,
+            rule: self.rule,
+            neighbouring: match self.add_remove_rows {
+                Some(_) => Neighbouring::AddRemove,
+                None => Neighbouring::ReplaceOne,
+            },
+            public_rows: self.add_remove_rows,
         }
-        let setting = DpSgdRule::FITTED.setting(epsilon)?.schedule;
-        Ok(Self {
-            batch_size: setting.batch_for(rows),
-            epochs: setting.epochs as f64,
-            learning_rate: setting.learning_rate,
-            clip_norm: setting.clip_norm,
-            average_iterates: true,
-            rule: false,
-            ..self.clone()
-        })
-    }
-
-    /// The n the schedule is on: the public n̂ under add/remove, else the rows' count.
-    fn schedule_rows(&self, rows: usize) -> usize {
-        self.add_remove_rows.unwrap_or(rows)
-    }
-
-    /// dp-erm's configuration for n rows (the schedule's n), at each model's δ; refusals
-    /// name `batch_size` or `epochs`. Under add/remove each step divides by the batch.
-    fn config(&self, rows: usize, delta: f64) -> Result<DpSgdConfig, CoreError> {
-        let mut config = DpSgdConfig::scheduled(
-            self.loss,
-            rows,
-            self.batch_size,
-            self.epochs,
-            self.learning_rate,
-            delta,
-        )?;
-        config.clip_norm = self.clip_norm;
-        config.regularization = self.regularization;
-        config.average_iterates = self.average_iterates;
-        Ok(match self.add_remove_rows {
-            None => config,
-            Some(_) => config.add_remove(self.batch_size as f64),
-        })
     }
 }
 
@@ -629,10 +608,8 @@ pub fn fit_sgd(
     let models = if class_count == 2 { 1 } else { class_count };
     let delta_share = per_model_delta(spec.delta, models);
     let share = per_model_epsilon(spec.epsilon, models)?;
-    let schedule_rows = spec.schedule_rows(rows.len());
-    let spec = &spec.resolved(share, schedule_rows)?;
     // Every refusal of the parameters (and σ's calibration), before the rows are touched.
-    let sgd = DpSgd::for_target(spec.config(schedule_rows, delta_share)?, share)?;
+    let (sgd, resolved) = spec.options().trainer(share, delta_share, rows.len())?;
     dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
     let mut rng = generator(randomness)?;
     let inputs = sgd_examples(&rows, binary_labels(classes), &transform)?;
@@ -651,7 +628,7 @@ pub fn fit_sgd(
     })?;
     Ok(FitReport {
         models: fitted,
-        regularization: spec.regularization,
+        regularization: resolved.regularization,
         epsilon: Some(spec.epsilon),
         delta: spec.delta,
         calibration: None,
@@ -663,11 +640,11 @@ pub fn fit_sgd(
             epsilon_per_model: sgd.epsilon(),
             replace_one_epsilon_per_model: sgd.replace_one_epsilon(),
             delta_per_model: delta_share,
-            batch_size: spec.batch_size,
-            epochs: spec.epochs,
-            learning_rate: spec.learning_rate,
-            clip_norm: spec.clip_norm,
-            average_iterates: spec.average_iterates,
+            batch_size: resolved.batch_size,
+            epochs: resolved.epochs,
+            learning_rate: resolved.learning_rate,
+            clip_norm: resolved.clip_norm,
+            average_iterates: resolved.average_iterates,
         }),
     })
 }

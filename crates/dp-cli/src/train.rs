@@ -4,8 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use dp_erm::{
-    DpSgd, DpSgdConfig, DpSgdRule, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration,
-    RegularizationRule, RowCache, SgdNeighbours,
+    DpSgd, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration, RegularizationRule,
+    RowCache, SgdNeighbours,
+};
+use dp_fit::sgd::{
+    DEFAULT_BATCH_SIZE, DEFAULT_CLIP_NORM, DEFAULT_EPOCHS, DEFAULT_LEARNING_RATE, SgdOptions,
 };
 use dp_fit::spec::Neighbouring;
 use dp_fit::{Charge, Pending, Spend};
@@ -56,15 +59,6 @@ impl SgdRequest {
         }
     }
 }
-
-/// `--model dp-sgd`'s public defaults (Opacus-like: batches of 256, 10 epochs, C = 1).
-pub const DEFAULT_BATCH_SIZE: usize = 256;
-/// See [`DEFAULT_BATCH_SIZE`].
-pub const DEFAULT_EPOCHS: f64 = 10.0;
-/// See [`DEFAULT_BATCH_SIZE`].
-pub const DEFAULT_LEARNING_RATE: f64 = 1.0;
-/// See [`DEFAULT_BATCH_SIZE`].
-pub const DEFAULT_CLIP_NORM: f64 = 1.0;
 
 /// The shape of objective perturbation's noise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -429,49 +423,33 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
 /// epochs it was configured with; refused naming the option.
 fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Failure> {
     let s = &req.sgd;
-    let relation = s.neighbouring;
-    if s.rule {
-        let refused = |e: dp_erm::ErmError| fail(format!("--sgd-rule was refused: {e}"));
-        let schedule = DpSgdRule::FITTED
-            .setting(req.epsilon)
-            .map_err(refused)?
-            .schedule;
-        let config = schedule
-            .config_for(n, req.delta, relation)
-            .map_err(refused)?;
-        let sgd = DpSgd::for_target(config, req.epsilon).map_err(refused)?;
-        return Ok((sgd, schedule.batch_for(n), schedule.epochs as f64));
-    }
-    let batch = s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
-    let epochs = s.epochs.unwrap_or(DEFAULT_EPOCHS);
-    let mut config = DpSgdConfig::scheduled(
-        Loss::Logistic,
-        n,
-        batch,
-        epochs,
-        s.learning_rate.unwrap_or(DEFAULT_LEARNING_RATE),
-        req.delta,
-    )
-    .map_err(|e| {
+    let options = SgdOptions {
+        loss: Loss::Logistic,
+        batch_size: s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
+        epochs: s.epochs.unwrap_or(DEFAULT_EPOCHS),
+        learning_rate: s.learning_rate.unwrap_or(DEFAULT_LEARNING_RATE),
+        clip_norm: s.clip_norm.unwrap_or(DEFAULT_CLIP_NORM),
+        regularization: req.regularization.unwrap_or(0.0),
+        average_iterates: false,
+        rule: s.rule,
+        neighbouring: s.neighbouring,
+        public_rows: s.public_rows,
+    };
+    // `n` is already the schedule's n (n̂ under add/remove): dp-fit's options read it so.
+    let (sgd, resolved) = options.trainer(req.epsilon, req.delta, n).map_err(|e| {
         fail(match e {
+            _ if s.rule => format!("--sgd-rule was refused: {e}"),
             dp_erm::ErmError::InvalidCount { .. } => {
-                format!("--batch-size {batch} ({n} rows): {e}")
+                format!("--batch-size {} ({n} rows): {e}", options.batch_size)
             }
-            dp_erm::ErmError::InvalidParameter { .. } => {
-                format!("--epochs {epochs} ({n} rows): {e}")
+            dp_erm::ErmError::InvalidParameter { what: "epochs", .. } => {
+                format!("--epochs {} ({n} rows): {e}", options.epochs)
             }
+            // DpSgd's errors name the parameter (learning_rate, clip_norm, …).
             _ => format!("the DP-SGD options were refused: {e}"),
         })
     })?;
-    config.clip_norm = s.clip_norm.unwrap_or(DEFAULT_CLIP_NORM);
-    config.regularization = req.regularization.unwrap_or(0.0);
-    if relation == Neighbouring::AddRemove {
-        config = config.add_remove(batch as f64);
-    }
-    // DpSgd's errors name the parameter (learning_rate, clip_norm, …).
-    let sgd = DpSgd::for_target(config, req.epsilon)
-        .map_err(|e| fail(format!("the DP-SGD options were refused: {e}")))?;
-    Ok((sgd, batch, epochs))
+    Ok((sgd, resolved.batch_size, resolved.epochs))
 }
 
 /// The public facts of a DP-SGD model's accounting, for the report.

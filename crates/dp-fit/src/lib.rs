@@ -12,7 +12,8 @@
 //!   fit are staged before its charge is stored;
 //! - [`spec`]: the face-neutral names of the recipe's choices (the neighbouring relation,
 //!   parsed from strings in one place) and the ε ceiling;
-//! - [`split`]: how a fit's (ε, δ) is shared among one-vs-rest models.
+//! - [`split`]: how a fit's (ε, δ) is shared among one-vs-rest models;
+//! - [`sgd`]: DP-SGD's options and the one way they become dp-erm's configuration.
 //!
 //! A face only turns its own input into rows and its own options into these types.
 
@@ -22,6 +23,7 @@
 pub mod charge;
 pub mod ledger;
 mod ledger_file;
+pub mod sgd;
 pub mod spec;
 pub mod split;
 
