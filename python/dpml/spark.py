@@ -19,6 +19,26 @@ Connect alike::
 The fitted object is a ``dpml.LogisticRegression`` / ``dpml.HuberSVC`` (its ``save``,
 ``load``, ``predict`` and the Rust model file are the in-memory estimator's).
 
+Classes
+-------
+``classes=schema.classes`` fits one binary model on the schema's ±1 label (its positive
+class against the rest). ``classes=schema.label_classes`` fits on the label's own classes
+as the in-memory estimator does with those classes (sorted; a label alias counts as its
+class): one model with two (the second class +1), one-vs-rest with more — K models, each
+at ε/K (dp-erm's ``OneVsRest`` split, the in-memory one), fitted one after another over
+the same cached blocks, their noise drawn from the driver's one generator in class order.
+The encoding pass keeps each row's class index (a function of the row and the public
+schema) beside its block; every pass relabels the rows ±1 for its model on the executor
+and checks them as above; the checksum covers the class indices. On the same rows with
+the same ``InsecureSeed`` the models equal the in-memory ones to the certificate (the
+same noise; the sums run in another order), not bit for bit.
+
+Not built for Spark, refused by name before anything is charged: ``delta > 0`` (dp-erm's
+``GaussianErm`` has no fit over partial sums), ``feature_groups`` (group-shaped noise needs
+every row's group norms checked before the noise is drawn; dp-erm's fit over partial sums
+refuses it), DP-SGD and the kernel estimators (``dpml.spark.DPSGDClassifier`` and
+``dpml.spark.RandomFeaturesSVC`` raise; ``predict`` scores linear models only).
+
 Privacy
 -------
 The model is ε-differentially private for the replace-one relation (two datasets of the
@@ -30,16 +50,18 @@ same size n differing in one row), as the in-memory estimator's, under these con
   replace-one neighbours n is not secret, but it is still never read from the data to set
   the noise: a wrong ``n_rows`` is an error, not a silent correction.
 - **Noise only on the driver**, from the driver's secure generator (or ``InsecureSeed``),
-  drawn once after the validation pass. Executors compute deterministic functions of their
+  drawn after the validation pass (once per model: K times, one after another, for
+  one-vs-rest). Executors compute deterministic functions of their
   rows and w, so a retried or speculative task recomputes the same bits and cannot redraw
   anything.
 - **Rows checked on every pass**: the schema's encoding (public bounds and levels) and the
   data contract (after ``data_norm`` scaling, clipping and the intercept: norm ≤ 1, label
-  ±1) run on the executor when a partition is encoded, and the contract again on every
-  pass before a block is summed; a refused row is an error naming the partition, row and
+  ±1, and with classes every class index below K) run on the executor when a partition is
+  encoded, and the contract again on every pass (for one-vs-rest on the rows relabelled for
+  the pass's model) before a block is summed; a refused row is an error naming the partition, row and
   column.
 - **The same rows on every pass**: each pass reports, per partition, its row count and a
-  checksum of the rows it decoded; a pass that differs from the validation pass is refused
+  checksum of the rows it decoded (and of their class indices), for every model; a pass that differs from the validation pass is refused
   (a block evicted from Spark's cache and encoded again from a source that changed). The
   checksum detects accidental change, not executors that lie: the driver trusts its
   executors.
@@ -63,8 +85,8 @@ Spark itself still logs every job and shows it in its UI: whoever can read the c
 logs or UI learns the pass count, as they can read the data.
 
 Prediction needs no privacy: ``predict`` adds scores and predicted classes (the schema's
-label classes) to a DataFrame, the model travelling as its file bytes inside the scoring
-function.
+label classes; by argmax for one-vs-rest) to a DataFrame, the model travelling as its file
+bytes inside the scoring function.
 """
 
 import numbers
