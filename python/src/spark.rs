@@ -12,7 +12,9 @@
 //! is encoded by the public schema once per fit (`dpml.spark` keeps the encoded blocks in
 //! Spark's cache; an evicted block is encoded again from the source) and checked against
 //! the data contract (rows in the unit ball, labels ±1) when encoded and again on every
-//! pass before it is summed. Each pass returns, per partition, the row count and a checksum
+//! pass before it is summed. For one-vs-rest ([`Labelling::Classes`]) each row's class
+//! index, a function of the row and the public schema, travels beside the block (covered
+//! by the checksum) and every pass relabels the rows ±1 for its model before the check. Each pass returns, per partition, the row count and a checksum
 //! of the rows it decoded: every pass must see, per partition, exactly the rows of the
 //! first (validation) pass, which also checks the total against the public n before any
 //! noise is drawn. The checksum detects accidental change (a block recomputed from a
