@@ -19,6 +19,26 @@ Connect alike::
 The fitted object is a ``dpml.LogisticRegression`` / ``dpml.HuberSVC`` (its ``save``,
 ``load``, ``predict`` and the Rust model file are the in-memory estimator's).
 
+Classes
+-------
+``classes=schema.classes`` fits one binary model on the schema's ±1 label (its positive
+class against the rest). ``classes=schema.label_classes`` fits on the label's own classes
+as the in-memory estimator does with those classes (sorted; a label alias counts as its
+class): one model with two (the second class +1), one-vs-rest with more — K models, each
+at ε/K (dp-erm's ``OneVsRest`` split, the in-memory one), fitted one after another over
+the same cached blocks, their noise drawn from the driver's one generator in class order.
+The encoding pass keeps each row's class index (a function of the row and the public
+schema) beside its block; every pass relabels the rows ±1 for its model on the executor
+and checks them as above; the checksum covers the class indices. On the same rows with
+the same ``InsecureSeed`` the models equal the in-memory ones to the certificate (the
+same noise; the sums run in another order), not bit for bit.
+
+Not built for Spark, refused by name before anything is charged: ``delta > 0`` (dp-erm's
+``GaussianErm`` has no fit over partial sums), ``feature_groups`` (group-shaped noise needs
+every row's group norms checked before the noise is drawn; dp-erm's fit over partial sums
+refuses it), DP-SGD and the kernel estimators (``dpml.spark.DPSGDClassifier`` and
+``dpml.spark.RandomFeaturesSVC`` raise; ``predict`` scores linear models only).
+
 Privacy
 -------
 The model is ε-differentially private for the replace-one relation (two datasets of the
@@ -30,16 +50,18 @@ same size n differing in one row), as the in-memory estimator's, under these con
   replace-one neighbours n is not secret, but it is still never read from the data to set
   the noise: a wrong ``n_rows`` is an error, not a silent correction.
 - **Noise only on the driver**, from the driver's secure generator (or ``InsecureSeed``),
-  drawn once after the validation pass. Executors compute deterministic functions of their
+  drawn after the validation pass (once per model: K times, one after another, for
+  one-vs-rest). Executors compute deterministic functions of their
   rows and w, so a retried or speculative task recomputes the same bits and cannot redraw
   anything.
 - **Rows checked on every pass**: the schema's encoding (public bounds and levels) and the
   data contract (after ``data_norm`` scaling, clipping and the intercept: norm ≤ 1, label
-  ±1) run on the executor when a partition is encoded, and the contract again on every
-  pass before a block is summed; a refused row is an error naming the partition, row and
+  ±1, and with classes every class index below K) run on the executor when a partition is
+  encoded, and the contract again on every pass (for one-vs-rest on the rows relabelled for
+  the pass's model) before a block is summed; a refused row is an error naming the partition, row and
   column.
 - **The same rows on every pass**: each pass reports, per partition, its row count and a
-  checksum of the rows it decoded; a pass that differs from the validation pass is refused
+  checksum of the rows it decoded (and of their class indices), for every model; a pass that differs from the validation pass is refused
   (a block evicted from Spark's cache and encoded again from a source that changed). The
   checksum detects accidental change, not executors that lie: the driver trusts its
   executors.
@@ -63,8 +85,8 @@ Spark itself still logs every job and shows it in its UI: whoever can read the c
 logs or UI learns the pass count, as they can read the data.
 
 Prediction needs no privacy: ``predict`` adds scores and predicted classes (the schema's
-label classes) to a DataFrame, the model travelling as its file bytes inside the scoring
-function.
+label classes; by argmax for one-vs-rest) to a DataFrame, the model travelling as its file
+bytes inside the scoring function.
 """
 
 import numbers
@@ -76,7 +98,9 @@ from ._errors import DPMLError, DPMLTypeError, DPMLValueError
 from ._active import resolve_ledger
 from .schema import Schema
 
-_BLOCK_SCHEMA = "partition long, rows long, checksum string, block binary, error string"
+_BLOCK_SCHEMA = (
+    "partition long, rows long, checksum string, block binary, classes binary, error string"
+)
 _SUMS_SCHEMA = "partition long, rows long, checksum string, sums binary, error string"
 
 # Whether the encoded blocks are kept in Spark's cache between passes (always, but for the
@@ -92,9 +116,11 @@ def _require_pyspark():
         raise ImportError("dpml.spark needs pyspark and pyarrow: pip install 'dpml[spark]'") from e
 
 
-def _encode_function(schema_text, schema_hash, transform):
+def _encode_function(schema_text, schema_hash, transform, class_of):
     """What each partition runs once per fit (pickled to the executors): its rows encoded
-    by the schema into one block, as one output record (or the refusal, as a record)."""
+    by the schema into one block (and, with ``class_of``, each row's class index: a
+    function of the row and the public schema), as one output record (or the refusal, as a
+    record)."""
 
     def run(batches):
         import pyarrow as pa
@@ -105,13 +131,14 @@ def _encode_function(schema_text, schema_hash, transform):
 
         partition = TaskContext.get().partitionId()
 
-        def record(rows, checksum, block, error):
+        def record(rows, checksum, block, classes, error):
             return pa.RecordBatch.from_pydict(
                 {
                     "partition": [partition],
                     "rows": [rows],
                     "checksum": [str(checksum)],
                     "block": [block],
+                    "classes": [classes],
                     "error": [error],
                 },
                 schema=pa.schema(
@@ -120,6 +147,7 @@ def _encode_function(schema_text, schema_hash, transform):
                         ("rows", pa.int64()),
                         ("checksum", pa.string()),
                         ("block", pa.binary()),
+                        ("classes", pa.binary()),
                         ("error", pa.string()),
                     ]
                 ),
@@ -127,7 +155,7 @@ def _encode_function(schema_text, schema_hash, transform):
 
         schema = core.Schema.from_toml(schema_text)
         if schema.hash != schema_hash:
-            yield record(0, 0, b"", "the executor's schema differs from the driver's")
+            yield record(0, 0, b"", b"", "the executor's schema differs from the driver's")
             return
         batches = iter(batches)
         first = next(batches, None)
@@ -138,21 +166,23 @@ def _encode_function(schema_text, schema_hash, transform):
                 first.schema, _chain(first, batches)
             )
         try:
-            rows, checksum, block = core.spark_partition_encode(
-                schema, reader.__arrow_c_stream__(), **transform
+            rows, checksum, block, classes = core.spark_partition_encode(
+                schema, reader.__arrow_c_stream__(), class_of=class_of, **transform
             )
         except Refused as e:
             # The data's fault, not the executor's: sent back, never retried.
-            yield record(0, 0, b"", f"{type(e).__name__}: {e}")
+            yield record(0, 0, b"", b"", f"{type(e).__name__}: {e}")
             return
-        yield record(rows, checksum, bytes(block), None)
+        yield record(rows, checksum, bytes(block), bytes(classes), None)
 
     return run
 
 
-def _block_sums_function(n_features, w, with_hessian, loss):
+def _block_sums_function(n_features, w, with_hessian, loss, labels):
     """What each partition runs on every pass (a ``mapInArrow`` function over the cached
-    blocks): its block's sums at ``w``, as ``(partition, rows, checksum, sums, error)``."""
+    blocks): its block's sums at ``w``, as ``(partition, rows, checksum, sums, error)``;
+    ``labels``: None (the schema's ±1 labels) or ``(n_classes, model)``, the rows
+    relabelled by their classes for one-vs-rest model ``model``."""
 
     def run(batches):
         import pyarrow as pa
@@ -171,14 +201,25 @@ def _block_sums_function(n_features, w, with_hessian, loss):
         for batch in batches:
             out = {name: [] for name in out_schema.names}
             columns = batch.to_pydict()
-            for partition, block, error in zip(
-                columns["partition"], columns["block"], columns["error"]
+            for partition, block, classes, error in zip(
+                columns["partition"], columns["block"], columns["classes"], columns["error"]
             ):
                 if error is not None:
                     rows, checksum, sums = 0, 0, b""
-                else:
+                elif labels is None:
                     rows, checksum, sums = core.spark_block_sums(
                         block, n_features, w, with_hessian=with_hessian, **loss
+                    )
+                else:
+                    rows, checksum, sums = core.spark_block_sums(
+                        block,
+                        n_features,
+                        w,
+                        with_hessian=with_hessian,
+                        classes=classes,
+                        n_classes=labels[0],
+                        model=labels[1],
+                        **loss,
                     )
                 out["partition"].append(partition)
                 out["rows"].append(rows)
@@ -196,8 +237,9 @@ def _chain(first, rest):
 
 
 class _Passes:
-    """``ask(w, with_hessian)`` for the Rust fit: one Spark job a pass, one partial per
-    partition, in partition order. The first pass encodes every partition into one block
+    """``ask(w, with_hessian, model)`` for the Rust fit: one Spark job a pass, one partial
+    per partition, in partition order (``model``: which one-vs-rest model the rows are
+    labelled for, when ``class_of`` keeps each row's class; 0 for a binary fit). The first pass encodes every partition into one block
     that Spark keeps cached (a persisted DataFrame); every pass (the first included) sums
     the blocks with ``mapInArrow`` and collects one small record per partition. DataFrame
     operations only, so that it runs on Spark Connect. The first (validation) pass fixes the
@@ -206,9 +248,10 @@ class _Passes:
     validation pass raises DPMLValueError; anything refused later raises DPMLError naming
     no pass, partition or count. ``close()`` drops the cache."""
 
-    def __init__(self, df, schema, kernel):
+    def __init__(self, df, schema, kernel, class_of=None):
         self.df = df
         self.schema = schema
+        self.class_of = class_of
         self.transform = {k: kernel[k] for k in ("data_norm", "clip_rows", "intercept")}
         self.loss = {k: kernel[k] for k in ("loss_name", "huber_width")}
         self.n_features = schema.n_features + (kernel["intercept"] is not None)
@@ -220,7 +263,9 @@ class _Passes:
         if self._blocks is None:
             from pyspark import StorageLevel
 
-            encode = _encode_function(self.schema._text, self.schema.hash, self.transform)
+            encode = _encode_function(
+                self.schema._text, self.schema.hash, self.transform, self.class_of
+            )
             blocks = self.df.mapInArrow(encode, _BLOCK_SCHEMA)
             if _CACHE_BLOCKS:
                 blocks = blocks.persist(StorageLevel.MEMORY_AND_DISK)
@@ -232,10 +277,13 @@ class _Passes:
             self._blocks.unpersist(blocking=False)
         self._blocks = None
 
-    def __call__(self, w, with_hessian):
+    def __call__(self, w, with_hessian, model=0):
         self.jobs += 1
         validation = self.jobs == 1
-        run = _block_sums_function(self.n_features, list(w), bool(with_hessian), self.loss)
+        labels = None if self.class_of is None else (len(self.class_of), int(model))
+        run = _block_sums_function(
+            self.n_features, list(w), bool(with_hessian), self.loss, labels
+        )
         failure = None
         try:
             records = self._encoded_blocks().mapInArrow(run, _SUMS_SCHEMA).collect()
@@ -291,6 +339,27 @@ def _first_line(e):
     return text[0] if text else ""
 
 
+def _spark_classes(given, schema):
+    """``(classes_, class_of)``: the ±1 encoding (``classes=schema.classes``: the schema's
+    positive class against the rest, one model; ``class_of`` None), or the label's own
+    classes (``classes=schema.label_classes``, sorted as in memory; ``class_of[c]`` the
+    index in them of the schema's declared class c): one model with two classes, one per
+    class (one-vs-rest) with more."""
+    classes = _validation.public_classes(given, None, False)
+    if classes.dtype.kind in "iuf" and [float(c) for c in classes] == [-1.0, 1.0]:
+        return classes, None
+    declared = list(schema.label_classes)
+    names = classes.tolist()
+    if all(isinstance(c, str) for c in names) and sorted(names) == sorted(declared):
+        return classes, [names.index(c) for c in declared]
+    raise DPMLValueError(
+        f"classes={given!r}: pass classes=schema.classes (the label encoded -1/+1: "
+        f"{schema.label_positive!r} against the rest, one binary model) or "
+        f"classes=schema.label_classes ({declared!r}: one-vs-rest over them with more "
+        "than two)"
+    )
+
+
 def _fit(estimator, df, schema, n_rows, ledger):
     _require_pyspark()
     ledger = resolve_ledger(ledger, estimator)
@@ -305,22 +374,24 @@ def _fit(estimator, df, schema, n_rows, ledger):
     n_rows = int(n_rows)
     epsilon, mechanism = estimator._epsilon_and_mechanism()
     seed = estimator._seed()
+    if estimator._delta() > 0:
+        raise DPMLValueError(
+            f"delta={estimator.delta!r}: the Gaussian (epsilon, delta) mechanisms are not "
+            "built for Spark yet (dp-erm's GaussianErm has no fit over partial sums); fit "
+            "in memory for them, or leave delta=0 for the pure-epsilon mechanisms"
+        )
     if estimator.feature_groups is not None:
         raise DPMLValueError(
-            "feature_groups do not apply to fits over Spark (group-shaped noise needs every "
-            "row's group norms before the noise is drawn); fit in memory for it"
+            "feature_groups (group-shaped noise) are not built for Spark: the noise is "
+            "shaped only after every row's group norms are checked, which dp-erm does in "
+            "memory (its fit over partial sums refuses group noise); fit in memory for it"
         )
     if estimator.data_norm is None:
         raise DPMLValueError(
             "data_norm is required: rows encoded by a schema have norm ≤ 1, so pass "
             "data_norm=1.0 (a public bound, never read from the data)"
         )
-    classes = _validation.public_classes(estimator.classes, None, False)
-    if [float(c) for c in classes] != [-1.0, 1.0]:
-        raise DPMLValueError(
-            f"classes={estimator.classes!r}: a schema encodes its label as -1/+1; pass "
-            "classes=schema.classes"
-        )
+    classes, class_of = _spark_classes(estimator.classes, schema)
     d = schema.n_features
     kwargs = estimator._fit_kwargs((n_rows, d), {}, epsilon, mechanism)
     kwargs.pop("feature_groups")
@@ -331,7 +402,7 @@ def _fit(estimator, df, schema, n_rows, ledger):
         clip_rows=kwargs["clip_rows"],
         intercept=kwargs["intercept"],
     )
-    passes = _Passes(df, schema, kernel)
+    passes = _Passes(df, schema, kernel, class_of)
     record = None
     if ledger is not None:
         record = ledger.charge(
@@ -339,7 +410,7 @@ def _fit(estimator, df, schema, n_rows, ledger):
         )
     try:
         models, report = _dpml.fit_linear_partitions_model(
-            passes, n_rows, d, seed=seed, **kwargs
+            passes, n_rows, d, seed=seed, n_classes=len(classes), **kwargs
         )
     except DPMLError:
         # Refused or failed before any noise was drawn (parameters, rows, n_rows, the
@@ -370,8 +441,11 @@ def _fit(estimator, df, schema, n_rows, ledger):
 
 _FIT_DOC = """Trains on the Spark DataFrame ``df`` (columns named as in ``schema``), whose
         rows must number exactly ``n_rows`` (public; checked before any noise), charging
-        ``ledger`` (or the active one) ε. Binary only (the schema's ±1 label); not
-        ``feature_groups``. See ``dpml.spark``'s Privacy section. Returns ``self``."""
+        ``ledger`` (or the active one) ε. ``classes=schema.classes``: the schema's ±1
+        label, one binary model; ``classes=schema.label_classes``: the label's own
+        classes, one-vs-rest beyond two (ε split evenly, as in memory). Pure ε only (not
+        ``delta > 0``) and not ``feature_groups``: both are refused by name. See
+        ``dpml.spark``'s Privacy section. Returns ``self``."""
 
 
 class LogisticRegression(linear.LogisticRegression):
@@ -442,28 +516,34 @@ def _prediction_labels(model, schema):
 
 
 def predict(model, df, *, schema, decision_col="decision", prediction_col="prediction"):
-    """``df`` with two columns added: the model's score (``decision_col``, a double) and
-    predicted class (``prediction_col``): in the user's labels, the schema's label classes
-    (``schema.label_positive`` when the score is ≥ 0, the label's other class when it is
-    < 0) for a model trained on the schema's ±1 encoding (every ``dpml.spark`` fit, and
-    in-memory fits with ``classes=schema.classes``), else the model's own ``classes_``
-    (``classes_[1]`` when the score is ≥ 0), as ``model.predict`` returns them. Computed on
-    the executors by ``mapInArrow``, the model travelling as its file bytes inside the
-    scoring function (no broadcast: it runs on Spark Connect too). A record the schema
-    refuses fails the job with an error naming its row and column. ``model``: a fitted
-    binary ``dpml.LogisticRegression`` / ``dpml.HuberSVC``; a schema whose label declares
-    more than two classes needs a model with its own ``classes_`` (the ±1 encoding's −1
-    is no one class)."""
+    """``df`` with two columns added: the model's score (``decision_col``) and predicted
+    class (``prediction_col``), as ``model.decision_function`` and ``model.predict``
+    give them. A binary model's score is a double, and its class, in the user's labels,
+    the schema's label classes (``schema.label_positive`` when the score is ≥ 0, the
+    label's other class when it is < 0) for a model trained on the schema's ±1 encoding
+    (``classes=schema.classes``), else the model's own ``classes_`` (``classes_[1]`` when
+    the score is ≥ 0). A one-vs-rest model's (K > 2 classes) score is an array of K
+    doubles, one per class in ``classes_`` order, and its class the ``classes_`` entry of
+    the largest (the first on a tie, as ``numpy.argmax``). Computed on the executors by
+    ``mapInArrow``, the model travelling as its file bytes inside the scoring function (no
+    broadcast: it runs on Spark Connect too). A record the schema refuses fails the job
+    with an error naming its row and column. ``model``: a fitted ``dpml.LogisticRegression``
+    / ``dpml.HuberSVC`` (or any linear dpml model: ``dpml.DPSGDClassifier`` trained in
+    memory predicts too); a schema whose label declares more than two classes needs a
+    model with its own ``classes_`` (the ±1 encoding's −1 is no one class)."""
     _require_pyspark()
-    from pyspark.sql.types import DoubleType, StructField, StructType
+    from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
 
     if not isinstance(schema, Schema) or schema._text is None:
         raise DPMLTypeError(
             "schema must be a dpml.Schema built with Schema.from_file or Schema.from_toml"
         )
     model._check_fitted()
-    if len(model._models) != 1 or model._models.info()["kind"] != "linear":
-        raise DPMLValueError("dpml.spark.predict takes a binary linear model")
+    if model._models.info()["kind"] != "linear":
+        raise DPMLValueError(
+            f"dpml.spark.predict is not built for {type(model).__name__} (a kernel model): "
+            "it takes linear models; score kernel models in memory"
+        )
     if model.n_features_in_ != schema.n_features:
         raise DPMLValueError(
             f"the model has {model.n_features_in_} features, the schema encodes "
@@ -473,11 +553,19 @@ def predict(model, df, *, schema, decision_col="decision", prediction_col="predi
         if name in df.columns:
             raise DPMLValueError(f"df already has a column {name!r}")
     labels, label_type, arrow_type = _prediction_labels(model, schema)
+    one_vs_rest = len(model._models) > 1
+    if len(model._models) != (len(labels) if one_vs_rest else 1):
+        raise DPMLValueError(
+            f"the model holds {len(model._models)} binary models for {len(labels)} classes"
+        )
     files = [bytes(f) for f in model._models.to_bytes()]
     text = schema._text
     out = StructType(
         list(df.schema.fields)
-        + [StructField(decision_col, DoubleType()), StructField(prediction_col, label_type)]
+        + [
+            StructField(decision_col, ArrayType(DoubleType()) if one_vs_rest else DoubleType()),
+            StructField(prediction_col, label_type),
+        ]
     )
 
     def score(batches):
@@ -489,18 +577,55 @@ def predict(model, df, *, schema, decision_col="decision", prediction_col="predi
         encoder = core.Schema.from_toml(text)
         models = core.Models.from_bytes("linear", files)
         classes = pa.array(labels, pa.type_for_alias(arrow_type))
+        k = len(files)
         for batch in batches:
             x, _ = encoder.encode_stream(
                 pa.RecordBatchReader.from_batches(batch.schema, [batch]).__arrow_c_stream__(),
                 False,
             )
-            scores = models.decision(x=x)[:, 0] if len(x) else numpy.zeros(0)
-            index = pa.array((scores >= 0).astype(numpy.int64))
-            yield batch.append_column(decision_col, pa.array(scores, pa.float64())).append_column(
+            scores = models.decision(x=x) if len(x) else numpy.zeros((0, k))
+            if one_vs_rest:
+                index = pa.array(numpy.argmax(scores, axis=1).astype(numpy.int64))
+                offsets = pa.array(numpy.arange(0, k * len(scores) + 1, k, dtype=numpy.int32))
+                decision = pa.ListArray.from_arrays(
+                    offsets, pa.array(numpy.ascontiguousarray(scores).ravel(), pa.float64())
+                )
+            else:
+                index = pa.array((scores[:, 0] >= 0).astype(numpy.int64))
+                decision = pa.array(scores[:, 0], pa.float64())
+            yield batch.append_column(decision_col, decision).append_column(
                 prediction_col, classes.take(index)
             )
 
     return df.mapInArrow(score, out)
+
+
+def _not_built(name, why):
+    message = (
+        f"dpml.spark.{name} is not built for Spark: {why}. Fit dpml.{name} in memory; "
+        "dpml.spark fits LogisticRegression and HuberSVC"
+    )
+
+    class NotBuilt:
+        __doc__ = f"Not built for Spark (raises DPMLValueError): {why}."
+
+        def __init__(self, *args, **kwargs):
+            raise DPMLValueError(message)
+
+    NotBuilt.__name__ = NotBuilt.__qualname__ = name
+    return NotBuilt
+
+
+DPSGDClassifier = _not_built(
+    "DPSGDClassifier",
+    "DP-SGD samples a Poisson batch of rows at every step, a pass over the data per step "
+    "that dp-erm's fit over partial sums does not make",
+)
+RandomFeaturesSVC = _not_built(
+    "RandomFeaturesSVC",
+    "its random feature map is drawn before the rows are mapped, and dp-kernel has no fit "
+    "over partial sums",
+)
 
 
 __all__ = ["HuberSVC", "LogisticRegression", "predict"]

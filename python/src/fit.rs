@@ -260,7 +260,7 @@ fn groups(spec: &LinearSpec, features: usize) -> Result<Option<FeatureGroups>, C
 }
 
 /// The ε each of `models` fits gets: the whole ε, or its even share (one-vs-rest).
-fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, CoreError> {
+pub(crate) fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, CoreError> {
     dp_fit::split::per_model_epsilon(epsilon, models).ok_or_else(|| {
         CoreError::value(
             "epsilon",

@@ -29,7 +29,7 @@ impl FrameColumn {
         }
     }
 
-    fn cell(&self, i: usize) -> Cell<'_> {
+    pub(crate) fn cell(&self, i: usize) -> Cell<'_> {
         match self {
             FrameColumn::Numbers(v) => v[i].map_or(Cell::Null, Cell::Number),
             FrameColumn::Texts(v) => v[i]

@@ -12,7 +12,9 @@
 //! is encoded by the public schema once per fit (`dpml.spark` keeps the encoded blocks in
 //! Spark's cache; an evicted block is encoded again from the source) and checked against
 //! the data contract (rows in the unit ball, labels ±1) when encoded and again on every
-//! pass before it is summed. Each pass returns, per partition, the row count and a checksum
+//! pass before it is summed. For one-vs-rest ([`Labelling::Classes`]) each row's class
+//! index, a function of the row and the public schema, travels beside the block (covered
+//! by the checksum) and every pass relabels the rows ±1 for its model before the check. Each pass returns, per partition, the row count and a checksum
 //! of the rows it decoded: every pass must see, per partition, exactly the rows of the
 //! first (validation) pass, which also checks the total against the public n before any
 //! noise is drawn. The checksum detects accidental change (a block recomputed from a
@@ -22,14 +24,53 @@
 use std::cell::{Cell, RefCell};
 
 use arrow_array::RecordBatch;
-use dp_erm::{BlockEncoder, ErmError, LinearModel, Loss, contract_sums, visit_encoded_block};
-use dp_optim::{PartialSums, SumsOracle};
+use dp_erm::{
+    BlockEncoder, ErmError, LinearModel, Loss, MAX_CLASSES, contract_sums, visit_encoded_block,
+};
+use dp_optim::{PartialSums, RowBlock, SumsOracle};
 use dp_schema::{Encoder, Schema};
 
 use crate::error::CoreError;
-use crate::fit::{FitReport, LinearSpec, Randomness, erm_params, generator, training_set_from};
-use crate::frame::{Encoded, encode_batch};
+use crate::fit::{
+    FitReport, LinearSpec, Randomness, erm_params, generator, per_model_epsilon, training_set_from,
+};
+use crate::frame::{Encoded, FrameColumn, encode_batch};
 use crate::rows::{RowTransform, Rows};
+
+/// How a fit labels a partition's rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Labelling {
+    /// The schema's ±1 label (its positive class against every other): one binary model.
+    Signs,
+    /// Each row's class: `class_of[c]` for the label's declared class `c` (an index into
+    /// the estimator's sorted `classes_`), kept beside the block; each pass relabels the
+    /// rows ±1 for the model it sums for (class 1 is +1 with two classes, class k against
+    /// the rest with more: one-vs-rest, as in memory).
+    Classes {
+        /// The class index of each of the schema's declared classes.
+        class_of: Vec<usize>,
+    },
+}
+
+/// Which model a pass sums for, over a block whose rows carry class indices
+/// ([`Labelling::Classes`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ClassLabels<'a> {
+    /// The class index of every row, `u32` little-endian ([`EncodedPartition::classes`]).
+    pub classes: &'a [u8],
+    /// K ≥ 2.
+    pub class_count: usize,
+    /// The model: its class is +1 (K > 2); ignored with two classes (class 1 is +1).
+    pub model: usize,
+}
+
+impl ClassLabels<'_> {
+    /// The ±1 label of a row of class `class`.
+    fn label(&self, class: usize) -> f64 {
+        let positive = if self.class_count == 2 { 1 } else { self.model };
+        if class == positive { 1.0 } else { -1.0 }
+    }
+}
 
 /// One partition's answer to a pass: its sums (with their row count) and a checksum of the
 /// rows it encoded.
@@ -91,7 +132,9 @@ pub struct PartitionEncoder<'a> {
     schema: &'a Schema,
     encoder: &'a Encoder,
     transform: RowTransform,
+    labelling: Labelling,
     block: BlockEncoder,
+    classes: Vec<u8>,
     checksum: RowChecksum,
     rows: usize,
 }
@@ -106,25 +149,86 @@ pub struct EncodedPartition {
     pub checksum: u64,
     /// dp-erm's encoded block ([`BlockEncoder::finish`]).
     pub block: Vec<u8>,
+    /// With [`Labelling::Classes`], each row's class index as `u32` little-endian (the
+    /// checksum covers them in place of the ±1 labels); empty with [`Labelling::Signs`].
+    pub classes: Vec<u8>,
 }
 
 impl<'a> PartitionEncoder<'a> {
-    /// An encoder of rows to `transform`'s output features.
+    /// An encoder of rows to `transform`'s output features, labelled by `labelling`.
     pub fn new(
         schema: &'a Schema,
         encoder: &'a Encoder,
         transform: RowTransform,
+        labelling: Labelling,
     ) -> Result<Self, CoreError> {
         let transform = transform.checked()?;
         let cols = transform.output_features(encoder.features());
+        if let Labelling::Classes { class_of } = &labelling {
+            let label = &schema.columns[schema.label_index()];
+            let declared = match &label.kind {
+                dp_schema::ColumnKind::Label { classes, .. } => classes.len(),
+                _ => 0,
+            };
+            let count = class_of.len();
+            if count != declared
+                || !(2..=MAX_CLASSES).contains(&count)
+                || class_of.iter().any(|&c| c >= count)
+                || (0..count).any(|c| !class_of.contains(&c))
+            {
+                return Err(CoreError::value(
+                    "class_of",
+                    format!(
+                        "must order the label's {declared} classes (a permutation of \
+                         0..{declared}); got {count} indices"
+                    ),
+                ));
+            }
+        }
         Ok(Self {
             schema,
             encoder,
             transform,
+            labelling,
             block: BlockEncoder::new(cols)?,
+            classes: Vec::new(),
             checksum: RowChecksum::default(),
             rows: 0,
         })
+    }
+
+    /// The class index of each of the batch's `count` records (all accepted by the
+    /// schema already), by the label cell as the encoding reads it.
+    fn batch_classes(
+        &self,
+        class_of: &[usize],
+        batch: &RecordBatch,
+        count: usize,
+    ) -> Result<Vec<usize>, CoreError> {
+        let column = &self.schema.columns[self.schema.label_index()];
+        let index = batch.schema().index_of(&column.name).map_err(|_| {
+            CoreError::value(
+                "frame",
+                format!("has no column {:?}, which the schema encodes", column.name),
+            )
+        })?;
+        let cells = FrameColumn::from_arrow(&column.name, batch.column(index))?;
+        (0..count)
+            .map(|i| {
+                let class = self.encoder.class_index(cells.cell(i)).map_err(|e| {
+                    CoreError::value(
+                        "frame",
+                        format!(
+                            "row {}, column {:?}: {}",
+                            self.rows + i,
+                            column.name,
+                            e.problem
+                        ),
+                    )
+                })?;
+                Ok(class_of[class])
+            })
+            .collect()
     }
 
     /// Adds a batch. A record the schema refuses, or a row outside the unit ball after the
@@ -144,12 +248,23 @@ impl<'a> PartitionEncoder<'a> {
             values: &encoded.values,
             features: d,
         };
+        let classes = match &self.labelling {
+            Labelling::Signs => None,
+            Labelling::Classes { class_of } => Some(self.batch_classes(class_of, batch, count)?),
+        };
         let set = training_set_from(&rows, encoded.labels, &self.transform, self.rows)?;
         let mut entries = Vec::new();
         for (i, &label) in set.labels().iter().enumerate() {
             entries.clear();
             set.for_each_entry(i, |j, v| entries.push((j, v)));
-            self.checksum.add_row(&entries, label);
+            match &classes {
+                None => self.checksum.add_row(&entries, label),
+                Some(classes) => {
+                    // Below MAX_CLASSES = 2^16.
+                    self.classes.extend((classes[i] as u32).to_le_bytes());
+                    self.checksum.add_row(&entries, classes[i] as f64);
+                }
+            }
             self.block
                 .push_row(&entries, label)
                 .map_err(|e| in_partition(e, 0))?;
@@ -164,17 +279,21 @@ impl<'a> PartitionEncoder<'a> {
             rows: self.rows,
             checksum: self.checksum.value(),
             block: self.block.finish(),
+            classes: self.classes,
         }
     }
 }
 
-/// One pass over a partition's encoded block (on an executor): decoded, checked against the
-/// data contract again (rows in the unit ball, labels ±1: a fit never trusts a block it
-/// did not check), summed at `w` with `loss`, and the rows' [`RowChecksum`] recomputed from
-/// the decoded rows, so that a block recomputed from a source that changed is caught by
-/// the driver. `cols` is the transformed feature count.
+/// One pass over a partition's encoded block (on an executor): decoded, relabelled for the
+/// pass's model when its rows carry classes (`classes`: every class index below K, one per
+/// row), checked against the data contract again (rows in the unit ball, labels ±1: a fit
+/// never trusts a block it did not check), summed at `w` with `loss`, and the rows'
+/// [`RowChecksum`] recomputed from the decoded rows (and classes), so that a block
+/// recomputed from a source that changed is caught by the driver. `cols` is the
+/// transformed feature count.
 pub fn block_sums(
     block: &[u8],
+    classes: Option<ClassLabels<'_>>,
     cols: usize,
     loss: Loss,
     w: &[f64],
@@ -189,11 +308,36 @@ pub fn block_sums(
     if let Some(j) = w.iter().position(|v| !v.is_finite()) {
         return Err(CoreError::value("w", format!("entry {j} is not finite")));
     }
+    let row_classes = match &classes {
+        None => None,
+        Some(c) => {
+            if c.classes.len() % 4 != 0 || !(2..=MAX_CLASSES).contains(&c.class_count) {
+                return Err(CoreError::value(
+                    "classes",
+                    "must hold one u32 class index per row, for 2 to 65536 classes",
+                ));
+            }
+            let indices: Vec<usize> = c
+                .classes
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+                .collect();
+            if indices.iter().any(|&k| k >= c.class_count) {
+                return Err(CoreError::value(
+                    "classes",
+                    format!("hold a class index outside 0..{}", c.class_count),
+                ));
+            }
+            Some(indices)
+        }
+    };
     let mut checksum = RowChecksum::default();
     let mut sums = Ok(PartialSums::zero(cols, with_hessian));
     let mut entries = Vec::new();
-    visit_encoded_block(block, cols, &mut |rows| {
-        for i in 0..rows.rows() {
+    let mut first = 0;
+    let rows = visit_encoded_block(block, cols, &mut |rows| {
+        let count = rows.rows();
+        for i in 0..count {
             let (indices, values) = rows.row(i);
             entries.clear();
             entries.extend(
@@ -202,14 +346,67 @@ pub fn block_sums(
                     .map(|&j| j as usize)
                     .zip(values.iter().copied()),
             );
-            checksum.add_row(&entries, rows.labels()[i]);
+            let label = match &row_classes {
+                None => rows.labels()[i],
+                Some(k) => k.get(first + i).map_or(f64::NAN, |&k| k as f64),
+            };
+            checksum.add_row(&entries, label);
         }
-        sums = contract_sums(&rows, w, loss, with_hessian).map_err(|e| in_partition(e, 0));
+        sums = match (&classes, &row_classes) {
+            (Some(labels), Some(k)) if first + count <= k.len() => relabelled_sums(
+                &rows,
+                &k[first..first + count],
+                labels,
+                w,
+                loss,
+                with_hessian,
+            ),
+            (Some(_), _) => Err(CoreError::value(
+                "classes",
+                "hold fewer class indices than the block has rows",
+            )),
+            _ => contract_sums(&rows, w, loss, with_hessian).map_err(|e| in_partition(e, 0)),
+        };
+        // A block is visited once (all its rows), or not at all when empty.
+        first += count;
     })?;
+    if let Some(k) = &row_classes
+        && k.len() != rows
+    {
+        return Err(CoreError::value(
+            "classes",
+            format!("hold {} class indices for {rows} rows", k.len()),
+        ));
+    }
     Ok(PartitionSums {
         sums: sums?,
         checksum: checksum.value(),
     })
+}
+
+/// The contract sums of `rows` labelled ±1 by their classes for the pass's model.
+fn relabelled_sums(
+    rows: &RowBlock<'_>,
+    classes: &[usize],
+    labels: &ClassLabels<'_>,
+    w: &[f64],
+    loss: Loss,
+    with_hessian: bool,
+) -> Result<PartialSums, CoreError> {
+    let mut offsets = Vec::with_capacity(rows.rows() + 1);
+    offsets.push(0u32);
+    let (mut indices, mut values) = (Vec::new(), Vec::new());
+    for i in 0..rows.rows() {
+        let (row_indices, row_values) = rows.row(i);
+        indices.extend_from_slice(row_indices);
+        values.extend_from_slice(row_values);
+        // The block's own offsets are u32 over the same entries.
+        offsets.push(indices.len() as u32);
+    }
+    let signs: Vec<f64> = classes.iter().map(|&k| labels.label(k)).collect();
+    let relabelled =
+        RowBlock::new(rows.cols(), &offsets, &indices, &values, &signs).map_err(ErmError::from)?;
+    contract_sums(&relabelled, w, loss, with_hessian).map_err(|e| in_partition(e, 0))
 }
 
 /// A contract refusal of a batch's row, renamed by its row within the partition.
@@ -230,9 +427,11 @@ fn in_partition(e: ErmError, first_row: usize) -> CoreError {
     }
 }
 
-/// What the driver asks the cluster for one pass: every partition's
-/// `(checksum, serialized sums)`, in partition order, or why the pass failed.
-pub type AskPartitions<'a> = dyn Fn(&[f64], bool) -> Result<Vec<(u64, Vec<u8>)>, String> + 'a;
+/// What the driver asks the cluster for one pass, `ask(w, with_hessian, model)`: every
+/// partition's `(checksum, serialized sums)` for model `model` (its index among the
+/// one-vs-rest models; 0 for a binary fit), in partition order, or why the pass failed.
+pub type AskPartitions<'a> =
+    dyn Fn(&[f64], bool, usize) -> Result<Vec<(u64, Vec<u8>)>, String> + 'a;
 
 /// The driver's [`SumsOracle`]: each pass asks the cluster (`ask`), decodes one partial per
 /// partition, checks it against the validation pass (same partition count, and per
@@ -243,6 +442,7 @@ pub struct PartitionOracle<'a> {
     ask: &'a AskPartitions<'a>,
     expected: RefCell<Option<Vec<(usize, u64)>>>,
     passes: Cell<usize>,
+    model: Cell<usize>,
 }
 
 impl<'a> PartitionOracle<'a> {
@@ -253,7 +453,14 @@ impl<'a> PartitionOracle<'a> {
             ask,
             expected: RefCell::new(None),
             passes: Cell::new(0),
+            model: Cell::new(0),
         }
+    }
+
+    /// Makes every later pass sum for one-vs-rest model `model` (the same rows, labelled
+    /// for it: the checks against the validation pass are unchanged).
+    pub fn set_model(&self, model: usize) {
+        self.model.set(model);
     }
 
     /// The validation pass, before any noise: asks for the sums at `w = 0`, records every
@@ -294,7 +501,7 @@ impl<'a> PartitionOracle<'a> {
         // Errors after the validation pass (after the noise) name no pass and no partition:
         // the pass at which a fit stops depends on the data.
         let which = pass_name(pass);
-        let answers = (self.ask)(w, with_hessian)
+        let answers = (self.ask)(w, with_hessian, self.model.get())
             .map_err(|why| ErmError::RowSource(format!("{which}: {why}")))?;
         answers
             .into_iter()
@@ -364,16 +571,20 @@ impl SumsOracle for PartitionOracle<'_> {
     }
 }
 
-/// Trains a binary linear classifier over rows held by executors: every refusal of the
-/// parameters, then the validation pass (rows checked, per-partition counts and
-/// checksums recorded, the total checked against the public `examples`), all before the
-/// driver's generator draws anything; then dp-erm's [`dp_erm::ErmParams::fit_sums`] over a
-/// [`PartitionOracle`]. Returns the fit and the number of passes asked (validation
-/// included). `input_features` is the schema's encoded feature count.
+/// Trains a linear classifier over rows held by executors: binary (`class_count` 2, one
+/// model) or one-vs-rest (K > 2 models, each at ε/K, as dp-erm's `OneVsRest` and the
+/// in-memory [`crate::fit::fit_linear`] split it), every model from the same generator in
+/// class order. Every refusal of the parameters, then the validation pass (rows checked,
+/// per-partition counts and checksums recorded, the total checked against the public
+/// `examples`), all before the driver's generator draws anything; then dp-erm's
+/// [`dp_erm::ErmParams::fit_sums`] over a [`PartitionOracle`] once per model. Returns the
+/// fit and the number of passes asked (validation included). `input_features` is the
+/// schema's encoded feature count.
 pub fn fit_linear_partitions(
     spec: &LinearSpec,
     examples: usize,
     input_features: usize,
+    class_count: usize,
     ask: &AskPartitions<'_>,
     randomness: Randomness,
 ) -> Result<(FitReport<LinearModel>, usize), CoreError> {
@@ -385,9 +596,22 @@ pub fn fit_linear_partitions(
              norms before drawing; fit in memory for it)",
         ));
     }
-    let params = erm_params(spec, examples, input_features, 1)?;
+    if !(2..=MAX_CLASSES).contains(&class_count) {
+        return Err(CoreError::value(
+            "classes",
+            format!("has {class_count} classes; 2 to 65536 are supported"),
+        ));
+    }
+    let models = if class_count == 2 { 1 } else { class_count };
+    let params = erm_params(spec, examples, input_features, models)?;
+    let per_model = match spec.mechanism.epsilon() {
+        Some(epsilon) if models > 1 => params
+            .clone()
+            .with_epsilon(per_model_epsilon(epsilon, models)?),
+        _ => params.clone(),
+    };
     let cols = spec.transform.output_features(input_features);
-    let calibration = params.noise_calibration(examples, cols)?;
+    let calibration = per_model.noise_calibration(examples, cols)?;
     if cols > dp_optim::MAX_HESSIAN_DIMENSION {
         return Err(CoreError::value(
             "schema",
@@ -397,10 +621,18 @@ pub fn fit_linear_partitions(
     let oracle = PartitionOracle::new(cols, ask);
     oracle.validate(examples)?;
     let mut rng = generator(randomness)?;
-    let fit = params.fit_sums(&oracle, examples, &mut *rng)?;
+    let mut fitted = Vec::with_capacity(models);
+    for k in 0..models {
+        oracle.set_model(k);
+        fitted.push(
+            per_model
+                .fit_sums(&oracle, examples, &mut *rng)?
+                .into_model(),
+        );
+    }
     Ok((
         FitReport {
-            models: vec![fit.into_model()],
+            models: fitted,
             regularization: params.regularization(),
             epsilon: spec.mechanism.epsilon(),
             // `erm_params` refused the Gaussian mechanisms above: pure ε only.

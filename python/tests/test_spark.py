@@ -298,9 +298,9 @@ def _counted(calls):
     reports none)."""
     original = dpml.spark._Passes.__call__
 
-    def call(self, w, with_hessian):
+    def call(self, w, with_hessian, model=0):
         calls.append(bool(with_hessian))
-        return original(self, w, with_hessian)
+        return original(self, w, with_hessian, model)
 
     return call
 
@@ -334,6 +334,121 @@ def test_batch_prediction_equals_local_prediction(spark):
         dpml.spark.predict(model, frame(spark, data), schema=three)
     with pytest.raises(dpml.DPMLValueError, match="already has a column"):
         dpml.spark.predict(model, frame(spark, data), schema=schema, decision_col="age")
+
+
+THREE = SCHEMA.replace('["no", "yes"]', '["no", "yes", "maybe"]') + 'aliases = { "perhaps" = "maybe" }\n'
+THREE_N = 600
+
+
+def three_rows(n=THREE_N, seed=0):
+    """Rows with a label of three classes (one written by its alias), declared
+    ["no", "yes", "maybe"]: sorted as in memory, classes_ is ["maybe", "no", "yes"]."""
+    data = rows(n, seed)
+    rng = np.random.default_rng(seed + 100)
+    data["label"] = np.where(
+        data["age"] < 33, "maybe", np.where(data["colour"] == "red", "yes", "no")
+    )
+    flip = rng.uniform(size=n) < 0.1
+    data.loc[flip, "label"] = rng.choice(["no", "yes", "maybe"], int(flip.sum()))
+    data.loc[data.index[::7], "label"] = data["label"][::7].replace("maybe", "perhaps")
+    return data
+
+
+def test_a_three_class_fit_is_the_in_memory_one_vs_rest_fit(spark):
+    """classes=schema.label_classes: one model per class over the partitions, ε split as
+    in memory; the same seeded noise as the in-memory estimator on the same rows, and each
+    model within the certificate of the in-memory one (the sums run in another order:
+    each partition sequentially, partitions merged in order, so not bit for bit)."""
+    schema = dpml.Schema.from_toml(THREE)
+    data = three_rows()
+    X, _ = schema.encode(data, labels=False)
+    y = data["label"].replace("perhaps", "maybe").to_numpy()
+    for Local, Distributed, mechanism in [
+        (dpml.LogisticRegression, dpml.spark.LogisticRegression, "objective"),
+        (dpml.HuberSVC, dpml.spark.HuberSVC, "output"),
+    ]:
+        kwargs = params(classes=schema.label_classes, mechanism=mechanism, regularization="auto")
+        local = Local(**kwargs).fit(X, y)
+        ledger = dpml.Ledger(2.0)
+        fitted = Distributed(**kwargs).fit(
+            frame(spark, data), schema=schema, n_rows=THREE_N, ledger=ledger
+        )
+        assert ledger.spent_epsilon == 1.0
+        assert fitted.classes_.tolist() == ["maybe", "no", "yes"] == local.classes_.tolist()
+        # The ε split (and Λ, the noise's calibration) as in memory.
+        for key in ("epsilon", "epsilon_per_model", "models", "regularization", "noise"):
+            assert fitted.privacy_[key] == local.privacy_[key], key
+        assert fitted.privacy_["models"] == 3
+        assert fitted.privacy_["epsilon_per_model"] <= 1.0 / 3
+        assert set(fitted.privacy_["spark"]) == PUBLIC_SPARK_FACTS
+        noise = fitted.privacy_["noise"]
+        mu = fitted.privacy_["regularization"] + noise["extra_regularization"]
+        if mechanism == "objective":
+            bound = 2 * noise["tolerance"] / mu
+        else:
+            # Output perturbation: two certified points, each within γ/μ of the exact
+            # minimizer, then the same noise (released on a grid: at most a grid step
+            # apart per weight as well).
+            bound = 2 * noise["tolerance"] / mu + 2 * np.sqrt(X.shape[1]) * noise.get(
+                "release_grid", 0.0
+            )
+        weights = fitted._models.coefficients()[0]
+        for k in range(3):
+            gap = np.linalg.norm(weights[k] - local._models.coefficients()[0][k])
+            assert gap <= bound, (Local.__name__, k, gap, bound)
+        assert np.array_equal(fitted.predict(X), local.predict(X))
+        # predict over Spark: the label's classes by argmax, the K scores as an array.
+        scored = dpml.spark.predict(fitted, frame(spark, data), schema=schema).toPandas()
+        assert scored["prediction"].tolist() == fitted.predict(X).tolist()
+        assert set(scored["prediction"]) <= {"maybe", "no", "yes"}
+        assert np.array_equal(np.stack(scored["decision"].to_numpy()), fitted.decision_function(X))
+
+
+def test_a_two_class_fit_by_the_label_classes_is_the_in_memory_fit(spark):
+    """classes=schema.label_classes with two classes: one model, class 1 of the sorted
+    classes (here "yes") +1, as in memory; predictions in the label's classes."""
+    schema = dpml.Schema.from_toml(SCHEMA)
+    data = rows(600, seed=9)
+    X, _ = schema.encode(data, labels=False)
+    kwargs = params(classes=schema.label_classes)
+    local = dpml.LogisticRegression(**kwargs).fit(X, data["label"].to_numpy())
+    fitted = dpml.spark.LogisticRegression(**kwargs).fit(
+        frame(spark, data), schema=schema, n_rows=600
+    )
+    assert fitted.privacy_["models"] == 1 and fitted.classes_.tolist() == ["no", "yes"]
+    noise = fitted.privacy_["noise"]
+    assert noise == local.privacy_["noise"]
+    mu = fitted.privacy_["regularization"] + noise["extra_regularization"]
+    assert np.linalg.norm(fitted.coef_ - local.coef_) <= 2 * noise["tolerance"] / mu
+    scored = dpml.spark.predict(fitted, frame(spark, data), schema=schema).toPandas()
+    assert scored["prediction"].tolist() == local.predict(X).tolist()
+
+
+def test_what_spark_does_not_build_is_refused_by_name_and_charges_nothing(spark):
+    schema = dpml.Schema.from_toml(SCHEMA)
+    df = frame(spark, rows(60, seed=10))
+    ledger = dpml.Ledger(1.0)
+    with pytest.raises(dpml.DPMLValueError, match=r"delta=1e-06.*not built for Spark"):
+        dpml.spark.LogisticRegression(**params(delta=1e-6)).fit(
+            df, schema=schema, n_rows=60, ledger=ledger
+        )
+    with pytest.raises(dpml.DPMLValueError, match=r"feature_groups.*not built for Spark"):
+        dpml.spark.HuberSVC(**params(feature_groups=schema.feature_groups)).fit(
+            df, schema=schema, n_rows=60, ledger=ledger
+        )
+    with pytest.raises(dpml.DPMLValueError, match=r"classes=.*schema\.label_classes"):
+        dpml.spark.LogisticRegression(**params(classes=[0, 1])).fit(
+            df, schema=schema, n_rows=60, ledger=ledger
+        )
+    for name in ("DPSGDClassifier", "RandomFeaturesSVC"):
+        with pytest.raises(dpml.DPMLValueError, match=rf"dpml\.spark\.{name} is not built for Spark"):
+            getattr(dpml.spark, name)(epsilon=1.0, classes=schema.classes)
+    kernel = dpml.RandomFeaturesSVC(
+        epsilon=1.0, classes=schema.classes, random_state=dpml.InsecureSeed(1)
+    ).fit(*schema.encode(rows(60, seed=10)))
+    with pytest.raises(dpml.DPMLValueError, match="not built for RandomFeaturesSVC"):
+        dpml.spark.predict(kernel, df, schema=schema)
+    assert ledger.spent_epsilon == 0.0 and len(ledger) == 0
 
 
 # A neighbouring pair (one row replaced) on which output perturbation's solver takes 7 and 6

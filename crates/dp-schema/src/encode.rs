@@ -53,7 +53,8 @@ enum Attr {
         missing_is_error: bool,
     },
     Label {
-        classes: HashMap<String, f64>,
+        /// Each class (and alias): its ±1 label and its index in the declared classes.
+        classes: HashMap<String, (f64, usize)>,
     },
     Ignore,
 }
@@ -151,10 +152,15 @@ impl Encoder {
                     positive,
                     aliases,
                 } => {
-                    let sign = |class: &String| if class == positive { 1.0 } else { -1.0 };
-                    let mut map: HashMap<String, f64> =
-                        classes.iter().map(|c| (c.clone(), sign(c))).collect();
-                    map.extend(aliases.iter().map(|(a, c)| (a.clone(), sign(c))));
+                    let entry = |class: &String| {
+                        let sign = if class == positive { 1.0 } else { -1.0 };
+                        // A checked schema's aliases name declared classes.
+                        let index = classes.iter().position(|c| c == class).unwrap_or(0);
+                        (sign, index)
+                    };
+                    let mut map: HashMap<String, (f64, usize)> =
+                        classes.iter().map(|c| (c.clone(), entry(c))).collect();
+                    map.extend(aliases.iter().map(|(a, c)| (a.clone(), entry(c))));
                     Attr::Label { classes: map }
                 }
                 ColumnKind::Ignore => Attr::Ignore,
@@ -232,18 +238,7 @@ impl Encoder {
                     if !with_label {
                         continue;
                     }
-                    let text = match cell(k) {
-                        Cell::Text(bytes) => self.text(bytes, k)?,
-                        Cell::Number(v) => {
-                            // Integer-coded classes in Parquet: matched by their decimal text.
-                            let text = format_number(v);
-                            label = Some(*classes.get(&text).ok_or(err(Problem::NotAClass))?);
-                            continue;
-                        }
-                        Cell::Null => None,
-                    };
-                    let text = text.ok_or(err(Problem::Missing))?;
-                    label = Some(*classes.get(text).ok_or(err(Problem::NotAClass))?);
+                    label = Some(self.label_entry(classes, k, cell(k))?.0);
                 }
                 Attr::Numeric {
                     offset,
@@ -310,6 +305,42 @@ impl Encoder {
         }
         self.scale(&mut row);
         Ok((row, label))
+    }
+
+    /// The class of one record's label cell (`cell`, the label column's): its index in
+    /// the schema's declared classes (an alias gives its class's index), as
+    /// [`Encoder::encode`] reads the cell for the ±1 label — the same trimming, missing
+    /// tokens and number formatting — and refused as it refuses it. A function of the
+    /// record and the public schema alone (multiclass fits relabel by it).
+    pub fn class_index(&self, cell: Cell<'_>) -> Result<usize, CellError> {
+        let Some((k, classes)) = self.attrs.iter().enumerate().find_map(|(k, a)| match a {
+            Attr::Label { classes } => Some((k, classes)),
+            _ => None,
+        }) else {
+            unreachable!("a checked schema has one label column")
+        };
+        Ok(self.label_entry(classes, k, cell)?.1)
+    }
+
+    /// The `(±1 label, class index)` of label column `k`'s cell.
+    fn label_entry(
+        &self,
+        classes: &HashMap<String, (f64, usize)>,
+        k: usize,
+        cell: Cell<'_>,
+    ) -> Result<(f64, usize), CellError> {
+        let err = |problem| CellError { column: k, problem };
+        let text = match cell {
+            Cell::Text(bytes) => self.text(bytes, k)?,
+            Cell::Number(v) => {
+                // Integer-coded classes in Parquet: matched by their decimal text.
+                let text = format_number(v);
+                return classes.get(&text).copied().ok_or(err(Problem::NotAClass));
+            }
+            Cell::Null => None,
+        };
+        let text = text.ok_or(err(Problem::Missing))?;
+        classes.get(text).copied().ok_or(err(Problem::NotAClass))
     }
 
     /// The schema's data-free rule into the unit ball.
