@@ -121,7 +121,8 @@ def test_a_fit_refused_before_its_noise_is_refunded_and_one_after_is_not(tmp_pat
     # DP-SGD whose iterates diverge drew all its noise: the spend stands (the command line
     # charges the same event).
     diverging = dpml.DPSGDClassifier(
-        epsilon=1.0, delta=1e-6, data_norm=2.0, classes=[0, 1], learning_rate=1e30, regularization=1.0
+        epsilon=1.0, delta=1e-6, data_norm=2.0, classes=[0, 1], learning_rate=1e30, regularization=1.0,
+        batch_size=10,
     )
     with pytest.raises(dpml.DPMLError, match="spend stands"):
         diverging.fit(X, y, ledger=ledger)
