@@ -30,6 +30,10 @@ pub mod spark;
 #[cfg(feature = "python")]
 mod py;
 #[cfg(feature = "python")]
+mod py_common;
+#[cfg(feature = "python")]
+mod py_fit;
+#[cfg(feature = "python")]
 mod py_ledger;
 #[cfg(feature = "python")]
 mod py_predict;

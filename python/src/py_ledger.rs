@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::error::CoreError;
-use crate::py::detached;
+use crate::py_common::detached;
 
 /// How long a charge waits for another process (a `dpml train` run holds the lock for its
 /// whole fit) before it is refused.

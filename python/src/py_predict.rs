@@ -10,7 +10,7 @@ use pyo3::types::PyDict;
 
 use crate::error::{CoreError, guarded};
 use crate::predict::{Aggregation, EnsembleSpec, Predictor, train_ensemble, train_walk};
-use crate::py::{Held, class_indices, detached, loss, raise, randomness, vector};
+use crate::py_common::{Held, class_indices, detached, loss, raise, randomness, vector};
 use crate::rows::RowTransform;
 
 fn slot(seconds: Option<f64>) -> Result<Option<Duration>, CoreError> {

@@ -12,7 +12,7 @@ use pyo3::types::{PyCapsule, PyCapsuleMethods, PyList};
 
 use crate::error::{CoreError, guarded};
 use crate::frame::{Encoded, FrameColumn, encode_batch, encode_columns};
-use crate::py::{detached, raise};
+use crate::py_common::{detached, raise};
 
 const STREAM: &CStr = c"arrow_array_stream";
 

@@ -7,7 +7,9 @@ use pyo3::types::{PyDict, PyList};
 use crate::error::{CoreError, guarded};
 use crate::fit::{LinearSpec, MapSpec, Regularization};
 use crate::models::Models;
-use crate::py::{Held, class_indices, detached, loss, mechanism_with_delta, raise, randomness};
+use crate::py_common::{
+    Held, class_indices, detached, loss, mechanism_with_delta, raise, randomness,
+};
 use crate::rows::RowTransform;
 use crate::select::{Candidates, Method, prepare};
 

@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::error::{CoreError, guarded};
 use crate::fit::{LinearSpec, Regularization};
 use crate::models::Models;
-use crate::py::{detached, loss, mechanism, raise, randomness, report};
+use crate::py_common::{detached, loss, mechanism, raise, randomness, report};
 use crate::py_schema::{PySchema, stream_reader};
 use crate::rows::RowTransform;
 use crate::spark::{ClassLabels, Labelling, PartitionEncoder, block_sums, fit_linear_partitions};
