@@ -122,6 +122,8 @@ mod audit;
 #[cfg(test)]
 mod bad_input_tests;
 #[cfg(test)]
+mod mechanism_tests;
+#[cfg(test)]
 mod proba_tests;
 #[cfg(test)]
 mod proptests;
