@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::ErmError;
 
-/// How objective perturbation splits ε between the noise and the Jacobian term.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// How objective perturbation splits ε between the noise and the Jacobian term. Model
+/// files store it by a fixed code (`Cms11` 0, `CliffFree` 1), not by declaration order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ObjectiveCalibration {
     /// CMS11 Algorithm 2 as published: `ε' = ε − ln(1 + 2c/(nΛ) + c²/(n²Λ²))`; if that is
     /// not positive, add `Δ = c/(n(e^{ε/4} − 1)) − Λ` and use `ε' = ε/2`. Kept for

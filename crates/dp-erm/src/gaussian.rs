@@ -10,8 +10,9 @@ use crate::calibration::{
     output_perturbation, release_grid, resolve_tolerance, tolerance_floor,
 };
 use crate::error::{check_epsilon, check_regularization};
-use crate::estimator::{Mechanism, snap_to_grid};
+use crate::estimator::snap_to_grid;
 use crate::gaussian_profile::{self, objective_sigma};
+use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
 use crate::{ErmError, ErmParams, Examples, Loss, Trainer, TrainingSet};
 

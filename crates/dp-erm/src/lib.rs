@@ -81,6 +81,7 @@ mod gaussian;
 mod gaussian_profile;
 mod logistic_math;
 mod loss;
+mod mechanism;
 mod model;
 mod multiclass;
 mod proba;
@@ -88,6 +89,7 @@ mod row_block_bytes;
 mod row_cache;
 mod rule;
 mod trainer;
+mod variant_codes;
 
 pub use approximate_rule::{DpSgdRule, DpSgdSetting, GaussianRule, SgdSchedule};
 pub use block_fit::contract_sums;
@@ -102,10 +104,11 @@ pub use data::{
 pub use dpsgd::{DpSgd, DpSgdConfig, MAX_SGD_STEPS, SgdModel, SgdNeighbours};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
-pub use estimator::{ErmParams, Fit, Mechanism, SgdRecord, SolverChoice};
+pub use estimator::{ErmParams, Fit, SolverChoice};
 pub use features::{Examples, FeatureRow, Features, check_row};
 pub use gaussian::{GaussianCalibration, GaussianErm, GaussianMechanism};
 pub use loss::Loss;
+pub use mechanism::{Mechanism, SgdRecord};
 pub use model::{
     LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,
     ModelMetadata, ModelPurpose, StoredModel, container,
@@ -121,8 +124,6 @@ pub use trainer::{Classifier, Trainer};
 mod audit;
 #[cfg(test)]
 mod bad_input_tests;
-#[cfg(test)]
-mod mechanism_tests;
 #[cfg(test)]
 mod proba_tests;
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The on-disk codes of [`Mechanism`]: model files written before the codes were made
-//! explicit (fixtures under `src/model/testdata/mechanisms/`, one per variant, written by the
-//! derived, declaration-order encoding) load and are written back byte for byte, and the
-//! serde names (what JSON and other self-describing formats see) are unchanged.
+//! explicit (fixtures under `src/model/testdata/mechanisms/`, one per variant, written by
+//! serde's derived, declaration-order encoding) load and are written back byte for byte,
+//! and the serde names (what JSON and other self-describing formats see) are unchanged.
 
 use std::path::PathBuf;
 
@@ -231,5 +231,61 @@ fn write_mechanism_fixtures() {
             let bytes = model.to_bytes_authenticated(&key(), &purpose()).unwrap();
             std::fs::write(sealed, bytes).unwrap();
         }
+    }
+}
+
+/// The code table is one-to-one, and a code no variant has is refused by name.
+#[test]
+fn unknown_codes_and_names_are_refused() {
+    crate::variant_codes::assert_distinct(&super::TABLE);
+    let config = bincode::config::standard();
+    // Code 7, then an f64 that would be an ε.
+    let mut bytes = vec![7u8];
+    bytes.extend(1.0f64.to_le_bytes());
+    let error = bincode::serde::decode_from_slice::<Mechanism, _>(&bytes, config).unwrap_err();
+    assert!(error.to_string().contains("integer `7`"), "{error}");
+    let error = serde_json::from_str::<Mechanism>(r#"{"Laplace":{"epsilon":1.0}}"#).unwrap_err();
+    assert!(
+        error.to_string().contains("unknown variant `Laplace`"),
+        "{error}"
+    );
+}
+
+/// The codes of the other enums a model file holds, pinned likewise, with their JSON.
+#[test]
+fn calibration_and_loss_codes_are_pinned() {
+    use crate::variant_codes::{CALIBRATIONS, LOSSES, assert_distinct};
+    assert_distinct(&CALIBRATIONS);
+    assert_distinct(&LOSSES);
+    let config = bincode::config::standard();
+    let code = |bytes: Vec<u8>| bytes[0];
+    let calibration =
+        |c: ObjectiveCalibration| code(bincode::serde::encode_to_vec(c, config).unwrap());
+    assert_eq!(calibration(ObjectiveCalibration::Cms11), 0);
+    assert_eq!(calibration(ObjectiveCalibration::CliffFree), 1);
+    let loss = |l: Loss| bincode::serde::encode_to_vec(l, config).unwrap();
+    assert_eq!(loss(Loss::Logistic), [0]);
+    let mut huber = vec![1u8];
+    huber.extend(0.5f64.to_le_bytes());
+    assert_eq!(loss(Loss::Huber { width: 0.5 }), huber);
+    for (value, json) in [
+        (Loss::Logistic, r#""Logistic""#),
+        (Loss::Huber { width: 0.5 }, r#"{"Huber":{"width":0.5}}"#),
+    ] {
+        assert_eq!(serde_json::to_string(&value).unwrap(), json);
+        assert_eq!(serde_json::from_str::<Loss>(json).unwrap(), value);
+        let bytes = bincode::serde::encode_to_vec(value, config).unwrap();
+        let (back, _): (Loss, usize) = bincode::serde::decode_from_slice(&bytes, config).unwrap();
+        assert_eq!(back, value);
+    }
+    for (value, json) in [
+        (ObjectiveCalibration::Cms11, r#""Cms11""#),
+        (ObjectiveCalibration::CliffFree, r#""CliffFree""#),
+    ] {
+        assert_eq!(serde_json::to_string(&value).unwrap(), json);
+        assert_eq!(
+            serde_json::from_str::<ObjectiveCalibration>(json).unwrap(),
+            value
+        );
     }
 }

@@ -3,7 +3,7 @@
 use dp_noise::PrivacyBudget;
 use dp_noise::ReleaseRng;
 
-use crate::estimator::Mechanism;
+use crate::mechanism::Mechanism;
 use crate::{ErmError, ErmParams, LinearModel, TrainingSet};
 
 /// Most classes one-vs-rest accepts (K fits, each with ε/K).

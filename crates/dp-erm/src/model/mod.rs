@@ -23,7 +23,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::estimator::Mechanism;
+use crate::mechanism::Mechanism;
 use crate::{ErmError, Loss, TrainingSet};
 
 use format::Seal;
