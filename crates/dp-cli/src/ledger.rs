@@ -21,6 +21,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use dp_noise::add_rounding_up;
 use serde::{Deserialize, Serialize};
 
 use crate::{Failure, fail};
@@ -71,15 +72,6 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
-/// `a + b` rounded up: the exact sum is ≤ the result.
-pub fn add_up(a: f64, b: f64) -> f64 {
-    let s = a + b;
-    // Knuth's two-sum: the exact error of the addition.
-    let bb = s - a;
-    let err = (a - (s - bb)) + (b - bb);
-    if err > 0.0 { s.next_up() } else { s }
-}
-
 impl Ledger {
     /// A new ledger with nothing spent.
     pub fn new(dataset: &str, total_epsilon: f64, total_delta: f64) -> Result<Self, Failure> {
@@ -102,14 +94,14 @@ impl Ledger {
     pub fn spent_delta(&self) -> f64 {
         self.spends
             .iter()
-            .fold(0.0, |s, spend| add_up(s, spend.delta))
+            .fold(0.0, |s, spend| add_rounding_up(s, spend.delta))
     }
 
     /// ε spent so far, rounded up.
     pub fn spent(&self) -> f64 {
         self.spends
             .iter()
-            .fold(0.0, |s, spend| add_up(s, spend.epsilon))
+            .fold(0.0, |s, spend| add_rounding_up(s, spend.epsilon))
     }
 
     /// Refuses a spend of `epsilon` and `delta` that would take either total above the
@@ -123,7 +115,7 @@ impl Ledger {
                 )));
             }
             let spent = self.spent_delta();
-            let after = add_up(spent, delta);
+            let after = add_rounding_up(spent, delta);
             if after > self.total_delta {
                 return Err(fail(format!(
                     "ledger {}: spending δ = {delta:e} would bring the total δ spent to                      {after:e}, above the budget of {:e} for {:?}; refused before reading any                      data",
@@ -134,7 +126,7 @@ impl Ledger {
             }
         }
         let spent = self.spent();
-        let after = add_up(spent, epsilon);
+        let after = add_rounding_up(spent, epsilon);
         if after > self.total_epsilon {
             return Err(fail(format!(
                 "ledger {}: spending ε = {epsilon} would bring the total spent to {after}, above \
@@ -310,14 +302,14 @@ mod tests {
 
     #[test]
     fn sums_round_up_only_when_inexact() {
-        assert_eq!(add_up(1.0, 1.0), 2.0);
-        assert_eq!(add_up(add_up(1.0, 1.0), 1.0), 3.0);
+        assert_eq!(add_rounding_up(1.0, 1.0), 2.0);
+        assert_eq!(add_rounding_up(add_rounding_up(1.0, 1.0), 1.0), 3.0);
         // 0.1 + 0.2 is inexact in doubles: the result is not below the exact sum.
-        let s = add_up(0.1, 0.2);
+        let s = add_rounding_up(0.1, 0.2);
         // The exact sum of the doubles 0.1 and 0.2 lies below 0.30000000000000004 = 0.1 + 0.2,
         // so rounding to nearest already overestimates: no extra step.
         assert_eq!(s, 0.1 + 0.2);
         // 1 + 2^-60 rounds down to 1 in doubles; rounded up it is above 1.
-        assert!(add_up(1.0, 2f64.powi(-60)) > 1.0);
+        assert!(add_rounding_up(1.0, 2f64.powi(-60)) > 1.0);
     }
 }

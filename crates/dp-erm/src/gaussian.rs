@@ -2,6 +2,7 @@
 //! Gaussian (zCDP accounting) and objective perturbation with Gaussian noise
 //! (Kifer, Smith & Thakurta 2012).
 
+use dp_noise::rounding::add_step_up;
 use dp_noise::{DiscreteGaussianVector, GammaNormVector, GaussianVector, ReleaseRng, Zcdp};
 use serde::{Deserialize, Serialize};
 
@@ -325,7 +326,7 @@ impl GaussianErm {
             total,
             Some((epsilon, noise_norm_bound(d, equivalent_beta))),
         )?;
-        let radius = (((tolerance + floor.total()).next_up()) / total).next_up();
+        let radius = (add_step_up(tolerance, floor.total()) / total).next_up();
         let minimizer = MinimizerNoise {
             epsilon: minimizer_epsilon,
             radius,
