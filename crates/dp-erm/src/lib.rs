@@ -121,18 +121,21 @@ pub use rule::{RegularizationRule, UtilityOutlook};
 pub use trainer::{Classifier, Trainer};
 
 #[cfg(test)]
+#[path = "audit_tests.rs"]
 mod audit;
 #[cfg(test)]
 mod bad_input_tests;
 #[cfg(test)]
 mod proba_tests;
 #[cfg(test)]
+#[path = "prop_tests.rs"]
 mod proptests;
 #[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]
 mod row_cache_tests;
 #[cfg(test)]
+#[path = "estimator_tests.rs"]
 mod tests;
 #[cfg(test)]
 mod trainer_tests;

@@ -17,6 +17,7 @@ mod validate;
 pub(crate) use validate::check_text;
 
 #[cfg(test)]
+#[path = "model_tests.rs"]
 mod tests;
 
 use std::path::Path;
