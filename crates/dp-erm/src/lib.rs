@@ -11,10 +11,8 @@
 //! | [`Mechanism::NonPrivate`] | none | — |
 //! | [`Mechanism::OutputPerturbation`] (CMS11 Alg. 1) | ε-DP | `f* + b`, `β = ε/(2/(nΛ) + 2γ/Λ)` |
 //! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2 + approximate-minima noise) | ε-DP for the released (approximate) minimizer | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2`, plus noise of rate `ε₂/(2(γ + floor)/(Λ+Δ))`, `ε₂ = ε/100` |
-//!
 //! | [`GaussianErm::output_perturbation`] | (ε, δ)-DP (ρ-zCDP) | `f̂` snapped, plus discrete Gaussian noise on the sensitivity `2/(nΛ) + 2γ'/Λ` |
 //! | [`GaussianErm::objective_perturbation`] (KST12) | (ε, δ)-DP | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `b ~ N(0, σ²I)`, plus minimizer noise |
-//!
 //! | [`DpSgd`] (DP-SGD / DP-GD) | (ε, δ)-DP (RDP of the subsampled Gaussian) | clipped per-example gradients, Poisson batches, Gaussian noise on each sum |
 //!
 //! Pure ε is the default; the Gaussian mechanisms and DP-SGD are for users who accept a δ.
