@@ -150,3 +150,7 @@ impl OneVsRest {
         Ok(wrong as f64 / rows.len() as f64)
     }
 }
+
+#[cfg(test)]
+#[path = "multiclass_tests.rs"]
+mod tests;
