@@ -4,7 +4,12 @@
 use dp_noise::InsecureSeededRng;
 use rand::RngExt;
 
-use crate::{ErmParams, LinearModel, Loss, ObjectiveCalibration, OneVsRest, TrainingSet};
+use dp_noise::add_rounding_up;
+
+use crate::{
+    ErmError, ErmParams, Examples, Features, GaussianErm, LinearModel, Loss, ObjectiveCalibration,
+    OneVsRest, Trainer, TrainingSet,
+};
 
 /// Three noisy blobs around the unit circle's thirds (norms below 0.8): n rows, class i % 3.
 fn blobs(n: usize, seed: u64) -> (Vec<f64>, Vec<usize>) {
@@ -68,6 +73,133 @@ fn one_vs_rest_over_erm_params_is_pinned() {
         })
         .collect();
     assert_eq!(fits, PINNED);
+}
+
+/// The same rows as [`Examples`], for the generic path.
+fn examples(values: &[f64]) -> Examples {
+    Examples::new(
+        Features::dense(2, values.to_vec()).unwrap(),
+        vec![1.0; values.len() / 2],
+    )
+    .unwrap()
+}
+
+/// Through the generic path ([`OneVsRest::fit_trainer`]) with each class's share of ε,
+/// `ErmParams` gives the pinned models: the same split, the same draws in the same order.
+#[test]
+fn one_vs_rest_over_erm_params_through_the_trainer_path_is_the_same() {
+    let (values, classes) = blobs(90, 31);
+    let rows = training_set(&values);
+    let data = examples(&values);
+    for (i, params) in pinned_params().iter().enumerate() {
+        let seed = 40 + i as u64;
+        let direct = OneVsRest::fit(
+            params,
+            &rows,
+            &classes,
+            3,
+            &mut InsecureSeededRng::new(seed),
+        )
+        .unwrap();
+        let per_class = match params.mechanism().epsilon() {
+            Some(epsilon) => params
+                .clone()
+                .with_epsilon(OneVsRest::epsilon_per_class(epsilon, 3).unwrap()),
+            None => params.clone(),
+        };
+        let generic = OneVsRest::fit_trainer(
+            &per_class,
+            &data,
+            &classes,
+            3,
+            &mut InsecureSeededRng::new(seed),
+        )
+        .unwrap();
+        assert_eq!(generic.models(), direct.models(), "parameters {i}");
+        assert_eq!(bits(generic.models()), PINNED[i], "parameters {i}");
+        // The generic path reports the composed spend of its K fits: within the total.
+        match (generic.epsilon(), direct.epsilon()) {
+            (Some(spent), Some(total)) => assert!(spent <= total && spent > 0.999 * total),
+            (spent, total) => assert_eq!((spent, total), (None, None)),
+        }
+        assert_eq!(generic.delta(), 0.0);
+        let x = [0.6, 0.0];
+        assert_eq!(generic.predict(&x).unwrap(), direct.predict(&x).unwrap());
+    }
+}
+
+/// Over another trainer (Gaussian objective perturbation, an (ε, δ) one): K models, each
+/// the trainer's fit of "class k against the rest" with the next draws of the one
+/// generator, and the composed (K·ε, K·δ) reported.
+#[test]
+fn one_vs_rest_over_another_trainer() {
+    let (values, classes) = blobs(150, 32);
+    let data = examples(&values);
+    let trainer = GaussianErm::objective_perturbation(Loss::Logistic, 1e-2, 0.5, 1e-6);
+    let ovr = OneVsRest::fit_trainer(
+        &trainer,
+        &data,
+        &classes,
+        3,
+        &mut InsecureSeededRng::new(50),
+    )
+    .unwrap();
+    let mut rng = InsecureSeededRng::new(50);
+    let by_hand: Vec<LinearModel> = (0..3)
+        .map(|k| {
+            let labels = classes
+                .iter()
+                .map(|&c| if c == k { 1.0 } else { -1.0 })
+                .collect();
+            let relabelled = Examples::new(data.inputs().clone(), labels).unwrap();
+            trainer.train(&relabelled, &mut rng).unwrap()
+        })
+        .collect();
+    assert_eq!(ovr.models(), by_hand.as_slice());
+    let three = |x: f64| add_rounding_up(add_rounding_up(x, x), x);
+    assert_eq!(ovr.epsilon(), Some(three(0.5)));
+    assert_eq!(ovr.delta(), three(1e-6));
+    let predicted = ovr.predictions(data.inputs()).unwrap();
+    for (i, &p) in predicted.iter().enumerate() {
+        assert_eq!(p, ovr.predict(&values[2 * i..2 * i + 2]).unwrap());
+    }
+    let right = predicted
+        .iter()
+        .zip(&classes)
+        .filter(|(p, c)| p == c)
+        .count();
+    assert!(right > 100, "{right} of 150");
+}
+
+/// The generic path refuses bad class labels and the trainer's own refusals (a row outside
+/// the unit ball) before any fit draws from the generator.
+#[test]
+fn one_vs_rest_through_a_trainer_refuses_up_front() {
+    let (mut values, classes) = blobs(30, 33);
+    let trainer = ErmParams::objective_perturbation(Loss::Logistic, 1e-2, 0.5);
+    let mut rng = InsecureSeededRng::new(60);
+    let fit = |values: &[f64], classes: &[usize], count, rng: &mut InsecureSeededRng| {
+        OneVsRest::fit_trainer(&trainer, &examples(values), classes, count, rng)
+    };
+    assert!(matches!(
+        fit(&values, &classes, 1, &mut rng),
+        Err(ErmError::InvalidCount { .. })
+    ));
+    assert!(matches!(
+        fit(&values, &classes[1..], 3, &mut rng),
+        Err(ErmError::DimensionMismatch { .. })
+    ));
+    values[8] = 1.5;
+    assert!(matches!(
+        fit(&values, &classes, 3, &mut rng),
+        Err(ErmError::RowNormAboveOne { row: 4, .. })
+    ));
+    // Nothing was drawn: the generator is where a fresh one starts.
+    let mut fresh = InsecureSeededRng::new(60);
+    assert_eq!(
+        rand::Rng::next_u64(&mut rng),
+        rand::Rng::next_u64(&mut fresh)
+    );
 }
 
 /// The weights' bits [`OneVsRest::fit`] gave before it was generic, per parameter set of
