@@ -51,7 +51,7 @@ fn snippet_1() -> Outcome {
     fit.model().save("model.dperm")?;
 
     // No Λ to choose: the loss and Λ from the public n, d and ε alone (no privacy spent on
-    // the choice; see "Utility at a fixed guarantee" below).
+    // the choice; see "What accuracy to expect at each ε" in choosing/utility.md).
     let fit = ErmParams::recommended(data.len(), data.features(), 0.1)?
         .fit(&data, &mut DpRng::from_os_entropy()?)?;
     // README snippet 1 ends

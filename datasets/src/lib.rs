@@ -57,4 +57,5 @@ pub use synthetic::{
 #[cfg(test)]
 mod scaling_tests;
 #[cfg(test)]
+#[path = "datasets_tests.rs"]
 mod tests;

@@ -74,8 +74,12 @@ def _choice(name, value, options):
 
 class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
     """Base of dpml's estimators (scikit-learn's mixins only: no scikit-learn model is
-    subclassed and no private module imported). Subclasses define ``_kind``, ``_loss()``
-    and ``_fit_call(n_rows, n_classes)``."""
+    subclassed and no private module imported). Subclasses define ``_kind`` (the model
+    files' kind: "linear" or "kernel"), ``_loss()`` (the loss's name and Huber width) and
+    ``_fit_rust(call, indices, n_classes, kwargs, seed)`` (the Rust fit, returning the
+    models and the fit's report); they may extend ``_fit_kwargs`` (the keyword arguments of
+    that fit), ``_privacy_report`` and, for other mechanisms, ``_epsilon_and_mechanism``,
+    ``_delta`` and ``_released_mechanism``."""
 
     _kind = "linear"
 

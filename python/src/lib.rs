@@ -53,4 +53,5 @@ mod extra_tests;
 #[cfg(test)]
 mod spark_tests;
 #[cfg(test)]
+#[path = "binding_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture
 def fixtures():
-    """The model files the Rust tests write and check (src/tests.rs)."""
+    """The model files the Rust tests write and check (src/binding_tests.rs)."""
     return Path(os.environ.get("DPML_FIXTURES", Path(__file__).parent / "data"))
 
 
@@ -17,7 +17,7 @@ def reference_data():
 
 
 def _reference_data(classes):
-    """The rows of src/tests.rs: x[i][j] = ((7i + 3j) mod 11 - 5) / 8, exact in both
+    """The rows of src/binding_tests.rs: x[i][j] = ((7i + 3j) mod 11 - 5) / 8, exact in both
     languages; class of row i = (5i mod 7) mod classes."""
     i = np.arange(40)[:, None]
     j = np.arange(3)[None, :]

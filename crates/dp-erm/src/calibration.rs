@@ -1,12 +1,14 @@
 //! Noise calibration of output and objective perturbation (docs/src/reference/algorithms.md §3–§4), every
 //! rounding in the safe direction.
 
+use dp_noise::rounding::add_step_up;
 use serde::{Deserialize, Serialize};
 
 use crate::ErmError;
 
-/// How objective perturbation splits ε between the noise and the Jacobian term.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// How objective perturbation splits ε between the noise and the Jacobian term. Model
+/// files store it by a fixed code (`Cms11` 0, `CliffFree` 1), not by declaration order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ObjectiveCalibration {
     /// CMS11 Algorithm 2 as published: `ε' = ε − ln(1 + 2c/(nΛ) + c²/(n²Λ²))`; if that is
     /// not positive, add `Δ = c/(n(e^{ε/4} − 1)) − Λ` and use `ε' = ε/2`. Kept for
@@ -272,7 +274,7 @@ pub(crate) fn objective_perturbation(
     // The solver certifies the *computed* ‖∇‖ ≤ γ; the true gradient (and the exact
     // minimizer of the objective with the rounded linear term b/n) can be off by the
     // rounding the floor models, 1/64 of it. The radius charges the whole floor on top.
-    let radius = (add_up(tolerance, floor.total()) / total_regularization).next_up();
+    let radius = (add_step_up(tolerance, floor.total()) / total_regularization).next_up();
     let minimizer = MinimizerNoise {
         epsilon: minimizer_epsilon,
         radius,
@@ -290,11 +292,6 @@ pub(crate) fn objective_perturbation(
         release_grid: release_grid(1.0 / (beta * examples as f64 * total_regularization)),
     };
     Ok((calibration, minimizer))
-}
-
-/// `a + b` rounded up (both non-negative).
-fn add_up(a: f64, b: f64) -> f64 {
-    (a + b).next_up()
 }
 
 /// (ε', Δ, β) of objective perturbation's noise for `epsilon`, n, Λ and curvature bound c.
@@ -366,7 +363,7 @@ pub(crate) fn output_perturbation(
     // Λ ≥ 1e-12, n ≥ 1 and γ ≤ 1e-6 keep the sensitivity finite; the caller checks that
     // the noise norm is representable.
     let exact_part = 2.0 * lipschitz / (examples as f64 * regularization);
-    let solver_part = 2.0 * add_up(tolerance, floor.total()) / regularization;
+    let solver_part = 2.0 * add_step_up(tolerance, floor.total()) / regularization;
     let l2_sensitivity = (exact_part + solver_part).next_up().next_up();
     NoiseCalibration {
         epsilon,

@@ -8,8 +8,9 @@ use dp_noise::{
 use dp_optim::MarginLoss;
 
 use crate::calibration::release_grid;
-use crate::estimator::{Mechanism, snap_to_grid};
+use crate::estimator::snap_to_grid;
 use crate::gaussian::check_delta;
+use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
 use crate::{Classifier, ErmError, Examples, Features, Loss, Trainer};
 

@@ -9,8 +9,9 @@ use crate::audit::{ALPHA, RUNS, epsilon_lower_bound_at};
 
 const DELTA: f64 = 1e-5;
 
-/// The orders of dp-noise's default grid, with Opacus' large ones as the algorithm
-/// specification (§8.1, approximate DP) names them.
+/// The orders of dp-noise's default grid (the integers 2 to 63), with the large orders of
+/// Opacus 1.6.0's accountant extended to 8192 (64, 80, …, 8192, as in
+/// `dp_noise::rdp::opacus_orders`).
 fn spec_orders() -> Vec<f64> {
     let mut orders: Vec<f64> = (2..64).map(f64::from).collect();
     orders.extend([

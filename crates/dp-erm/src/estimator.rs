@@ -3,13 +3,13 @@
 
 use dp_noise::{FeatureGroups, GammaNormVector, GroupNormVector, ReleaseRng};
 use dp_optim::{GlmObjective, Lbfgs, MAX_HESSIAN_DIMENSION, Newton, Solution, Solver};
-use serde::{Deserialize, Serialize};
 
 use crate::calibration::{
     self, NoiseCalibration, ObjectiveCalibration, check_tolerance, noise_norm_bound,
     resolve_tolerance, tolerance_floor,
 };
 use crate::error::{check_epsilon, check_regularization};
+use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
 use crate::{ErmError, Loss, TrainingSet};
 
@@ -19,155 +19,6 @@ const WARM_START_SLACK: f64 = 1e3;
 /// Largest noise norm a release may need (except with probability e^{−40}): far beyond
 /// any useful model, far below where sums of squares of the weights overflow.
 const MAX_NOISE_NORM: f64 = 1e100;
-
-/// Which mechanism trains the model.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub enum Mechanism {
-    /// Plain regularized ERM: **no privacy**.
-    NonPrivate,
-    /// CMS11 Algorithm 1: minimize, then add vector noise scaled to the sensitivity.
-    OutputPerturbation {
-        /// The ε of the guarantee.
-        epsilon: f64,
-    },
-    /// CMS11 Algorithm 2: minimize an objective with a random linear term.
-    ObjectivePerturbation {
-        /// The ε of the guarantee.
-        epsilon: f64,
-        /// How ε is split (paper rule or cliff-free).
-        calibration: ObjectiveCalibration,
-    },
-    /// Output perturbation with snapped discrete Gaussian noise ([`crate::GaussianErm`]):
-    /// (ε, δ)-DP, not ε-DP.
-    GaussianOutputPerturbation {
-        /// The ε of the (ε, δ) guarantee.
-        epsilon: f64,
-        /// The δ of the (ε, δ) guarantee.
-        delta: f64,
-    },
-    /// Objective perturbation with Gaussian noise ([`crate::GaussianErm`]): (ε, δ)-DP, not
-    /// ε-DP.
-    GaussianObjectivePerturbation {
-        /// The ε of the (ε, δ) guarantee.
-        epsilon: f64,
-        /// The δ of the (ε, δ) guarantee.
-        delta: f64,
-    },
-    /// DP-SGD ([`crate::DpSgd`]): Poisson-subsampled, clipped, Gaussian-noised gradient
-    /// steps accounted with RDP; (ε, δ)-DP for replace-one neighbours, not ε-DP. Appended
-    /// last, so files written before it existed decode unchanged.
-    DpSgd {
-        /// The ε of the (ε, δ) guarantee.
-        epsilon: f64,
-        /// The δ of the (ε, δ) guarantee.
-        delta: f64,
-        /// The noise multiplier σ (noise standard deviation σC on each batch sum).
-        noise_multiplier: f64,
-        /// The realized Poisson sampling rate q the accounting used.
-        sampling_rate: f64,
-        /// The number of steps T.
-        steps: u64,
-        /// The clipping norm C of one example's gradient.
-        clip_norm: f64,
-    },
-    /// DP-SGD for add/remove neighbours ([`crate::SgdNeighbours::AddRemove`]): as
-    /// [`Mechanism::DpSgd`], its (ε, δ) for one example added or removed, each step's noisy
-    /// sum divided by the public expected batch. Appended last, so earlier files decode
-    /// unchanged.
-    DpSgdAddRemove {
-        /// The ε of the (ε, δ) guarantee (add/remove).
-        epsilon: f64,
-        /// The δ of the (ε, δ) guarantee.
-        delta: f64,
-        /// The noise multiplier σ (noise standard deviation σC on each batch sum).
-        noise_multiplier: f64,
-        /// The realized Poisson sampling rate q the accounting used.
-        sampling_rate: f64,
-        /// The number of steps T.
-        steps: u64,
-        /// The clipping norm C of one example's gradient.
-        clip_norm: f64,
-        /// The public expected batch size each step's noisy sum was divided by.
-        expected_batch: f64,
-    },
-}
-
-/// What a DP-SGD model records of its accounting, under either relation
-/// ([`Mechanism::sgd_record`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SgdRecord {
-    /// The noise multiplier σ.
-    pub noise_multiplier: f64,
-    /// The realized Poisson sampling rate q.
-    pub sampling_rate: f64,
-    /// The number of steps T.
-    pub steps: u64,
-    /// The clipping norm C.
-    pub clip_norm: f64,
-    /// Add/remove: the public expected batch each step divided by; `None`: replace-one.
-    pub expected_batch: Option<f64>,
-}
-
-impl Mechanism {
-    /// DP-SGD's accounting facts (either relation), `None` for the other mechanisms.
-    pub fn sgd_record(&self) -> Option<SgdRecord> {
-        match *self {
-            Mechanism::DpSgd {
-                noise_multiplier,
-                sampling_rate,
-                steps,
-                clip_norm,
-                ..
-            } => Some(SgdRecord {
-                noise_multiplier,
-                sampling_rate,
-                steps,
-                clip_norm,
-                expected_batch: None,
-            }),
-            Mechanism::DpSgdAddRemove {
-                noise_multiplier,
-                sampling_rate,
-                steps,
-                clip_norm,
-                expected_batch,
-                ..
-            } => Some(SgdRecord {
-                noise_multiplier,
-                sampling_rate,
-                steps,
-                clip_norm,
-                expected_batch: Some(expected_batch),
-            }),
-            _ => None,
-        }
-    }
-
-    /// The ε of the guarantee, or `None` for [`Mechanism::NonPrivate`]. For the Gaussian
-    /// mechanisms it is the ε of an (ε, δ) guarantee: read [`Mechanism::delta`] with it.
-    pub fn epsilon(&self) -> Option<f64> {
-        match *self {
-            Mechanism::NonPrivate => None,
-            Mechanism::OutputPerturbation { epsilon }
-            | Mechanism::ObjectivePerturbation { epsilon, .. }
-            | Mechanism::GaussianOutputPerturbation { epsilon, .. }
-            | Mechanism::GaussianObjectivePerturbation { epsilon, .. }
-            | Mechanism::DpSgd { epsilon, .. }
-            | Mechanism::DpSgdAddRemove { epsilon, .. } => Some(epsilon),
-        }
-    }
-
-    /// The δ of the guarantee: 0 for the pure-ε mechanisms (and the non-private one).
-    pub fn delta(&self) -> f64 {
-        match *self {
-            Mechanism::GaussianOutputPerturbation { delta, .. }
-            | Mechanism::GaussianObjectivePerturbation { delta, .. }
-            | Mechanism::DpSgd { delta, .. }
-            | Mechanism::DpSgdAddRemove { delta, .. } => delta,
-            _ => 0.0,
-        }
-    }
-}
 
 /// Which solver minimizes the objective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

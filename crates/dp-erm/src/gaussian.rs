@@ -2,6 +2,7 @@
 //! Gaussian (zCDP accounting) and objective perturbation with Gaussian noise
 //! (Kifer, Smith & Thakurta 2012).
 
+use dp_noise::rounding::add_step_up;
 use dp_noise::{DiscreteGaussianVector, GammaNormVector, GaussianVector, ReleaseRng, Zcdp};
 use serde::{Deserialize, Serialize};
 
@@ -10,8 +11,9 @@ use crate::calibration::{
     output_perturbation, release_grid, resolve_tolerance, tolerance_floor,
 };
 use crate::error::{check_epsilon, check_regularization};
-use crate::estimator::{Mechanism, snap_to_grid};
+use crate::estimator::snap_to_grid;
 use crate::gaussian_profile::{self, objective_sigma};
+use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
 use crate::{ErmError, ErmParams, Examples, Loss, Trainer, TrainingSet};
 
@@ -324,7 +326,7 @@ impl GaussianErm {
             total,
             Some((epsilon, noise_norm_bound(d, equivalent_beta))),
         )?;
-        let radius = (((tolerance + floor.total()).next_up()) / total).next_up();
+        let radius = (add_step_up(tolerance, floor.total()) / total).next_up();
         let minimizer = MinimizerNoise {
             epsilon: minimizer_epsilon,
             radius,

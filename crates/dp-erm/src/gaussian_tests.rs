@@ -473,7 +473,7 @@ fn gaussian_pair_epsilon(mu: f64, delta: f64) -> f64 {
 }
 
 /// Logistic objective perturbation: flipping the canary's label shifts the recovered noise
-/// by exactly x* at every f and leaves the Jacobian unchanged (see `audit.rs`), so the exact
+/// by exactly x* at every f and leaves the Jacobian unchanged (see `audit_tests.rs`), so the exact
 /// minimizer is a one-dimensional Gaussian mechanism with shift 1/σ; the minimizer noise
 /// adds at most ε₂ and multiplies δ by e^{ε₂/2}. The audit must stay below that pair
 /// bound, itself below the claim; the mutant with a quarter of σ (the audit's power at

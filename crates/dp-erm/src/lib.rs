@@ -11,10 +11,8 @@
 //! | [`Mechanism::NonPrivate`] | none | — |
 //! | [`Mechanism::OutputPerturbation`] (CMS11 Alg. 1) | ε-DP | `f* + b`, `β = ε/(2/(nΛ) + 2γ/Λ)` |
 //! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2 + approximate-minima noise) | ε-DP for the released (approximate) minimizer | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2`, plus noise of rate `ε₂/(2(γ + floor)/(Λ+Δ))`, `ε₂ = ε/100` |
-//!
 //! | [`GaussianErm::output_perturbation`] | (ε, δ)-DP (ρ-zCDP) | `f̂` snapped, plus discrete Gaussian noise on the sensitivity `2/(nΛ) + 2γ'/Λ` |
 //! | [`GaussianErm::objective_perturbation`] (KST12) | (ε, δ)-DP | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `b ~ N(0, σ²I)`, plus minimizer noise |
-//!
 //! | [`DpSgd`] (DP-SGD / DP-GD) | (ε, δ)-DP (RDP of the subsampled Gaussian) | clipped per-example gradients, Poisson batches, Gaussian noise on each sum |
 //!
 //! Pure ε is the default; the Gaussian mechanisms and DP-SGD are for users who accept a δ.
@@ -81,6 +79,7 @@ mod gaussian;
 mod gaussian_profile;
 mod logistic_math;
 mod loss;
+mod mechanism;
 mod model;
 mod multiclass;
 mod proba;
@@ -88,6 +87,7 @@ mod row_block_bytes;
 mod row_cache;
 mod rule;
 mod trainer;
+mod variant_codes;
 
 pub use approximate_rule::{DpSgdRule, DpSgdSetting, GaussianRule, SgdSchedule};
 pub use block_fit::contract_sums;
@@ -102,10 +102,11 @@ pub use data::{
 pub use dpsgd::{DpSgd, DpSgdConfig, MAX_SGD_STEPS, SgdModel, SgdNeighbours};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
-pub use estimator::{ErmParams, Fit, Mechanism, SgdRecord, SolverChoice};
+pub use estimator::{ErmParams, Fit, SolverChoice};
 pub use features::{Examples, FeatureRow, Features, check_row};
 pub use gaussian::{GaussianCalibration, GaussianErm, GaussianMechanism};
 pub use loss::Loss;
+pub use mechanism::{Mechanism, SgdRecord};
 pub use model::{
     LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,
     ModelMetadata, ModelPurpose, StoredModel, container,
@@ -118,18 +119,21 @@ pub use rule::{RegularizationRule, UtilityOutlook};
 pub use trainer::{Classifier, Trainer};
 
 #[cfg(test)]
+#[path = "audit_tests.rs"]
 mod audit;
 #[cfg(test)]
 mod bad_input_tests;
 #[cfg(test)]
 mod proba_tests;
 #[cfg(test)]
+#[path = "prop_tests.rs"]
 mod proptests;
 #[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]
 mod row_cache_tests;
 #[cfg(test)]
+#[path = "estimator_tests.rs"]
 mod tests;
 #[cfg(test)]
 mod trainer_tests;

@@ -1,7 +1,6 @@
 //! The admissible losses: convex, 1-Lipschitz, with bounded curvature (docs/src/reference/algorithms.md §1).
 
 use dp_optim::MarginLoss;
-use serde::{Deserialize, Serialize};
 
 use crate::ErmError;
 use crate::error::check_positive;
@@ -9,8 +8,9 @@ use crate::logistic_math;
 
 /// A loss of the margin `z = y·fᵀx` that the privacy proofs admit: convex, differentiable,
 /// `|ℓ'| ≤ 1`, and `ℓ'' ≤ c`. (Squared loss is not Lipschitz; the plain hinge is not
-/// differentiable — objective perturbation with it is not private.)
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// differentiable — objective perturbation with it is not private.) Model files store it
+/// by a fixed code (`Logistic` 0, `Huber` 1), not by declaration order.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Loss {
     /// `ln(1 + e^{−z})`: c = 1/4.
     Logistic,

@@ -2,15 +2,19 @@
 
 use dp_noise::PrivacyBudget;
 use dp_noise::ReleaseRng;
+use dp_noise::rounding::add_rounding_up;
 
-use crate::estimator::Mechanism;
-use crate::{ErmError, ErmParams, LinearModel, TrainingSet};
+use crate::mechanism::Mechanism;
+use crate::{
+    Classifier, ErmError, ErmParams, Examples, Features, LinearModel, Trainer, TrainingSet,
+};
 
 /// Most classes one-vs-rest accepts (K fits, each with ε/K).
 pub const MAX_CLASSES: usize = 1 << 16;
 
 /// K binary classifiers "class k against the rest"; a row is assigned the class whose
-/// classifier gives the largest decision value.
+/// classifier gives the largest decision value. The models are dp-erm's linear ones
+/// ([`OneVsRest::fit`]) or those of any [`Trainer`] ([`OneVsRest::fit_trainer`]).
 ///
 /// # Privacy
 /// Every person appears in all K binary problems, so the K fits compose **sequentially**:
@@ -18,9 +22,10 @@ pub const MAX_CLASSES: usize = 1 << 16;
 /// rounding up, stay within ε), and the K models together are ε-DP. Predictions are
 /// post-processing. A non-private `params` gives K non-private models.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OneVsRest {
-    models: Vec<LinearModel>,
+pub struct OneVsRest<M = LinearModel> {
+    models: Vec<M>,
     epsilon: Option<f64>,
+    delta: f64,
 }
 
 impl OneVsRest {
@@ -34,27 +39,7 @@ impl OneVsRest {
         rng: &mut R,
     ) -> Result<Self, ErmError> {
         params.check()?;
-        if !(2..=MAX_CLASSES).contains(&class_count) {
-            return Err(ErmError::InvalidCount {
-                what: "class count",
-                value: class_count,
-                requirement: "between 2 and 65536",
-            });
-        }
-        if classes.len() != rows.len() {
-            return Err(ErmError::DimensionMismatch {
-                what: "class labels",
-                expected: rows.len(),
-                found: classes.len(),
-            });
-        }
-        if let Some(row) = classes.iter().position(|&c| c >= class_count) {
-            return Err(ErmError::InvalidClass {
-                row,
-                class: classes[row],
-                class_count,
-            });
-        }
+        check_classes(rows.len(), classes, class_count)?;
         let (per_class, epsilon) = match params.mechanism() {
             Mechanism::NonPrivate
             | Mechanism::GaussianOutputPerturbation { .. }
@@ -63,40 +48,94 @@ impl OneVsRest {
             | Mechanism::DpSgdAddRemove { .. } => (params.clone(), None),
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. } => {
-                // class_count ≤ MAX_CLASSES < 2^32.
-                let classes = class_count as u32;
-                let share = PrivacyBudget::new(epsilon)?.even_share(classes).ok_or(
-                    ErmError::InvalidParameter {
-                        what: "epsilon",
-                        value: epsilon,
-                        requirement: "large enough to split across the classes",
-                    },
-                )?;
+                let share = Self::epsilon_per_class(epsilon, class_count)?;
                 (params.clone().with_epsilon(share), Some(epsilon))
             }
         };
         // Every fit's parameter refusals happen now, before the first of K fits runs.
         per_class.noise_calibration(rows.len(), rows.features())?;
-        let models = (0..class_count)
-            .map(|k| {
-                let labels = classes
-                    .iter()
-                    .map(|&c| if c == k { 1.0 } else { -1.0 })
-                    .collect();
-                Ok(per_class.fit(&rows.relabel(labels)?, rng)?.into_model())
+        let models = fit_each(classes, class_count, rng, |labels, rng| {
+            Ok::<_, ErmError>(per_class.fit(&rows.relabel(labels)?, rng)?.into_model())
+        })?;
+        Ok(Self {
+            models,
+            epsilon,
+            delta: 0.0,
+        })
+    }
+
+    /// The ε each of K one-vs-rest fits may spend for the K together to spend at most
+    /// `epsilon` (sequential composition, sums rounded up): the share [`OneVsRest::fit`]
+    /// trains each class with, and the one to give [`OneVsRest::fit_trainer`]'s trainer.
+    pub fn epsilon_per_class(epsilon: f64, class_count: usize) -> Result<f64, ErmError> {
+        if !(2..=MAX_CLASSES).contains(&class_count) {
+            return Err(class_count_error(class_count));
+        }
+        // class_count ≤ MAX_CLASSES < 2^32.
+        PrivacyBudget::new(epsilon)?
+            .even_share(class_count as u32)
+            .ok_or(ErmError::InvalidParameter {
+                what: "epsilon",
+                value: epsilon,
+                requirement: "large enough to split across the classes",
             })
-            .collect::<Result<Vec<_>, ErmError>>()?;
-        Ok(Self { models, epsilon })
+    }
+}
+
+impl<M: Classifier> OneVsRest<M> {
+    /// Trains K = `class_count` models with `trainer`, model k on `examples` relabelled
+    /// +1 for `classes[i] == k` and −1 otherwise (their own ±1 labels are ignored), in the
+    /// order k = 0, 1, …, K−1, all drawing from `rng`. Before any of them runs, the class
+    /// labels, [`Trainer::check_shape`] and [`Trainer::check_inputs`] (on all of
+    /// `examples`) are checked: what they refuse is refused up front, never after some
+    /// models were trained.
+    ///
+    /// # Privacy
+    /// The K fits compose sequentially: with `trainer` (ε_k, δ_k)-DP, the K models together
+    /// are (K·ε_k, K·δ_k)-DP, which [`OneVsRest::epsilon`] and [`OneVsRest::delta`] report
+    /// (sums rounded up). `trainer` is each fit's: for a total ε, give it
+    /// [`OneVsRest::epsilon_per_class`]'s share. A trainer whose ε is `None` gives K models
+    /// with no guarantee.
+    pub fn fit_trainer<T>(
+        trainer: &T,
+        examples: &Examples,
+        classes: &[usize],
+        class_count: usize,
+        rng: &mut dyn ReleaseRng,
+    ) -> Result<Self, T::Error>
+    where
+        T: Trainer<Model = M>,
+        T::Error: From<ErmError>,
+    {
+        check_classes(examples.len(), classes, class_count)?;
+        trainer.check_shape(examples.len(), examples.features())?;
+        trainer.check_inputs(examples)?;
+        let models = fit_each(classes, class_count, rng, |labels, rng| {
+            let relabelled = Examples::new(examples.inputs().clone(), labels)?;
+            trainer.train(&relabelled, rng)
+        })?;
+        let total = |each: f64| (1..class_count).fold(each, |sum, _| add_rounding_up(sum, each));
+        Ok(Self {
+            models,
+            epsilon: trainer.epsilon().map(total),
+            delta: total(trainer.delta()),
+        })
     }
 
     /// The K binary models, class k at index k.
-    pub fn models(&self) -> &[LinearModel] {
+    pub fn models(&self) -> &[M] {
         &self.models
     }
 
     /// The total ε of the K models together (None if non-private).
     pub fn epsilon(&self) -> Option<f64> {
         self.epsilon
+    }
+
+    /// The total δ of the K models together: 0 for pure-ε trainers (and always from
+    /// [`OneVsRest::fit`]).
+    pub fn delta(&self) -> f64 {
+        self.delta
     }
 
     /// The predicted class of one row.
@@ -111,6 +150,19 @@ impl OneVsRest {
         Ok(best.0)
     }
 
+    /// The predicted class of every row (as [`OneVsRest::predict`]: the first class of
+    /// largest score).
+    pub fn predictions(&self, rows: &Features) -> Result<Vec<usize>, ErmError> {
+        let values = self
+            .models
+            .iter()
+            .map(|m| m.decision_values(rows))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(argmax_per_row(&values, rows.len()))
+    }
+}
+
+impl OneVsRest {
     /// Fraction of rows whose predicted class differs from `classes`. Refuses what
     /// [`OneVsRest::fit`] refuses: a number of class labels other than the rows', and a
     /// class label outside `0..K` (K the number of models).
@@ -135,18 +187,78 @@ impl OneVsRest {
             .iter()
             .map(|m| m.training_scores(rows))
             .collect::<Result<Vec<_>, _>>()?;
-        let wrong = (0..rows.len())
-            .filter(|&i| {
-                let predicted = (0..values.len()).fold(0, |best, k| {
-                    if values[k][i] > values[best][i] {
-                        k
-                    } else {
-                        best
-                    }
-                });
-                predicted != classes[i]
-            })
+        let wrong = argmax_per_row(&values, rows.len())
+            .into_iter()
+            .zip(classes)
+            .filter(|&(predicted, &class)| predicted != class)
             .count();
         Ok(wrong as f64 / rows.len() as f64)
     }
 }
+
+/// Row by row, the first k of largest `values[k][i]`.
+fn argmax_per_row(values: &[Vec<f64>], rows: usize) -> Vec<usize> {
+    (0..rows)
+        .map(|i| {
+            (0..values.len()).fold(0, |best, k| {
+                if values[k][i] > values[best][i] {
+                    k
+                } else {
+                    best
+                }
+            })
+        })
+        .collect()
+}
+
+/// `2 ≤ class_count ≤ MAX_CLASSES`, one class label per row, each below `class_count`.
+fn check_classes(rows: usize, classes: &[usize], class_count: usize) -> Result<(), ErmError> {
+    if !(2..=MAX_CLASSES).contains(&class_count) {
+        return Err(class_count_error(class_count));
+    }
+    if classes.len() != rows {
+        return Err(ErmError::DimensionMismatch {
+            what: "class labels",
+            expected: rows,
+            found: classes.len(),
+        });
+    }
+    if let Some(row) = classes.iter().position(|&c| c >= class_count) {
+        return Err(ErmError::InvalidClass {
+            row,
+            class: classes[row],
+            class_count,
+        });
+    }
+    Ok(())
+}
+
+fn class_count_error(class_count: usize) -> ErmError {
+    ErmError::InvalidCount {
+        what: "class count",
+        value: class_count,
+        requirement: "between 2 and 65536",
+    }
+}
+
+/// The K one-vs-rest fits, class 0 first, each given its ±1 labels and the one generator.
+fn fit_each<M, E, R: ?Sized>(
+    classes: &[usize],
+    class_count: usize,
+    rng: &mut R,
+    mut fit: impl FnMut(Vec<f64>, &mut R) -> Result<M, E>,
+) -> Result<Vec<M>, E> {
+    (0..class_count)
+        .map(|k| {
+            let labels = classes
+                .iter()
+                .map(|&c| if c == k { 1.0 } else { -1.0 })
+                .collect();
+            fit(labels, rng)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "multiclass_tests.rs"]
+mod tests;

@@ -248,8 +248,9 @@ impl ErmParams {
     /// [`ErmParams::recommended`] for one-hot data: objective perturbation with the noise
     /// shaped to `groups` ([`ErmParams::group_noise`]) and Λ from
     /// [`RegularizationRule::GROUPED`]. `groups` must have `features` coordinates. At
-    /// Adult's official training size that is Λ ≈ 2.9·10⁻³ at ε = 0.1 (README, "Utility at
-    /// a fixed guarantee", for the errors it reaches).
+    /// Adult's official training size that is Λ ≈ 2.9·10⁻³ at ε = 0.1 (for the errors it
+    /// reaches, see the guide's "What accuracy to expect at each ε",
+    /// docs/src/choosing/utility.md).
     ///
     /// # Privacy
     /// As [`ErmParams::recommended`]: the choice reads only the public sizes, ε and the

@@ -1,4 +1,4 @@
-//! The one abstraction for "something that trains" (DESIGN.md): what tuning, private
+//! The one abstraction for "something that trains": what tuning, private
 //! prediction and the audits run, and what linear and kernel estimators implement.
 
 use dp_noise::ReleaseRng;

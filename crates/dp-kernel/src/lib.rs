@@ -55,8 +55,10 @@ pub use mapping::MAX_DESIGN_ENTRIES;
 pub use model::KernelModel;
 
 #[cfg(test)]
+#[path = "audit_tests.rs"]
 mod audit;
 #[cfg(test)]
 mod hardening_tests;
 #[cfg(test)]
+#[path = "kernel_tests.rs"]
 mod tests;

@@ -239,4 +239,5 @@ fn permute_and_flip<R: Rng + ?Sized>(exponents: &[Ratio], rng: &mut R) -> usize 
 }
 
 #[cfg(test)]
+#[path = "exponential_tests.rs"]
 mod tests;

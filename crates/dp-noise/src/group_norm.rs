@@ -372,4 +372,5 @@ fn fill_uniform_l1_sphere<R: Rng + ?Sized>(
 }
 
 #[cfg(test)]
+#[path = "group_norm_tests.rs"]
 mod tests;

@@ -58,6 +58,7 @@ mod grid;
 mod group_norm;
 mod laplace;
 #[cfg(test)]
+#[path = "prop_tests.rs"]
 mod proptests;
 mod rdp;
 mod rng;

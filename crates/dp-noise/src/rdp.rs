@@ -104,8 +104,9 @@ impl std::str::FromStr for Neighbouring {
     }
 }
 
-/// The orders of Opacus 1.6.0's RDP accountant extended to 8192, as the algorithm
-/// specification (§8.1, approximate DP) lists them: `1.1, 1.2, …, 10.9, 12, …, 63`, then `64, 80, …, 8192`.
+/// The orders of Opacus 1.6.0's RDP accountant (`opacus.accountants.RDPAccountant`'s
+/// default), extended to 8192: `1.1, 1.2, …, 10.9, 12, …, 63`, then
+/// `64, 80, 100, 128, …, 6000, 8192`.
 pub fn opacus_orders() -> Vec<f64> {
     let mut orders: Vec<f64> = (1..100).map(|x| 1.0 + x as f64 / 10.0).collect();
     orders.extend((12..64).map(|x| x as f64));

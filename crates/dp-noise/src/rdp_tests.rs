@@ -4,8 +4,9 @@ const N: f64 = 30_162.0;
 const DELTA: f64 = 1e-5;
 
 /// Opacus 1.6.0 RDP accountant (`opacus.accountants.RDPAccountant`, its
-/// `get_privacy_spent` over the orders of [`opacus_orders`]), as the algorithm
-/// specification (§8.1, approximate DP) quotes it: (q, T, σ) → (ε at δ = 10⁻⁵, best order; 0 where §8.1 does not name it).
+/// `get_privacy_spent` over the orders of [`opacus_orders`]) on five settings at n = 30,162
+/// (the table docs/src/mechanisms/approximate-dp.md cites: "Tests reproduce Opacus 1.6.0's
+/// accountant"): (q, T, σ) → (ε at δ = 10⁻⁵, best order; 0 where no best order was quoted).
 /// These are the values of the Balle et al. 2020 conversion that Opacus' `get_privacy_spent`
 /// uses (`rdp − (ln δ + ln α)/(α−1) + ln((α−1)/α)`); the classic conversion gives values
 /// 30–45% higher (checked below).
@@ -22,7 +23,7 @@ fn add_remove(q: f64, sigma: f64, steps: u64, orders: &[f64]) -> RdpCurve {
 }
 
 /// Whether a conversion of a curve reproduces every Opacus value (and its order where
-/// §8.1 names it) to a relative 10⁻³ (the values are quoted to 3–4 digits).
+/// one was quoted) to a relative 10⁻³ (the values are quoted to 3–4 digits).
 fn matches_opacus(epsilon_of: impl Fn(f64, u64, f64) -> (f64, f64)) -> bool {
     OPACUS.iter().all(|&(q, steps, sigma, expected, order)| {
         let (eps, alpha) = epsilon_of(q, steps, sigma);

@@ -31,6 +31,21 @@ pub fn mul_rounding_up(a: f64, b: f64) -> f64 {
     (a * b).next_up()
 }
 
+/// `a + b` bounded from above the cheap way: the floating-point sum **always** moved one
+/// ulp up, exact or not (the correctly rounded sum is within half an ulp of the exact one).
+/// An upper bound like [`add_rounding_up`], but one ulp above it whenever the sum was exact:
+/// for calibrations whose values were fixed with this rule, where switching to
+/// [`add_rounding_up`] would change results in the last bit.
+pub fn add_step_up(a: f64, b: f64) -> f64 {
+    (a + b).next_up()
+}
+
+/// `a / b` rounded **up**: the correctly rounded quotient is within half an ulp of the exact
+/// one, so one step up covers it (one ulp above whenever the quotient was exact).
+pub fn div_rounding_up(a: f64, b: f64) -> f64 {
+    (a / b).next_up()
+}
+
 /// Limbs of [`ExactSum`]: every finite double ≥ 0 is an integer multiple of 2⁻¹⁰⁷⁴ below
 /// 2¹⁰²⁴, i.e. an integer of at most 2,098 bits; 34 limbs of 64 bits hold the sum of up to
 /// 2⁵⁸ of them.
@@ -198,6 +213,18 @@ mod tests {
         assert!(add_rounding_up(1.0, 2f64.powi(-60)) > 1.0);
         assert!(subtract_rounding_down(1.0, 2f64.powi(-60)) < 1.0);
         assert!(mul_rounding_up(0.1, 3.0) > 0.1 * 3.0 - f64::EPSILON);
+    }
+
+    #[test]
+    fn step_up_and_division_always_step_one_ulp() {
+        // Exact: add_rounding_up keeps the sum, add_step_up steps anyway.
+        assert_eq!(add_rounding_up(1.0, 1.0), 2.0);
+        assert_eq!(add_step_up(1.0, 1.0), 2f64.next_up());
+        // Inexact: both step once above the rounded sum.
+        assert_eq!(add_step_up(1.0, 2f64.powi(-60)), 1f64.next_up());
+        assert_eq!(add_rounding_up(1.0, 2f64.powi(-60)), 1f64.next_up());
+        assert_eq!(div_rounding_up(1.0, 4.0), 0.25f64.next_up());
+        assert!(div_rounding_up(1.0, 3.0) > 1.0 / 3.0);
     }
 
     #[test]

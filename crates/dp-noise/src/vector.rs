@@ -164,6 +164,7 @@ pub(crate) fn fill_uniform_direction<R: Rng + ?Sized>(out: &mut [f64], rng: &mut
 }
 
 #[cfg(test)]
+#[path = "vector_tests.rs"]
 mod tests;
 
 /// Continuous Gaussian noise `N(0, σ²·I_d)`, drawn in floating point (rand_distr's ziggurat

@@ -20,7 +20,7 @@
 
 use crate::NoiseError;
 use crate::error::{check_epsilon, check_sensitivity};
-use crate::rounding::{add_rounding_up, mul_rounding_up as mul_up};
+use crate::rounding::{add_rounding_up, mul_rounding_up as mul_up, subtract_rounding_down};
 
 /// Relative margin added to every converted value: each term of the bound is computed with
 /// a relative error of a few units in the last place (2⁻⁵² ≈ 2·10⁻¹⁶); 10⁻¹² of the sum of
@@ -290,7 +290,7 @@ impl ZcdpBudget {
 
     /// What is left of ρ (rounded down).
     pub fn rho_remaining(&self) -> f64 {
-        let left = -add_rounding_up(-self.limit, self.spent);
+        let left = subtract_rounding_down(self.limit, self.spent);
         if left > 0.0 { left } else { 0.0 }
     }
 

@@ -94,4 +94,5 @@ pub use solution::{DEFAULT_TOLERANCE, Solution, Termination};
 pub use solver::{NEWTON_COST_RATIO, NEWTON_MAX_DIMENSION, Solver};
 
 #[cfg(test)]
+#[path = "optim_tests.rs"]
 mod tests;

@@ -93,4 +93,5 @@ pub use vote::{
 pub use walk::{ExponentialWalk, WalkParams};
 
 #[cfg(test)]
+#[path = "tests/predict_tests.rs"]
 mod tests;

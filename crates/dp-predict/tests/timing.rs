@@ -160,7 +160,7 @@ fn rng(seed: u64) -> InsecureSeededRng {
     InsecureSeededRng::new(seed)
 }
 
-/// The canary pair's data (as in the answer-only audit, `src/tests/audit.rs`): row 0 is the
+/// The canary pair's data (as in the answer-only audit, `src/tests/audit_tests.rs`): row 0 is the
 /// canary `e₁` with label `canary_label`; the other rows lie along `e₂`, with random labels.
 fn canary_examples(n: usize, canary_label: f64) -> Examples {
     let mut r = rng(40);
@@ -173,7 +173,7 @@ fn canary_examples(n: usize, canary_label: f64) -> Examples {
     Examples::new(Features::dense(2, values).unwrap(), labels).unwrap()
 }
 
-/// The canary pair of the answer-only audit (`src/tests/audit.rs`): flipping the canary's label moves
+/// The canary pair of the answer-only audit (`src/tests/audit_tests.rs`): flipping the canary's label moves
 /// the score at `e₁` by `2/(λn)`, the whole sensitivity, so the pair's ε is about ε.
 fn canary_pair(epsilon: f64) -> (StableErm, StableErm, f64) {
     let params = StableErmParams::new(Loss::huber(0.5).unwrap(), 0.1, epsilon);
@@ -186,7 +186,7 @@ fn canary_pair(epsilon: f64) -> (StableErm, StableErm, f64) {
 }
 
 /// Today's direct path: answer plus time tells the datasets apart far beyond ε = 1 (the
-/// answer alone reaches about 0.98: `src/tests/audit.rs`). This is the mutation check of the
+/// answer alone reaches about 0.98: `src/tests/audit_tests.rs`). This is the mutation check of the
 /// test below — the same distinguisher, on the unsafe path.
 ///
 /// A burst of load elsewhere on the machine can blur the time of a whole audit, so the leak

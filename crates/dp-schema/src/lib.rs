@@ -59,6 +59,8 @@ pub use schema::{
 };
 
 #[cfg(test)]
+#[path = "prop_tests.rs"]
 mod proptests;
 #[cfg(all(test, feature = "files"))]
+#[path = "schema_tests.rs"]
 mod tests;

@@ -76,10 +76,12 @@ pub use stopping::{
 };
 
 #[cfg(test)]
+#[path = "audit_tests.rs"]
 mod audit;
 #[cfg(test)]
 mod delta_tests;
 #[cfg(test)]
+#[path = "prop_tests.rs"]
 mod proptests;
 #[cfg(test)]
 mod refusal_tests;
@@ -88,6 +90,7 @@ mod split_tests;
 #[cfg(test)]
 mod stopping_tests;
 #[cfg(test)]
+#[path = "stub_trainers_tests.rs"]
 mod test_trainers;
 
 #[cfg(test)]

@@ -16,12 +16,6 @@ fn up(x: f64) -> f64 {
     (x + x.abs() * SLACK).next_up()
 }
 
-/// `1/ε` rounded up: the scale of noise that is at least `1/ε` (division rounds to
-/// nearest, so one step up is enough).
-pub(crate) fn reciprocal_up(epsilon: f64) -> f64 {
-    (1.0 / epsilon).next_up()
-}
-
 /// A lower bound on the probability that random stopping's coin stops: `rand`'s
 /// `random_bool(γ)` draws a u64 below `⌊γ·2⁶⁴⌋`, so it stops with probability
 /// `⌊γ·2⁶⁴⌋/2⁶⁴ ≥ γ − 2⁻⁶⁴`. We take `γ − 2⁻⁶⁴` rounded down, which covers that and any

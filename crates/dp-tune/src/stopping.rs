@@ -5,6 +5,7 @@
 use std::fmt;
 
 use dp_erm::{Examples, Trainer};
+use dp_noise::rounding::div_rounding_up;
 use dp_noise::{DiscreteLaplace, PrivacyBudget, ReleaseRng, add_rounding_up};
 use rand::RngExt;
 
@@ -12,7 +13,7 @@ use crate::TuneError;
 use crate::candidates::{check_candidates, held_out_mistakes, training_epsilon};
 use crate::error::check_epsilon;
 use crate::partition::shuffled;
-use crate::rounding::{capped_delta_up, reciprocal_up};
+use crate::rounding::capped_delta_up;
 use crate::split::MIN_ROWS_PER_PART;
 
 /// Share of the rows held out for scoring unless set with
@@ -150,7 +151,8 @@ impl<T: Trainer> RandomStopping<T> {
             });
         }
         // The noise's scale 1/ε_S, rounded up, must be one the exact sampler takes (< 2^63).
-        let scale = reciprocal_up(score_epsilon);
+        // 1/ε rounded up: noise of scale at least 1/ε.
+        let scale = div_rounding_up(1.0, score_epsilon);
         if scale >= 2f64.powi(63) {
             return Err(TuneError::InvalidParameter {
                 what: "score epsilon",

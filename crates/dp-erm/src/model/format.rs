@@ -31,7 +31,9 @@ pub const MODEL_FORMAT_VERSION: u32 = 5;
 /// The previous version, whose plain files have this version's layout.
 const PREVIOUS_VERSION: u32 = 4;
 
-/// A model type that lives in the shared model container (DESIGN.md, "Models on disk").
+/// A model type that lives in the shared model container ([`crate::container`]): one file
+/// layout, checksum or HMAC, size limits and validation for every model type, each file
+/// naming its model type.
 ///
 /// The loaders decode the payload into [`StoredModel::Unchecked`] and accept the model only
 /// through [`StoredModel::check`]: the bytes are vouched for by a checksum at best.

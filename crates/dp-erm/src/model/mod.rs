@@ -17,13 +17,14 @@ mod validate;
 pub(crate) use validate::check_text;
 
 #[cfg(test)]
+#[path = "model_tests.rs"]
 mod tests;
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::estimator::Mechanism;
+use crate::mechanism::Mechanism;
 use crate::{ErmError, Loss, TrainingSet};
 
 use format::Seal;
@@ -31,7 +32,7 @@ pub use format::{MODEL_FORMAT_VERSION, StoredModel};
 pub use key::ModelKey;
 pub use purpose::ModelPurpose;
 
-/// The one model container (DESIGN.md, "Models on disk"), for any [`StoredModel`]: the
+/// The one model container, for any [`StoredModel`]: the
 /// layout, guarantees and limits documented on [`LinearModel`] ("Files"), with the model
 /// type's name checked on reading. Other crates' models (dp-kernel's) are stored through it.
 pub mod container {

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use super::{LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, ModelMetadata};
 use crate::ErmError;
 use crate::error::{check_epsilon, check_regularization};
-use crate::estimator::{Mechanism, SgdRecord};
 use crate::loss::Loss;
+use crate::mechanism::{Mechanism, SgdRecord};
 
 /// [`ModelMetadata`] as it arrives from a deserializer, before any check.
 #[derive(Deserialize)]

@@ -30,4 +30,5 @@ pub use sums::{
 #[cfg(test)]
 mod sampled_tests;
 #[cfg(test)]
+#[path = "blocks_tests.rs"]
 mod tests;

@@ -1,5 +1,5 @@
 //! Tests of the losses, the data contract, the calibration, the estimators and the model
-//! format. The empirical privacy audit lives in `audit.rs`.
+//! format. The empirical privacy audit lives in `audit_tests.rs`.
 
 use dp_noise::InsecureSeededRng;
 use dp_optim::{GlmObjective, MarginLoss};

@@ -2,13 +2,21 @@
 //! the Laplace mechanisms, the generalization property, the budget, refusals, behaviour.
 //! Every expected ε comes from docs/src/reference/algorithms.md §7, never from the code under test.
 
+#[path = "audit_tests.rs"]
 mod audit;
+#[path = "behaviour_tests.rs"]
 mod behaviour;
+#[path = "budget_tests.rs"]
 mod budget;
+#[path = "exact_privacy_tests.rs"]
 mod exact_privacy;
+#[path = "generalization_tests.rs"]
 mod generalization;
+#[path = "parameter_properties_tests.rs"]
 mod parameter_properties;
+#[path = "rejects_tests.rs"]
 mod rejects;
+#[path = "serving_tests.rs"]
 mod serving;
 
 use dp_erm::{Examples, Features};

@@ -82,8 +82,8 @@ fn canary_scores(params: &ErmParams, data: &TrainingSet, seed: u64, rate_factor:
 }
 
 /// Objective perturbation's noise as docs/src/reference/algorithms.md §4 states it, for total ε, n, Λ and
-/// curvature bound c: ε₂ = ε/100 for the minimizer noise (README, `# Privacy` of
-/// `ErmParams`), ε₁ = ε − ε₂ split by the rule into the Jacobian term and ε', β = ε'/2.
+/// curvature bound c: ε₂ = ε/100 for the minimizer noise (`# Privacy` of `ErmParams`),
+/// ε₁ = ε − ε₂ split by the rule into the Jacobian term and ε', β = ε'/2.
 struct SpecCalibration {
     beta: f64,
     minimizer_epsilon: f64,
