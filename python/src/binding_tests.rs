@@ -403,17 +403,20 @@ fn transformed_rows() -> Vec<f64> {
 
 fn sgd_spec() -> crate::fit::SgdSpec {
     crate::fit::SgdSpec {
-        loss: Loss::Logistic,
         epsilon: 1.0,
         delta: DELTA,
-        batch_size: 10,
-        epochs: 2.0,
-        learning_rate: 1.0,
-        clip_norm: 1.0,
-        regularization: 0.0,
-        average_iterates: false,
-        rule: false,
-        add_remove_rows: None,
+        options: dp_fit::sgd::SgdOptions {
+            loss: Loss::Logistic,
+            batch_size: 10,
+            epochs: 2.0,
+            learning_rate: 1.0,
+            clip_norm: 1.0,
+            regularization: 0.0,
+            average_iterates: false,
+            rule: false,
+            neighbouring: dp_fit::spec::Neighbouring::ReplaceOne,
+            public_rows: None,
+        },
         transform: transform(),
     }
 }
@@ -519,7 +522,11 @@ fn seeded_gaussian_and_dpsgd_fits_are_the_rust_users_fits_and_the_fixtures() {
         &classes(2),
         2,
         &crate::fit::SgdSpec {
-            add_remove_rows: Some(80),
+            options: dp_fit::sgd::SgdOptions {
+                neighbouring: dp_fit::spec::Neighbouring::AddRemove,
+                public_rows: Some(80),
+                ..sgd_spec().options
+            },
             ..sgd_spec()
         },
         Randomness::InsecureSeed(SEED),
@@ -555,7 +562,7 @@ fn the_dpsgd_rule_sets_the_batch_epochs_rate_and_clip_at_each_models_epsilon() {
         features: FEATURES,
     };
     let mut spec = sgd_spec();
-    (spec.epsilon, spec.rule) = (0.9, true);
+    (spec.epsilon, spec.options.rule) = (0.9, true);
     let fit =
         crate::fit::fit_sgd(rows, &classes(3), 3, &spec, Randomness::InsecureSeed(SEED)).unwrap();
     let report = fit.sgd.unwrap();

@@ -9,7 +9,6 @@ use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, ReleaseRng, Witnessed};
 
 use dp_fit::sgd::SgdOptions;
-use dp_fit::spec::Neighbouring;
 
 use crate::error::CoreError;
 use crate::rows::{RowTransform, Rows};
@@ -514,55 +513,16 @@ fn fit_gaussian(
 /// Python user gives: an expected batch size and epochs over the public n).
 #[derive(Clone, Debug)]
 pub struct SgdSpec {
-    /// The loss.
-    pub loss: Loss,
     /// The ε of the whole release.
     pub epsilon: f64,
     /// The δ of the whole release, in (0, 1).
     pub delta: f64,
-    /// The expected Poisson batch size b: q = b/n.
-    pub batch_size: usize,
-    /// Passes over the data: T = ⌈epochs·n/b⌉ steps.
-    pub epochs: f64,
-    /// η.
-    pub learning_rate: f64,
-    /// C.
-    pub clip_norm: f64,
-    /// Λ ≥ 0.
-    pub regularization: f64,
-    /// Release the average of the iterates.
-    pub average_iterates: bool,
-    /// Take the batch, epochs, η and C from dp-erm's `DpSgdRule::FITTED` at each model's ε
-    /// (averaged iterates; the batch capped at n) instead of the fields above.
-    pub rule: bool,
-    /// `Some(n̂)`: the guarantee is for add/remove neighbours, the schedule (q, T, the batch
-    /// cap and each step's divisor) on this public n̂, never on the rows' count. `None`:
-    /// replace-one, on the rows' (public) count.
-    pub add_remove_rows: Option<usize>,
+    /// The options, as dp-fit takes them from every face (the rule, the schedule, the
+    /// relation and, under add/remove, the public n̂).
+    pub options: SgdOptions,
     /// The public row transform: a scale (no norm bound is needed for privacy: the
     /// gradients are clipped) and the intercept feature.
     pub transform: RowTransform,
-}
-
-impl SgdSpec {
-    /// The options as dp-fit takes them (the recipe every face shares).
-    fn options(&self) -> SgdOptions {
-        SgdOptions {
-            loss: self.loss,
-            batch_size: self.batch_size,
-            epochs: self.epochs,
-            learning_rate: self.learning_rate,
-            clip_norm: self.clip_norm,
-            regularization: self.regularization,
-            average_iterates: self.average_iterates,
-            rule: self.rule,
-            neighbouring: match self.add_remove_rows {
-                Some(_) => Neighbouring::AddRemove,
-                None => Neighbouring::ReplaceOne,
-            },
-            public_rows: self.add_remove_rows,
-        }
-    }
 }
 
 /// The rows through the public transform (scale, intercept), unchecked in norm: DP-SGD
@@ -609,7 +569,7 @@ pub fn fit_sgd(
     let delta_share = per_model_delta(spec.delta, models);
     let share = per_model_epsilon(spec.epsilon, models)?;
     // Every refusal of the parameters (and σ's calibration), before the rows are touched.
-    let (sgd, resolved) = spec.options().trainer(share, delta_share, rows.len())?;
+    let (sgd, resolved) = spec.options.trainer(share, delta_share, rows.len())?;
     dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
     let mut rng = generator(randomness)?;
     let inputs = sgd_examples(&rows, binary_labels(classes), &transform)?;

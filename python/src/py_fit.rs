@@ -8,6 +8,9 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::error::{CoreError, guarded};
 use crate::fit::{LinearSpec, MapSpec, Regularization, SgdSpec, fit_kernel, fit_linear, fit_sgd};
+use dp_fit::sgd::SgdOptions;
+use dp_fit::spec::Neighbouring;
+
 use crate::models::Models;
 use crate::py_common::{
     Held, class_indices, detached, loss, mechanism, mechanism_with_delta, raise, randomness, report,
@@ -109,17 +112,23 @@ pub(crate) fn fit_sgd_model<'py>(
 ) -> PyResult<(Models, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = SgdSpec {
-            loss: loss(loss_name, huber_width)?,
             epsilon,
             delta,
-            batch_size,
-            epochs,
-            learning_rate,
-            clip_norm,
-            regularization,
-            average_iterates,
-            rule,
-            add_remove_rows,
+            options: SgdOptions {
+                loss: loss(loss_name, huber_width)?,
+                batch_size,
+                epochs,
+                learning_rate,
+                clip_norm,
+                regularization,
+                average_iterates,
+                rule,
+                neighbouring: match add_remove_rows {
+                    Some(_) => Neighbouring::AddRemove,
+                    None => Neighbouring::ReplaceOne,
+                },
+                public_rows: add_remove_rows,
+            },
             transform: RowTransform {
                 norm_bound: data_norm,
                 clip: false,
