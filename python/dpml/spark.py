@@ -33,16 +33,25 @@ and checks them as above; the checksum covers the class indices. On the same row
 the same ``InsecureSeed`` the models equal the in-memory ones to the certificate (the
 same noise; the sums run in another order), not bit for bit.
 
-Not built for Spark, refused by name before anything is charged: ``delta > 0`` (dp-erm's
-``GaussianErm`` has no fit over partial sums), ``feature_groups`` (group-shaped noise needs
-every row's group norms checked before the noise is drawn; dp-erm's fit over partial sums
-refuses it), DP-SGD and the kernel estimators (``dpml.spark.DPSGDClassifier`` and
+``delta > 0`` selects the Gaussian (ε, δ) mechanisms (``mechanism="output"`` or
+``"objective"``, as in memory: dp-erm's ``GaussianErm::fit_sums``, the in-memory
+``GaussianErm::fit``'s calibration, noise and draw order over the merged sums), binary or
+one-vs-rest at (ε/K, δ/K) per model; the ledger is charged (ε, δ) and ``privacy_`` is the
+in-memory estimator's (mechanism ``"gaussian-output"`` / ``"gaussian-objective"``). On the
+same rows with the same ``InsecureSeed`` the models equal the in-memory ones to the
+certificate.
+
+Not built for Spark, refused by name before anything is charged: ``feature_groups``
+(group-shaped noise needs every row's group norms checked before the noise is drawn;
+dp-erm's fit over partial sums refuses it), DP-SGD and the kernel estimators (``dpml.spark.DPSGDClassifier`` and
 ``dpml.spark.RandomFeaturesSVC`` raise; ``predict`` scores linear models only).
 
 Privacy
 -------
 The model is ε-differentially private for the replace-one relation (two datasets of the
-same size n differing in one row), as the in-memory estimator's, under these conditions:
+same size n differing in one row), as the in-memory estimator's, under these conditions
+(with ``delta > 0``, (ε, δ)-differentially private, as the in-memory estimator's Gaussian
+mechanism, under the same conditions):
 
 - **n is public and given** (``n_rows``): it calibrates nothing before it is checked. A
   first, validation pass (before any noise is drawn) counts each partition's rows and
@@ -373,13 +382,10 @@ def _fit(estimator, df, schema, n_rows, ledger):
         )
     n_rows = int(n_rows)
     epsilon, mechanism = estimator._epsilon_and_mechanism()
+    # δ > 0: dp-erm's GaussianErm over the partial sums, at (ε/K, δ/K) per model as in memory.
+    delta = estimator._delta() if mechanism != "non-private" else 0.0
+    released = estimator._released_mechanism(mechanism, delta)
     seed = estimator._seed()
-    if estimator._delta() > 0:
-        raise DPMLValueError(
-            f"delta={estimator.delta!r}: the Gaussian (epsilon, delta) mechanisms are not "
-            "built for Spark yet (dp-erm's GaussianErm has no fit over partial sums); fit "
-            "in memory for them, or leave delta=0 for the pure-epsilon mechanisms"
-        )
     if estimator.feature_groups is not None:
         raise DPMLValueError(
             "feature_groups (group-shaped noise) are not built for Spark: the noise is "
@@ -395,6 +401,8 @@ def _fit(estimator, df, schema, n_rows, ledger):
     d = schema.n_features
     kwargs = estimator._fit_kwargs((n_rows, d), {}, epsilon, mechanism)
     kwargs.pop("feature_groups")
+    if delta > 0:
+        kwargs["delta"] = delta
     kernel = dict(
         loss_name=kwargs["loss_name"],
         huber_width=kwargs["huber_width"],
@@ -406,7 +414,7 @@ def _fit(estimator, df, schema, n_rows, ledger):
     record = None
     if ledger is not None:
         record = ledger.charge(
-            epsilon, 0.0, what=f"dpml.spark.{type(estimator).__name__}", mechanism=mechanism
+            epsilon, delta, what=f"dpml.spark.{type(estimator).__name__}", mechanism=released
         )
     try:
         models, report = _dpml.fit_linear_partitions_model(
@@ -424,7 +432,7 @@ def _fit(estimator, df, schema, n_rows, ledger):
     estimator.classes_ = classes
     estimator.n_features_in_ = d
     estimator._models = models
-    estimator.privacy_ = estimator._privacy_report(report, epsilon, mechanism, seed, kwargs)
+    estimator.privacy_ = estimator._privacy_report(report, epsilon, released, seed, kwargs)
     # Public facts only: no pass, job or partition counts, sizes or timings (they depend on
     # the data and the cluster; see the module's Privacy section).
     estimator.privacy_["spark"] = {
@@ -441,11 +449,11 @@ def _fit(estimator, df, schema, n_rows, ledger):
 
 _FIT_DOC = """Trains on the Spark DataFrame ``df`` (columns named as in ``schema``), whose
         rows must number exactly ``n_rows`` (public; checked before any noise), charging
-        ``ledger`` (or the active one) ε. ``classes=schema.classes``: the schema's ±1
-        label, one binary model; ``classes=schema.label_classes``: the label's own
-        classes, one-vs-rest beyond two (ε split evenly, as in memory). Pure ε only (not
-        ``delta > 0``) and not ``feature_groups``: both are refused by name. See
-        ``dpml.spark``'s Privacy section. Returns ``self``."""
+        ``ledger`` (or the active one) ε, or (ε, δ) with ``delta > 0``.
+        ``classes=schema.classes``: the schema's ±1 label, one binary model;
+        ``classes=schema.label_classes``: the label's own classes, one-vs-rest beyond two
+        (ε — and δ — split evenly, as in memory). Not ``feature_groups``: refused by name.
+        See ``dpml.spark``'s Privacy section. Returns ``self``."""
 
 
 class LogisticRegression(linear.LogisticRegression):

@@ -326,8 +326,8 @@ pub fn erm_params(
             return Err(CoreError::value(
                 "delta",
                 "> 0 (the Gaussian mechanisms) applies to LogisticRegression and HuberSVC \
-                 (fits in memory, and PrivateSearch with method='split'), not to kernel \
-                 models or fits over Spark",
+                 (fits in memory or over Spark, and PrivateSearch with method='split'), not \
+                 to kernel models",
             ));
         }
     };

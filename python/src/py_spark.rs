@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::error::{CoreError, guarded};
 use crate::fit::{LinearSpec, Regularization};
 use crate::models::Models;
-use crate::py_common::{detached, loss, mechanism, raise, randomness, report};
+use crate::py_common::{detached, loss, mechanism_with_delta, raise, randomness, report};
 use crate::py_schema::{PySchema, stream_reader};
 use crate::rows::RowTransform;
 use crate::spark::{ClassLabels, Labelling, PartitionEncoder, block_sums, fit_linear_partitions};
@@ -111,14 +111,15 @@ fn spark_block_sums<'py>(
 }
 
 /// Trains a linear classifier (binary, or one-vs-rest over `n_classes` > 2 classes, each
-/// model at ε/K) whose passes `ask(w, with_hessian, model)` answers with one `(checksum,
+/// model at ε/K, or (ε/K, δ/K) with `delta` > 0: dp-erm's `GaussianErm`) whose passes `ask(w, with_hessian, model)` answers with one `(checksum,
 /// serialized sums)` per partition, in partition order (see `dpml.spark`). Returns
 /// `(models, report)`: not the number of passes, which depends on the data (for output
 /// perturbation on the data alone) and so is not released.
 #[pyfunction]
 #[pyo3(signature = (
     ask, n_rows, n_features, *, loss_name, huber_width, mechanism_name, epsilon,
-    calibration, regularization, tol, data_norm, clip_rows, intercept, seed, n_classes=2
+    delta=0.0, calibration, regularization, tol, data_norm, clip_rows, intercept, seed,
+    n_classes=2
 ))]
 #[allow(clippy::too_many_arguments)]
 fn fit_linear_partitions_model<'py>(
@@ -130,6 +131,7 @@ fn fit_linear_partitions_model<'py>(
     huber_width: f64,
     mechanism_name: &str,
     epsilon: f64,
+    delta: f64,
     calibration: &str,
     regularization: Option<f64>,
     tol: Option<f64>,
@@ -155,7 +157,7 @@ fn fit_linear_partitions_model<'py>(
     let fitted = guarded(|| {
         let spec = LinearSpec {
             loss: loss(loss_name, huber_width)?,
-            mechanism: mechanism(mechanism_name, epsilon, calibration)?,
+            mechanism: mechanism_with_delta(mechanism_name, epsilon, delta, calibration)?,
             regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
             feature_groups: None,
             tolerance: tol,

@@ -6,7 +6,10 @@
 //!
 //! # Privacy
 //! Only the driver draws noise (dp-erm's [`dp_erm::ErmParams::fit_sums`], from the driver's
-//! generator, once per fit, before the solver's first pass). Executors compute
+//! generator, once per fit, before the solver's first pass). The Gaussian (ε, δ) fits draw
+//! theirs the same way, through [`dp_erm::GaussianErm::fit_sums`] (its noise in
+//! `GaussianErm::fit`'s order: objective perturbation's linear term before the first pass,
+//! output perturbation's after the solve). Executors compute
 //! deterministic functions of their partition and `w`, so a failed task's retry or a
 //! speculative copy recomputes the same bits and can change nothing drawn. Every partition
 //! is encoded by the public schema once per fit (`dpml.spark` keeps the encoded blocks in
@@ -25,14 +28,16 @@ use std::cell::{Cell, RefCell};
 
 use arrow_array::RecordBatch;
 use dp_erm::{
-    BlockEncoder, ErmError, LinearModel, Loss, MAX_CLASSES, contract_sums, visit_encoded_block,
+    BlockEncoder, ErmError, ErmParams, GaussianErm, LinearModel, Loss, MAX_CLASSES, contract_sums,
+    visit_encoded_block,
 };
 use dp_optim::{PartialSums, RowBlock, SumsOracle};
 use dp_schema::{Encoder, Schema};
 
 use crate::error::CoreError;
 use crate::fit::{
-    FitReport, LinearSpec, Randomness, erm_params, generator, per_model_epsilon, training_set_from,
+    FitReport, LinearSpec, Randomness, erm_params, gaussian_erm, generator, per_model_epsilon,
+    training_set_from,
 };
 use crate::frame::{Encoded, FrameColumn, encode_batch};
 use crate::rows::{RowTransform, Rows};
@@ -572,14 +577,15 @@ impl SumsOracle for PartitionOracle<'_> {
 }
 
 /// Trains a linear classifier over rows held by executors: binary (`class_count` 2, one
-/// model) or one-vs-rest (K > 2 models, each at ε/K, as dp-erm's `OneVsRest` and the
-/// in-memory [`crate::fit::fit_linear`] split it), every model from the same generator in
-/// class order. Every refusal of the parameters, then the validation pass (rows checked,
-/// per-partition counts and checksums recorded, the total checked against the public
-/// `examples`), all before the driver's generator draws anything; then dp-erm's
-/// [`dp_erm::ErmParams::fit_sums`] over a [`PartitionOracle`] once per model. Returns the
-/// fit and the number of passes asked (validation included). `input_features` is the
-/// schema's encoded feature count.
+/// model) or one-vs-rest (K > 2 models, each at ε/K — at (ε/K, δ/K) for the Gaussian
+/// mechanisms — as dp-erm's `OneVsRest` and the in-memory [`crate::fit::fit_linear`] split
+/// it), every model from the same generator in class order. Every refusal of the
+/// parameters, then the validation pass (rows checked, per-partition counts and checksums
+/// recorded, the total checked against the public `examples`), all before the driver's
+/// generator draws anything; then dp-erm's [`dp_erm::ErmParams::fit_sums`] (pure ε) or
+/// [`dp_erm::GaussianErm::fit_sums`] (δ > 0) over a [`PartitionOracle`] once per model.
+/// Returns the fit and the number of passes asked (validation included).
+/// `input_features` is the schema's encoded feature count.
 pub fn fit_linear_partitions(
     spec: &LinearSpec,
     examples: usize,
@@ -603,15 +609,42 @@ pub fn fit_linear_partitions(
         ));
     }
     let models = if class_count == 2 { 1 } else { class_count };
-    let params = erm_params(spec, examples, input_features, models)?;
-    let per_model = match spec.mechanism.epsilon() {
-        Some(epsilon) if models > 1 => params
-            .clone()
-            .with_epsilon(per_model_epsilon(epsilon, models)?),
-        _ => params.clone(),
-    };
     let cols = spec.transform.output_features(input_features);
-    let calibration = per_model.noise_calibration(examples, cols)?;
+    // Every refusal of the parameters and sizes, before the validation pass.
+    let (fitter, report) = if spec.mechanism.delta() > 0.0 {
+        // (ε/K, δ/K) per model, as in memory (`gaussian_erm`, shared with `fit_linear`).
+        let (erm, lambda) = gaussian_erm(spec, examples, input_features, models)?;
+        let calibration = erm.calibration(examples, cols)?;
+        let report = FitReport {
+            models: Vec::with_capacity(models),
+            regularization: lambda,
+            epsilon: Some(spec.mechanism.epsilon().unwrap_or(f64::INFINITY)),
+            delta: spec.mechanism.delta(),
+            calibration: None,
+            gaussian: Some(calibration),
+            sgd: None,
+        };
+        (Fitter::Gaussian(erm), report)
+    } else {
+        let params = erm_params(spec, examples, input_features, models)?;
+        let per_model = match spec.mechanism.epsilon() {
+            Some(epsilon) if models > 1 => params
+                .clone()
+                .with_epsilon(per_model_epsilon(epsilon, models)?),
+            _ => params.clone(),
+        };
+        let calibration = per_model.noise_calibration(examples, cols)?;
+        let report = FitReport {
+            models: Vec::with_capacity(models),
+            regularization: params.regularization(),
+            epsilon: spec.mechanism.epsilon(),
+            delta: 0.0,
+            calibration,
+            gaussian: None,
+            sgd: None,
+        };
+        (Fitter::Pure(per_model), report)
+    };
     if cols > dp_optim::MAX_HESSIAN_DIMENSION {
         return Err(CoreError::value(
             "schema",
@@ -621,26 +654,24 @@ pub fn fit_linear_partitions(
     let oracle = PartitionOracle::new(cols, ask);
     oracle.validate(examples)?;
     let mut rng = generator(randomness)?;
-    let mut fitted = Vec::with_capacity(models);
+    let id = spec.transform.id();
+    let mut report = report;
     for k in 0..models {
         oracle.set_model(k);
-        fitted.push(
-            per_model
-                .fit_sums(&oracle, examples, &mut *rng)?
-                .into_model(),
-        );
+        report.models.push(match &fitter {
+            Fitter::Pure(params) => params.fit_sums(&oracle, examples, &mut *rng)?.into_model(),
+            Fitter::Gaussian(erm) => {
+                let (model, _) = erm.fit_sums(&oracle, examples, &mut *rng)?;
+                model.with_feature_map(&id)?
+            }
+        });
     }
-    Ok((
-        FitReport {
-            models: fitted,
-            regularization: params.regularization(),
-            epsilon: spec.mechanism.epsilon(),
-            // `erm_params` refused the Gaussian mechanisms above: pure ε only.
-            delta: 0.0,
-            calibration,
-            gaussian: None,
-            sgd: None,
-        },
-        oracle.passes(),
-    ))
+    Ok((report, oracle.passes()))
+}
+
+/// The fit of each model: pure ε (`ErmParams`, the feature map set) or (ε, δ)
+/// (`GaussianErm`, whose models get the feature map after the fit, as in memory).
+enum Fitter {
+    Pure(ErmParams),
+    Gaussian(GaussianErm),
 }

@@ -428,10 +428,6 @@ def test_what_spark_does_not_build_is_refused_by_name_and_charges_nothing(spark)
     schema = dpml.Schema.from_toml(SCHEMA)
     df = frame(spark, rows(60, seed=10))
     ledger = dpml.Ledger(1.0)
-    with pytest.raises(dpml.DPMLValueError, match=r"delta=1e-06.*not built for Spark"):
-        dpml.spark.LogisticRegression(**params(delta=1e-6)).fit(
-            df, schema=schema, n_rows=60, ledger=ledger
-        )
     with pytest.raises(dpml.DPMLValueError, match=r"feature_groups.*not built for Spark"):
         dpml.spark.HuberSVC(**params(feature_groups=schema.feature_groups)).fit(
             df, schema=schema, n_rows=60, ledger=ledger
@@ -449,6 +445,99 @@ def test_what_spark_does_not_build_is_refused_by_name_and_charges_nothing(spark)
     with pytest.raises(dpml.DPMLValueError, match="not built for RandomFeaturesSVC"):
         dpml.spark.predict(kernel, df, schema=schema)
     assert ledger.spent_epsilon == 0.0 and len(ledger) == 0
+
+
+def _gaussian_bound(noise, mu, n, d, mechanism):
+    """How far two releases of the same seeded Gaussian fit may lie apart: two certified
+    solver points, each within γ/μ of the exact minimizer, then the same noise on a grid
+    (at most a grid step apart per weight). The grid, a function of the public
+    calibration: at most max(Δ·2⁻²⁰/√d, σ·2⁻²⁹) for output perturbation's discrete
+    Gaussian, 2⁻³⁰·σ/(nμ) for objective perturbation's release."""
+    if mechanism == "output":
+        grid = max(noise["l2_sensitivity"] * 2.0**-20 / np.sqrt(d), noise["sigma"] * 2.0**-29)
+    else:
+        grid = noise["sigma"] / (n * mu) * 2.0**-30
+    return 2 * noise["tolerance"] / mu + 2 * np.sqrt(d) * grid
+
+
+def test_a_gaussian_fit_over_spark_is_the_in_memory_fit_to_the_certificate(spark):
+    """delta > 0 over Spark: dp-erm's GaussianErm::fit_sums, the in-memory fit's
+    calibration and seeded noise; privacy_ as in memory, the ledger charged (ε, δ);
+    binary and one-vs-rest at (ε/K, δ/K)."""
+    schema = dpml.Schema.from_toml(SCHEMA)
+    three = dpml.Schema.from_toml(THREE)
+    binary = rows(600, seed=4)
+    X2, y2 = schema.encode(binary)
+    many = three_rows()
+    X3, _ = three.encode(many, labels=False)
+    y3 = many["label"].replace("perhaps", "maybe").to_numpy()
+    cases = [
+        (dpml.LogisticRegression, dpml.spark.LogisticRegression, "objective", schema, binary, X2, y2, {}),
+        (dpml.HuberSVC, dpml.spark.HuberSVC, "output", schema, binary, X2, y2, {}),
+        (
+            dpml.LogisticRegression,
+            dpml.spark.LogisticRegression,
+            "output",
+            three,
+            many,
+            X3,
+            y3,
+            dict(classes=three.label_classes, regularization="auto"),
+        ),
+    ]
+    for Local, Distributed, mechanism, sch, data, X, y, extra in cases:
+        kwargs = params(delta=1e-6, mechanism=mechanism, **extra)
+        local = Local(**kwargs).fit(X, y)
+        ledger = dpml.Ledger(2.0, 1e-5)
+        fitted = Distributed(**kwargs).fit(
+            frame(spark, data), schema=sch, n_rows=len(data), ledger=ledger
+        )
+        assert ledger.spent_epsilon == 1.0 and ledger.spent_delta == 1e-6
+        assert ledger.records[0]["mechanism"] == f"gaussian-{mechanism}"
+        for key in (
+            "epsilon", "delta", "mechanism", "regularization", "noise", "models",
+            "epsilon_per_model", "calibration", "loss",
+        ):
+            assert fitted.privacy_[key] == local.privacy_[key], key
+        assert fitted.privacy_["mechanism"] == f"gaussian-{mechanism}"
+        assert fitted.privacy_["delta"] == 1e-6
+        models = 3 if "classes" in extra else 1
+        assert fitted.privacy_["models"] == models
+        noise = fitted.privacy_["noise"]
+        assert noise["delta_per_model"] <= 1e-6 / models
+        assert set(fitted.privacy_["spark"]) == PUBLIC_SPARK_FACTS
+        mu = fitted.privacy_["regularization"] + noise["extra_regularization"]
+        bound = _gaussian_bound(noise, mu, len(data), X.shape[1], mechanism)
+        for k in range(models):
+            gap = np.linalg.norm(
+                fitted._models.coefficients()[0][k] - local._models.coefficients()[0][k]
+            )
+            assert gap <= bound, (Local.__name__, mechanism, k, gap, bound)
+        assert not np.array_equal(fitted.coef_, np.zeros_like(fitted.coef_))
+        assert np.array_equal(fitted.predict(X), local.predict(X))
+
+
+def test_a_pure_epsilon_ledger_refuses_a_gaussian_fit_before_any_job(spark, monkeypatch):
+    schema = dpml.Schema.from_toml(SCHEMA)
+    df = frame(spark, rows(60, seed=10))
+    jobs = []
+    real = dpml.spark._Passes.__call__
+
+    def counted(self, *args, **kwargs):
+        jobs.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(dpml.spark._Passes, "__call__", counted)
+    ledger = dpml.Ledger(1.0)
+    with pytest.raises(dpml.BudgetExceededError, match="delta"):
+        dpml.spark.LogisticRegression(**params(delta=1e-6)).fit(
+            df, schema=schema, n_rows=60, ledger=ledger
+        )
+    assert jobs == []
+    assert ledger.spent_epsilon == 0.0 and ledger.spent_delta == 0.0 and len(ledger) == 0
+    # The same fit at delta=0 runs its jobs (the counter sees them).
+    dpml.spark.LogisticRegression(**params()).fit(df, schema=schema, n_rows=60, ledger=ledger)
+    assert jobs and ledger.spent_epsilon == 1.0
 
 
 # A neighbouring pair (one row replaced) on which output perturbation's solver takes 7 and 6

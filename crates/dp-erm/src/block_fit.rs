@@ -76,20 +76,9 @@ impl ErmParams {
         R: ReleaseRng + ?Sized,
     {
         self.check_sums_fit(examples, source.cols())?;
-        if source.rows() != examples {
-            return Err(ErmError::DimensionMismatch {
-                what: "rows the block source declares (n is given, not counted)",
-                expected: examples,
-                found: source.rows(),
-            });
-        }
-        let checked = Contract { inner: source };
-        self.fit_sums_with(
-            &BlockPass::new(&checked, self.loss()),
-            examples,
-            rng,
-            mutation,
-        )
+        over_checked_blocks(source, examples, self.loss(), &mut |oracle| {
+            self.fit_sums_with(oracle, examples, &mut *rng, mutation)
+        })
     }
 
     /// Trains on rows this process never sees: `oracle` answers each solver pass with the
@@ -121,8 +110,9 @@ impl ErmParams {
             .map(|(fit, _)| fit)
     }
 
-    /// The refusals of a fit over sums that need only n and d.
-    fn check_sums_fit(&self, examples: usize, features: usize) -> Result<(), ErmError> {
+    /// The refusals of a fit over sums that need only n and d (also [`crate::GaussianErm`]'s
+    /// solver driver's: the Newton-only bound on d).
+    pub(crate) fn check_sums_fit(&self, examples: usize, features: usize) -> Result<(), ErmError> {
         self.calibrate(examples, features)?;
         if self.noise_groups().is_some() {
             return Err(misplaced_group_noise());
@@ -168,7 +158,7 @@ impl ErmParams {
 
     /// [`ErmParams::solve`] over sums: Newton only, a certified solution or a refusal
     /// that carries nothing but the fact.
-    fn solve_sums<O: SumsOracle<Error = ErmError> + ?Sized>(
+    pub(crate) fn solve_sums<O: SumsOracle<Error = ErmError> + ?Sized>(
         &self,
         oracle: &O,
         examples: usize,
@@ -192,8 +182,32 @@ impl ErmParams {
     }
 }
 
+/// `source`, whose declared row count must be the public `examples`, with every block
+/// checked against the data contract before a pass sums it, as the oracle `fit` runs over
+/// (the passes of [`ErmParams::fit_blocks`] and [`crate::GaussianErm::fit_blocks`]).
+pub(crate) fn over_checked_blocks<S, T>(
+    source: &S,
+    examples: usize,
+    loss: crate::Loss,
+    fit: &mut dyn FnMut(&dyn SumsOracle<Error = ErmError>) -> Result<T, ErmError>,
+) -> Result<T, ErmError>
+where
+    S: RowBlocks + ?Sized,
+    ErmError: From<S::Error>,
+{
+    if source.rows() != examples {
+        return Err(ErmError::DimensionMismatch {
+            what: "rows the block source declares (n is given, not counted)",
+            expected: examples,
+            found: source.rows(),
+        });
+    }
+    let checked = Contract { inner: source };
+    fit(&BlockPass::new(&checked, loss))
+}
+
 /// An oracle whose errors are [`ErmError`]s.
-struct Answers<'a, O: ?Sized>(&'a O);
+pub(crate) struct Answers<'a, O: ?Sized>(pub(crate) &'a O);
 
 impl<O> SumsOracle for Answers<'_, O>
 where

@@ -4,14 +4,16 @@
 
 use dp_noise::rounding::add_step_up;
 use dp_noise::{DiscreteGaussianVector, GammaNormVector, GaussianVector, ReleaseRng, Zcdp};
+use dp_optim::{RowBlocks, Solution, SumsOracle};
 use serde::{Deserialize, Serialize};
 
+use crate::block_fit::{Answers, over_checked_blocks};
 use crate::calibration::{
     MINIMIZER_NOISE_SHARE, MinimizerNoise, ObjectiveCalibration, noise_norm_bound, objective_noise,
     output_perturbation, release_grid, resolve_tolerance, tolerance_floor,
 };
 use crate::error::{check_epsilon, check_regularization};
-use crate::estimator::snap_to_grid;
+use crate::estimator::{SolveWith, snap_to_grid};
 use crate::gaussian_profile::{self, objective_sigma};
 use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
@@ -377,24 +379,200 @@ impl GaussianErm {
         calibration: GaussianCalibration,
         factor: f64,
     ) -> Result<(LinearModel, GaussianCalibration), ErmError> {
-        let (n, d) = (data.len(), data.features());
+        self.fit_calibrated_solution(data, rng, calibration, factor)
+            .map(|(model, calibration, _)| (model, calibration))
+    }
+
+    /// As `fit_calibrated`, also returning the solver's point (secret; tests only).
+    pub(crate) fn fit_calibrated_solution<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &TrainingSet,
+        rng: &mut R,
+        calibration: GaussianCalibration,
+        factor: f64,
+    ) -> Result<(LinearModel, GaussianCalibration, Solution), ErmError> {
         let solver = self.plain_params();
-        let weights = match self.mechanism {
+        self.release(
+            (data.len(), data.features()),
+            calibration,
+            factor,
+            rng,
+            &mut |mu, linear, tolerance| solver.solve(data, mu, linear, tolerance),
+        )
+    }
+
+    /// Trains on rows this process never sees, the same mechanism as
+    /// [`GaussianErm::fit`]: `oracle` answers each solver pass with the merged
+    /// [`PartialSums`](dp_optim::PartialSums) of all rows (as for [`ErmParams::fit_sums`]:
+    /// partial sums computed with [`crate::contract_sums`] and merged in a fixed order),
+    /// the rows numbering exactly `examples` — the public n the noise is calibrated to,
+    /// given by the caller, never counted from the data (every answer's row count is
+    /// checked). The oracle must sum with this fit's loss ([`GaussianErm::loss`]). The
+    /// solver is [`dp_optim::BlockNewton`], one pass per point it evaluates.
+    ///
+    /// Refused before any noise is drawn: every refusal [`GaussianErm::fit`] makes from the
+    /// parameters and the sizes (from `examples` and `oracle.cols()`:
+    /// [`GaussianErm::calibration`]'s), and more than 16,384 features (the Newton solver
+    /// factors a d×d Hessian; in memory L-BFGS takes over). Refused during the solve,
+    /// releasing nothing: a pass that sees a row count other than `examples`, whatever the
+    /// oracle refuses, and a solve that does not converge ([`ErmError::NotConverged`]).
+    ///
+    /// # Privacy
+    /// The guarantee of [`GaussianErm`]'s `# Privacy` ((ε, δ)-DP), for the same replace-one
+    /// relation (same n), on the rows the oracle sums, under the conditions of
+    /// [`ErmParams::fit_sums`], which the oracle must keep and this function cannot check:
+    /// every row summed passed [`crate::contract_sums`]'s check (`‖x‖₂ ≤ 1`, label ±1),
+    /// and every pass sums the same rows (the certificate `‖∇J(f̂)‖ ≤ γ` is about one
+    /// dataset's objective). The data has n = `examples` rows: σ, Δ_r, γ and the grids
+    /// are functions of the public n and d only, and every pass refuses another count. The
+    /// noise is drawn here, from `rng`, in [`GaussianErm::fit`]'s order by the same code
+    /// (objective perturbation: the Gaussian linear term before the first pass, the
+    /// minimizer noise after the solve; output perturbation: the discrete Gaussian after
+    /// the solve), once per call: an oracle that recomputes a lost partial changes nothing
+    /// drawn. The certificate is the gradient norm of the oracle's merged sums at the
+    /// returned point; the tolerance's rounding floor ([`crate::tolerance_floor`]) models
+    /// the rounding of a sum of n terms independently of the order or grouping of its
+    /// additions, so sums merged in any fixed order are covered as the in-memory order is.
+    /// Noise drawn for a fit refused during its solve is discarded, and nothing computed
+    /// from it is returned.
+    pub fn fit_sums<O, R>(
+        &self,
+        oracle: &O,
+        examples: usize,
+        rng: &mut R,
+    ) -> Result<(LinearModel, GaussianCalibration), ErmError>
+    where
+        O: SumsOracle + ?Sized,
+        ErmError: From<O::Error>,
+        R: ReleaseRng + ?Sized,
+    {
+        self.fit_sums_solution(&Answers(oracle), examples, rng)
+            .map(|(model, calibration, _)| (model, calibration))
+    }
+
+    /// Trains on the rows of `source`, which must number exactly `examples` (the public
+    /// n, given, never counted; a source that declares another count is refused before any
+    /// noise): [`GaussianErm::fit_sums`] over one pass of the blocks per point, every
+    /// block checked against the data contract (rows in the unit ball, labels ±1) on
+    /// every pass before it is summed ([`ErmError::InBlock`] names a broken row within its
+    /// block), as [`ErmParams::fit_blocks`].
+    ///
+    /// # Privacy
+    /// As [`GaussianErm::fit_sums`], under [`ErmParams::fit_blocks`]'s conditions: the
+    /// rows' contract is enforced here, on every pass; that every pass sees the same rows
+    /// the source must guarantee ([`crate::RowCache`] refuses a file changed between
+    /// passes).
+    pub fn fit_blocks<S, R>(
+        &self,
+        source: &S,
+        examples: usize,
+        rng: &mut R,
+    ) -> Result<(LinearModel, GaussianCalibration), ErmError>
+    where
+        S: RowBlocks + ?Sized,
+        ErmError: From<S::Error>,
+        R: ReleaseRng + ?Sized,
+    {
+        self.fit_blocks_solution(source, examples, rng)
+            .map(|(model, calibration, _)| (model, calibration))
+    }
+
+    /// As `fit_blocks`, also returning the solver's point (secret; tests only).
+    pub(crate) fn fit_blocks_solution<S, R>(
+        &self,
+        source: &S,
+        examples: usize,
+        rng: &mut R,
+    ) -> Result<(LinearModel, GaussianCalibration, Solution), ErmError>
+    where
+        S: RowBlocks + ?Sized,
+        ErmError: From<S::Error>,
+        R: ReleaseRng + ?Sized,
+    {
+        let calibration = self.check_sums_fit(examples, source.cols())?;
+        over_checked_blocks(source, examples, self.loss, &mut |oracle| {
+            self.release_over_sums(oracle, examples, calibration, &mut *rng)
+        })
+    }
+
+    /// Every refusal of a fit over sums from n and d: [`GaussianErm::calibration`]'s (the
+    /// in-memory fit's), then the Newton-only solver's bound on d. Returns the calibration.
+    fn check_sums_fit(
+        &self,
+        examples: usize,
+        features: usize,
+    ) -> Result<GaussianCalibration, ErmError> {
+        let calibration = self.calibration(examples, features)?;
+        self.plain_params().check_sums_fit(examples, features)?;
+        Ok(calibration)
+    }
+
+    /// As `fit_sums`, also returning the solver's point (secret; tests only).
+    pub(crate) fn fit_sums_solution<O, R>(
+        &self,
+        oracle: &O,
+        examples: usize,
+        rng: &mut R,
+    ) -> Result<(LinearModel, GaussianCalibration, Solution), ErmError>
+    where
+        O: SumsOracle<Error = ErmError> + ?Sized,
+        R: ReleaseRng + ?Sized,
+    {
+        let calibration = self.check_sums_fit(examples, oracle.cols())?;
+        self.release_over_sums(oracle, examples, calibration, rng)
+    }
+
+    /// The mechanism over `oracle`'s sums, `calibration` checked for its sizes.
+    fn release_over_sums<O, R>(
+        &self,
+        oracle: &O,
+        examples: usize,
+        calibration: GaussianCalibration,
+        rng: &mut R,
+    ) -> Result<(LinearModel, GaussianCalibration, Solution), ErmError>
+    where
+        O: SumsOracle<Error = ErmError> + ?Sized,
+        R: ReleaseRng + ?Sized,
+    {
+        let solver = self.plain_params();
+        self.release(
+            (examples, oracle.cols()),
+            calibration,
+            1.0,
+            rng,
+            &mut |mu, linear, tolerance| solver.solve_sums(oracle, examples, mu, linear, tolerance),
+        )
+    }
+
+    /// The mechanism of `calibration` (computed for n rows of d features) on the data whose
+    /// objective `solve(μ, linear term, tolerance)` minimizes, in memory or over sums: the
+    /// noise, its draw order, the solve, the minimizer noise and the release grid, all
+    /// here, so every data path runs the same mechanism. σ is multiplied by `factor`: 1 in
+    /// production (the audits pass less).
+    fn release<R: ReleaseRng + ?Sized>(
+        &self,
+        (n, d): (usize, usize),
+        calibration: GaussianCalibration,
+        factor: f64,
+        rng: &mut R,
+        solve: &mut SolveWith<'_>,
+    ) -> Result<(LinearModel, GaussianCalibration, Solution), ErmError> {
+        let (weights, solution) = match self.mechanism {
             GaussianMechanism::OutputPerturbation => {
-                let solution =
-                    solver.solve(data, self.regularization, None, calibration.tolerance)?;
-                DiscreteGaussianVector::new(
+                let solution = solve(self.regularization, None, calibration.tolerance)?;
+                let weights = DiscreteGaussianVector::new(
                     d,
                     calibration.l2_sensitivity,
                     calibration.sigma * factor,
                 )?
-                .release(solution.weights(), rng)?
+                .release(solution.weights(), rng)?;
+                (weights, solution)
             }
             GaussianMechanism::ObjectivePerturbation => {
                 let noise = GaussianVector::new(d, calibration.sigma * factor)?.sample(rng);
                 let linear: Vec<f64> = noise.iter().map(|b| b / n as f64).collect();
                 let total = self.regularization + calibration.extra_regularization;
-                let solution = solver.solve(data, total, Some(&linear), calibration.tolerance)?;
+                let solution = solve(total, Some(&linear), calibration.tolerance)?;
                 // Always set for objective perturbation; a rate of 0 would be refused.
                 let beta = calibration.minimizer_noise.map_or(0.0, |m| m.beta);
                 let smoothing = GammaNormVector::new(d, beta)?.sample(rng);
@@ -405,7 +583,7 @@ impl GaussianErm {
                     .map(|(w, s)| w + s)
                     .collect();
                 snap_to_grid(&mut weights, calibration.release_grid);
-                weights
+                (weights, solution)
             }
         };
         let model = LinearModel::new(
@@ -420,7 +598,7 @@ impl GaussianErm {
                 crate_version: env!("CARGO_PKG_VERSION").to_owned(),
             },
         );
-        Ok((model, calibration))
+        Ok((model, calibration, solution))
     }
 }
 

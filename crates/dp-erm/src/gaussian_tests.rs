@@ -614,3 +614,174 @@ fn measure_adult_error_old_vs_new_sigma() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Fits over sums (`GaussianErm::fit_sums`, `fit_blocks`). Their noise is `fit`'s by
+// construction: `fit` (through `fit_calibrated_solution`) and the fits over sums (through
+// `release_over_sums`) both call the one private `GaussianErm::release`, which draws the
+// noise, runs the solve it is handed and snaps the release; only the solve differs (the
+// in-memory solvers on a `TrainingSet`, or Newton over the oracle's sums). So the audits
+// above cover both paths' noise; the tests here check the solve and the refusals.
+
+mod over_sums {
+    use dp_datasets::{ADULT_SHAPED_COLUMNS as COLS, adult_shaped_row as adult_row};
+    use dp_noise::{InsecureSeededRng, Witnessed};
+    use dp_optim::{PartialSums, SumsOracle};
+    use rand::RngExt;
+
+    use crate::row_cache_tests::{Handed, Partitions, distance, training_set};
+    use crate::{ErmError, GaussianErm, Loss};
+
+    const LAMBDA: f64 = 1e-2;
+
+    fn cases() -> [GaussianErm; 3] {
+        [
+            GaussianErm::output_perturbation(Loss::Logistic, LAMBDA, 1.0, 1e-5),
+            GaussianErm::objective_perturbation(Loss::Logistic, LAMBDA, 1.0, 1e-5),
+            GaussianErm::objective_perturbation(Loss::huber(0.5).unwrap(), LAMBDA, 0.5, 1e-6),
+        ]
+    }
+
+    fn bits(weights: &[f64]) -> Vec<u64> {
+        weights.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn a_gaussian_fit_over_blocks_gives_the_in_memory_model_within_the_certificate() {
+        let n = 2_000;
+        let data = training_set(n as u64);
+        let rows: Vec<_> = (0..n as u64).map(adult_row).collect();
+        let handed = Handed::of(&rows, 300);
+        for (seed, erm) in cases().iter().enumerate() {
+            let seed = seed as u64 + 20;
+            let calibration = erm.calibration(n, COLS).unwrap();
+            let mut memory_rng = InsecureSeededRng::new(seed);
+            let (memory, memory_calibration, memory_solution) = erm
+                .fit_calibrated_solution(&data, &mut memory_rng, calibration, 1.0)
+                .unwrap();
+            // The public `fit` is this very path.
+            let (public, _) = erm.fit(&data, &mut InsecureSeededRng::new(seed)).unwrap();
+            assert_eq!(bits(public.weights()), bits(memory.weights()));
+            let mut blocks_rng = InsecureSeededRng::new(seed);
+            let (blocks, blocks_calibration, blocks_solution) = erm
+                .fit_blocks_solution(&handed, n, &mut blocks_rng)
+                .unwrap();
+            // The same public calibration, and the same draws: the generators stand at the
+            // same point afterwards.
+            assert_eq!(memory_calibration, blocks_calibration);
+            assert_eq!(
+                memory_rng.random::<u64>(),
+                blocks_rng.random::<u64>(),
+                "{erm:?}"
+            );
+            assert_eq!(memory.metadata(), blocks.metadata());
+            // Both solver points are certified within ‖∇‖/μ of the one exact minimizer
+            // (the sums run in another order: row by row in memory, block by block here).
+            let mu = LAMBDA + calibration.extra_regularization;
+            assert!(blocks_solution.gradient_norm() <= calibration.tolerance);
+            let bound = (memory_solution.gradient_norm() + blocks_solution.gradient_norm()) / mu;
+            let gap = distance(memory_solution.weights(), blocks_solution.weights());
+            assert!(gap <= bound, "{erm:?}: gap {gap:e} > {bound:e}");
+            // The same noise on top: the releases differ by that, plus a grid step per
+            // weight (each point is snapped to the release grid).
+            let grid = calibration.release_grid;
+            let released = distance(memory.weights(), blocks.weights());
+            assert!(
+                released <= bound + (COLS as f64).sqrt() * grid,
+                "{erm:?}: {released:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_gaussian_fit_over_partial_sums_equals_the_block_fit_bit_for_bit() {
+        // Partials per block, serialized and merged in block order: the same additions in
+        // the same order as the block pass, so the same bits.
+        let rows: Vec<_> = (0..900).map(adult_row).collect();
+        let handed = Handed::of(&rows, 128);
+        // `Partitions` sums with the logistic loss.
+        for erm in &cases()[..2] {
+            let (local, local_calibration) = erm
+                .fit_blocks(&handed, 900, &mut InsecureSeededRng::new(5))
+                .unwrap();
+            let (remote, remote_calibration) = erm
+                .fit_sums(&Partitions(&handed), 900, &mut InsecureSeededRng::new(5))
+                .unwrap();
+            assert_eq!(local_calibration, remote_calibration);
+            assert_eq!(bits(remote.weights()), bits(local.weights()), "{erm:?}");
+            // The public n is checked against every answer.
+            assert!(matches!(
+                erm.fit_sums(&Partitions(&handed), 901, &mut InsecureSeededRng::new(5)),
+                Err(ErmError::Optim(_)) | Err(ErmError::DimensionMismatch { .. })
+            ));
+        }
+    }
+
+    /// An oracle that must never be asked: the refusals below come before any pass.
+    struct NoPasses(usize);
+
+    impl SumsOracle for NoPasses {
+        type Error = ErmError;
+        fn cols(&self) -> usize {
+            self.0
+        }
+        fn sums(&self, _: &[f64], _: bool) -> Result<PartialSums, ErmError> {
+            panic!("a refused fit asked for a pass")
+        }
+    }
+
+    #[test]
+    fn a_gaussian_fit_over_sums_refuses_what_fit_refuses_before_any_noise() {
+        let bad = [
+            GaussianErm::output_perturbation(Loss::Logistic, 0.1, 1.0, 0.0),
+            GaussianErm::objective_perturbation(Loss::Logistic, 0.1, 1.0, 1.0),
+            GaussianErm::objective_perturbation(Loss::Logistic, 0.1, 0.0, 1e-5),
+            GaussianErm::output_perturbation(Loss::Logistic, 0.1, f64::INFINITY, 1e-5),
+            GaussianErm::objective_perturbation(Loss::Logistic, 0.0, 1.0, 1e-5),
+            GaussianErm::output_perturbation(Loss::Logistic, 0.1, 1.0, 1e-5).tolerance(-1.0),
+        ];
+        for erm in &bad {
+            let expected = erm.calibration(100, 3).unwrap_err();
+            let mut rng = InsecureSeededRng::new(1);
+            let mut watched = Witnessed::new(&mut rng);
+            let refused = erm.fit_sums(&NoPasses(3), 100, &mut watched).unwrap_err();
+            assert_eq!(format!("{refused:?}"), format!("{expected:?}"));
+            assert!(!watched.drew());
+        }
+        // The sizes: n = 0, as in memory.
+        let erm = GaussianErm::objective_perturbation(Loss::Logistic, 0.1, 1.0, 1e-5);
+        let mut rng = InsecureSeededRng::new(1);
+        let mut watched = Witnessed::new(&mut rng);
+        assert!(matches!(
+            erm.fit_sums(&NoPasses(3), 0, &mut watched),
+            Err(ErmError::EmptyData)
+        ));
+        // More features than the Newton solver takes (in memory L-BFGS would fit them).
+        assert!(erm.calibration(100, 20_000).is_ok());
+        assert!(matches!(
+            erm.fit_sums(&NoPasses(20_000), 100, &mut watched),
+            Err(ErmError::InvalidCount { .. })
+        ));
+        // A block source that declares another n than the public one.
+        let rows: Vec<_> = (0..300).map(adult_row).collect();
+        assert!(matches!(
+            erm.fit_blocks(&Handed::of(&rows, 100), 301, &mut watched),
+            Err(ErmError::DimensionMismatch { .. })
+        ));
+        assert!(!watched.drew());
+        // A row outside the unit ball: refused during the solve, releasing nothing.
+        let mut outside = rows.clone();
+        outside[150].0.iter_mut().for_each(|(_, v)| *v *= 1.5);
+        let error = erm
+            .fit_blocks(
+                &Handed::of(&outside, 100),
+                300,
+                &mut InsecureSeededRng::new(1),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(&error, ErmError::InBlock { block: 1, error } if matches!(**error, ErmError::RowNormAboveOne { row: 50, .. })),
+            "{error:?}"
+        );
+    }
+}

@@ -14,7 +14,7 @@ use crate::{ErmError, ErmParams, Loss, RowCache, RowCacheWriter, TrainingSet};
 
 use dp_datasets::{ADULT_SHAPED_COLUMNS as COLS, adult_shaped_row as adult_row};
 
-fn training_set(rows: u64) -> TrainingSet {
+pub(crate) fn training_set(rows: u64) -> TrainingSet {
     let (rows, labels): (Vec<_>, Vec<_>) = (0..rows).map(adult_row).unzip();
     TrainingSet::builder(COLS)
         .sparse_rows(rows)
@@ -36,7 +36,7 @@ impl Drop for TempFile {
     }
 }
 
-fn distance(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn distance(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
         .map(|(x, y)| (x - y).powi(2))
@@ -207,12 +207,12 @@ fn a_cache_that_changes_between_passes_is_refused() {
 type OwnedBlock = (Vec<u32>, Vec<u32>, Vec<f64>, Vec<f64>);
 
 /// Rows in memory as blocks, without the cache's checks: what an executor might send.
-struct Handed {
+pub(crate) struct Handed {
     blocks: Vec<OwnedBlock>,
 }
 
 impl Handed {
-    fn of(rows: &[(Vec<(usize, f64)>, f64)], block_rows: usize) -> Self {
+    pub(crate) fn of(rows: &[(Vec<(usize, f64)>, f64)], block_rows: usize) -> Self {
         let blocks = rows
             .chunks(block_rows)
             .map(|chunk| {
@@ -495,7 +495,7 @@ fn the_fast_unit_ball_check_accepts_only_rows_the_exact_check_accepts() {
 
 /// Partials as executors send them: one per "partition" (block), each contract-checked and
 /// through its bytes, merged in partition order.
-struct Partitions<'a>(&'a Handed);
+pub(crate) struct Partitions<'a>(pub(crate) &'a Handed);
 
 impl SumsOracle for Partitions<'_> {
     type Error = ErmError;
