@@ -37,12 +37,6 @@ pub struct Charge {
     pub delta: f64,
 }
 
-/// Whether a fit that ended (succeeded or failed) must be charged: once its generator was
-/// drawn from, yes.
-pub fn spend_stands(drew: bool) -> bool {
-    drew
-}
-
 /// A charge waiting on a locked ledger file (the command line's run).
 #[derive(Debug)]
 pub struct Pending {
@@ -88,7 +82,7 @@ impl Pending {
     /// The fit failed: stores its spend if it may have drawn noise (returning the spend's
     /// number), and releases the lock either way.
     pub fn settle_failure(mut self, drew: bool, spend: Spend) -> Result<Option<u64>, LedgerError> {
-        if !spend_stands(drew) {
+        if !drew {
             return Ok(None);
         }
         let (sequence, _) = self.record(spend)?;
