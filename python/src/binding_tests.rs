@@ -7,7 +7,7 @@ use dp_erm::{ErmParams, LinearModel, Loss, OneVsRest, TrainingSet};
 use dp_noise::InsecureSeededRng;
 
 use crate::error::CoreError;
-use crate::fit::{LinearSpec, MechanismSpec, Randomness, Regularization, fit_linear};
+use crate::fit::{LinearSpec, Mechanism, Randomness, Regularization, fit_linear};
 use crate::models::Models;
 use crate::rows::{Ints, RowTransform, Rows};
 
@@ -40,7 +40,7 @@ fn transform() -> RowTransform {
 fn spec() -> LinearSpec {
     LinearSpec {
         loss: Loss::Logistic,
-        mechanism: MechanismSpec::Objective {
+        mechanism: Mechanism::Objective {
             epsilon: 1.0,
             calibration: Default::default(),
         },
@@ -448,7 +448,7 @@ fn seeded_gaussian_and_dpsgd_fits_are_the_rust_users_fits_and_the_fixtures() {
     let (gaussian, _) = erm.fit(&data, &mut InsecureSeededRng::new(SEED)).unwrap();
     let gaussian = gaussian.with_feature_map(&id).unwrap();
     let mut spec = spec();
-    spec.mechanism = MechanismSpec::GaussianObjective {
+    spec.mechanism = Mechanism::GaussianObjective {
         epsilon: 1.0,
         delta: DELTA,
     };
@@ -606,7 +606,7 @@ fn the_dpsgd_rule_sets_the_batch_epochs_rate_and_clip_at_each_models_epsilon() {
 /// One-vs-rest (ε, δ) fits split δ so that the K shares sum to at most δ.
 #[test]
 fn the_per_model_delta_shares_never_sum_above_delta() {
-    use crate::fit::per_model_delta;
+    use dp_fit::split::per_model_delta;
     for delta in [1e-5, 1e-6, 0.3, 1.0 / 3.0, 1e-300] {
         for k in [1usize, 2, 3, 7, 10, 100] {
             let share = per_model_delta(delta, k);

@@ -166,6 +166,17 @@ impl From<ErmError> for CoreError {
     }
 }
 
+impl From<dp_fit::recipe::RecipeError> for CoreError {
+    fn from(e: dp_fit::recipe::RecipeError) -> Self {
+        match e {
+            dp_fit::recipe::RecipeError::Refused { parameter, why } => {
+                CoreError::value(parameter.python_name(), why)
+            }
+            dp_fit::recipe::RecipeError::Erm(e) => CoreError::Erm(e),
+        }
+    }
+}
+
 impl From<KernelError> for CoreError {
     fn from(e: KernelError) -> Self {
         CoreError::Kernel(e)

@@ -4,7 +4,7 @@ use dp_erm::Loss;
 use dp_noise::add_rounding_up;
 use dp_schema::Schema;
 
-use crate::fit::{LinearSpec, MechanismSpec, Randomness, Regularization};
+use crate::fit::{LinearSpec, Mechanism, Randomness, Regularization};
 use crate::frame::{Encoded, FrameColumn, encode_columns};
 use crate::predict::{Aggregation, EnsembleSpec, train_ensemble};
 use crate::rows::{RowTransform, Rows};
@@ -24,7 +24,7 @@ fn disc() -> (Vec<f64>, Vec<usize>) {
 fn spec(lambda: f64) -> LinearSpec {
     LinearSpec {
         loss: Loss::Logistic,
-        mechanism: MechanismSpec::Objective {
+        mechanism: Mechanism::Objective {
             epsilon: 1.0,
             calibration: Default::default(),
         },
@@ -134,7 +134,7 @@ fn searches_refuse_bad_grids_before_anything_is_drawn() {
     other.transform.norm_bound = 3.0;
     assert!(run(&Candidates::Linear(vec![spec(0.1), other]), 2).contains("candidate 1 scales"));
     let mut open = spec(0.1);
-    open.mechanism = MechanismSpec::NonPrivate;
+    open.mechanism = Mechanism::NonPrivate;
     assert!(run(&Candidates::Linear(vec![open]), 2).contains("not private"));
 }
 

@@ -2,12 +2,14 @@
 //! dp-kernel writes (`TrainingSet::builder`, `ErmParams`, `OneVsRest`, `KernelParams`).
 
 use dp_erm::{
-    ErmError, ErmParams, Examples, Features, GaussianCalibration, GaussianErm, LinearModel, Loss,
-    NoiseCalibration, ObjectiveCalibration, OneVsRest, TrainingSet,
+    ErmError, ErmParams, Features, GaussianCalibration, LinearModel, Loss, NoiseCalibration,
+    TrainingSet,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, ReleaseRng, Witnessed};
 
+use dp_fit::recipe::{ErmPlan, ErmRecipe, KernelName, SamplingName, fit_classes, model_count};
+pub(crate) use dp_fit::recipe::{Mechanism, Regularization, binary_labels};
 use dp_fit::sgd::SgdOptions;
 
 use crate::error::CoreError;
@@ -50,77 +52,13 @@ pub(crate) fn drawing<T>(
     }
 }
 
-/// The mechanism a Python estimator asked for.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum MechanismSpec {
-    /// No privacy: reachable only from `dpml.testing`'s non-private mode.
-    NonPrivate,
-    /// Output perturbation at ε.
-    Output {
-        /// The ε of the guarantee.
-        epsilon: f64,
-    },
-    /// Objective perturbation at ε with a calibration rule.
-    Objective {
-        /// The ε of the guarantee.
-        epsilon: f64,
-        /// How ε is split.
-        calibration: ObjectiveCalibration,
-    },
-    /// dp-erm's `GaussianErm::output_perturbation` at (ε, δ).
-    GaussianOutput {
-        /// The ε of the (ε, δ) guarantee.
-        epsilon: f64,
-        /// The δ, in (0, 1).
-        delta: f64,
-    },
-    /// dp-erm's `GaussianErm::objective_perturbation` at (ε, δ) (its cliff-free rule).
-    GaussianObjective {
-        /// The ε of the (ε, δ) guarantee.
-        epsilon: f64,
-        /// The δ, in (0, 1).
-        delta: f64,
-    },
-}
-
-impl MechanismSpec {
-    pub(crate) fn epsilon(&self) -> Option<f64> {
-        match *self {
-            MechanismSpec::NonPrivate => None,
-            MechanismSpec::Output { epsilon }
-            | MechanismSpec::Objective { epsilon, .. }
-            | MechanismSpec::GaussianOutput { epsilon, .. }
-            | MechanismSpec::GaussianObjective { epsilon, .. } => Some(epsilon),
-        }
-    }
-
-    /// The δ of the guarantee: 0 for the pure-ε mechanisms.
-    pub(crate) fn delta(&self) -> f64 {
-        match *self {
-            MechanismSpec::GaussianOutput { delta, .. }
-            | MechanismSpec::GaussianObjective { delta, .. } => delta,
-            _ => 0.0,
-        }
-    }
-}
-
-/// How Λ is chosen.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Regularization {
-    /// dp-erm's data-independent rule (`ErmParams::recommended`, or
-    /// `recommended_grouped` with feature groups), from n, d and each model's ε.
-    Auto,
-    /// A fixed Λ.
-    Fixed(f64),
-}
-
 /// Everything a linear fit needs besides the data.
 #[derive(Clone, Debug)]
 pub struct LinearSpec {
     /// The loss.
     pub loss: Loss,
-    /// The mechanism and its ε.
-    pub mechanism: MechanismSpec,
+    /// The mechanism and its (ε, δ).
+    pub mechanism: Mechanism,
     /// How Λ is chosen.
     pub regularization: Regularization,
     /// The group of each input feature (the intercept gets a group of its own).
@@ -147,6 +85,21 @@ pub struct FitReport<M> {
     pub gaussian: Option<GaussianCalibration>,
     /// DP-SGD's accounting of each model's fit.
     pub sgd: Option<SgdReport>,
+}
+
+impl FitReport<LinearModel> {
+    /// What `plan` released as `models`.
+    pub(crate) fn of(plan: &ErmPlan, models: Vec<LinearModel>) -> Self {
+        FitReport {
+            models,
+            regularization: plan.regularization,
+            epsilon: plan.epsilon,
+            delta: plan.delta,
+            calibration: plan.calibration,
+            gaussian: plan.gaussian,
+            sgd: None,
+        }
+    }
 }
 
 /// The public numbers of one DP-SGD fit.
@@ -237,25 +190,56 @@ pub fn training_set_from(
     })
 }
 
-/// The feature groups over the transformed features: the intercept in a group of its own.
-fn groups(spec: &LinearSpec, features: usize) -> Result<Option<FeatureGroups>, CoreError> {
-    let Some(group_of) = &spec.feature_groups else {
-        return Ok(None);
-    };
-    if group_of.len() != features {
-        return Err(CoreError::value(
-            "feature_groups",
-            format!(
-                "has {} entries for {features} features (one group index per feature)",
-                group_of.len()
-            ),
-        ));
+impl LinearSpec {
+    /// The recipe for rows of `features` input features: the groups extended by the
+    /// intercept's own group, the transform's id as the models' feature map.
+    pub(crate) fn recipe(&self, features: usize) -> Result<ErmRecipe, CoreError> {
+        Ok(ErmRecipe {
+            loss: self.loss,
+            mechanism: self.mechanism,
+            regularization: self.regularization,
+            groups: self.groups(features)?,
+            tolerance: self.tolerance,
+            feature_map: self.transform.id(),
+        })
     }
-    let mut all = group_of.clone();
-    if spec.transform.intercept.is_some() {
-        all.push(group_of.iter().max().map_or(0, |g| g + 1));
+
+    /// The plan for `rows` rows of `features` input features and `class_count` classes
+    /// (dp-fit's recipe): every refusal before any data are read.
+    pub(crate) fn plan(
+        &self,
+        rows: usize,
+        features: usize,
+        class_count: usize,
+    ) -> Result<ErmPlan, CoreError> {
+        Ok(self.recipe(features)?.plan(
+            rows,
+            self.transform.output_features(features),
+            class_count,
+        )?)
     }
-    Ok(Some(FeatureGroups::new(&all)?))
+
+    /// The feature groups over the transformed features: the intercept in a group of its
+    /// own.
+    fn groups(&self, features: usize) -> Result<Option<FeatureGroups>, CoreError> {
+        let Some(group_of) = &self.feature_groups else {
+            return Ok(None);
+        };
+        if group_of.len() != features {
+            return Err(CoreError::value(
+                "feature_groups",
+                format!(
+                    "has {} entries for {features} features (one group index per feature)",
+                    group_of.len()
+                ),
+            ));
+        }
+        let mut all = group_of.clone();
+        if self.transform.intercept.is_some() {
+            all.push(group_of.iter().max().map_or(0, |g| g + 1));
+        }
+        Ok(Some(FeatureGroups::new(&all)?))
+    }
 }
 
 /// The ε each of `models` fits gets: the whole ε, or its even share (one-vs-rest).
@@ -263,91 +247,12 @@ pub(crate) fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, Core
     dp_fit::split::per_model_epsilon(epsilon, models).ok_or_else(|| {
         CoreError::value(
             "epsilon",
-            format!("= {epsilon} is too small to split across {models} classes"),
+            format!("= {epsilon:?} is too small to split across {models} classes"),
         )
     })
 }
 
-/// Λ: fixed, or dp-erm's data-independent rule from n, the transformed d and each model's
-/// ε (the same rule for the Gaussian mechanisms: it reads the public sizes and ε only).
-fn regularization(
-    spec: &LinearSpec,
-    groups: Option<&FeatureGroups>,
-    rows: usize,
-    features: usize,
-    models: usize,
-) -> Result<f64, CoreError> {
-    Ok(match spec.regularization {
-        Regularization::Fixed(lambda) => lambda,
-        Regularization::Auto => {
-            let Some(epsilon) = spec.mechanism.epsilon() else {
-                return Err(CoreError::value(
-                    "regularization",
-                    "= 'auto' needs a finite epsilon: pass a number for a non-private fit",
-                ));
-            };
-            let share = per_model_epsilon(epsilon, models)?;
-            match groups {
-                Some(g) => ErmParams::recommended_grouped(rows, features, share, g.clone())?,
-                None => ErmParams::recommended(rows, features, share)?,
-            }
-            .regularization()
-        }
-    })
-}
-
-/// Each of `models` (ε, δ) fits' δ: the whole δ, or `δ/K` rounded down, so that the K
-/// shares sum to at most δ in exact arithmetic (basic composition).
-pub(crate) fn per_model_delta(delta: f64, models: usize) -> f64 {
-    dp_fit::split::per_model_delta(delta, models)
-}
-
-/// The dp-erm parameters of one model's fit, each checked before any data is read.
-pub fn erm_params(
-    spec: &LinearSpec,
-    rows: usize,
-    features: usize,
-    models: usize,
-) -> Result<ErmParams, CoreError> {
-    let groups = groups(spec, features)?;
-    let features = spec.transform.output_features(features);
-    let lambda = regularization(spec, groups.as_ref(), rows, features, models)?;
-    let mut params = match spec.mechanism {
-        MechanismSpec::NonPrivate => ErmParams::non_private(spec.loss, lambda),
-        MechanismSpec::Output { epsilon } => {
-            ErmParams::output_perturbation(spec.loss, lambda, epsilon)
-        }
-        MechanismSpec::Objective {
-            epsilon,
-            calibration,
-        } => ErmParams::objective_perturbation(spec.loss, lambda, epsilon)
-            .objective_calibration(calibration),
-        MechanismSpec::GaussianOutput { .. } | MechanismSpec::GaussianObjective { .. } => {
-            return Err(CoreError::value(
-                "delta",
-                "> 0 (the Gaussian mechanisms) applies to LogisticRegression and HuberSVC \
-                 (fits in memory or over Spark, and PrivateSearch with method='split'), not \
-                 to kernel models",
-            ));
-        }
-    };
-    if let Some(g) = groups {
-        params = params.group_noise(g);
-    }
-    if let Some(tolerance) = spec.tolerance {
-        params = params.tolerance(tolerance);
-    }
-    Ok(params.feature_map(&spec.transform.id()))
-}
-
-/// Checks class indices and returns the ±1 labels of a binary problem (class 1 is +1).
-pub(crate) fn binary_labels(classes: &[usize]) -> Vec<f64> {
-    classes
-        .iter()
-        .map(|&c| if c == 1 { 1.0 } else { -1.0 })
-        .collect()
-}
-
+/// Checks class indices against the rows and the classes, naming `y`.
 pub(crate) fn check_classes(
     classes: &[usize],
     rows: usize,
@@ -374,8 +279,8 @@ pub(crate) fn check_classes(
     Ok(())
 }
 
-/// Trains a linear classifier: binary through `ErmParams::fit`, more classes through
-/// dp-erm's `OneVsRest` (ε split evenly). `classes[i]` is row i's class index.
+/// Trains a linear classifier by dp-fit's recipe: one binary model, or K one-vs-rest
+/// models at (ε/K, δ/K). `classes[i]` is row i's class index.
 pub fn fit_linear(
     rows: Rows<'_>,
     classes: &[usize],
@@ -386,127 +291,12 @@ pub fn fit_linear(
     let rows = rows.checked()?;
     spec.transform.checked()?;
     check_classes(classes, rows.len(), class_count)?;
-    if spec.mechanism.delta() > 0.0 {
-        return fit_gaussian(rows, classes, class_count, spec, randomness);
-    }
-    let models = if class_count == 2 { 1 } else { class_count };
-    let params = erm_params(spec, rows.len(), rows.features(), models)?;
     // Every refusal of the parameters, before the rows are touched.
-    let per_model = match spec.mechanism.epsilon() {
-        Some(epsilon) => params
-            .clone()
-            .with_epsilon(per_model_epsilon(epsilon, models)?),
-        None => params.clone(),
-    };
-    let calibration =
-        per_model.noise_calibration(rows.len(), spec.transform.output_features(rows.features()))?;
+    let plan = spec.plan(rows.len(), rows.features(), class_count)?;
     let mut rng = generator(randomness)?;
     let data = training_set(&rows, binary_labels(classes), &spec.transform)?;
-    let models = drawing(&mut *rng, |rng| {
-        Ok(if class_count == 2 {
-            vec![params.fit(&data, rng)?.into_model()]
-        } else {
-            OneVsRest::fit(&params, &data, classes, class_count, rng)?
-                .models()
-                .to_vec()
-        })
-    })?;
-    Ok(FitReport {
-        models,
-        regularization: params.regularization(),
-        epsilon: spec.mechanism.epsilon(),
-        delta: 0.0,
-        calibration,
-        gaussian: None,
-        sgd: None,
-    })
-}
-
-/// The labels of class `k` against the rest (binary: class 1 is +1).
-fn one_vs_rest_labels(classes: &[usize], class_count: usize, k: usize) -> Vec<f64> {
-    if class_count == 2 {
-        binary_labels(classes)
-    } else {
-        classes
-            .iter()
-            .map(|&c| if c == k { 1.0 } else { -1.0 })
-            .collect()
-    }
-}
-
-/// dp-erm's `GaussianErm` for `spec` (a Gaussian mechanism) and its Λ, for each of `models`
-/// one-vs-rest fits on `rows` rows of `features` input features: each at (ε/K, δ/K) (basic
-/// composition; each share rounded down). Feature groups are refused: the Gaussian
-/// mechanisms add spherical noise.
-pub(crate) fn gaussian_erm(
-    spec: &LinearSpec,
-    rows: usize,
-    features: usize,
-    models: usize,
-) -> Result<(GaussianErm, f64), CoreError> {
-    if spec.feature_groups.is_some() {
-        return Err(CoreError::value(
-            "feature_groups",
-            "shapes the pure-ε objective perturbation's noise; the Gaussian mechanisms \
-             (delta > 0) add spherical noise: leave feature_groups=None",
-        ));
-    }
-    let (epsilon, delta) = (spec.mechanism.epsilon(), spec.mechanism.delta());
-    let features = spec.transform.output_features(features);
-    let lambda = regularization(spec, None, rows, features, models)?;
-    let (share, delta_share) = (
-        per_model_epsilon(epsilon.unwrap_or(f64::INFINITY), models)?,
-        per_model_delta(delta, models),
-    );
-    let mut erm = match spec.mechanism {
-        MechanismSpec::GaussianOutput { .. } => {
-            GaussianErm::output_perturbation(spec.loss, lambda, share, delta_share)
-        }
-        _ => GaussianErm::objective_perturbation(spec.loss, lambda, share, delta_share),
-    };
-    if let Some(tolerance) = spec.tolerance {
-        erm = erm.tolerance(tolerance);
-    }
-    Ok((erm, lambda))
-}
-
-/// Trains with dp-erm's `GaussianErm` ((ε, δ) output or objective perturbation): one model,
-/// or one per class at (ε/K, δ/K) (basic composition; each share rounded down).
-fn fit_gaussian(
-    rows: Rows<'_>,
-    classes: &[usize],
-    class_count: usize,
-    spec: &LinearSpec,
-    randomness: Randomness,
-) -> Result<FitReport<LinearModel>, CoreError> {
-    let (epsilon, delta) = (spec.mechanism.epsilon(), spec.mechanism.delta());
-    let epsilon = epsilon.unwrap_or(f64::INFINITY);
-    let models = if class_count == 2 { 1 } else { class_count };
-    let (erm, lambda) = gaussian_erm(spec, rows.len(), rows.features(), models)?;
-    let features = spec.transform.output_features(rows.features());
-    // Every refusal of the parameters and sizes, before the rows are touched.
-    let calibration = erm.calibration(rows.len(), features)?;
-    let mut rng = generator(randomness)?;
-    let data = training_set(&rows, binary_labels(classes), &spec.transform)?;
-    let id = spec.transform.id();
-    let fitted = drawing(&mut *rng, |rng| {
-        (0..models)
-            .map(|k| {
-                let labels = one_vs_rest_labels(classes, class_count, k);
-                let (model, _) = erm.fit(&data.relabel(labels)?, &mut *rng)?;
-                Ok(model.with_feature_map(&id)?)
-            })
-            .collect::<Result<Vec<_>, CoreError>>()
-    })?;
-    Ok(FitReport {
-        models: fitted,
-        regularization: lambda,
-        epsilon: Some(epsilon),
-        delta,
-        calibration: None,
-        gaussian: Some(calibration),
-        sgd: None,
-    })
+    let models = drawing(&mut *rng, |rng| Ok(plan.fit(&data, classes, rng)?))?;
+    Ok(FitReport::of(&plan, models))
 }
 
 /// Everything a DP-SGD fit needs besides the data (dp-erm's `DpSgdConfig`, in the terms a
@@ -528,11 +318,7 @@ pub struct SgdSpec {
 /// The rows through the public transform (scale, intercept), unchecked in norm: DP-SGD
 /// clips each example's gradient, so no unit-ball contract is needed. Dense rows stay
 /// dense and CSR rows sparse.
-fn sgd_examples(
-    rows: &Rows<'_>,
-    labels: Vec<f64>,
-    transform: &RowTransform,
-) -> Result<Examples, CoreError> {
+fn sgd_features(rows: &Rows<'_>, transform: &RowTransform) -> Result<Features, CoreError> {
     let width = transform.output_features(rows.features());
     let features = match rows {
         Rows::Dense { .. } => {
@@ -550,7 +336,7 @@ fn sgd_examples(
                 .collect(),
         )?,
     };
-    Ok(Examples::new(features, labels)?)
+    Ok(features)
 }
 
 /// Trains with dp-erm's `DpSgd`, σ calibrated to (ε, δ) for the spec's relation: one model,
@@ -565,25 +351,19 @@ pub fn fit_sgd(
     let rows = rows.checked()?;
     let transform = spec.transform.checked()?;
     check_classes(classes, rows.len(), class_count)?;
-    let models = if class_count == 2 { 1 } else { class_count };
-    let delta_share = per_model_delta(spec.delta, models);
+    let models = model_count(class_count);
+    let delta_share = dp_fit::split::per_model_delta(spec.delta, models);
     let share = per_model_epsilon(spec.epsilon, models)?;
     // Every refusal of the parameters (and σ's calibration), before the rows are touched.
     let (sgd, resolved) = spec.options.trainer(share, delta_share, rows.len())?;
     dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
     let mut rng = generator(randomness)?;
-    let inputs = sgd_examples(&rows, binary_labels(classes), &transform)?;
+    let inputs = sgd_features(&rows, &transform)?;
     let id = transform.id();
     let fitted = drawing(&mut *rng, |rng| {
-        (0..models)
-            .map(|k| {
-                let data = Examples::new(
-                    inputs.inputs().clone(),
-                    one_vs_rest_labels(classes, class_count, k),
-                )?;
-                let fitted = sgd.fit(&data, &mut *rng)?;
-                Ok(fitted.into_model().with_feature_map(&id)?)
-            })
+        fit_classes(&sgd, inputs, classes, class_count, rng)?
+            .into_iter()
+            .map(|fitted| Ok(fitted.into_model().with_feature_map(&id)?))
             .collect::<Result<Vec<_>, CoreError>>()
     })?;
     Ok(FitReport {
@@ -618,6 +398,51 @@ pub struct MapSpec {
     pub sampling: Sampling,
     /// D, the number of random features.
     pub components: usize,
+}
+
+impl MapSpec {
+    /// The map a face names by dp-fit's kernel and sampling names.
+    pub(crate) fn named(
+        kernel: &str,
+        gamma: f64,
+        sampling: &str,
+        components: usize,
+    ) -> Result<MapSpec, CoreError> {
+        Ok(MapSpec {
+            kernel: kernel.parse::<KernelName>()?.kernel(gamma)?,
+            sampling: sampling.parse::<SamplingName>()?.into(),
+            components,
+        })
+    }
+}
+
+/// The plan of a random-features fit of `class_count` classes on `rows` rows: the linear
+/// recipe on the D = `components` random features (unit-norm by construction: no transform),
+/// with each model's pure-ε parameters.
+pub(crate) fn kernel_plan(
+    spec: &LinearSpec,
+    rows: usize,
+    components: usize,
+    class_count: usize,
+) -> Result<(ErmPlan, ErmParams), CoreError> {
+    let linear = LinearSpec {
+        transform: RowTransform {
+            norm_bound: 1.0,
+            clip: false,
+            intercept: None,
+        },
+        ..spec.clone()
+    };
+    let plan = linear.plan(rows, components, class_count)?;
+    let Some(params) = plan.params().cloned() else {
+        return Err(CoreError::value(
+            "delta",
+            "> 0 (the Gaussian mechanisms) applies to LogisticRegression and HuberSVC \
+             (fits in memory or over Spark, and PrivateSearch with method='split'), not \
+             to kernel models",
+        ));
+    };
+    Ok((plan, params))
 }
 
 /// Raw rows as dp-erm's `Features` (kernel inputs need no norm bound).
@@ -656,23 +481,7 @@ pub fn fit_kernel(
             "takes no intercept or feature groups (its features are random cosines)",
         ));
     }
-    let models = if class_count == 2 { 1 } else { class_count };
-    let linear = LinearSpec {
-        transform: RowTransform {
-            norm_bound: 1.0,
-            clip: false,
-            intercept: None,
-        },
-        ..spec.clone()
-    };
-    let params = erm_params(&linear, rows.len(), map.components, models)?;
-    let per_model = match spec.mechanism.epsilon() {
-        Some(epsilon) => params
-            .clone()
-            .with_epsilon(per_model_epsilon(epsilon, models)?),
-        None => params,
-    };
-    let calibration = per_model.noise_calibration(rows.len(), map.components)?;
+    let (plan, per_model) = kernel_plan(spec, rows.len(), map.components, class_count)?;
     let mut rng = generator(randomness)?;
     let drawn = FeatureMap::draw(
         map.kernel,
@@ -688,28 +497,14 @@ pub fn fit_kernel(
     // The map above is public randomness drawn before any row is read: only the fits'
     // draws decide whether the spend stands.
     let fitted = drawing(&mut *rng, |rng| {
-        if class_count == 2 {
-            let data = Examples::new(inputs, binary_labels(classes))?;
-            Ok(vec![kernel.fit(&data, rng)?.into_model()])
-        } else {
-            (0..class_count)
-                .map(|k| {
-                    let labels = classes
-                        .iter()
-                        .map(|&c| if c == k { 1.0 } else { -1.0 })
-                        .collect();
-                    let data = Examples::new(inputs.clone(), labels)?;
-                    Ok(kernel.fit(&data, &mut *rng)?.into_model())
-                })
-                .collect::<Result<Vec<_>, CoreError>>()
-        }
+        Ok(fit_classes(&kernel, inputs, classes, class_count, rng)?)
     })?;
     Ok(FitReport {
         models: fitted,
-        regularization: per_model.regularization(),
-        epsilon: spec.mechanism.epsilon(),
+        regularization: plan.regularization,
+        epsilon: plan.epsilon,
         delta: 0.0,
-        calibration,
+        calibration: plan.calibration,
         gaussian: None,
         sgd: None,
     })

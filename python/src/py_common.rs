@@ -2,15 +2,16 @@
 //! work run without the GIL on this process's own pool, arrays read in place, the option
 //! names of the mechanisms and losses, the fit's report as a dict.
 
-use dp_erm::{Loss, ObjectiveCalibration};
+use dp_erm::Loss;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 
 use crate::error::{CoreError, guarded};
-use crate::fit::{FitReport, MechanismSpec, Randomness};
+use crate::fit::{FitReport, Randomness};
 use crate::rows::{Ints, Rows};
+use dp_fit::recipe::{LossName, Mechanism};
 
 /// The `dpml` exception of `e`'s class (from `dpml/_errors.py`), with the Rust message.
 pub(crate) fn raise(py: Python<'_>, e: CoreError) -> PyErr {
@@ -223,83 +224,19 @@ impl<'py> Held<'py> {
     }
 }
 
+/// The mechanism a Python estimator names, at (ε, δ): dp-fit's table of names and rules.
 pub(crate) fn mechanism(
-    name: &str,
-    epsilon: f64,
-    calibration: &str,
-) -> Result<MechanismSpec, CoreError> {
-    let calibration = match calibration {
-        "cliff-free" => ObjectiveCalibration::CliffFree,
-        "cms11" => ObjectiveCalibration::Cms11,
-        other => {
-            return Err(CoreError::value(
-                "calibration",
-                format!("= {other:?}; expected 'cliff-free' or 'cms11'"),
-            ));
-        }
-    };
-    match name {
-        "objective" => Ok(MechanismSpec::Objective {
-            epsilon,
-            calibration,
-        }),
-        "output" => Ok(MechanismSpec::Output { epsilon }),
-        // Only `dpml.testing`'s non-private mode passes this.
-        "non-private" => Ok(MechanismSpec::NonPrivate),
-        other => Err(CoreError::value(
-            "mechanism",
-            format!("= {other:?}; expected 'objective' or 'output'"),
-        )),
-    }
-}
-
-/// The mechanism at (ε, δ): the pure-ε ones for δ = 0, dp-erm's `GaussianErm` for δ > 0
-/// (objective perturbation with its own cliff-free rule: `calibration` stays at its
-/// default).
-pub(crate) fn mechanism_with_delta(
     name: &str,
     epsilon: f64,
     delta: f64,
     calibration: &str,
-) -> Result<MechanismSpec, CoreError> {
-    let pure = mechanism(name, epsilon, calibration)?;
-    if delta == 0.0 {
-        return Ok(pure);
-    }
-    if !(delta.is_finite() && delta > 0.0 && delta < 1.0) {
-        return Err(CoreError::value(
-            "delta",
-            format!("= {delta}; it must be 0 (pure ε) or in (0, 1)"),
-        ));
-    }
-    match pure {
-        MechanismSpec::Output { epsilon } => Ok(MechanismSpec::GaussianOutput { epsilon, delta }),
-        MechanismSpec::Objective {
-            epsilon,
-            calibration: ObjectiveCalibration::CliffFree,
-        } => Ok(MechanismSpec::GaussianObjective { epsilon, delta }),
-        MechanismSpec::Objective { .. } => Err(CoreError::value(
-            "calibration",
-            "= 'cms11' applies to the pure-ε objective perturbation only; with delta > 0 \
-             the Gaussian objective perturbation uses its own cliff-free rule: leave \
-             calibration='cliff-free'",
-        )),
-        other => Err(CoreError::value(
-            "delta",
-            format!("> 0 does not apply to {other:?}"),
-        )),
-    }
+) -> Result<Mechanism, CoreError> {
+    Ok(Mechanism::named(name, calibration, epsilon, delta)?)
 }
 
+/// The loss a Python estimator names.
 pub(crate) fn loss(name: &str, huber_width: f64) -> Result<Loss, CoreError> {
-    match name {
-        "logistic" => Ok(Loss::Logistic),
-        "huber" => Ok(Loss::huber(huber_width)?),
-        other => Err(CoreError::value(
-            "loss",
-            format!("= {other:?}; expected 'logistic' or 'huber'"),
-        )),
-    }
+    Ok(name.parse::<LossName>()?.loss(huber_width)?)
 }
 
 pub(crate) fn randomness(seed: Option<u64>) -> Randomness {

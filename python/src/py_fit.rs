@@ -1,20 +1,17 @@
 //! The estimators' fits (`dpml.LogisticRegression`, `HuberSVC`, `DPSGDClassifier`,
 //! `RandomFeaturesSVC`), the models they release (`Models`) and the utility outlook.
 
-use dp_kernel::{Kernel, Sampling};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::error::{CoreError, guarded};
+use crate::error::guarded;
 use crate::fit::{LinearSpec, MapSpec, Regularization, SgdSpec, fit_kernel, fit_linear, fit_sgd};
 use dp_fit::sgd::SgdOptions;
 use dp_fit::spec::Neighbouring;
 
 use crate::models::Models;
-use crate::py_common::{
-    Held, class_indices, detached, loss, mechanism, mechanism_with_delta, raise, randomness, report,
-};
+use crate::py_common::{Held, class_indices, detached, loss, mechanism, raise, randomness, report};
 use crate::rows::RowTransform;
 
 /// Trains a linear classifier (see `dpml.LogisticRegression` and `dpml.HuberSVC`).
@@ -49,8 +46,8 @@ pub(crate) fn fit_linear_model<'py>(
     let prepared = guarded(|| {
         let spec = LinearSpec {
             loss: loss(loss_name, huber_width)?,
-            mechanism: mechanism_with_delta(mechanism_name, epsilon, delta, calibration)?,
-            regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
+            mechanism: mechanism(mechanism_name, epsilon, delta, calibration)?,
+            regularization: regularization.map_or(Regularization::Rule, Regularization::Fixed),
             feature_groups: feature_groups.clone(),
             tolerance: tol,
             transform: RowTransform {
@@ -185,8 +182,8 @@ pub(crate) fn fit_kernel_model<'py>(
     let prepared = guarded(|| {
         let spec = LinearSpec {
             loss: loss(loss_name, huber_width)?,
-            mechanism: mechanism(mechanism_name, epsilon, calibration)?,
-            regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
+            mechanism: mechanism(mechanism_name, epsilon, 0.0, calibration)?,
+            regularization: regularization.map_or(Regularization::Rule, Regularization::Fixed),
             feature_groups: None,
             tolerance: tol,
             transform: RowTransform {
@@ -195,31 +192,7 @@ pub(crate) fn fit_kernel_model<'py>(
                 intercept: None,
             },
         };
-        let kernel = match kernel {
-            "gaussian" => Kernel::gaussian(gamma)?,
-            "laplacian" => Kernel::laplacian(gamma)?,
-            other => {
-                return Err(CoreError::value(
-                    "kernel",
-                    format!("= {other:?}; expected 'gaussian' or 'laplacian'"),
-                ));
-            }
-        };
-        let sampling = match sampling {
-            "standard" => Sampling::Standard,
-            "orthogonal" => Sampling::Orthogonal,
-            other => {
-                return Err(CoreError::value(
-                    "sampling",
-                    format!("= {other:?}; expected 'standard' or 'orthogonal'"),
-                ));
-            }
-        };
-        let map = MapSpec {
-            kernel,
-            sampling,
-            components: n_components,
-        };
+        let map = MapSpec::named(kernel, gamma, sampling, n_components)?;
         Ok((
             spec,
             map,

@@ -1,15 +1,12 @@
 //! `dpml._dpml.private_search`: the Rust side of `dpml.model_selection.PrivateSearch`.
 
-use dp_kernel::{Kernel, Sampling};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::error::{CoreError, guarded};
 use crate::fit::{LinearSpec, MapSpec, Regularization};
 use crate::models::Models;
-use crate::py_common::{
-    Held, class_indices, detached, loss, mechanism_with_delta, raise, randomness,
-};
+use crate::py_common::{Held, class_indices, detached, loss, mechanism, raise, randomness};
 use crate::rows::RowTransform;
 use crate::select::{Candidates, Method, prepare};
 
@@ -51,7 +48,7 @@ fn linear_spec(d: &Bound<'_, PyDict>, i: usize, linear: bool) -> Result<LinearSp
         )?,
         // The ε is the search's (see `select`): a placeholder until then. The δ (the
         // Gaussian mechanisms) is the candidate's own; absent means pure ε.
-        mechanism: mechanism_with_delta(
+        mechanism: mechanism(
             &item::<String>(d, "mechanism_name", i)?,
             1.0,
             if d.contains("delta").unwrap_or(false) {
@@ -61,7 +58,7 @@ fn linear_spec(d: &Bound<'_, PyDict>, i: usize, linear: bool) -> Result<LinearSp
             },
             &item::<String>(d, "calibration", i)?,
         )?,
-        regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
+        regularization: regularization.map_or(Regularization::Rule, Regularization::Fixed),
         feature_groups: if linear {
             item(d, "feature_groups", i)?
         } else {
@@ -73,31 +70,18 @@ fn linear_spec(d: &Bound<'_, PyDict>, i: usize, linear: bool) -> Result<LinearSp
 }
 
 fn map_spec(d: &Bound<'_, PyDict>, i: usize) -> Result<MapSpec, CoreError> {
-    let gamma: f64 = item(d, "gamma", i)?;
-    let kernel = match item::<String>(d, "kernel", i)?.as_str() {
-        "gaussian" => Kernel::gaussian(gamma)?,
-        "laplacian" => Kernel::laplacian(gamma)?,
-        other => {
-            return Err(CoreError::value(
-                format!("candidate {i}'s kernel"),
-                format!("= {other:?}; expected 'gaussian' or 'laplacian'"),
-            ));
+    MapSpec::named(
+        &item::<String>(d, "kernel", i)?,
+        item(d, "gamma", i)?,
+        &item::<String>(d, "sampling", i)?,
+        item(d, "n_components", i)?,
+    )
+    .map_err(|e| match e {
+        // Name the candidate beside the parameter.
+        CoreError::Value { what, problem } => {
+            CoreError::value(format!("candidate {i}'s {what}"), problem)
         }
-    };
-    let sampling = match item::<String>(d, "sampling", i)?.as_str() {
-        "standard" => Sampling::Standard,
-        "orthogonal" => Sampling::Orthogonal,
-        other => {
-            return Err(CoreError::value(
-                format!("candidate {i}'s sampling"),
-                format!("= {other:?}; expected 'standard' or 'orthogonal'"),
-            ));
-        }
-    };
-    Ok(MapSpec {
-        kernel,
-        sampling,
-        components: item(d, "n_components", i)?,
+        other => other,
     })
 }
 

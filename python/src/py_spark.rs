@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::error::{CoreError, guarded};
 use crate::fit::{LinearSpec, Regularization};
 use crate::models::Models;
-use crate::py_common::{detached, loss, mechanism_with_delta, raise, randomness, report};
+use crate::py_common::{detached, loss, mechanism, raise, randomness, report};
 use crate::py_schema::{PySchema, stream_reader};
 use crate::rows::RowTransform;
 use crate::spark::{ClassLabels, Labelling, PartitionEncoder, block_sums, fit_linear_partitions};
@@ -157,8 +157,8 @@ fn fit_linear_partitions_model<'py>(
     let fitted = guarded(|| {
         let spec = LinearSpec {
             loss: loss(loss_name, huber_width)?,
-            mechanism: mechanism_with_delta(mechanism_name, epsilon, delta, calibration)?,
-            regularization: regularization.map_or(Regularization::Auto, Regularization::Fixed),
+            mechanism: mechanism(mechanism_name, epsilon, delta, calibration)?,
+            regularization: regularization.map_or(Regularization::Rule, Regularization::Fixed),
             feature_groups: None,
             tolerance: tol,
             transform: RowTransform {

@@ -19,11 +19,12 @@ use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
 
 use crate::error::CoreError;
 use crate::fit::{
-    LinearSpec, MapSpec, MechanismSpec, Randomness, binary_labels, check_classes, erm_params,
-    features, gaussian_erm, generator, training_set,
+    LinearSpec, MapSpec, Mechanism, Randomness, binary_labels, check_classes, features, generator,
+    kernel_plan, training_set,
 };
 use crate::models::Models;
 use crate::rows::{RowTransform, Rows};
+use dp_fit::recipe::ErmTrainer;
 
 /// How the candidates are compared.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -266,16 +267,16 @@ fn linear_candidate(
     rows: usize,
     features: usize,
 ) -> Result<(LinearCandidate, f64), CoreError> {
-    if let MechanismSpec::GaussianOutput { .. } | MechanismSpec::GaussianObjective { .. } =
-        spec.mechanism
-    {
-        let (erm, lambda) = gaussian_erm(spec, rows, features, 1)?;
-        let feature_map = spec.transform.id();
-        return Ok((LinearCandidate::Gaussian { erm, feature_map }, lambda));
-    }
-    let params = erm_params(spec, rows, features, 1)?;
-    let lambda = params.regularization();
-    Ok((LinearCandidate::Pure(params), lambda))
+    let plan = spec.plan(rows, features, 2)?;
+    let lambda = plan.regularization;
+    let candidate = match plan.trainer {
+        ErmTrainer::Pure(params) => LinearCandidate::Pure(params),
+        ErmTrainer::Gaussian(erm) => LinearCandidate::Gaussian {
+            erm,
+            feature_map: plan.feature_map,
+        },
+    };
+    Ok((candidate, lambda))
 }
 
 /// Builds the selection of `candidates` on `rows` (two classes only: dp-tune compares
@@ -319,13 +320,13 @@ pub fn prepare(
     let (training_rows, held_out_rows) = held_out(rows.len(), method, candidates.len());
     let with_step = |spec: &LinearSpec| -> Result<LinearSpec, CoreError> {
         let mechanism = match spec.mechanism {
-            MechanismSpec::NonPrivate => {
+            Mechanism::NonPrivate => {
                 return Err(CoreError::value(
                     "mechanism",
                     "is not private: every candidate of a private search must be",
                 ));
             }
-            MechanismSpec::GaussianOutput { .. } | MechanismSpec::GaussianObjective { .. }
+            Mechanism::GaussianOutput { .. } | Mechanism::GaussianObjective { .. }
                 if method != Method::Split =>
             {
                 return Err(CoreError::value(
@@ -334,19 +335,7 @@ pub fn prepare(
                      (its proof composes ε-DP runs); method='split' accepts a delta",
                 ));
             }
-            MechanismSpec::GaussianOutput { delta, .. } => MechanismSpec::GaussianOutput {
-                epsilon: step,
-                delta,
-            },
-            MechanismSpec::GaussianObjective { delta, .. } => MechanismSpec::GaussianObjective {
-                epsilon: step,
-                delta,
-            },
-            MechanismSpec::Output { .. } => MechanismSpec::Output { epsilon: step },
-            MechanismSpec::Objective { calibration, .. } => MechanismSpec::Objective {
-                epsilon: step,
-                calibration,
-            },
+            private => private.with_epsilon(step),
         };
         Ok(LinearSpec {
             mechanism,
@@ -399,15 +388,7 @@ pub fn prepare(
                         "takes no intercept or feature groups (its features are random cosines)",
                     ));
                 }
-                let linear = LinearSpec {
-                    transform: RowTransform {
-                        norm_bound: 1.0,
-                        clip: false,
-                        intercept: None,
-                    },
-                    ..with_step(spec)?
-                };
-                let params = erm_params(&linear, training_rows, map.components, 1)?;
+                let (_, params) = kernel_plan(&with_step(spec)?, training_rows, map.components, 2)?;
                 lambdas.push(params.regularization());
                 // The map is public randomness, drawn before any row is read.
                 let drawn = FeatureMap::draw(

@@ -28,19 +28,16 @@ use std::cell::{Cell, RefCell};
 
 use arrow_array::RecordBatch;
 use dp_erm::{
-    BlockEncoder, ErmError, ErmParams, GaussianErm, LinearModel, Loss, MAX_CLASSES, contract_sums,
-    visit_encoded_block,
+    BlockEncoder, ErmError, LinearModel, Loss, MAX_CLASSES, contract_sums, visit_encoded_block,
 };
 use dp_optim::{PartialSums, RowBlock, SumsOracle};
 use dp_schema::{Encoder, Schema};
 
 use crate::error::CoreError;
-use crate::fit::{
-    FitReport, LinearSpec, Randomness, erm_params, gaussian_erm, generator, per_model_epsilon,
-    training_set_from,
-};
+use crate::fit::{FitReport, LinearSpec, Randomness, generator, training_set_from};
 use crate::frame::{Encoded, FrameColumn, encode_batch};
 use crate::rows::{RowTransform, Rows};
+use dp_fit::recipe::ErmTrainer;
 
 /// How a fit labels a partition's rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -608,43 +605,11 @@ pub fn fit_linear_partitions(
             format!("has {class_count} classes; 2 to 65536 are supported"),
         ));
     }
-    let models = if class_count == 2 { 1 } else { class_count };
     let cols = spec.transform.output_features(input_features);
-    // Every refusal of the parameters and sizes, before the validation pass.
-    let (fitter, report) = if spec.mechanism.delta() > 0.0 {
-        // (ε/K, δ/K) per model, as in memory (`gaussian_erm`, shared with `fit_linear`).
-        let (erm, lambda) = gaussian_erm(spec, examples, input_features, models)?;
-        let calibration = erm.calibration(examples, cols)?;
-        let report = FitReport {
-            models: Vec::with_capacity(models),
-            regularization: lambda,
-            epsilon: Some(spec.mechanism.epsilon().unwrap_or(f64::INFINITY)),
-            delta: spec.mechanism.delta(),
-            calibration: None,
-            gaussian: Some(calibration),
-            sgd: None,
-        };
-        (Fitter::Gaussian(erm), report)
-    } else {
-        let params = erm_params(spec, examples, input_features, models)?;
-        let per_model = match spec.mechanism.epsilon() {
-            Some(epsilon) if models > 1 => params
-                .clone()
-                .with_epsilon(per_model_epsilon(epsilon, models)?),
-            _ => params.clone(),
-        };
-        let calibration = per_model.noise_calibration(examples, cols)?;
-        let report = FitReport {
-            models: Vec::with_capacity(models),
-            regularization: params.regularization(),
-            epsilon: spec.mechanism.epsilon(),
-            delta: 0.0,
-            calibration,
-            gaussian: None,
-            sgd: None,
-        };
-        (Fitter::Pure(per_model), report)
-    };
+    // Every refusal of the parameters and sizes, before the validation pass: dp-fit's plan,
+    // as in memory.
+    let plan = spec.plan(examples, input_features, class_count)?;
+    let models = plan.models();
     if cols > dp_optim::MAX_HESSIAN_DIMENSION {
         return Err(CoreError::value(
             "schema",
@@ -654,24 +619,17 @@ pub fn fit_linear_partitions(
     let oracle = PartitionOracle::new(cols, ask);
     oracle.validate(examples)?;
     let mut rng = generator(randomness)?;
-    let id = spec.transform.id();
-    let mut report = report;
+    let mut fitted = Vec::with_capacity(models);
     for k in 0..models {
         oracle.set_model(k);
-        report.models.push(match &fitter {
-            Fitter::Pure(params) => params.fit_sums(&oracle, examples, &mut *rng)?.into_model(),
-            Fitter::Gaussian(erm) => {
+        fitted.push(match &plan.trainer {
+            ErmTrainer::Pure(params) => params.fit_sums(&oracle, examples, &mut *rng)?.into_model(),
+            // GaussianErm's models get the feature map after the fit, as in memory.
+            ErmTrainer::Gaussian(erm) => {
                 let (model, _) = erm.fit_sums(&oracle, examples, &mut *rng)?;
-                model.with_feature_map(&id)?
+                model.with_feature_map(&plan.feature_map)?
             }
         });
     }
-    Ok((report, oracle.passes()))
-}
-
-/// The fit of each model: pure ε (`ErmParams`, the feature map set) or (ε, δ)
-/// (`GaussianErm`, whose models get the feature map after the fit, as in memory).
-enum Fitter {
-    Pure(ErmParams),
-    Gaussian(GaussianErm),
+    Ok((FitReport::of(&plan, fitted), oracle.passes()))
 }

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use dp_fit::recipe::{KernelName, SamplingName};
 
 /// A command's failure: one message for standard error.
 #[derive(Debug)]
@@ -154,8 +155,8 @@ enum Command {
         #[arg(long, value_name = "GAMMA", requires = "tune")]
         tune_stop_probability: Option<f64>,
         /// The kernel of --model kernel [default: gaussian].
-        #[arg(long, value_enum)]
-        kernel: Option<train::KernelKind>,
+        #[arg(long, value_parser = names::<KernelName>(KernelName::NAMES))]
+        kernel: Option<KernelName>,
         /// The kernel width γ of --model kernel (public; rows are in the unit ball) [default: 1].
         #[arg(long)]
         gamma: Option<f64>,
@@ -164,8 +165,8 @@ enum Command {
         random_features: Option<usize>,
         /// How --model kernel draws frequencies [default: orthogonal for gaussian, standard
         /// for laplacian].
-        #[arg(long, value_enum)]
-        sampling: Option<train::SamplingKind>,
+        #[arg(long, value_parser = names::<SamplingName>(SamplingName::NAMES))]
+        sampling: Option<SamplingName>,
         /// Train without holding the rows in memory, for files larger than it: the file is
         /// read once and encoded into a row cache (a hidden file in --cache-dir, deleted
         /// when the command ends), which every Newton pass then reads block by block.
@@ -433,6 +434,15 @@ fn neighbouring() -> impl clap::builder::TypedValueParser<Value = dp_fit::spec::
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(["replace-one", "add-remove"])
         .try_map(|name| name.parse::<dp_fit::spec::Neighbouring>())
+}
+
+/// A value named by one of dp-fit's tables (`names`: the table's spellings, shown in the help).
+fn names<T>(names: &'static [&'static str]) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: std::str::FromStr<Err = dp_fit::recipe::RecipeError> + Clone + Send + Sync + 'static,
+{
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(names).try_map(|name| name.parse::<T>())
 }
 
 fn main() -> ExitCode {

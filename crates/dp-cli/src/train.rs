@@ -4,11 +4,15 @@
 use std::path::{Path, PathBuf};
 
 use dp_erm::{
-    DpSgd, ErmParams, Examples, GaussianErm, Loss, ObjectiveCalibration, RegularizationRule,
-    RowCache, SgdNeighbours,
+    DpSgd, Examples, LinearModel, Loss, ObjectiveCalibration, RegularizationRule, RowCache,
+    SgdNeighbours,
+};
+use dp_fit::recipe::{
+    ErmRecipe, KERNEL_MECHANISM, KernelName, Mechanism, RecipeError, Regularization, SamplingName,
 };
 use dp_fit::sgd::{
-    DEFAULT_BATCH_SIZE, DEFAULT_CLIP_NORM, DEFAULT_EPOCHS, DEFAULT_LEARNING_RATE, SgdOptions,
+    DEFAULT_BATCH_SIZE, DEFAULT_CLIP_NORM, DEFAULT_EPOCHS, DEFAULT_LEARNING_RATE, SGD_MECHANISM,
+    SgdOptions,
 };
 use dp_fit::spec::Neighbouring;
 use dp_fit::{Charge, Pending, Spend};
@@ -78,24 +82,6 @@ pub enum TuneMethod {
     Stopping,
 }
 
-/// The kernel of `--model kernel`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum KernelKind {
-    /// exp(−γ‖x − x'‖²).
-    Gaussian,
-    /// exp(−γ‖x − x'‖₁).
-    Laplacian,
-}
-
-/// How `--model kernel` draws its frequencies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SamplingKind {
-    /// Independent frequencies (Rahimi-Recht).
-    Standard,
-    /// Orthogonal random features (Yu et al. 2016; Gaussian kernel only).
-    Orthogonal,
-}
-
 /// `--model kernel`'s public defaults: encoded rows lie in the unit ball, so squared
 /// distances are in [0, 4] and γ = 1 keeps kernel values in [e⁻⁴, 1]; D = 200 is what the
 /// library's kernel experiments chose by their sweep.
@@ -107,10 +93,10 @@ pub const DEFAULT_STOP_PROBABILITY: f64 = 0.1;
 
 /// The kernel options as given (`None`: not given).
 pub struct KernelRequest {
-    pub kind: Option<KernelKind>,
+    pub kind: Option<KernelName>,
     pub gamma: Option<f64>,
     pub features: Option<usize>,
-    pub sampling: Option<SamplingKind>,
+    pub sampling: Option<SamplingName>,
 }
 
 /// What `dpml train` was asked.
@@ -166,9 +152,10 @@ pub fn report_paths(out: &Path) -> (PathBuf, PathBuf) {
 /// The request's parameters, checked: everything decided before the data are read.
 pub struct Plan {
     pub noise: Noise,
-    pub loss: Loss,
     pub grid: Option<Vec<f64>>,
     pub map: Option<FeatureMap>,
+    /// dp-fit's recipe for the empirical-risk fits (every model but DP-SGD).
+    pub recipe: ErmRecipe,
 }
 
 /// Refuses every parameter that can be refused without the data, naming it.
@@ -491,15 +478,14 @@ fn sgd_facts(sgd: &DpSgd, batch: usize, epochs: f64, req: &TrainRequest) -> Valu
 /// data are read; refused here if its sizes are).
 fn draw_map(k: &KernelRequest, d: usize, rng: &mut DpRng) -> Result<FeatureMap, Failure> {
     let gamma = k.gamma.unwrap_or(DEFAULT_GAMMA);
-    let kind = k.kind.unwrap_or(KernelKind::Gaussian);
-    let kernel = match kind {
-        KernelKind::Gaussian => Kernel::gaussian(gamma),
-        KernelKind::Laplacian => Kernel::laplacian(gamma),
-    }
-    .map_err(|e| fail(format!("--gamma {gamma}: {e}")))?;
+    let kind = k.kind.unwrap_or(KernelName::Gaussian);
+    let kernel = kind
+        .kernel(gamma)
+        .map_err(|e| fail(format!("--gamma {gamma:?}: {e}")))?;
     let sampling = match (k.sampling, kind) {
-        (Some(SamplingKind::Standard), _) | (None, KernelKind::Laplacian) => Sampling::Standard,
-        (Some(SamplingKind::Orthogonal), _) | (None, KernelKind::Gaussian) => Sampling::Orthogonal,
+        (Some(given), _) => given.into(),
+        (None, KernelName::Laplacian) => Sampling::Standard,
+        (None, KernelName::Gaussian) => Sampling::Orthogonal,
     };
     let features = k.features.unwrap_or(DEFAULT_RANDOM_FEATURES);
     FeatureMap::draw(kernel, sampling, d, features, rng)
@@ -509,7 +495,10 @@ fn draw_map(k: &KernelRequest, d: usize, rng: &mut DpRng) -> Result<FeatureMap, 
 /// The loss: the rule's Huber width where its loss is Huber, else the width of 1 the rules
 /// were fitted with; or logistic.
 fn loss_of(model: Model, noise: Noise) -> Result<Loss, Failure> {
-    let rule = rule_of(noise);
+    let rule = match noise {
+        Noise::Grouped => RegularizationRule::GROUPED,
+        Noise::Euclidean => RegularizationRule::DEFAULT,
+    };
     match model {
         Model::Logistic | Model::DpSgd => Ok(Loss::Logistic),
         Model::Huber | Model::Kernel => match rule.loss {
@@ -518,38 +507,6 @@ fn loss_of(model: Model, noise: Noise) -> Result<Loss, Failure> {
         }
         .map_err(|e| fail(format!("the loss was refused: {e}"))),
     }
-}
-
-fn rule_of(noise: Noise) -> RegularizationRule {
-    match noise {
-        Noise::Grouped => RegularizationRule::GROUPED,
-        Noise::Euclidean => RegularizationRule::DEFAULT,
-    }
-}
-
-/// Objective perturbation with the cliff-free calibration, for the linear models.
-fn linear_params(
-    plan: &Plan,
-    lambda: f64,
-    epsilon: f64,
-    encoder: &Encoder,
-    tag: &str,
-) -> ErmParams {
-    let p = ErmParams::objective_perturbation(plan.loss, lambda, epsilon)
-        .objective_calibration(ObjectiveCalibration::CliffFree);
-    match plan.noise {
-        Noise::Grouped => p.group_noise(encoder.groups().clone()),
-        Noise::Euclidean => p,
-    }
-    .feature_map(tag)
-}
-
-fn kernel_params(map: &FeatureMap, loss: Loss, lambda: f64, epsilon: f64) -> KernelParams {
-    KernelParams::new(
-        map.clone(),
-        ErmParams::objective_perturbation(loss, lambda, epsilon)
-            .objective_calibration(ObjectiveCalibration::CliffFree),
-    )
 }
 
 /// What the run released and how, for the report.
@@ -587,11 +544,31 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
         Model::Kernel => Some(draw_map(&req.kernel, encoder.features(), &mut rng)?),
         _ => None,
     };
+    let loss = loss_of(req.model, noise)?;
     let plan = Plan {
         noise,
-        loss: loss_of(req.model, noise)?,
         grid,
         map,
+        recipe: ErmRecipe {
+            loss,
+            mechanism: if req.delta > 0.0 {
+                Mechanism::GaussianObjective {
+                    epsilon: req.epsilon,
+                    delta: req.delta,
+                }
+            } else {
+                Mechanism::Objective {
+                    epsilon: req.epsilon,
+                    calibration: ObjectiveCalibration::CliffFree,
+                }
+            },
+            regularization: req
+                .regularization
+                .map_or(Regularization::Rule, Regularization::Fixed),
+            groups: (noise == Noise::Grouped).then(|| encoder.groups().clone()),
+            tolerance: None,
+            feature_map: tag.clone(),
+        },
     };
     let linear_tuner = match (&plan.grid, &plan.map) {
         (Some(grid), None) => Some(Tuner::new(
@@ -600,7 +577,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
             stop_probability,
             |e| {
                 grid.iter()
-                    .map(|&l| linear_params(&plan, l, e, &encoder, &tag))
+                    .map(|&l| plan.recipe.params_at(l, Some(e)))
                     .collect()
             },
         )?),
@@ -613,7 +590,7 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
             stop_probability,
             |e| {
                 grid.iter()
-                    .map(|&l| kernel_params(map, plan.loss, l, e))
+                    .map(|&l| KernelParams::new(map.clone(), plan.recipe.params_at(l, Some(e))))
                     .collect()
             },
         )?),
@@ -734,36 +711,6 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
                     training_rows: req.sgd.add_remove_rows().unwrap_or(n),
                 }
             }
-            (Data::Training(t), None, None, None) if req.delta > 0.0 => {
-                let lambda = match req.regularization {
-                    Some(l) => Ok(l),
-                    None => RegularizationRule::DEFAULT.regularization(n, d, req.epsilon),
-                }
-                .map_err(|e| fail(format!("the parameters were refused: {e}")))?;
-                let erm =
-                    GaussianErm::objective_perturbation(plan.loss, lambda, req.epsilon, req.delta);
-                let (model, _) = erm
-                    .fit(&t, &mut witness)
-                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-                let model = model
-                    .with_feature_map(&tag)
-                    .map_err(|e| fail(format!("cannot record the schema: {e}")))?;
-                Outcome {
-                    model: Released::Linear(model),
-                    mechanism: GAUSSIAN_MECHANISM.into(),
-                    regularization_choice: choice(
-                        req.regularization,
-                        "RegularizationRule::DEFAULT",
-                    ),
-                    epsilon_steps: json!([{ "step": "train (Gaussian objective perturbation)", "epsilon": req.epsilon, "delta": req.delta }]),
-                    epsilon: req.epsilon,
-                    delta: req.delta,
-                    tuning: None,
-                    kernel: None,
-                    sgd: None,
-                    training_rows: n,
-                }
-            }
             (Data::Examples(x), Some(t), _, _) => {
                 tuned(&t, &x, &mut witness, &plan, Released::Linear)?
             }
@@ -773,13 +720,14 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
                 o
             }
             (Data::Examples(x), None, None, Some(map)) => {
-                let lambda = match req.regularization {
-                    Some(l) => l,
-                    None => RegularizationRule::DEFAULT
-                        .regularization(n, map.output_features(), req.epsilon)
-                        .map_err(|e| fail(format!("the parameters were refused: {e}")))?,
+                let planned = plan
+                    .recipe
+                    .plan(n, map.output_features(), 2)
+                    .map_err(refused)?;
+                let Some(params) = planned.params() else {
+                    return Err(fail("kernel models are pure ε only (leave --delta out)"));
                 };
-                let fit = kernel_params(map, plan.loss, lambda, req.epsilon)
+                let fit = KernelParams::new(map.clone(), params.clone())
                     .fit(&x, &mut witness)
                     .map_err(|e| fail(format!("the fit was refused: {e}")))?;
                 Outcome {
@@ -799,18 +747,24 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
                 }
             }
             (Data::Training(t), _, _, _) => {
-                let params = linear_fit_params(&req, &plan, (n, d), &encoder, &tag)?;
-                let fit = params
-                    .fit(&t, &mut witness)
-                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-                linear_outcome(&req, noise, fit, n)
+                let planned = plan.recipe.plan(n, d, 2).map_err(refused)?;
+                let classes: Vec<usize> =
+                    t.labels().iter().map(|&y| usize::from(y > 0.0)).collect();
+                let model = planned
+                    .fit(&t, &classes, &mut witness)
+                    .map_err(|e| fail(format!("the fit was refused: {e}")))?
+                    .remove(0);
+                linear_outcome(&req, &plan, model, n)
             }
             (Data::Cache { rows, _file, .. }, _, _, _) => {
-                let params = linear_fit_params(&req, &plan, (n, d), &encoder, &tag)?;
+                let planned = plan.recipe.plan(n, d, 2).map_err(refused)?;
+                let Some(params) = planned.params() else {
+                    return Err(fail("out-of-core fits are pure ε (leave --delta out)"));
+                };
                 let fit = params
                     .fit_blocks(&rows, n, &mut witness)
                     .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-                linear_outcome(&req, noise, fit, n)
+                linear_outcome(&req, &plan, fit.into_model(), n)
             }
             _ => unreachable!("tuning and kernels read examples"),
         })
@@ -911,18 +865,6 @@ fn settle_failure(pending: Option<Pending>, drew: bool, spend: Spend, failure: F
     }
 }
 
-pub const LINEAR_MECHANISM: &str = "objective perturbation (Chaudhuri, Monteleoni and Sarwate \
-     2011), cliff-free calibration, minimizer noise covering the solver's tolerance";
-pub const GAUSSIAN_MECHANISM: &str = "Gaussian objective perturbation (Kifer, Smith and \
-     Thakurta 2012; dp-erm GaussianErm): (ε, δ)-DP, cliff-free rule, minimizer noise covering the \
-     solver's tolerance";
-pub const SGD_MECHANISM: &str = "DP-SGD (Abadi et al. 2016; dp-erm DpSgd): Poisson-sampled \
-     batches, each row's gradient clipped, Gaussian noise on each batch sum; (ε, δ)-DP by the \
-     RDP of the subsampled Gaussian";
-pub const KERNEL_MECHANISM: &str = "random Fourier features drawn before and independently of \
-     the data (dp-kernel; every mapped row in the unit ball), then objective perturbation \
-     (cliff-free calibration) on the mapped rows";
-
 fn choice(given: Option<f64>, rule: &str) -> String {
     match given {
         Some(_) => "given by the user (--regularization)".to_string(),
@@ -933,52 +875,42 @@ fn choice(given: Option<f64>, rule: &str) -> String {
     }
 }
 
-/// The linear model's parameters (`--model huber/logistic`, pure ε): Λ given or from the
-/// rule for the noise's shape, on the public n and d.
-fn linear_fit_params(
-    req: &TrainRequest,
-    plan: &Plan,
-    (n, d): (usize, usize),
-    encoder: &Encoder,
-    tag: &str,
-) -> Result<ErmParams, Failure> {
-    match (req.model, req.regularization) {
-        (Model::Huber, None) if plan.noise == Noise::Grouped => {
-            ErmParams::recommended_grouped(n, d, req.epsilon, encoder.groups().clone())
-                .map(|p| p.feature_map(tag))
-        }
-        (Model::Huber, None) => {
-            ErmParams::recommended(n, d, req.epsilon).map(|p| p.feature_map(tag))
-        }
-        (_, lambda) => match lambda {
-            Some(l) => Ok(l),
-            None => rule_of(plan.noise).regularization(n, d, req.epsilon),
-        }
-        .map(|l| linear_params(plan, l, req.epsilon, encoder, tag)),
-    }
-    .map_err(|e| fail(format!("the parameters were refused: {e}")))
-}
-
-/// What a pure-ε linear fit released.
-fn linear_outcome(req: &TrainRequest, noise: Noise, fit: dp_erm::Fit, n: usize) -> Outcome {
+/// What a linear fit (`--model huber/logistic`, pure ε or Gaussian) released.
+fn linear_outcome(req: &TrainRequest, plan: &Plan, model: LinearModel, n: usize) -> Outcome {
+    let gaussian = req.delta > 0.0;
+    let step = if gaussian {
+        json!([{ "step": "train (Gaussian objective perturbation)", "epsilon": req.epsilon, "delta": req.delta }])
+    } else {
+        json!([{ "step": "train (objective perturbation)", "epsilon": req.epsilon }])
+    };
     Outcome {
-        model: Released::Linear(fit.into_model()),
-        mechanism: LINEAR_MECHANISM.into(),
+        model: Released::Linear(model),
+        mechanism: plan.recipe.mechanism.description().into(),
         regularization_choice: choice(
             req.regularization,
-            if noise == Noise::Grouped {
+            if plan.noise == Noise::Grouped && !gaussian {
                 "RegularizationRule::GROUPED"
             } else {
                 "RegularizationRule::DEFAULT"
             },
         ),
-        epsilon_steps: json!([{ "step": "train (objective perturbation)", "epsilon": req.epsilon }]),
+        epsilon_steps: step,
         epsilon: req.epsilon,
-        delta: 0.0,
+        delta: req.delta,
         tuning: None,
         kernel: None,
         sgd: None,
         training_rows: n,
+    }
+}
+
+/// A refusal of dp-fit's recipe, naming the option.
+fn refused(e: RecipeError) -> Failure {
+    match e {
+        RecipeError::Refused { parameter, why } => {
+            fail(format!("{} {why}", parameter.option_name()))
+        }
+        RecipeError::Erm(e) => fail(format!("the parameters were refused: {e}")),
     }
 }
 

@@ -7,7 +7,9 @@ use dp_tune::{RandomStopping, SplitAndSelect};
 use serde_json::{Value, json};
 
 use crate::model_file::Model as Released;
-use crate::train::{KERNEL_MECHANISM, LINEAR_MECHANISM, Outcome, Plan, TuneMethod};
+use dp_fit::recipe::{KERNEL_MECHANISM, OBJECTIVE_MECHANISM as LINEAR_MECHANISM};
+
+use crate::train::{Outcome, Plan, TuneMethod};
 use crate::{Failure, fail};
 
 /// A private selection, built (and its ε and δ known) before the data are read.

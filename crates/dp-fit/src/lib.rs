@@ -12,6 +12,8 @@
 //!   fit are staged before its charge is stored;
 //! - [`spec`]: the face-neutral names of the recipe's choices (the neighbouring relation,
 //!   parsed from strings in one place) and the ε ceiling;
+//! - [`recipe`]: an empirical-risk fit from a face-neutral spec — the mechanism, Λ, each
+//!   one-vs-rest model's share, every refusal that needs no data, and the fit itself;
 //! - [`split`]: how a fit's (ε, δ) is shared among one-vs-rest models;
 //! - [`sgd`]: DP-SGD's options and the one way they become dp-erm's configuration.
 //!
@@ -23,6 +25,7 @@
 pub mod charge;
 pub mod ledger;
 mod ledger_file;
+pub mod recipe;
 pub mod sgd;
 pub mod spec;
 pub mod split;

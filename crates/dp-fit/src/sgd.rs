@@ -123,6 +123,11 @@ impl SgdOptions {
     }
 }
 
+/// What a report says DP-SGD is.
+pub const SGD_MECHANISM: &str = "DP-SGD (Abadi et al. 2016; dp-erm DpSgd): Poisson-sampled \
+     batches, each row's gradient clipped, Gaussian noise on each batch sum; (ε, δ)-DP by the \
+     RDP of the subsampled Gaussian";
+
 #[cfg(test)]
 mod tests {
     use super::*;
