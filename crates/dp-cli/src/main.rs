@@ -327,6 +327,80 @@ fn parse_regularization(text: &str) -> Result<Regularization, String> {
         .map_err(|_| format!("{text:?} is neither \"auto\" nor a number"))
 }
 
+/// `dpml train`'s arguments as the request `train::run` takes.
+fn train_request(command: Command) -> train::TrainRequest {
+    let Command::Train {
+        data,
+        schema,
+        epsilon,
+        delta,
+        model,
+        batch_size,
+        epochs,
+        learning_rate,
+        clip_norm,
+        sgd_rule,
+        neighbouring,
+        public_rows,
+        regularization,
+        noise,
+        tune,
+        tune_method,
+        tune_stop_probability,
+        kernel,
+        gamma,
+        random_features,
+        sampling,
+        out_of_core,
+        block_rows,
+        cache_dir,
+        ledger,
+        out,
+        force,
+    } = command
+    else {
+        unreachable!("train_request is called with `dpml train`'s arguments only")
+    };
+    train::TrainRequest {
+        data,
+        schema,
+        epsilon,
+        delta,
+        model,
+        sgd: train::SgdRequest {
+            batch_size,
+            epochs,
+            learning_rate,
+            clip_norm,
+            rule: sgd_rule,
+            neighbouring,
+            public_rows,
+        },
+        regularization: match regularization {
+            Regularization::Auto => None,
+            Regularization::Fixed(l) => Some(l),
+        },
+        noise,
+        tune,
+        tune_method,
+        stop_probability: tune_stop_probability,
+        kernel: train::KernelRequest {
+            kind: kernel,
+            gamma,
+            features: random_features,
+            sampling,
+        },
+        out_of_core: train::OutOfCoreRequest {
+            on: out_of_core,
+            block_rows,
+            cache_dir,
+        },
+        ledger,
+        out,
+        force,
+    }
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Schema(SchemaCommand::Init {
@@ -335,72 +409,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             delimiter,
             force,
         }) => schema_init::run(&data, out.as_deref(), delimiter, force),
-        Command::Train {
-            data,
-            schema,
-            epsilon,
-            delta,
-            model,
-            batch_size,
-            epochs,
-            learning_rate,
-            clip_norm,
-            sgd_rule,
-            neighbouring,
-            public_rows,
-            regularization,
-            noise,
-            tune,
-            tune_method,
-            tune_stop_probability,
-            kernel,
-            gamma,
-            random_features,
-            sampling,
-            out_of_core,
-            block_rows,
-            cache_dir,
-            ledger,
-            out,
-            force,
-        } => train::run(train::TrainRequest {
-            data,
-            schema,
-            epsilon,
-            delta,
-            model,
-            sgd: train::SgdRequest {
-                batch_size,
-                epochs,
-                learning_rate,
-                clip_norm,
-                rule: sgd_rule,
-                neighbouring,
-                public_rows,
-            },
-            regularization: match regularization {
-                Regularization::Auto => None,
-                Regularization::Fixed(l) => Some(l),
-            },
-            noise,
-            tune,
-            tune_method,
-            stop_probability: tune_stop_probability,
-            kernel: train::KernelRequest {
-                kind: kernel,
-                gamma,
-                features: random_features,
-                sampling,
-            },
-            out_of_core: train::OutOfCoreRequest {
-                on: out_of_core,
-                block_rows,
-                cache_dir,
-            },
-            ledger,
-            out,
-            force,
-        }),
+        train @ Command::Train { .. } => train::run(train_request(train)),
         Command::Predict {
             model,
             schema,
@@ -454,3 +463,7 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "parity_tests.rs"]
+mod parity_tests;

@@ -17,7 +17,7 @@ use dp_fit::sgd::{
 use dp_fit::spec::Neighbouring;
 use dp_fit::{Charge, Pending, Spend};
 use dp_kernel::{FeatureMap, Kernel, KernelParams, Sampling};
-use dp_noise::{DpRng, Witnessed};
+use dp_noise::{DpRng, ReleaseRng, Witnessed};
 use dp_schema::{Encoder, Schema};
 use serde_json::{Value, json};
 
@@ -476,7 +476,11 @@ fn sgd_facts(sgd: &DpSgd, batch: usize, epochs: f64, req: &TrainRequest) -> Valu
 
 /// Draws `--model kernel`'s map for `d` encoded features (public randomness, before the
 /// data are read; refused here if its sizes are).
-fn draw_map(k: &KernelRequest, d: usize, rng: &mut DpRng) -> Result<FeatureMap, Failure> {
+fn draw_map<R: ReleaseRng + ?Sized>(
+    k: &KernelRequest,
+    d: usize,
+    rng: &mut R,
+) -> Result<FeatureMap, Failure> {
     let gamma = k.gamma.unwrap_or(DEFAULT_GAMMA);
     let kind = k.kind.unwrap_or(KernelName::Gaussian);
     let kernel = kind
@@ -525,7 +529,19 @@ pub struct Outcome {
     pub training_rows: usize,
 }
 
+/// Runs `dpml train` with a generator keyed from the operating system (the only private
+/// choice).
 pub fn run(req: TrainRequest) -> Result<(), Failure> {
+    // Refused parameters are named before the generator is asked for (as ever).
+    check_parameters(&req)?;
+    let rng = DpRng::from_os_entropy().map_err(|e| fail(format!("no secure randomness: {e}")))?;
+    run_with(req, rng)
+}
+
+/// [`run`] with the release's generator given: `DpRng` in the command; the tests' seeded
+/// generator (dp-noise's `insecure-seeded-rng`, a dev-dependency feature, so never in the
+/// binary) where they compare the command line's models with the other faces'.
+pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(), Failure> {
     // Everything that can be refused without the data is refused first, in this order:
     // parameters, outputs, schema, the kernel's map and the tuning, ledger.
     let (noise, grid) = check_parameters(&req)?;
@@ -538,8 +554,6 @@ pub fn run(req: TrainRequest) -> Result<(), Failure> {
     let hash = schema.hash();
     let tag = schema_tag(&hash);
     let encoder = Encoder::new(&schema);
-    let mut rng =
-        DpRng::from_os_entropy().map_err(|e| fail(format!("no secure randomness: {e}")))?;
     let map = match req.model {
         Model::Kernel => Some(draw_map(&req.kernel, encoder.features(), &mut rng)?),
         _ => None,
