@@ -142,7 +142,7 @@ fn the_command_line_releases_the_committed_parity_models() {
 #[test]
 fn the_command_line_releases_the_rust_apis_models() {
     let dir = fixture_dir();
-    let schema = Schema::load(&dir.join("schema.toml")).unwrap();
+    let schema = Schema::load(dir.join("schema.toml")).unwrap();
     let encoder = Encoder::new(&schema);
     let rows =
         dp_schema::read_training_set(&dir.join("data.csv"), &schema, &encoder, &mut |_, _| {})
