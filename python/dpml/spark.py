@@ -41,10 +41,13 @@ in-memory estimator's (mechanism ``"gaussian-output"`` / ``"gaussian-objective"`
 same rows with the same ``InsecureSeed`` the models equal the in-memory ones to the
 certificate.
 
-Not built for Spark, refused by name before anything is charged: ``feature_groups``
-(group-shaped noise needs every row's group norms checked before the noise is drawn;
-dp-erm's fit over partial sums refuses it), DP-SGD and the kernel estimators (``dpml.spark.DPSGDClassifier`` and
-``dpml.spark.RandomFeaturesSVC`` raise; ``predict`` scores linear models only).
+``feature_groups=schema.feature_groups`` shapes the noise to the schema's one-hot groups,
+as in memory (dp-erm's ``fit_sums`` with ``group_noise``): every partition checks each
+row's group norm on every pass, the validation pass before any noise included.
+
+Not built for Spark, refused by name before anything is charged: DP-SGD and the kernel
+estimators (``dpml.spark.DPSGDClassifier`` and ``dpml.spark.RandomFeaturesSVC`` raise;
+``predict`` scores linear models only).
 
 Privacy
 -------
@@ -64,8 +67,8 @@ mechanism, under the same conditions):
   rows and w, so a retried or speculative task recomputes the same bits and cannot redraw
   anything.
 - **Rows checked on every pass**: the schema's encoding (public bounds and levels) and the
-  data contract (after ``data_norm`` scaling, clipping and the intercept: norm ≤ 1, label
-  ±1, and with classes every class index below K) run on the executor when a partition is
+  data contract (after ``data_norm`` scaling, clipping and the intercept: norm ≤ 1, with
+  ``feature_groups`` group norm ≤ 1, label ±1, and with classes every class index below K) run on the executor when a partition is
   encoded, and the contract again on every pass (for one-vs-rest on the rows relabelled for
   the pass's model) before a block is summed; a refused row is an error naming the partition, row and
   column.
@@ -187,9 +190,10 @@ def _encode_function(schema_text, schema_hash, transform, class_of):
     return run
 
 
-def _block_sums_function(n_features, w, with_hessian, loss, labels):
+def _block_sums_function(n_features, w, with_hessian, options, labels):
     """What each partition runs on every pass (a ``mapInArrow`` function over the cached
     blocks): its block's sums at ``w``, as ``(partition, rows, checksum, sums, error)``;
+    ``options``: the loss and, for group-shaped noise, the feature groups and intercept;
     ``labels``: None (the schema's ±1 labels) or ``(n_classes, model)``, the rows
     relabelled by their classes for one-vs-rest model ``model``."""
 
@@ -197,6 +201,7 @@ def _block_sums_function(n_features, w, with_hessian, loss, labels):
         import pyarrow as pa
 
         from dpml import _dpml as core
+        from dpml._errors import DPMLValueError
 
         out_schema = pa.schema(
             [
@@ -213,23 +218,19 @@ def _block_sums_function(n_features, w, with_hessian, loss, labels):
             for partition, block, classes, error in zip(
                 columns["partition"], columns["block"], columns["classes"], columns["error"]
             ):
-                if error is not None:
-                    rows, checksum, sums = 0, 0, b""
-                elif labels is None:
-                    rows, checksum, sums = core.spark_block_sums(
-                        block, n_features, w, with_hessian=with_hessian, **loss
+                rows, checksum, sums = 0, 0, b""
+                if error is None:
+                    relabel = {} if labels is None else dict(
+                        classes=classes, n_classes=labels[0], model=labels[1]
                     )
-                else:
-                    rows, checksum, sums = core.spark_block_sums(
-                        block,
-                        n_features,
-                        w,
-                        with_hessian=with_hessian,
-                        classes=classes,
-                        n_classes=labels[0],
-                        model=labels[1],
-                        **loss,
-                    )
+                    try:
+                        rows, checksum, sums = core.spark_block_sums(
+                            block, n_features, w, with_hessian=with_hessian, **relabel, **options
+                        )
+                    except DPMLValueError as refused:
+                        # A row the pass's contract refuses (a group norm above 1): reported
+                        # as the encoding's refusals are, for the driver to name.
+                        error = str(refused)
                 out["partition"].append(partition)
                 out["rows"].append(rows)
                 out["checksum"].append(str(checksum))
@@ -262,7 +263,14 @@ class _Passes:
         self.schema = schema
         self.class_of = class_of
         self.transform = {k: kernel[k] for k in ("data_norm", "clip_rows", "intercept")}
-        self.loss = {k: kernel[k] for k in ("loss_name", "huber_width")}
+        self.sums_options = {k: kernel[k] for k in ("loss_name", "huber_width")}
+        # Group-shaped noise: every partition checks each row's group norm on every pass,
+        # the validation pass (before any noise) included.
+        if kernel["feature_groups"] is not None:
+            self.sums_options.update(
+                feature_groups=list(kernel["feature_groups"]),
+                intercept=kernel["intercept"] is not None,
+            )
         self.n_features = schema.n_features + (kernel["intercept"] is not None)
         self.partitions = None  # the validation pass's partition ids
         self.jobs = 0
@@ -291,7 +299,7 @@ class _Passes:
         validation = self.jobs == 1
         labels = None if self.class_of is None else (len(self.class_of), int(model))
         run = _block_sums_function(
-            self.n_features, list(w), bool(with_hessian), self.loss, labels
+            self.n_features, list(w), bool(with_hessian), self.sums_options, labels
         )
         failure = None
         try:
@@ -386,12 +394,6 @@ def _fit(estimator, df, schema, n_rows, ledger):
     delta = estimator._delta() if mechanism != "non-private" else 0.0
     released = estimator._released_mechanism(mechanism, delta)
     seed = estimator._seed()
-    if estimator.feature_groups is not None:
-        raise DPMLValueError(
-            "feature_groups (group-shaped noise) are not built for Spark: the noise is "
-            "shaped only after every row's group norms are checked, which dp-erm does in "
-            "memory (its fit over partial sums refuses group noise); fit in memory for it"
-        )
     if estimator.data_norm is None:
         raise DPMLValueError(
             "data_norm is required: rows encoded by a schema have norm ≤ 1, so pass "
@@ -400,7 +402,6 @@ def _fit(estimator, df, schema, n_rows, ledger):
     classes, class_of = _spark_classes(estimator.classes, schema)
     d = schema.n_features
     kwargs = estimator._fit_kwargs((n_rows, d), {}, epsilon, mechanism)
-    kwargs.pop("feature_groups")
     if delta > 0:
         kwargs["delta"] = delta
     kernel = dict(
@@ -409,6 +410,7 @@ def _fit(estimator, df, schema, n_rows, ledger):
         data_norm=kwargs["data_norm"],
         clip_rows=kwargs["clip_rows"],
         intercept=kwargs["intercept"],
+        feature_groups=kwargs["feature_groups"],
     )
     passes = _Passes(df, schema, kernel, class_of)
     record = None
@@ -452,7 +454,8 @@ _FIT_DOC = """Trains on the Spark DataFrame ``df`` (columns named as in ``schema
         ``ledger`` (or the active one) ε, or (ε, δ) with ``delta > 0``.
         ``classes=schema.classes``: the schema's ±1 label, one binary model;
         ``classes=schema.label_classes``: the label's own classes, one-vs-rest beyond two
-        (ε — and δ — split evenly, as in memory). Not ``feature_groups``: refused by name.
+        (ε — and δ — split evenly, as in memory). ``feature_groups=schema.feature_groups``:
+        group-shaped noise, as in memory.
         See ``dpml.spark``'s Privacy section. Returns ``self``."""
 
 

@@ -222,24 +222,34 @@ impl LinearSpec {
     /// The feature groups over the transformed features: the intercept in a group of its
     /// own.
     fn groups(&self, features: usize) -> Result<Option<FeatureGroups>, CoreError> {
-        let Some(group_of) = &self.feature_groups else {
-            return Ok(None);
-        };
-        if group_of.len() != features {
-            return Err(CoreError::value(
-                "feature_groups",
-                format!(
-                    "has {} entries for {features} features (one group index per feature)",
-                    group_of.len()
-                ),
-            ));
-        }
-        let mut all = group_of.clone();
-        if self.transform.intercept.is_some() {
-            all.push(group_of.iter().max().map_or(0, |g| g + 1));
-        }
-        Ok(Some(FeatureGroups::new(&all)?))
+        self.feature_groups
+            .as_deref()
+            .map(|g| model_groups(g, features, self.transform.intercept.is_some()))
+            .transpose()
     }
+}
+
+/// The groups of the trained features from `group_of`, one group index per each of
+/// `features` input features: the intercept, where there is one, in a group of its own.
+pub(crate) fn model_groups(
+    group_of: &[usize],
+    features: usize,
+    intercept: bool,
+) -> Result<FeatureGroups, CoreError> {
+    if group_of.len() != features {
+        return Err(CoreError::value(
+            "feature_groups",
+            format!(
+                "has {} entries for {features} features (one group index per feature)",
+                group_of.len()
+            ),
+        ));
+    }
+    let mut all = group_of.to_vec();
+    if intercept {
+        all.push(group_of.iter().max().map_or(0, |g| g + 1));
+    }
+    Ok(FeatureGroups::new(&all)?)
 }
 
 /// The ε each of `models` fits gets: the whole ε, or its even share (one-vs-rest).

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::error::{CoreError, guarded};
-use crate::fit::{LinearSpec, Regularization};
+use crate::fit::{LinearSpec, Regularization, model_groups};
 use crate::models::Models;
 use crate::py_common::{detached, loss, mechanism, raise, randomness, report};
 use crate::py_schema::{PySchema, stream_reader};
@@ -73,7 +73,7 @@ fn spark_partition_encode<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     block, n_features, w, *, with_hessian, loss_name, huber_width, classes=None,
-    n_classes=2, model=0
+    n_classes=2, model=0, feature_groups=None, intercept=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn spark_block_sums<'py>(
@@ -87,6 +87,8 @@ fn spark_block_sums<'py>(
     classes: Option<&[u8]>,
     n_classes: usize,
     model: usize,
+    feature_groups: Option<Vec<usize>>,
+    intercept: bool,
 ) -> PyResult<(usize, u64, Bound<'py, PyBytes>)> {
     let labels = classes.map(|classes| ClassLabels {
         classes,
@@ -94,6 +96,10 @@ fn spark_block_sums<'py>(
         model,
     });
     let done = detached(py, || {
+        // Group-shaped noise: the groups of the transformed features, as the driver's plan.
+        let groups = feature_groups
+            .map(|g| model_groups(&g, n_features - usize::from(intercept), intercept))
+            .transpose()?;
         block_sums(
             block,
             labels,
@@ -101,6 +107,7 @@ fn spark_block_sums<'py>(
             loss(loss_name, huber_width)?,
             &w,
             with_hessian,
+            groups.as_ref(),
         )
     })?;
     Ok((
@@ -119,7 +126,7 @@ fn spark_block_sums<'py>(
 #[pyo3(signature = (
     ask, n_rows, n_features, *, loss_name, huber_width, mechanism_name, epsilon,
     delta=0.0, calibration, regularization, tol, data_norm, clip_rows, intercept, seed,
-    n_classes=2
+    n_classes=2, feature_groups=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn fit_linear_partitions_model<'py>(
@@ -140,6 +147,7 @@ fn fit_linear_partitions_model<'py>(
     intercept: Option<f64>,
     seed: Option<u64>,
     n_classes: usize,
+    feature_groups: Option<Vec<usize>>,
 ) -> PyResult<(Models, Bound<'py, PyDict>)> {
     // The first Python exception of a pass, re-raised as it was (a Spark job failure).
     let raised: RefCell<Option<PyErr>> = RefCell::new(None);
@@ -159,7 +167,7 @@ fn fit_linear_partitions_model<'py>(
             loss: loss(loss_name, huber_width)?,
             mechanism: mechanism(mechanism_name, epsilon, delta, calibration)?,
             regularization: regularization.map_or(Regularization::Rule, Regularization::Fixed),
-            feature_groups: None,
+            feature_groups,
             tolerance: tol,
             transform: RowTransform {
                 norm_bound: data_norm,

@@ -28,8 +28,10 @@ use std::cell::{Cell, RefCell};
 
 use arrow_array::RecordBatch;
 use dp_erm::{
-    BlockEncoder, ErmError, LinearModel, Loss, MAX_CLASSES, contract_sums, visit_encoded_block,
+    BlockEncoder, ErmError, LinearModel, Loss, MAX_CLASSES, contract_sums, contract_sums_grouped,
+    visit_encoded_block,
 };
+use dp_noise::FeatureGroups;
 use dp_optim::{PartialSums, RowBlock, SumsOracle};
 use dp_schema::{Encoder, Schema};
 
@@ -300,6 +302,7 @@ pub fn block_sums(
     loss: Loss,
     w: &[f64],
     with_hessian: bool,
+    groups: Option<&FeatureGroups>,
 ) -> Result<PartitionSums, CoreError> {
     if w.len() != cols {
         return Err(CoreError::value(
@@ -362,12 +365,13 @@ pub fn block_sums(
                 w,
                 loss,
                 with_hessian,
+                groups,
             ),
             (Some(_), _) => Err(CoreError::value(
                 "classes",
                 "hold fewer class indices than the block has rows",
             )),
-            _ => contract_sums(&rows, w, loss, with_hessian).map_err(|e| in_partition(e, 0)),
+            _ => checked_sums(&rows, w, loss, with_hessian, groups),
         };
         // A block is visited once (all its rows), or not at all when empty.
         first += count;
@@ -394,6 +398,7 @@ fn relabelled_sums(
     w: &[f64],
     loss: Loss,
     with_hessian: bool,
+    groups: Option<&FeatureGroups>,
 ) -> Result<PartialSums, CoreError> {
     let mut offsets = Vec::with_capacity(rows.rows() + 1);
     offsets.push(0u32);
@@ -408,7 +413,23 @@ fn relabelled_sums(
     let signs: Vec<f64> = classes.iter().map(|&k| labels.label(k)).collect();
     let relabelled =
         RowBlock::new(rows.cols(), &offsets, &indices, &values, &signs).map_err(ErmError::from)?;
-    contract_sums(&relabelled, w, loss, with_hessian).map_err(|e| in_partition(e, 0))
+    checked_sums(&relabelled, w, loss, with_hessian, groups)
+}
+
+/// The block's sums after dp-erm's data contract: rows in the unit ball and labels ±1, and
+/// with `groups` (group-shaped noise) every row's group norm at most 1.
+fn checked_sums(
+    rows: &RowBlock<'_>,
+    w: &[f64],
+    loss: Loss,
+    with_hessian: bool,
+    groups: Option<&FeatureGroups>,
+) -> Result<PartialSums, CoreError> {
+    match groups {
+        Some(groups) => contract_sums_grouped(rows, w, loss, with_hessian, groups),
+        None => contract_sums(rows, w, loss, with_hessian),
+    }
+    .map_err(|e| in_partition(e, 0))
 }
 
 /// A contract refusal of a batch's row, renamed by its row within the partition.
@@ -418,6 +439,14 @@ fn in_partition(e: ErmError, first_row: usize) -> CoreError {
             "partition",
             format!(
                 "row {} has norm {norm} above 1 after the row transform",
+                first_row + row
+            ),
+        ),
+        ErmError::RowGroupNormAboveOne { row, norm } => CoreError::value(
+            "partition",
+            format!(
+                "row {} has group norm {norm:?} above 1 after the row transform (the \
+                 schema's encoding keeps it at most 1: check the feature groups)",
                 first_row + row
             ),
         ),
@@ -592,13 +621,6 @@ pub fn fit_linear_partitions(
     randomness: Randomness,
 ) -> Result<(FitReport<LinearModel>, usize), CoreError> {
     spec.transform.checked()?;
-    if spec.feature_groups.is_some() {
-        return Err(CoreError::value(
-            "feature_groups",
-            "do not apply to fits over Spark (group-shaped noise checks every row's group \
-             norms before drawing; fit in memory for it)",
-        ));
-    }
     if !(2..=MAX_CLASSES).contains(&class_count) {
         return Err(CoreError::value(
             "classes",

@@ -86,6 +86,7 @@ fn partition(
         Loss::Logistic,
         w,
         with_hessian,
+        None,
     )
     .unwrap();
     assert_eq!(pass.checksum, encoded.checksum);
@@ -140,7 +141,7 @@ fn a_pass_over_an_encoded_block_sums_the_encoded_rows_and_refuses_damage() {
     let (ages, labels) = rows(2, 30);
     let encoded = encode(&schema, &[batch(&ages, &labels)]);
     let w = [0.4, 0.1];
-    let pass = block_sums(&encoded.block, None, 2, Loss::Logistic, &w, true).unwrap();
+    let pass = block_sums(&encoded.block, None, 2, Loss::Logistic, &w, true, None).unwrap();
     let mut direct = None;
     dp_erm::visit_encoded_block(&encoded.block, 2, &mut |block| {
         direct = Some(dp_erm::contract_sums(&block, &w, Loss::Logistic, true).unwrap());
@@ -150,12 +151,23 @@ fn a_pass_over_an_encoded_block_sums_the_encoded_rows_and_refuses_damage() {
     let mut damaged = encoded.block.clone();
     let last = damaged.len() - 1;
     damaged[last] ^= 0x40;
-    let error = block_sums(&damaged, None, 2, Loss::Logistic, &w, true).unwrap_err();
+    let error = block_sums(&damaged, None, 2, Loss::Logistic, &w, true, None).unwrap_err();
     assert!(error.to_string().contains("checksum"), "{error}");
-    assert!(block_sums(&encoded.block, None, 3, Loss::Logistic, &[0.0; 3], true).is_err());
-    assert!(block_sums(&encoded.block, None, 2, Loss::Logistic, &[0.0], true).is_err());
+    assert!(
+        block_sums(
+            &encoded.block,
+            None,
+            3,
+            Loss::Logistic,
+            &[0.0; 3],
+            true,
+            None
+        )
+        .is_err()
+    );
+    assert!(block_sums(&encoded.block, None, 2, Loss::Logistic, &[0.0], true, None).is_err());
     let empty = encode(&schema, &[]);
-    let zero = block_sums(&empty.block, None, 2, Loss::Logistic, &w, false).unwrap();
+    let zero = block_sums(&empty.block, None, 2, Loss::Logistic, &w, false, None).unwrap();
     assert_eq!((zero.sums.rows(), empty.rows), (0, 0));
 }
 
@@ -267,6 +279,7 @@ fn a_block_with_classes_is_relabelled_for_each_one_vs_rest_model() {
             Loss::Logistic,
             &w,
             true,
+            None,
         )
         .unwrap();
         assert_eq!(pass.checksum, encoded.checksum);
@@ -309,6 +322,7 @@ fn a_block_with_classes_is_relabelled_for_each_one_vs_rest_model() {
             Loss::Logistic,
             &w,
             false,
+            None,
         )
         .is_err()
     );
@@ -325,6 +339,7 @@ fn a_block_with_classes_is_relabelled_for_each_one_vs_rest_model() {
             Loss::Logistic,
             &w,
             false,
+            None,
         )
         .is_err()
     );

@@ -146,6 +146,43 @@ def test_the_distributed_fit_equals_the_in_memory_fit_to_the_certificate(spark, 
         assert np.array_equal(loaded.coef_, fitted.coef_)
 
 
+def test_group_shaped_noise_over_spark_is_the_in_memory_grouped_fit_to_the_certificate(spark):
+    schema = dpml.Schema.from_toml(SCHEMA)
+    data = rows()
+    X, y = schema.encode(data)
+    grouped = params(feature_groups=schema.feature_groups, regularization="auto")
+    local = dpml.HuberSVC(**grouped).fit(X, y)
+    ledger = dpml.Ledger(1.0)
+    fitted = dpml.spark.HuberSVC(**grouped).fit(
+        frame(spark, data), schema=schema, n_rows=N, ledger=ledger
+    )
+    assert ledger.spent_epsilon == 1.0
+    noise = fitted.privacy_["noise"]
+    # The same group-shaped calibration and Λ from the grouped rule, and the same seeded
+    # noise: the two certified points lie within 2γ/μ of each other.
+    assert noise == local.privacy_["noise"]
+    assert fitted.privacy_["regularization"] == local.privacy_["regularization"]
+    mu = fitted.privacy_["regularization"] + noise["extra_regularization"]
+    assert np.linalg.norm(fitted.coef_ - local.coef_) <= 2 * noise["tolerance"] / mu
+    # Euclidean noise from the same seed is another model: the groups shaped this one.
+    euclidean = dpml.HuberSVC(**params(regularization=local.privacy_["regularization"])).fit(X, y)
+    assert np.linalg.norm(euclidean.coef_ - local.coef_) > 2 * noise["tolerance"] / mu
+
+
+def test_a_row_beyond_group_norm_one_is_refused_before_any_noise(spark):
+    # Groups that join the numeric column with the colour levels: encoded rows keep their
+    # Euclidean norm ≤ 1 but can exceed group norm 1. Refused in the validation pass,
+    # naming the partition and row; nothing charged.
+    schema = dpml.Schema.from_toml(SCHEMA)
+    merged = [0] * len(schema.feature_groups)
+    ledger = dpml.Ledger(1.0)
+    with pytest.raises(dpml.DPMLValueError, match=r"partition \d+ of the DataFrame: .*group norm"):
+        dpml.spark.HuberSVC(**params(feature_groups=merged)).fit(
+            frame(spark, rows(60, seed=3)), schema=schema, n_rows=60, ledger=ledger
+        )
+    assert ledger.spent_epsilon == 0.0 and len(ledger) == 0
+
+
 def test_a_task_failing_once_changes_nothing_released(spark):
     schema = dpml.Schema.from_toml(SCHEMA)
     data = rows(seed=1)
@@ -428,10 +465,6 @@ def test_what_spark_does_not_build_is_refused_by_name_and_charges_nothing(spark)
     schema = dpml.Schema.from_toml(SCHEMA)
     df = frame(spark, rows(60, seed=10))
     ledger = dpml.Ledger(1.0)
-    with pytest.raises(dpml.DPMLValueError, match=r"feature_groups.*not built for Spark"):
-        dpml.spark.HuberSVC(**params(feature_groups=schema.feature_groups)).fit(
-            df, schema=schema, n_rows=60, ledger=ledger
-        )
     with pytest.raises(dpml.DPMLValueError, match=r"classes=.*schema\.label_classes"):
         dpml.spark.LogisticRegression(**params(classes=[0, 1])).fit(
             df, schema=schema, n_rows=60, ledger=ledger

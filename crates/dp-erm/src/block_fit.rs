@@ -1,13 +1,13 @@
 //! Fits over rows this process does not hold: the same mechanisms as [`ErmParams::fit`],
 //! with the solver's passes summed over the blocks of a [`RowBlocks`] source.
 
-use dp_noise::ReleaseRng;
+use dp_noise::{FeatureGroups, ReleaseRng};
 use dp_optim::{
     BlockNewton, BlockObjective, BlockPass, HessianRows, MAX_HESSIAN_DIMENSION, PartialSums,
     RowBlock, RowBlocks, Solution, SumsOracle,
 };
 
-use crate::data::within_unit_ball;
+use crate::data::{check_group_norms_of, within_unit_ball};
 use crate::estimator::Mutation;
 use crate::{ErmError, ErmParams, Fit, SolverChoice};
 
@@ -76,8 +76,15 @@ impl ErmParams {
         R: ReleaseRng + ?Sized,
     {
         self.check_sums_fit(examples, source.cols())?;
+        // The passes check each block as they read it, after the noise is drawn: group
+        // norms, which must all be checked before, need the rows in memory.
+        if self.noise_groups().is_some() {
+            return Err(misplaced_group_noise());
+        }
         over_checked_blocks(source, examples, self.loss(), &mut |oracle| {
-            self.fit_sums_with(oracle, examples, &mut *rng, mutation)
+            self.fit_sums_with(oracle, examples, &mut *rng, mutation, &|_| {
+                Err(misplaced_group_noise())
+            })
         })
     }
 
@@ -86,12 +93,16 @@ impl ErmParams {
     /// [`contract_sums`] and the driver merged in partition order). The rows must number
     /// exactly `examples`, the public n (every answer's row count is checked), and the
     /// oracle must sum with this fit's loss ([`ErmParams::loss`]). Refusals as
-    /// [`ErmParams::fit_blocks`]'s.
+    /// [`ErmParams::fit_blocks`]'s, except that group-shaped noise
+    /// ([`ErmParams::group_noise`]) is accepted: its contract is the oracle's to keep.
     ///
     /// # Privacy
-    /// The guarantee of [`ErmParams::fit_blocks`], under its conditions, which here the
-    /// oracle must keep and this function cannot check: every row summed passed
-    /// [`contract_sums`]'s check (`‖x‖₂ ≤ 1`, label ±1), and every pass sums the same rows.
+    /// The guarantee of [`ErmParams::fit_blocks`] (with group-shaped noise, of
+    /// [`ErmParams::fit`] with it), under its conditions, which here the oracle must keep and
+    /// this function cannot check: every row summed passed [`contract_sums`]'s check
+    /// (`‖x‖₂ ≤ 1`, label ±1) — with group-shaped noise, [`contract_sums_grouped`]'s with
+    /// the same groups (`‖x‖_G ≤ 1`), on every row before the noise is drawn (a validation
+    /// pass) — and every pass sums the same rows.
     /// The noise is drawn here, from `rng`, once per call, before the first pass: an oracle
     /// that recomputes a lost partial (a retried task) changes nothing drawn. The
     /// certificate is the gradient norm of the oracle's merged sums at the returned point;
@@ -106,17 +117,22 @@ impl ErmParams {
         R: ReleaseRng + ?Sized,
     {
         self.check_sums_fit(examples, oracle.cols())?;
-        self.fit_sums_with(&Answers(oracle), examples, rng, Mutation::NoiseRate(1.0))
-            .map(|(fit, _)| fit)
+        // Group-shaped noise: the oracle's contract (see `# Privacy`) covers the group
+        // norms; the groups' dimension is checked by the calibration.
+        self.fit_sums_with(
+            &Answers(oracle),
+            examples,
+            rng,
+            Mutation::NoiseRate(1.0),
+            &|_| Ok(()),
+        )
+        .map(|(fit, _)| fit)
     }
 
     /// The refusals of a fit over sums that need only n and d (also [`crate::GaussianErm`]'s
     /// solver driver's: the Newton-only bound on d).
     pub(crate) fn check_sums_fit(&self, examples: usize, features: usize) -> Result<(), ErmError> {
         self.calibrate(examples, features)?;
-        if self.noise_groups().is_some() {
-            return Err(misplaced_group_noise());
-        }
         if self.solver_choice() == SolverChoice::Lbfgs {
             return Err(ErmError::MisplacedOption {
                 option: "the L-BFGS solver",
@@ -139,6 +155,7 @@ impl ErmParams {
         examples: usize,
         rng: &mut R,
         mutation: Mutation,
+        check_groups: &dyn Fn(&FeatureGroups) -> Result<(), ErmError>,
     ) -> Result<(Fit, Option<Vec<f64>>), ErmError>
     where
         O: SumsOracle<Error = ErmError> + ?Sized,
@@ -152,7 +169,7 @@ impl ErmParams {
             rng,
             mutation,
             &mut |mu, linear, tolerance| self.solve_sums(oracle, examples, mu, linear, tolerance),
-            &|_| Err(misplaced_group_noise()),
+            check_groups,
         )
     }
 
@@ -243,11 +260,36 @@ pub fn contract_sums(
     Ok(PartialSums::of_block(block, w, &loss, with_hessian)?)
 }
 
+/// [`contract_sums`] for a fit whose noise is shaped to `groups`
+/// ([`ErmParams::group_noise`]): every row also within group norm 1
+/// (`‖x‖_G = (Σ_g ‖x_g‖₁²)^{1/2}`, decided in the safe direction as
+/// [`crate::TrainingSet::check_group_norms`] decides it). What a worker computes for
+/// [`ErmParams::fit_sums`] with group-shaped noise; a broken row is refused naming its row
+/// within the block.
+pub fn contract_sums_grouped(
+    block: &RowBlock<'_>,
+    w: &[f64],
+    loss: crate::Loss,
+    with_hessian: bool,
+    groups: &FeatureGroups,
+) -> Result<PartialSums, ErmError> {
+    check_block(block)?;
+    check_group_norms_of(block.rows(), block.cols(), groups, |row, visit| {
+        let (indices, values) = block.row(row);
+        for (&j, &v) in indices.iter().zip(values) {
+            visit(j as usize, v);
+        }
+    })?;
+    Ok(PartialSums::of_block(block, w, &loss, with_hessian)?)
+}
+
 fn misplaced_group_noise() -> ErmError {
     ErmError::MisplacedOption {
         option: "group-shaped noise",
-        applies_to: "in-memory fits (ErmParams::fit), which check every row's group norm \
-                     before drawing the noise",
+        applies_to: "in-memory fits (ErmParams::fit) and fits over sums (ErmParams::fit_sums, \
+                     whose workers check every row's group norm with contract_sums_grouped), \
+                     which check every row's group norm before drawing the noise; not row \
+                     blocks read during the passes",
     }
 }
 

@@ -90,7 +90,7 @@ mod trainer;
 mod variant_codes;
 
 pub use approximate_rule::{DpSgdRule, DpSgdSetting, GaussianRule, SgdSchedule};
-pub use block_fit::contract_sums;
+pub use block_fit::{contract_sums, contract_sums_grouped};
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
     ROUNDING_MARGIN, ToleranceFloor, noise_norm_bound, release_grid, tolerance_floor,

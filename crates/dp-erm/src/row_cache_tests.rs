@@ -551,3 +551,90 @@ fn a_fit_over_partial_sums_from_elsewhere_equals_the_block_fit_bit_for_bit() {
         ));
     }
 }
+
+/// The adult-shaped rows' groups: six numeric columns alone, then the eight one-hot groups
+/// of `dp_datasets::adult_shaped_row` (sizes 9, 16, 7, 15, 6, 5, 2, 39).
+fn adult_shaped_groups() -> dp_noise::FeatureGroups {
+    let mut group_of: Vec<usize> = (0..6).collect();
+    for (g, size) in [9, 16, 7, 15, 6, 5, 2, 39].into_iter().enumerate() {
+        group_of.extend(std::iter::repeat_n(6 + g, size));
+    }
+    dp_noise::FeatureGroups::new(&group_of).unwrap()
+}
+
+/// Partial sums as a worker computes them for group-shaped noise.
+struct GroupedPartitions<'a>(&'a Handed, dp_noise::FeatureGroups);
+
+impl SumsOracle for GroupedPartitions<'_> {
+    type Error = ErmError;
+    fn cols(&self) -> usize {
+        COLS
+    }
+    fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, ErmError> {
+        let mut total = PartialSums::zero(COLS, with_hessian);
+        for index in 0..self.0.block_count() {
+            let mut partial = None;
+            self.0.with_block(index, &mut |block| {
+                partial = Some(crate::contract_sums_grouped(
+                    &block,
+                    w,
+                    Loss::Logistic,
+                    with_hessian,
+                    &self.1,
+                ));
+            })?;
+            total.merge(&partial.expect("visited")?)?;
+        }
+        Ok(total)
+    }
+}
+
+#[test]
+fn group_shaped_noise_over_sums_draws_the_in_memory_noise_and_row_blocks_refuse_it() {
+    let rows: Vec<_> = (0..900).map(adult_row).collect();
+    let handed = Handed::of(&rows, 128);
+    let groups = adult_shaped_groups();
+    let params =
+        ErmParams::objective_perturbation(Loss::Logistic, 1e-2, 1.0).group_noise(groups.clone());
+    let remote = params
+        .fit_sums(
+            &GroupedPartitions(&handed, groups.clone()),
+            900,
+            &mut InsecureSeededRng::new(5),
+        )
+        .unwrap();
+    // The same noise (drawn before any pass, from the same seed) and the same objective:
+    // the two minimizers differ only within the solvers' certified tolerances.
+    let local = params
+        .fit(&training_set(900), &mut InsecureSeededRng::new(5))
+        .unwrap();
+    let gap = remote
+        .model()
+        .weights()
+        .iter()
+        .zip(local.model().weights())
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(
+        gap < 1e-3,
+        "the fits over sums and in memory are {gap} apart"
+    );
+    // Row blocks read during the passes cannot check every group norm before the noise.
+    assert!(matches!(
+        params.fit_blocks(&handed, 900, &mut InsecureSeededRng::new(5)),
+        Err(ErmError::MisplacedOption { .. })
+    ));
+}
+
+#[test]
+fn a_worker_refuses_a_row_beyond_group_norm_one_inside_the_unit_ball() {
+    // ℓ2 norm 0.85 (inside the unit ball), but one group's ℓ1 norm is 1.2.
+    let groups = dp_noise::FeatureGroups::new(&[0, 0, 1]).unwrap();
+    let block = RowBlock::new(3, &[0, 2], &[0, 1], &[0.6, 0.6], &[1.0]).unwrap();
+    assert!(crate::contract_sums(&block, &[0.0; 3], Loss::Logistic, false).is_ok());
+    assert!(matches!(
+        crate::contract_sums_grouped(&block, &[0.0; 3], Loss::Logistic, false, &groups),
+        Err(ErmError::RowGroupNormAboveOne { row: 0, .. })
+    ));
+}
