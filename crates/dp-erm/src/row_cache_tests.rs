@@ -503,22 +503,27 @@ impl SumsOracle for Partitions<'_> {
         COLS
     }
     fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, ErmError> {
-        let mut total = PartialSums::zero(COLS, with_hessian);
-        for index in 0..self.0.block_count() {
-            let mut bytes = None;
-            self.0.with_block(index, &mut |block| {
-                bytes = Some(crate::contract_sums(
-                    &block,
-                    w,
-                    Loss::Logistic,
-                    with_hessian,
-                ));
-            })?;
-            let bytes = bytes.expect("visited")?.to_bytes();
-            total.merge(&PartialSums::from_bytes(&bytes)?)?;
-        }
-        Ok(total)
+        merged_remote_sums(self.0, with_hessian, &|block| {
+            crate::contract_sums(block, w, Loss::Logistic, with_hessian)
+        })
     }
+}
+
+/// Each block's sums as a worker computes them (`worker`), serialized and merged in block
+/// order, as a driver merges its partitions' answers.
+fn merged_remote_sums(
+    handed: &Handed,
+    with_hessian: bool,
+    worker: &dyn Fn(&RowBlock<'_>) -> Result<PartialSums, ErmError>,
+) -> Result<PartialSums, ErmError> {
+    let mut total = PartialSums::zero(COLS, with_hessian);
+    for index in 0..handed.block_count() {
+        let mut bytes = None;
+        handed.with_block(index, &mut |block| bytes = Some(worker(&block)))?;
+        let bytes = bytes.expect("visited")?.to_bytes();
+        total.merge(&PartialSums::from_bytes(&bytes)?)?;
+    }
+    Ok(total)
 }
 
 #[test]
@@ -571,21 +576,9 @@ impl SumsOracle for GroupedPartitions<'_> {
         COLS
     }
     fn sums(&self, w: &[f64], with_hessian: bool) -> Result<PartialSums, ErmError> {
-        let mut total = PartialSums::zero(COLS, with_hessian);
-        for index in 0..self.0.block_count() {
-            let mut partial = None;
-            self.0.with_block(index, &mut |block| {
-                partial = Some(crate::contract_sums_grouped(
-                    &block,
-                    w,
-                    Loss::Logistic,
-                    with_hessian,
-                    &self.1,
-                ));
-            })?;
-            total.merge(&partial.expect("visited")?)?;
-        }
-        Ok(total)
+        merged_remote_sums(self.0, with_hessian, &|block| {
+            crate::contract_sums_grouped(block, w, Loss::Logistic, with_hessian, &self.1)
+        })
     }
 }
 
