@@ -98,8 +98,10 @@ _SHARED_DOC = """
         larger ε gives more noise).
     regularization : "auto" or float, default="auto"
         Λ in ``(1/n) Σ loss + (Λ/2)‖w‖²``. "auto": dp-erm's data-independent rule
-        (``ErmParams::recommended``, or ``recommended_grouped`` with ``feature_groups``),
-        from n, the number of features and each model's ε.
+        (``ErmParams::recommended``, or ``recommended_grouped`` with ``feature_groups``;
+        with ``delta > 0``, ``GaussianRule::OBJECTIVE`` / ``GaussianRule::OUTPUT``, from the
+        noise multiplier the Gaussian calibration reports), from n, the number of features
+        and each model's ε (and δ): the same rule as ``dpml train``'s (dp-fit's recipe).
     C : float or None, default=None
         scikit-learn's inverse regularization: Λ = 1/(C·n). Exclusive with a numeric
         ``regularization``.

@@ -151,7 +151,6 @@ pub fn report_paths(out: &Path) -> (PathBuf, PathBuf) {
 
 /// The request's parameters, checked: everything decided before the data are read.
 pub struct Plan {
-    pub noise: Noise,
     pub grid: Option<Vec<f64>>,
     pub map: Option<FeatureMap>,
     /// dp-fit's recipe for the empirical-risk fits (every model but DP-SGD).
@@ -560,7 +559,6 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
     };
     let loss = loss_of(req.model, noise)?;
     let plan = Plan {
-        noise,
         grid,
         map,
         recipe: ErmRecipe {
@@ -900,14 +898,7 @@ fn linear_outcome(req: &TrainRequest, plan: &Plan, model: LinearModel, n: usize)
     Outcome {
         model: Released::Linear(model),
         mechanism: plan.recipe.mechanism.description().into(),
-        regularization_choice: choice(
-            req.regularization,
-            if plan.noise == Noise::Grouped && !gaussian {
-                "RegularizationRule::GROUPED"
-            } else {
-                "RegularizationRule::DEFAULT"
-            },
-        ),
+        regularization_choice: choice(req.regularization, plan.recipe.rule_name()),
         epsilon_steps: step,
         epsilon: req.epsilon,
         delta: req.delta,

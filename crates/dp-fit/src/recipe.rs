@@ -10,8 +10,8 @@
 use std::fmt;
 
 use dp_erm::{
-    ErmError, ErmParams, Examples, Features, GaussianCalibration, GaussianErm, LinearModel, Loss,
-    NoiseCalibration, ObjectiveCalibration, OneVsRest, Trainer, TrainingSet,
+    ErmError, ErmParams, Examples, Features, GaussianCalibration, GaussianErm, GaussianRule,
+    LinearModel, Loss, NoiseCalibration, ObjectiveCalibration, OneVsRest, Trainer, TrainingSet,
 };
 use dp_kernel::{Kernel, KernelError, Sampling};
 use dp_noise::{FeatureGroups, ReleaseRng};
@@ -178,12 +178,26 @@ pub const KERNEL_MECHANISM: &str = "random Fourier features drawn before and ind
 /// How Λ is chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Regularization {
-    /// dp-erm's data-independent rule, from the public n, d and each model's ε:
-    /// `RegularizationRule::GROUPED` where the noise is shaped to feature groups,
-    /// `RegularizationRule::DEFAULT` otherwise (the Gaussian mechanisms too).
+    /// dp-erm's data-independent rule for the mechanism, from the public n, d and each
+    /// model's (ε, δ): `RegularizationRule::GROUPED` where the noise is shaped to feature
+    /// groups, `RegularizationRule::DEFAULT` for the other pure-ε fits, and
+    /// `GaussianRule::OBJECTIVE` / `GaussianRule::OUTPUT` for the Gaussian mechanisms (Λ
+    /// from the noise multiplier their calibration reports).
     Rule,
     /// A fixed Λ.
     Fixed(f64),
+}
+
+impl ErmRecipe {
+    /// The name of the rule [`Regularization::Rule`] applies to this recipe, for reports.
+    pub fn rule_name(&self) -> &'static str {
+        match (&self.groups, self.mechanism) {
+            (_, Mechanism::GaussianObjective { .. }) => "GaussianRule::OBJECTIVE",
+            (_, Mechanism::GaussianOutput { .. }) => "GaussianRule::OUTPUT",
+            (Some(_), _) => "RegularizationRule::GROUPED",
+            (None, _) => "RegularizationRule::DEFAULT",
+        }
+    }
 }
 
 /// Everything an empirical-risk fit needs besides the data, in face-neutral terms.
@@ -266,7 +280,7 @@ impl ErmRecipe {
         let models = model_count(class_count);
         let epsilon = self.mechanism.epsilon();
         let share = epsilon.map(|e| epsilon_share(e, models)).transpose()?;
-        let lambda = self.lambda(rows, features, share)?;
+        let lambda = self.lambda(rows, features, share, models)?;
         let (trainer, calibration, gaussian) = if self.mechanism.delta() > 0.0 {
             let erm = self.gaussian(lambda, share, models)?;
             let calibration = erm.calibration(rows, features)?;
@@ -288,10 +302,17 @@ impl ErmRecipe {
         })
     }
 
-    /// Λ: fixed, or dp-erm's data-independent rule from n, d and each model's ε `share`
-    /// (`RegularizationRule::params`, which also raises Λ where the calibration would
-    /// otherwise refuse it).
-    fn lambda(&self, rows: usize, features: usize, share: Option<f64>) -> Result<f64, RecipeError> {
+    /// Λ: fixed, or dp-erm's data-independent rule for the mechanism from n, d and each of
+    /// `models` models' ε `share` (and δ share): `RegularizationRule::params`, which also
+    /// raises Λ where the calibration would otherwise refuse it, or `GaussianRule::trainer`'s
+    /// fixed point.
+    fn lambda(
+        &self,
+        rows: usize,
+        features: usize,
+        share: Option<f64>,
+        models: usize,
+    ) -> Result<f64, RecipeError> {
         Ok(match self.regularization {
             Regularization::Fixed(lambda) => lambda,
             Regularization::Rule => {
@@ -301,13 +322,20 @@ impl ErmRecipe {
                         "= 'auto' needs a finite epsilon: pass a number for a non-private fit",
                     ));
                 };
-                match (&self.groups, self.mechanism.delta() > 0.0) {
-                    (Some(g), false) => {
+                let delta = per_model_delta(self.mechanism.delta(), models);
+                match (&self.groups, self.mechanism) {
+                    (_, Mechanism::GaussianObjective { .. }) => GaussianRule::OBJECTIVE
+                        .trainer(rows, features, share, delta)?
+                        .regularization(),
+                    (_, Mechanism::GaussianOutput { .. }) => GaussianRule::OUTPUT
+                        .trainer(rows, features, share, delta)?
+                        .regularization(),
+                    (Some(g), _) => {
                         ErmParams::recommended_grouped(rows, features, share, g.clone())?
+                            .regularization()
                     }
-                    _ => ErmParams::recommended(rows, features, share)?,
+                    (None, _) => ErmParams::recommended(rows, features, share)?.regularization(),
                 }
-                .regularization()
             }
         })
     }

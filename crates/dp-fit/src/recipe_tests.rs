@@ -122,7 +122,8 @@ fn gaussian_one_vs_rest_models_take_shares_that_sum_within_the_whole() {
     let ours = plan
         .fit(&data, &classes, &mut InsecureSeededRng::new(3))
         .unwrap();
-    let lambda = ErmParams::recommended(900, 8, share)
+    let lambda = dp_erm::GaussianRule::OBJECTIVE
+        .trainer(900, 8, share, delta_share)
         .unwrap()
         .regularization();
     let by_hand_erm =
@@ -138,6 +139,55 @@ fn gaussian_one_vs_rest_models_take_shares_that_sum_within_the_whole() {
         })
         .collect();
     assert_eq!(bytes(&ours), bytes(&by_hand));
+}
+
+#[test]
+fn the_gaussian_mechanisms_take_lambda_from_their_own_rule() {
+    for (mechanism, kappa, a, p) in [
+        (
+            Mechanism::GaussianObjective {
+                epsilon: 0.5,
+                delta: 1e-6,
+            },
+            3.981,
+            1.25,
+            2.0,
+        ),
+        (
+            Mechanism::GaussianOutput {
+                epsilon: 0.5,
+                delta: 1e-6,
+            },
+            8.414,
+            0.5,
+            1.375,
+        ),
+    ] {
+        // The rule was fitted for (and its fixed point reads z at) the logistic loss.
+        let logistic = ErmRecipe {
+            loss: Loss::Logistic,
+            ..recipe(mechanism, None)
+        };
+        let plan = logistic.plan(5_000, 8, 2).unwrap();
+        let calibration = plan
+            .gaussian
+            .expect("a Gaussian plan reports its calibration");
+        // GaussianRule's documented fixed point Λ = κ·d^a·(z/n)^p, z = σ/Δ₂ as calibrated
+        // at Λ (written out here, not read from the rule's code).
+        let z = calibration.sigma / calibration.l2_sensitivity;
+        let formula = kappa * 8f64.powf(a) * (z / 5_000.0).powf(p);
+        assert!(
+            (plan.regularization / formula - 1.0).abs() < 1e-9,
+            "{mechanism:?}: Λ {} against the rule's {formula}",
+            plan.regularization
+        );
+        assert_ne!(
+            plan.regularization,
+            ErmParams::recommended(5_000, 8, 0.5)
+                .unwrap()
+                .regularization()
+        );
+    }
 }
 
 #[test]
