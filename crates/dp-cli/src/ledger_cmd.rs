@@ -25,7 +25,7 @@ pub fn init(
             value,
             expected,
         } => fail(format!(
-            "--{} {value}: must be {expected}",
+            "--{} {value:?}: must be {expected}",
             if what.contains('δ') {
                 "total-delta"
             } else {
@@ -35,7 +35,7 @@ pub fn init(
         other => failure(other),
     })?;
     LedgerFile::create(path, &ledger).map_err(failure)?;
-    eprintln!("wrote {} (total ε = {total_epsilon})", path.display());
+    eprintln!("wrote {} (total ε = {total_epsilon:?})", path.display());
     Ok(())
 }
 
@@ -49,9 +49,9 @@ pub fn show(path: &Path) -> Result<(), Failure> {
             .unwrap_or("(none yet: given with its next spend)")
     );
     println!("dataset: {}", l.dataset);
-    println!("total ε: {}", l.total_epsilon);
-    println!("spent:   {} in {} runs", l.spent(), l.spends.len());
-    println!("left:    {}", l.remaining());
+    println!("total ε: {:?}", l.total_epsilon);
+    println!("spent:   {:?} in {} runs", l.spent(), l.spends.len());
+    println!("left:    {:?}", l.remaining());
     if l.total_delta > 0.0 {
         println!("total δ: {:e}, spent {:e}", l.total_delta, l.spent_delta());
     } else {
@@ -68,10 +68,10 @@ pub fn show(path: &Path) -> Result<(), Failure> {
             .map_or(String::from("  -"), |n| format!("{n:>3}"));
         println!(
             "{number}  ε = {:<8}{delta} {} → {} (schema {})",
-            s.epsilon,
+            format!("{:?}", s.epsilon),
             s.command,
             s.model,
-            &s.schema_sha256[..s.schema_sha256.len().min(12)]
+            crate::text::prefix(&s.schema_sha256, 12)
         );
     }
     Ok(())
@@ -85,8 +85,11 @@ pub fn check(path: &Path, models: &[PathBuf]) -> Result<(), Failure> {
     let mut problems = Vec::new();
     for model in models {
         let report = crate::train::report_paths(model).0;
-        let text = std::fs::read_to_string(&report)
-            .map_err(|e| fail(format!("{}: cannot read it: {e}", report.display())))?;
+        let text = crate::input::read_text_bounded(
+            &report,
+            crate::input::MAX_REPORT_BYTES,
+            "a dpml report",
+        )?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| fail(format!("{}: not a dpml report: {e}", report.display())))?;
         let entry = &value["ledger"];
