@@ -264,7 +264,10 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
     println!("mechanism:      {:?}", meta.mechanism);
     match model.epsilon() {
         Some(e) => {
-            println!("epsilon:        {e:?} (the file's claim: a plain file is not authenticated)")
+            println!(
+                "epsilon:        {} (the file's claim: a plain file is not authenticated)",
+                crate::text::number(e)
+            )
         }
         None => println!("epsilon:        none — NOT PRIVATE"),
     }
@@ -275,7 +278,10 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         );
     }
     println!("loss:           {}", meta.loss.name());
-    println!("regularization: {:?}", meta.regularization);
+    println!(
+        "regularization: {}",
+        crate::text::number(meta.regularization)
+    );
     println!("features:       {}", meta.features);
     match meta.noise_groups {
         Some(g) => println!("noise:          shaped to {g} feature groups"),

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use dp_fit::{Ledger, LedgerError, LedgerFile};
 use serde_json::Value;
 
+use crate::text::number;
 use crate::{Failure, fail, output};
 
 fn failure(e: LedgerError) -> Failure {
@@ -35,7 +36,11 @@ pub fn init(
         other => failure(other),
     })?;
     LedgerFile::create(path, &ledger).map_err(failure)?;
-    eprintln!("wrote {} (total ε = {total_epsilon:?})", path.display());
+    eprintln!(
+        "wrote {} (total ε = {})",
+        path.display(),
+        number(total_epsilon)
+    );
     Ok(())
 }
 
@@ -49,9 +54,9 @@ pub fn show(path: &Path) -> Result<(), Failure> {
             .unwrap_or("(none yet: given with its next spend)")
     );
     println!("dataset: {}", l.dataset);
-    println!("total ε: {:?}", l.total_epsilon);
-    println!("spent:   {:?} in {} runs", l.spent(), l.spends.len());
-    println!("left:    {:?}", l.remaining());
+    println!("total ε: {}", number(l.total_epsilon));
+    println!("spent:   {} in {} runs", number(l.spent()), l.spends.len());
+    println!("left:    {}", number(l.remaining()));
     if l.total_delta > 0.0 {
         println!("total δ: {:e}, spent {:e}", l.total_delta, l.spent_delta());
     } else {
@@ -68,7 +73,7 @@ pub fn show(path: &Path) -> Result<(), Failure> {
             .map_or(String::from("  -"), |n| format!("{n:>3}"));
         println!(
             "{number}  ε = {:<8}{delta} {} → {} (schema {})",
-            format!("{:?}", s.epsilon),
+            crate::text::number(s.epsilon),
             s.command,
             s.model,
             crate::text::prefix(&s.schema_sha256, 12)

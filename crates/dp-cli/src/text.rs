@@ -9,6 +9,16 @@ pub fn prefix(text: &str, chars: usize) -> &str {
     }
 }
 
+/// `x` in Rust's shortest round-trip form (`{:?}`: `1e308`, `1e-300`, `0.1`, never hundreds
+/// of digits), a whole number without its `.0` (`2`, as `{}` prints it).
+pub fn number(x: f64) -> String {
+    let shortest = format!("{x:?}");
+    match shortest.strip_suffix(".0") {
+        Some(whole) => whole.to_owned(),
+        None => shortest,
+    }
+}
+
 /// `x` rounded to `decimals` places where that is short (|x| in [10⁻³, 10⁶), or 0), in
 /// scientific notation otherwise: never hundreds of digits for a tiny or huge value.
 pub fn compact(x: f64, decimals: usize) -> String {

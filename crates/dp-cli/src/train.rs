@@ -841,9 +841,9 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         String::new()
     };
     eprintln!(
-        "wrote {} (ε = {:?}{delta} spent), {} and {}",
+        "wrote {} (ε = {}{delta} spent), {} and {}",
         req.out.display(),
-        outcome.epsilon,
+        crate::text::number(outcome.epsilon),
         report_json.display(),
         report_md.display()
     );
@@ -857,8 +857,8 @@ fn settle_failure(pending: Option<Pending>, drew: bool, spend: Spend, failure: F
         return failure;
     };
     let charged = format!(
-        " (ε = {:?}{})",
-        spend.epsilon,
+        " (ε = {}{})",
+        crate::text::number(spend.epsilon),
         if spend.delta > 0.0 {
             format!(", δ = {:e}", spend.delta)
         } else {

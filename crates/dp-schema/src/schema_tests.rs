@@ -66,7 +66,7 @@ fn invalid(result: Result<Schema, SchemaError>) -> (String, String, String) {
 #[test]
 fn every_schema_rule_is_checked_and_named() {
     let (key, value, _) = invalid(edited("upper = 100", "upper = -5"));
-    assert_eq!((key.as_str(), value.as_str()), ("columns[0].upper", "-5"));
+    assert_eq!((key.as_str(), value.as_str()), ("columns[0].upper", "-5.0"));
     let (key, _, _) = invalid(edited("upper = 100", "upper = 0"));
     assert_eq!(key, "columns[0].upper");
     let (key, value, _) = invalid(edited("lower = 0", "lower = -inf"));
