@@ -29,7 +29,7 @@ fn load_matching(model_path: &Path, schema: &Schema) -> Result<(Model, Encoder),
                 "{}: trained with the schema of hash {}, but this schema's hash is {}; use the \
                  schema the model was trained with",
                 model_path.display(),
-                &tag["dp-schema:sha256:".len()..],
+                crate::text::prefix(tag.strip_prefix("dp-schema:sha256:").unwrap_or(tag), 64),
                 schema.hash()
             )));
         }
@@ -57,7 +57,10 @@ fn load_matching(model_path: &Path, schema: &Schema) -> Result<(Model, Encoder),
 /// records, where that report lies beside it.
 fn check_kernel_report(model_path: &Path, schema: &Schema) -> Result<(), Failure> {
     let (report, _) = report_paths(model_path);
-    let Ok(text) = std::fs::read_to_string(&report) else {
+    // A report that cannot be read (absent, or not a report) leaves the dimension check.
+    let Ok(text) =
+        crate::input::read_text_bounded(&report, crate::input::MAX_REPORT_BYTES, "a dpml report")
+    else {
         return Ok(());
     };
     let recorded = serde_json::from_str::<serde_json::Value>(&text)
@@ -261,7 +264,10 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
     println!("mechanism:      {:?}", meta.mechanism);
     match model.epsilon() {
         Some(e) => {
-            println!("epsilon:        {e} (the file's claim: a plain file is not authenticated)")
+            println!(
+                "epsilon:        {} (the file's claim: a plain file is not authenticated)",
+                crate::text::number(e)
+            )
         }
         None => println!("epsilon:        none — NOT PRIVATE"),
     }
@@ -272,7 +278,10 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         );
     }
     println!("loss:           {}", meta.loss.name());
-    println!("regularization: {}", meta.regularization);
+    println!(
+        "regularization: {}",
+        crate::text::number(meta.regularization)
+    );
     println!("features:       {}", meta.features);
     match meta.noise_groups {
         Some(g) => println!("noise:          shaped to {g} feature groups"),
@@ -283,7 +292,10 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
             println!("feature map:    {map} (the schema's hash is in the training report)")
         }
         (_, Some(tag)) if tag.starts_with("dp-schema:sha256:") => {
-            println!("schema sha256:  {}", &tag["dp-schema:sha256:".len()..])
+            println!(
+                "schema sha256:  {}",
+                tag.strip_prefix("dp-schema:sha256:").unwrap_or(tag)
+            )
         }
         _ => println!("schema:         none recorded"),
     }
@@ -295,7 +307,7 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
             Model::Linear(m) => {
                 println!("weights:");
                 for (name, w) in encoder.feature_names().iter().zip(m.weights()) {
-                    println!("  {name:<40} {w:>12.6}");
+                    println!("  {name:<40} {:>12}", crate::text::compact(*w, 6));
                 }
             }
             Model::Kernel(_) => println!(

@@ -28,12 +28,12 @@ pub fn parse(text: &str, min: f64, max: f64) -> Result<Vec<f64>, String> {
     for (i, &v) in values.iter().enumerate() {
         if !(v.is_finite() && (min..=max).contains(&v)) {
             return Err(format!(
-                "value {} is {v}; every Λ must be in [{min}, {max}]",
+                "value {} is {v:?}; every Λ must be in [{min:?}, {max:?}]",
                 i + 1
             ));
         }
         if values[..i].contains(&v) {
-            return Err(format!("value {} ({v}) is listed twice", i + 1));
+            return Err(format!("value {} ({v:?}) is listed twice", i + 1));
         }
     }
     Ok(values)
@@ -83,7 +83,7 @@ fn log_grid(spec: &str) -> Result<Vec<f64>, String> {
     }
     if !(low > 0.0 && high > low && high.is_finite()) {
         return Err(format!(
-            "LOW = {low} and HIGH = {high}: need 0 < LOW < HIGH (finite)"
+            "LOW = {low:?} and HIGH = {high:?}: need 0 < LOW < HIGH (finite)"
         ));
     }
     let (a, b) = (low.log10(), high.log10());

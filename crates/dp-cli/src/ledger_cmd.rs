@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use dp_fit::{Ledger, LedgerError, LedgerFile};
 use serde_json::Value;
 
+use crate::text::number;
 use crate::{Failure, fail, output};
 
 fn failure(e: LedgerError) -> Failure {
@@ -25,7 +26,7 @@ pub fn init(
             value,
             expected,
         } => fail(format!(
-            "--{} {value}: must be {expected}",
+            "--{} {value:?}: must be {expected}",
             if what.contains('δ') {
                 "total-delta"
             } else {
@@ -35,7 +36,11 @@ pub fn init(
         other => failure(other),
     })?;
     LedgerFile::create(path, &ledger).map_err(failure)?;
-    eprintln!("wrote {} (total ε = {total_epsilon})", path.display());
+    eprintln!(
+        "wrote {} (total ε = {})",
+        path.display(),
+        number(total_epsilon)
+    );
     Ok(())
 }
 
@@ -49,9 +54,9 @@ pub fn show(path: &Path) -> Result<(), Failure> {
             .unwrap_or("(none yet: given with its next spend)")
     );
     println!("dataset: {}", l.dataset);
-    println!("total ε: {}", l.total_epsilon);
-    println!("spent:   {} in {} runs", l.spent(), l.spends.len());
-    println!("left:    {}", l.remaining());
+    println!("total ε: {}", number(l.total_epsilon));
+    println!("spent:   {} in {} runs", number(l.spent()), l.spends.len());
+    println!("left:    {}", number(l.remaining()));
     if l.total_delta > 0.0 {
         println!("total δ: {:e}, spent {:e}", l.total_delta, l.spent_delta());
     } else {
@@ -68,10 +73,10 @@ pub fn show(path: &Path) -> Result<(), Failure> {
             .map_or(String::from("  -"), |n| format!("{n:>3}"));
         println!(
             "{number}  ε = {:<8}{delta} {} → {} (schema {})",
-            s.epsilon,
+            crate::text::number(s.epsilon),
             s.command,
             s.model,
-            &s.schema_sha256[..s.schema_sha256.len().min(12)]
+            crate::text::prefix(&s.schema_sha256, 12)
         );
     }
     Ok(())
@@ -85,8 +90,11 @@ pub fn check(path: &Path, models: &[PathBuf]) -> Result<(), Failure> {
     let mut problems = Vec::new();
     for model in models {
         let report = crate::train::report_paths(model).0;
-        let text = std::fs::read_to_string(&report)
-            .map_err(|e| fail(format!("{}: cannot read it: {e}", report.display())))?;
+        let text = crate::input::read_text_bounded(
+            &report,
+            crate::input::MAX_REPORT_BYTES,
+            "a dpml report",
+        )?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| fail(format!("{}: not a dpml report: {e}", report.display())))?;
         let entry = &value["ledger"];

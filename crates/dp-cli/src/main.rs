@@ -4,13 +4,16 @@
 #![forbid(unsafe_code)]
 
 mod apply;
+mod cleanup;
 mod grid;
+mod input;
 mod ledger_cmd;
 mod model_file;
 mod output;
 mod progress;
 mod report;
 mod schema_init;
+mod text;
 mod train;
 mod tune;
 
@@ -455,7 +458,12 @@ where
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if let Err(Failure(message)) = cleanup::install() {
+        eprintln!("dpml: error: {message}");
+        return ExitCode::FAILURE;
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
             eprintln!("dpml: error: {message}");

@@ -20,7 +20,7 @@ pub enum Model {
 impl Model {
     /// Reads either kind of file (by the container's model type).
     pub fn load(path: &Path) -> Result<Self, Failure> {
-        let bytes = read_bounded(path)?;
+        let bytes = crate::input::read_bounded(path, MAX_MODEL_FILE_BYTES, "a model file")?;
         match LinearModel::from_bytes(&bytes) {
             Ok(m) => Ok(Model::Linear(m)),
             Err(linear) => match KernelModel::from_bytes(&bytes) {
@@ -76,20 +76,3 @@ impl Model {
 /// Largest model file read: dp-erm's container bounds what it parses; this bounds what is
 /// read into memory before (a kernel model of the largest map is 128 MiB of frequencies).
 const MAX_MODEL_FILE_BYTES: u64 = 1 << 30;
-
-fn read_bounded(path: &Path) -> Result<Vec<u8>, Failure> {
-    use std::io::Read;
-    let io = |e: std::io::Error| fail(format!("{}: cannot read it: {e}", path.display()));
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_MODEL_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
-        return Err(fail(format!(
-            "{}: larger than {MAX_MODEL_FILE_BYTES} bytes; not a model file",
-            path.display()
-        )));
-    }
-    Ok(bytes)
-}

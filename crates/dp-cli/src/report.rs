@@ -208,8 +208,8 @@ pub fn markdown(r: &serde_json::Value) -> String {
     out.push_str(&format!("\n**Rows.** {}.\n", s("rows_note")));
     if let Some(warning) = r["outlook"]["warning"].as_str() {
         out.push_str(&format!(
-            "\n**Expected utility.** {warning} (d/(nε) = {:.3}, from public sizes only).\n",
-            r["outlook"]["noise_ratio"].as_f64().unwrap_or(f64::NAN)
+            "\n**Expected utility.** {warning} (d/(nε) = {}, from public sizes only).\n",
+            crate::text::compact(r["outlook"]["noise_ratio"].as_f64().unwrap_or(f64::NAN), 3)
         ));
     }
     out

@@ -5,28 +5,30 @@ use std::path::Path;
 use crate::output::{Staged, check_free};
 use crate::{Failure, fail};
 
-/// The column names of `data`: a CSV file's header (its first record; no data row is
-/// read) or a Parquet file's schema (metadata, no rows).
+/// The column names of `data`: a CSV file's header (its first record, decompressed if the
+/// file is gzip, as `dpml train` reads it; no data row is read) or a Parquet file's schema
+/// (metadata, no rows). A name given twice is refused: `dpml train` would refuse the file.
 fn column_names(data: &Path, delimiter: u8) -> Result<Vec<String>, Failure> {
     let file = data.display().to_string();
     if dp_schema::is_parquet(data) {
-        let handle = std::fs::File::open(data).map_err(|e| fail(format!("{file}: {e}")))?;
+        let handle = dp_schema::open_parquet(data)?;
         let reader = parquet::file::serialized_reader::SerializedFileReader::new(handle)
             .map_err(|e| fail(format!("{file}: not a readable Parquet file: {e}")))?;
         use parquet::file::reader::FileReader;
         let schema = reader.metadata().file_metadata().schema_descr();
-        return Ok(schema
+        let names: Vec<String> = schema
             .root_schema()
             .get_fields()
             .iter()
             .map(|f| f.name().to_owned())
-            .collect());
+            .collect();
+        refuse_duplicates(&names, |field| format!("{file}, field {field}"))?;
+        return Ok(names);
     }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .delimiter(delimiter)
-        .from_path(data)
-        .map_err(|e| fail(format!("{file}: cannot read it: {e}")))?;
+        .from_reader(dp_schema::csv_text(data)?);
     let mut record = csv::ByteRecord::new();
     let found = reader
         .read_byte_record(&mut record)
@@ -34,7 +36,8 @@ fn column_names(data: &Path, delimiter: u8) -> Result<Vec<String>, Failure> {
     if !found {
         return Err(fail(format!("{file}: empty; no header to read")));
     }
-    record
+    let line = record.position().map_or(1, csv::Position::line);
+    let names = record
         .iter()
         .enumerate()
         .map(|(i, name)| {
@@ -43,9 +46,33 @@ fn column_names(data: &Path, delimiter: u8) -> Result<Vec<String>, Failure> {
                     let n = n.trim_matches([' ', '\t']);
                     n.strip_prefix('\u{feff}').unwrap_or(n).to_owned()
                 })
-                .map_err(|_| fail(format!("{file}, line 1, field {}: not valid UTF-8", i + 1)))
+                .map_err(|_| {
+                    fail(format!(
+                        "{file}, line {line}, field {}: not valid UTF-8",
+                        i + 1
+                    ))
+                })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    refuse_duplicates(&names, |field| {
+        format!("{file}, line {line}, field {field}")
+    })?;
+    Ok(names)
+}
+
+/// Refuses a name given twice, at the second (`at(field)` names where, fields from 1).
+fn refuse_duplicates(names: &[String], at: impl Fn(usize) -> String) -> Result<(), Failure> {
+    for (i, name) in names.iter().enumerate() {
+        if let Some(first) = names[..i].iter().position(|n| n == name) {
+            return Err(fail(format!(
+                "{}: column {name:?} a second time (first at field {}); `dpml train` refuses \
+                 a file with two columns of one name: rename one",
+                at(i + 1),
+                first + 1
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn quoted(text: &str) -> String {

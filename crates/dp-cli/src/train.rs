@@ -161,7 +161,7 @@ pub struct Plan {
 fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Failure> {
     if !(req.epsilon.is_finite() && req.epsilon > 0.0 && req.epsilon <= dp_erm::MAX_EPSILON) {
         return Err(fail(format!(
-            "--epsilon {}: must be a finite ε in (0, {}]",
+            "--epsilon {:?}: must be a finite ε in (0, {:?}]",
             req.epsilon,
             dp_erm::MAX_EPSILON
         )));
@@ -174,7 +174,7 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
             && (dp_erm::MIN_REGULARIZATION..=dp_erm::MAX_REGULARIZATION).contains(&lambda))
     {
         return Err(fail(format!(
-            "--regularization {lambda}: must be \"auto\" or a Λ in [{}, {}]",
+            "--regularization {lambda:?}: must be \"auto\" or a Λ in [{:?}, {:?}]",
             dp_erm::MIN_REGULARIZATION,
             dp_erm::MAX_REGULARIZATION
         )));
@@ -184,7 +184,7 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
         Some(text) => {
             if let Some(lambda) = req.regularization {
                 return Err(fail(format!(
-                    "--tune {text:?} with --regularization {lambda}: --tune chooses Λ; give one \
+                    "--tune {text:?} with --regularization {lambda:?}: --tune chooses Λ; give one \
                      or the other"
                 )));
             }
@@ -197,7 +197,7 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
         && req.tune_method != TuneMethod::Stopping
     {
         return Err(fail(format!(
-            "--tune-stop-probability {gamma}: applies to --tune-method stopping only"
+            "--tune-stop-probability {gamma:?}: applies to --tune-method stopping only"
         )));
     }
     let k = &req.kernel;
@@ -306,7 +306,7 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
     let delta = req.delta;
     if !(delta == 0.0 || (delta > 0.0 && delta < 1.0)) {
         return Err(fail(format!(
-            "--delta {delta}: must be 0 (pure ε) or a δ in (0, 1)"
+            "--delta {delta:?}: must be 0 (pure ε) or a δ in (0, 1)"
         )));
     }
     let s = &req.sgd;
@@ -382,13 +382,13 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
     }
     if let Some(grid) = &req.tune {
         return Err(fail(format!(
-            "--tune {grid:?} with --delta {delta}: private tuning selects among pure-ε \
+            "--tune {grid:?} with --delta {delta:?}: private tuning selects among pure-ε \
              candidates only"
         )));
     }
     if let Some(noise) = req.noise {
         return Err(fail(format!(
-            "--noise {noise:?} with --delta {delta}: the Gaussian mechanisms add spherical \
+            "--noise {noise:?} with --delta {delta:?}: the Gaussian mechanisms add spherical \
              Gaussian noise (leave --noise out)"
         )));
     }
@@ -397,7 +397,7 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
         && !(lambda.is_finite() && (0.0..=dp_erm::MAX_REGULARIZATION).contains(&lambda))
     {
         return Err(fail(format!(
-            "--regularization {lambda}: DP-SGD takes a Λ in [0, {}] (\"auto\" is 0)",
+            "--regularization {lambda:?}: DP-SGD takes a Λ in [0, {:?}] (\"auto\" is 0)",
             dp_erm::MAX_REGULARIZATION
         )));
     }
@@ -429,7 +429,7 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Fail
                 format!("--batch-size {} ({n} rows): {e}", options.batch_size)
             }
             dp_erm::ErmError::InvalidParameter { what: "epochs", .. } => {
-                format!("--epochs {} ({n} rows): {e}", options.epochs)
+                format!("--epochs {:?} ({n} rows): {e}", options.epochs)
             }
             // DpSgd's errors name the parameter (learning_rate, clip_norm, …).
             _ => format!("the DP-SGD options were refused: {e}"),
@@ -841,7 +841,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
     eprintln!(
         "wrote {} (ε = {}{delta} spent), {} and {}",
         req.out.display(),
-        outcome.epsilon,
+        crate::text::number(outcome.epsilon),
         report_json.display(),
         report_md.display()
     );
@@ -856,7 +856,7 @@ fn settle_failure(pending: Option<Pending>, drew: bool, spend: Spend, failure: F
     };
     let charged = format!(
         " (ε = {}{})",
-        spend.epsilon,
+        crate::text::number(spend.epsilon),
         if spend.delta > 0.0 {
             format!(", δ = {:e}", spend.delta)
         } else {

@@ -43,8 +43,8 @@ impl<T: Trainer> Tuner<T> {
             TuneMethod::Stopping => {
                 let base = dp_tune::stopping_base_epsilon(epsilon).ok_or_else(|| {
                     fail(format!(
-                        "--epsilon {epsilon}: no base ε gives random stopping an end-to-end ε \
-                         of at most {epsilon}"
+                        "--epsilon {epsilon:?}: no base ε gives random stopping an end-to-end ε \
+                         of at most {epsilon:?}"
                     ))
                 })?;
                 RandomStopping::new(candidates(base), base, stop_probability)

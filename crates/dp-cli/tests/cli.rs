@@ -1082,7 +1082,7 @@ fn delta_options_are_refused_by_name_before_reading_data() {
     let missing = s.path("no-such-file.csv");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--delta", "1"], "--delta 1"),
-        (vec!["--delta=-1e-6"], "--delta -0.000001"),
+        (vec!["--delta=-1e-6"], "--delta -1e-6"),
         (vec!["--delta", "NaN"], "--delta NaN"),
         (vec!["--model", "dp-sgd"], "--model dp-sgd needs --delta"),
         (

@@ -214,7 +214,7 @@ impl fmt::Display for LedgerError {
                 what,
                 value,
                 expected,
-            } => write!(f, "{what} = {value}: must be {expected}"),
+            } => write!(f, "{what} = {value:?}: must be {expected}"),
             Self::Exceeded(o) if o.which == "δ" => write!(
                 f,
                 "ledger {}: spending δ = {:e} would bring the total δ spent to {:e}, above the \
@@ -223,8 +223,8 @@ impl fmt::Display for LedgerError {
             ),
             Self::Exceeded(o) => write!(
                 f,
-                "ledger {}: spending ε = {} would bring the total spent to {}, above the budget \
-                 of {} for {:?} ({} spent in {} runs); refused before reading any data",
+                "ledger {}: spending ε = {:?} would bring the total spent to {:?}, above the \
+                 budget of {:?} for {:?} ({:?} spent in {} runs); refused before reading any data",
                 o.ledger, o.asked.0, o.after, o.total.0, o.dataset, o.spent, o.runs
             ),
             Self::PureEpsilon {
@@ -234,7 +234,7 @@ impl fmt::Display for LedgerError {
             } => write!(
                 f,
                 "ledger {ledger} is pure ε (no total δ), but this run spends δ = {delta:e} on \
-                 top of ε = {epsilon}: a δ is a chance that the ε guarantee fails outright, \
+                 top of ε = {epsilon:?}: a δ is a chance that the ε guarantee fails outright, \
                  which an ε budget does not cover; refused before reading any data"
             ),
             Self::Corrupt { ledger, why } => write!(f, "ledger {ledger} is corrupt: {why}"),
@@ -440,13 +440,13 @@ impl Ledger {
         }
         if !(self.total_epsilon.is_finite() && self.total_epsilon > 0.0) {
             return Err(corrupt(format!(
-                "total_epsilon = {} is not a finite ε > 0",
+                "total_epsilon = {:?} is not a finite ε > 0",
                 self.total_epsilon
             )));
         }
         if !(0.0..1.0).contains(&self.total_delta) {
             return Err(corrupt(format!(
-                "total_delta = {} is not a δ in [0, 1)",
+                "total_delta = {:?} is not a δ in [0, 1)",
                 self.total_delta
             )));
         }
@@ -454,14 +454,20 @@ impl Ledger {
         for (i, spend) in self.spends.iter().enumerate() {
             if !(spend.epsilon.is_finite() && spend.epsilon > 0.0) {
                 return Err(corrupt(format!(
-                    "spends[{i}].epsilon = {} is not a finite ε > 0",
+                    "spends[{i}].epsilon = {:?} is not a finite ε > 0",
                     spend.epsilon
                 )));
             }
             if !(0.0..1.0).contains(&spend.delta) {
                 return Err(corrupt(format!(
-                    "spends[{i}].delta = {} is not a δ in [0, 1)",
+                    "spends[{i}].delta = {:?} is not a δ in [0, 1)",
                     spend.delta
+                )));
+            }
+            if !is_schema_hash(&spend.schema_sha256) {
+                return Err(corrupt(format!(
+                    "spends[{i}].schema_sha256 is not a schema hash (64 lowercase hex digits, \
+                     or empty for data without a schema)"
                 )));
             }
             if let Some(n) = spend.sequence
@@ -482,13 +488,20 @@ impl Ledger {
         }
         if self.exact_epsilon() > ExactSum::of(self.total_epsilon) {
             return Err(corrupt(format!(
-                "its spends add up to {}, above its total_epsilon = {}",
+                "its spends add up to {:?}, above its total_epsilon = {:?}",
                 self.spent(),
                 self.total_epsilon
             )));
         }
         Ok(self)
     }
+}
+
+/// A spend's `schema_sha256`: empty (data given without a schema: Python's frames) or a
+/// SHA-256 in lowercase hex, as `dp_schema::Schema::hash` writes it.
+fn is_schema_hash(text: &str) -> bool {
+    text.is_empty()
+        || (text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
 }
 
 /// Reads and checks the ledger file at `path`, without locking it (to show it).

@@ -85,8 +85,9 @@ fn identities_are_random_and_a_ledger_from_before_them_loads() {
     assert_eq!(a.id.as_ref().unwrap().len(), 32);
     let old = r#"{"format": "dpml-ledger/1", "dataset": "adult", "total_epsilon": 2.0,
         "spends": [{"epsilon": 0.5, "command": "train", "model": "m.dpm",
-                    "schema_sha256": "ab", "time_unix": 1}]}"#;
-    let mut old: Ledger = serde_json::from_str(old).unwrap();
+                    "schema_sha256": "{}", "time_unix": 1}]}"#
+        .replace("{}", &"ab".repeat(32));
+    let mut old: Ledger = serde_json::from_str(&old).unwrap();
     old = old.check("old").unwrap();
     assert_eq!((old.id.clone(), old.next_sequence), (None, 0));
     old.ensure_identity().unwrap();
@@ -115,6 +116,20 @@ fn corrupt_ledgers_are_named() {
     let mut l = good.clone();
     l.spends.push(Spend::new(f64::NAN, 0.0, "t", "m"));
     cases.push((l, "not a finite ε"));
+    // A schema hash must be one (`dpml ledger show` prints its start).
+    for hash in [
+        "ab".to_owned(),
+        "é".repeat(32),
+        "AB".repeat(32),
+        "g".repeat(64),
+    ] {
+        let mut l = good.clone();
+        l.spends.push(Spend {
+            schema_sha256: hash,
+            ..Spend::new(0.1, 0.0, "t", "m")
+        });
+        cases.push((l, "schema_sha256 is not a schema hash"));
+    }
     for (ledger, pattern) in cases {
         let err = ledger.check("f").unwrap_err().to_string();
         assert!(err.contains("is corrupt") && err.contains(pattern), "{err}");

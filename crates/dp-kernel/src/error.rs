@@ -41,7 +41,7 @@ impl fmt::Display for KernelError {
                 what,
                 value,
                 requirement,
-            } => write!(f, "invalid {what}: {value}; it must be {requirement}"),
+            } => write!(f, "invalid {what}: {value:?}; it must be {requirement}"),
             KernelError::InvalidCount {
                 what,
                 value,

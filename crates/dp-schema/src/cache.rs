@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use dp_erm::RowCacheWriter;
+use dp_erm::{ErmError, RowCacheWriter};
 
 use crate::read::{DEFAULT_BATCH_ROWS, ReadOptions, read_batches};
 use crate::{Encoder, ReadError, Schema};
@@ -25,12 +25,8 @@ pub fn write_row_cache(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<u64, ReadError> {
     let before = stamp(source)?;
-    let refused = |why: String| ReadError::Io {
-        file: cache.display().to_string(),
-        why,
-    };
     let mut writer = RowCacheWriter::create(cache, encoder.features(), block_rows)
-        .map_err(|e| refused(e.to_string()))?;
+        .map_err(|e| cache_error(cache, e, "cannot create it"))?;
     let options = ReadOptions {
         labels: true,
         batch_rows: DEFAULT_BATCH_ROWS,
@@ -41,11 +37,15 @@ pub fn write_row_cache(
             for (row, &label) in batch.rows.iter().zip(&labels) {
                 writer
                     .push_row(row, label)
-                    .map_err(|e| refused(format!("an encoded row was refused: {e}")))?;
+                    .map_err(|e| cache_error(cache, e, "an encoded row was refused"))?;
             }
             Ok(())
         })
-        .and_then(|_| writer.finish().map_err(|e| refused(e.to_string())))
+        .and_then(|_| {
+            writer
+                .finish()
+                .map_err(|e| cache_error(cache, e, "cannot finish it"))
+        })
         .and_then(|rows| {
             if stamp(source)? == before {
                 Ok(rows)
@@ -64,10 +64,30 @@ pub fn write_row_cache(
     written
 }
 
-fn stamp(path: &Path) -> Result<(u64, Option<SystemTime>), ReadError> {
+/// What a row cache's failure says: the operating system's error on the cache file (a full
+/// disk: "No space left on device") as what it is; any other refusal after `context`.
+fn cache_error(cache: &Path, error: ErmError, context: &str) -> ReadError {
+    let why = match error {
+        ErmError::RowCacheAccess(why) => why,
+        other => format!("{context}: {other}"),
+    };
+    ReadError::Cache {
+        file: cache.display().to_string(),
+        why,
+    }
+}
+
+/// A regular file's size and modification time; `None` for a pipe or a device, which is
+/// read once as a stream and cannot change under the reader (a FIFO's time moves with every
+/// write into it).
+fn stamp(path: &Path) -> Result<Option<(u64, Option<SystemTime>)>, ReadError> {
     let meta = std::fs::metadata(path).map_err(|e| ReadError::Io {
         file: path.display().to_string(),
         why: e.to_string(),
     })?;
-    Ok((meta.len(), meta.modified().ok()))
+    Ok(meta.is_file().then(|| (meta.len(), meta.modified().ok())))
 }
+
+#[cfg(test)]
+#[path = "cache_tests.rs"]
+mod tests;

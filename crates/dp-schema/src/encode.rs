@@ -339,7 +339,7 @@ impl Encoder {
             }
             Cell::Null => None,
         };
-        let text = text.ok_or(err(Problem::Missing))?;
+        let text = text.ok_or(err(Problem::MissingLabel))?;
         classes.get(text).copied().ok_or(err(Problem::NotAClass))
     }
 

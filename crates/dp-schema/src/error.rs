@@ -63,8 +63,10 @@ pub enum Problem {
     NotFinite,
     /// A categorical value that is not among the schema's levels, under `unseen = "error"`.
     UnseenLevel,
-    /// A missing value in a column whose policy is `missing = "error"` (or the label).
+    /// A missing value in a feature column whose policy is `missing = "error"`.
     Missing,
+    /// A missing label (never allowed).
+    MissingLabel,
     /// A label that is not among the schema's classes (nor an alias of one).
     NotAClass,
     /// A record with the wrong number of fields.
@@ -99,9 +101,12 @@ impl fmt::Display for Problem {
                  declare the level, or choose unseen = \"ignore\" or \"other\")",
             ),
             Self::Missing => f.write_str(
-                "a missing value, and the column's policy is missing = \"error\" (the label is \
-                 never allowed to be missing)",
+                "a missing value, and the column's policy is missing = \"error\" (choose \
+                 missing = \"zero\", or \"level\" for a categorical column, to encode it)",
             ),
+            Self::MissingLabel => {
+                f.write_str("a missing label (the label is never allowed to be missing)")
+            }
             Self::NotAClass => f.write_str(
                 "a label that is not among the schema's classes (add an alias if it is another \
                  spelling of one)",
@@ -155,6 +160,13 @@ pub enum ReadError {
         /// What does not match.
         why: String,
     },
+    /// A row cache being written from the file failed (a full disk, a refused row).
+    Cache {
+        /// The cache file.
+        file: String,
+        /// What failed: the operating system's error, or the refusal.
+        why: String,
+    },
     /// No data rows (after the header, comments and blank lines).
     Empty {
         /// The data file.
@@ -177,6 +189,7 @@ impl fmt::Display for ReadError {
                 None => write!(f, "{file}, {unit} {line}: {problem}"),
             },
             Self::Columns { file, why } => write!(f, "{file}: {why}"),
+            Self::Cache { file, why } => write!(f, "the row cache {file}: {why}"),
             Self::Empty { file } => write!(
                 f,
                 "{file}: no data rows (after the header, comment and blank lines)"

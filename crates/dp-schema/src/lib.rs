@@ -50,8 +50,8 @@ pub use encode::{Cell, CellError, EncodedRow, Encoder};
 pub use error::{Problem, ReadError, SchemaError};
 #[cfg(feature = "files")]
 pub use read::{
-    Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, is_gzip, is_parquet, read_batches,
-    read_examples, read_training_set,
+    Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, csv_text, is_gzip, is_parquet,
+    open_parquet, read_batches, read_examples, read_training_set,
 };
 pub use schema::{
     CategoricalMissing, Column, ColumnKind, CsvFormat, MAX_LEVELS, MAX_SCHEMA_BYTES,

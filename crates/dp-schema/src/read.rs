@@ -12,7 +12,7 @@
 
 use std::cell::Cell as CountCell;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek};
+use std::io::{BufReader, Read};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -159,13 +159,16 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Whether `path` is read as gzip-compressed CSV: a `.gz` extension, or gzip's magic bytes
 /// at its start (a compressed file under a `.csv` name). A file that cannot be opened is
-/// left for the reader to report.
+/// left for the reader to report. It opens the file to look: not for a pipe, whose bytes it
+/// would consume (the reader itself decides on the bytes it reads).
 pub fn is_gzip(path: &Path) -> bool {
-    let named = path
-        .extension()
+    has_gz_extension(path) || starts_with_gzip_magic(path).unwrap_or(false)
+}
+
+fn has_gz_extension(path: &Path) -> bool {
+    path.extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-    named || starts_with_gzip_magic(path).unwrap_or(false)
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
 fn starts_with_gzip_magic(path: &Path) -> std::io::Result<bool> {
@@ -199,25 +202,66 @@ impl<R: Read> Read for Counted<R> {
 /// The count of file bytes a stream has taken.
 type FileBytes = Rc<CountCell<u64>>;
 
-/// The CSV byte stream of `handle`: decompressed when `gzip`, with the counter of file
-/// bytes consumed.
-fn csv_stream(mut handle: File, gzip: bool) -> std::io::Result<(Box<dyn Read>, FileBytes)> {
-    handle.rewind()?;
+/// The CSV text of `path` as one forward stream: decompressed when it is gzip (a `.gz`
+/// name, or gzip's magic bytes at its start, peeked from the stream itself), with the
+/// counter of file bytes consumed and the size the file claims (0 for a pipe). Nothing is
+/// read twice and nothing seeks, so a pipe or a FIFO reads as a file does.
+fn csv_stream(path: &Path) -> std::io::Result<(Box<dyn Read>, FileBytes, u64)> {
+    let handle = File::open(path)?;
+    let size = handle.metadata()?.len();
     let count = Rc::new(CountCell::new(0));
-    let counted = Counted {
+    let mut counted = Counted {
         inner: handle,
         count: Rc::clone(&count),
     };
+    let mut head = Vec::with_capacity(GZIP_MAGIC.len());
+    (&mut counted)
+        .take(GZIP_MAGIC.len() as u64)
+        .read_to_end(&mut head)?;
+    let gzip = has_gz_extension(path) || head == GZIP_MAGIC;
+    let text = std::io::Cursor::new(head).chain(counted);
     let stream: Box<dyn Read> = if gzip {
         // Multi-member: `cat a.gz b.gz` is a valid gzip file of both.
         Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
             1 << 16,
-            counted,
+            text,
         )))
     } else {
-        Box::new(counted)
+        Box::new(text)
     };
-    Ok((stream, count))
+    Ok((stream, count, size))
+}
+
+/// The text of the CSV file `path`, decompressed if it is gzip (as [`read_batches`] reads
+/// it): for readers of its header only (`dpml schema init`). Works on pipes.
+pub fn csv_text(path: &Path) -> Result<Box<dyn Read>, ReadError> {
+    csv_stream(path)
+        .map(|(stream, ..)| stream)
+        .map_err(|e| ReadError::Io {
+            file: file_name(path),
+            why: e.to_string(),
+        })
+}
+
+/// Opens the Parquet file `path`, refusing what is not a regular file: Parquet's footer is
+/// at the end, so its reader seeks, which a pipe or a device cannot.
+pub fn open_parquet(path: &Path) -> Result<File, ReadError> {
+    let io = |why: String| ReadError::Io {
+        file: file_name(path),
+        why,
+    };
+    // Checked before opening: opening a FIFO waits for a writer.
+    if !std::fs::metadata(path)
+        .map_err(|e| io(e.to_string()))?
+        .is_file()
+    {
+        return Err(io(
+            "not a regular file (a pipe or a device): a Parquet file is read from its end, \
+             which a stream cannot give; write the data to a file and name that file"
+                .into(),
+        ));
+    }
+    File::open(path).map_err(|e| io(e.to_string()))
 }
 
 fn file_name(path: &Path) -> String {
@@ -296,9 +340,7 @@ fn read_csv<E: From<ReadError>>(
         file: file.clone(),
         why: e.to_string(),
     };
-    let handle = File::open(path).map_err(io)?;
-    let total = handle.metadata().map_err(io)?.len();
-    let (stream, consumed) = csv_stream(handle, is_gzip(path)).map_err(io)?;
+    let (stream, consumed, total) = csv_stream(path).map_err(io)?;
     let format = &schema.csv;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -504,10 +546,7 @@ fn read_parquet<E: From<ReadError>>(
         file: file.clone(),
         why: format!("not a readable Parquet file: {e}"),
     };
-    let handle = File::open(path).map_err(|e| ReadError::Io {
-        file: file.clone(),
-        why: e.to_string(),
-    })?;
+    let handle = open_parquet(path)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(parquet_err)?;
     let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
     let fields = builder.schema().fields().clone();

@@ -2,6 +2,7 @@
 //! a hash of its canonical form.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -271,14 +272,18 @@ impl Schema {
             file: file.clone(),
             why: e.to_string(),
         };
-        let size = std::fs::metadata(path).map_err(io)?.len();
-        if size > MAX_SCHEMA_BYTES {
+        // The limit is enforced on what is read, not on the size the file claims: a device
+        // or a pipe claims 0 bytes (`/dev/zero` would never end).
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_SCHEMA_BYTES + 1).read_to_string(&mut text))
+            .map_err(io)?;
+        if text.len() as u64 > MAX_SCHEMA_BYTES {
             return Err(SchemaError::Io {
                 file,
-                why: format!("{size} bytes, more than a schema's limit of {MAX_SCHEMA_BYTES}"),
+                why: format!("more than a schema's limit of {MAX_SCHEMA_BYTES} bytes"),
             });
         }
-        let text = std::fs::read_to_string(path).map_err(io)?;
         Self::from_toml(&text, &file)
     }
 
@@ -501,7 +506,7 @@ fn check_column(
                          documentation or domain knowledge, never computed from the data)",
                     )),
                     Some(v) if !v.is_finite() => {
-                        Err(c.err(key(k), v.to_string(), "must be a finite number"))
+                        Err(c.err(key(k), format!("{v:?}"), "must be a finite number"))
                     }
                     Some(v) => Ok(v),
                 }
@@ -511,14 +516,14 @@ fn check_column(
             if lower >= upper {
                 return Err(c.err(
                     key("upper"),
-                    upper.to_string(),
-                    &format!("must be above lower = {lower} ({name})"),
+                    format!("{upper:?}"),
+                    &format!("must be above lower = {lower:?} ({name})"),
                 ));
             }
             if !(upper - lower).is_finite() {
                 return Err(c.err(
                     key("upper"),
-                    upper.to_string(),
+                    format!("{upper:?}"),
                     "upper − lower overflows; choose narrower bounds",
                 ));
             }

@@ -66,7 +66,7 @@ fn invalid(result: Result<Schema, SchemaError>) -> (String, String, String) {
 #[test]
 fn every_schema_rule_is_checked_and_named() {
     let (key, value, _) = invalid(edited("upper = 100", "upper = -5"));
-    assert_eq!((key.as_str(), value.as_str()), ("columns[0].upper", "-5"));
+    assert_eq!((key.as_str(), value.as_str()), ("columns[0].upper", "-5.0"));
     let (key, _, _) = invalid(edited("upper = 100", "upper = 0"));
     assert_eq!(key, "columns[0].upper");
     let (key, value, _) = invalid(edited("lower = 0", "lower = -inf"));
@@ -192,7 +192,13 @@ fn the_encoding_clamps_scales_and_one_hots() {
         problem(["1", "red", "", "maybe"]).problem,
         Problem::NotAClass
     );
-    assert_eq!(problem(["1", "red", "", "?"]).problem, Problem::Missing);
+    assert_eq!(
+        problem(["1", "red", "", "?"]).problem,
+        Problem::MissingLabel
+    );
+    // A feature's missing value speaks of the feature's policy, a label's of the label.
+    assert!(!Problem::Missing.to_string().contains("label"));
+    assert!(Problem::MissingLabel.to_string().contains("label"));
     assert_eq!(problem(["1", "red", "", "maybe"]).column, 3);
 }
 
@@ -762,4 +768,117 @@ fn a_row_cache_holds_the_rows_the_reader_encodes() {
         crate::write_row_cache(&path, &schema, &encoder, &cache_path, 64, &mut |_, _| {}).is_err()
     );
     assert!(!cache_path.exists());
+}
+
+/// A FIFO at `dir/name`, fed `bytes` by a thread (joined by the caller).
+#[cfg(unix)]
+fn fed_fifo(dir: &Path, name: &str, bytes: Vec<u8>) -> (PathBuf, std::thread::JoinHandle<()>) {
+    let path = dir.join(name);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer_path = path.clone();
+    let feeder = std::thread::spawn(move || {
+        let mut fifo = std::fs::OpenOptions::new()
+            .write(true)
+            .open(writer_path)
+            .unwrap();
+        // A reader that stops early closes the pipe: a broken pipe is not this test's.
+        let _ = fifo.write_all(&bytes);
+    });
+    (path, feeder)
+}
+
+#[cfg(unix)]
+#[test]
+fn rejects_nothing_from_a_pipe_plain_or_gzip_in_memory_or_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "age,color,note,y\n5,red,x,yes\n7,blue,x,no\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(body.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let schema = small();
+    let encoder = Encoder::new(&schema);
+    // Gzip is recognized by its magic bytes on the stream itself, under any name.
+    for (name, bytes) in [("plain", body.as_bytes().to_vec()), ("zipped", gz)] {
+        let (fifo, feeder) = fed_fifo(dir.path(), name, bytes.clone());
+        let set = read_training_set(&fifo, &schema, &encoder, &mut |_, _| {}).unwrap();
+        feeder.join().unwrap();
+        assert_eq!(set.len(), 2, "{name}");
+        std::fs::remove_file(&fifo).unwrap();
+        // Out of core: a FIFO's time moves with every write; it is not a file that changed.
+        let (fifo, feeder) = fed_fifo(dir.path(), name, bytes);
+        let cache = dir.path().join(format!("{name}.rows"));
+        let rows =
+            crate::write_row_cache(&fifo, &schema, &encoder, &cache, 64, &mut |_, _| {}).unwrap();
+        feeder.join().unwrap();
+        assert_eq!(rows, 2, "{name}");
+        std::fs::remove_file(&fifo).unwrap();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn rejects_parquet_from_a_pipe_by_name_without_waiting_for_a_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("rows.parquet");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let schema = small();
+    let err = read_training_set(&fifo, &schema, &Encoder::new(&schema), &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a regular file") && err.contains("write the data to a file"));
+}
+
+#[cfg(unix)]
+#[test]
+fn rejects_a_schema_without_end_at_its_limit() {
+    let err = Schema::load("/dev/zero").unwrap_err().to_string();
+    assert!(err.contains("more than a schema's limit"), "{err}");
+}
+
+#[test]
+fn rejects_float_bounds_in_their_short_form() {
+    let (_, value, text) = invalid(edited("upper = 100", "upper = -1e300"));
+    assert_eq!(value, "-1e300");
+    assert!(text.contains("lower = 0.0"), "{text}");
+    assert!(text.len() < 300, "{text}");
+}
+
+/// A full disk under the row cache is reported as the operating system's error, not as a
+/// refused row (the cache is a link to `/dev/full`, so the failure removes only the link).
+#[cfg(target_os = "linux")]
+#[test]
+fn rejects_a_full_cache_disk_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.csv");
+    let mut body = String::from("age,color,note,y\n");
+    for i in 0..5000 {
+        body.push_str(&format!("{},red,x,yes\n", i % 100));
+    }
+    std::fs::write(&path, body).unwrap();
+    let cache = dir.path().join("full.rows");
+    std::os::unix::fs::symlink("/dev/full", &cache).unwrap();
+    let schema = small();
+    let err = crate::write_row_cache(
+        &path,
+        &schema,
+        &Encoder::new(&schema),
+        &cache,
+        64,
+        &mut |_, _| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("refused"), "{err}");
+    assert!(Path::new("/dev/full").exists());
 }
