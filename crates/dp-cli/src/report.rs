@@ -10,6 +10,7 @@ use crate::model_file::Model as Released;
 use crate::output::sha256_hex;
 use crate::train::{Outcome, TrainRequest};
 use dp_fit::Ledger;
+use dp_fit::outlook::Outlook;
 
 /// The ledger a run charged, as it stands after the run's spend.
 pub struct LedgerEntry {
@@ -39,8 +40,17 @@ pub fn report(
     // From public sizes and ε alone, as the rules are: no data read. A kernel's model has D
     // features; a tuned model saw its own part of the rows.
     let model_features = meta.features;
-    let outlook =
-        RegularizationRule::outlook(outcome.training_rows, model_features, req.epsilon).ok();
+    let outlook = outcome.outlook.clone().or_else(|| {
+        let o =
+            RegularizationRule::outlook(outcome.training_rows, model_features, req.epsilon).ok()?;
+        Some(Outlook {
+            noise_ratio: Some(o.noise_ratio),
+            at_risk: o.at_risk,
+            near_chance: o.near_chance,
+            basis: "d/(nε) with the whole ε",
+            warning: o.warning().map(str::to_string),
+        })
+    });
     json!({
         "report": "dpml train",
         "dpml_version": env!("CARGO_PKG_VERSION"),
@@ -101,9 +111,10 @@ pub fn report(
             "noise_ratio": o.noise_ratio,
             "at_risk": o.at_risk,
             "near_chance": o.near_chance,
-            "warning": o.warning(),
-            "note": "from the public n, d and ε alone (d/(nε), with the rows and features the \
-                     released model was trained on), before any fit; no data read",
+            "warning": o.warning,
+            "basis": o.basis,
+            "note": "from public facts alone (the rows and features the released model was \
+                     trained on, its ε, δ and calibration), before any fit; no data read",
         })),
         "epsilon_spent": outcome.epsilon_steps,
         "epsilon_total": outcome.epsilon,
@@ -207,9 +218,19 @@ pub fn markdown(r: &serde_json::Value) -> String {
     }
     out.push_str(&format!("\n**Rows.** {}.\n", s("rows_note")));
     if let Some(warning) = r["outlook"]["warning"].as_str() {
+        let basis = match r["outlook"]["noise_ratio"].as_f64() {
+            Some(ratio) => format!(
+                "noise ratio {} ({})",
+                crate::text::compact(ratio, 3),
+                r["outlook"]["basis"].as_str().unwrap_or_default()
+            ),
+            None => r["outlook"]["basis"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        };
         out.push_str(&format!(
-            "\n**Expected utility.** {warning} (d/(nε) = {}, from public sizes only).\n",
-            crate::text::compact(r["outlook"]["noise_ratio"].as_f64().unwrap_or(f64::NAN), 3)
+            "\n**Expected utility.** {warning} ({basis}; from public facts only).\n"
         ));
     }
     out

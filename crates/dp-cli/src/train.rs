@@ -7,6 +7,7 @@ use dp_erm::{
     DpSgd, Examples, LinearModel, Loss, ObjectiveCalibration, RegularizationRule, RowCache,
     SgdNeighbours,
 };
+use dp_fit::outlook::Outlook;
 use dp_fit::recipe::{
     ErmRecipe, KERNEL_MECHANISM, KernelName, Mechanism, RecipeError, Regularization, SamplingName,
 };
@@ -526,6 +527,9 @@ pub struct Outcome {
     pub sgd: Option<Value>,
     /// Rows each released model was trained on (for the outlook).
     pub training_rows: usize,
+    /// dp-fit's outlook of the fit, from public facts (`None`: the report computes the
+    /// pure-ε one, as for a tuned model).
+    pub outlook: Option<Outlook>,
 }
 
 /// Runs `dpml train` with a generator keyed from the operating system (the only private
@@ -721,6 +725,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                     kernel: None,
                     sgd: Some(sgd_facts(&sgd, batch, epochs, &req)),
                     training_rows: req.sgd.add_remove_rows().unwrap_or(n),
+                    outlook: Some(Outlook::sgd(req.sgd.add_remove_rows().unwrap_or(n))),
                 }
             }
             (Data::Examples(x), Some(t), _, _) => {
@@ -756,6 +761,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                     kernel: Some(kernel_facts(map)),
                     sgd: None,
                     training_rows: n,
+                    outlook: planned.outlook(n, map.output_features()),
                 }
             }
             (Data::Training(t), _, _, _) => {
@@ -766,7 +772,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                     .fit(&t, &classes, &mut witness)
                     .map_err(|e| fail(format!("the fit was refused: {e}")))?
                     .remove(0);
-                linear_outcome(&req, &plan, model, n)
+                linear_outcome(&req, &plan, model, planned.outlook(n, d), n)
             }
             (Data::Cache { rows, _file, .. }, _, _, _) => {
                 let planned = plan.recipe.plan(n, d, 2).map_err(refused)?;
@@ -776,7 +782,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                 let fit = params
                     .fit_blocks(&rows, n, &mut witness)
                     .map_err(|e| fail(format!("the fit was refused: {e}")))?;
-                linear_outcome(&req, &plan, fit.into_model(), n)
+                linear_outcome(&req, &plan, fit.into_model(), planned.outlook(n, d), n)
             }
             _ => unreachable!("tuning and kernels read examples"),
         })
@@ -888,7 +894,13 @@ fn choice(given: Option<f64>, rule: &str) -> String {
 }
 
 /// What a linear fit (`--model huber/logistic`, pure ε or Gaussian) released.
-fn linear_outcome(req: &TrainRequest, plan: &Plan, model: LinearModel, n: usize) -> Outcome {
+fn linear_outcome(
+    req: &TrainRequest,
+    plan: &Plan,
+    model: LinearModel,
+    outlook: Option<Outlook>,
+    n: usize,
+) -> Outcome {
     let gaussian = req.delta > 0.0;
     let step = if gaussian {
         json!([{ "step": "train (Gaussian objective perturbation)", "epsilon": req.epsilon, "delta": req.delta }])
@@ -906,6 +918,7 @@ fn linear_outcome(req: &TrainRequest, plan: &Plan, model: LinearModel, n: usize)
         kernel: None,
         sgd: None,
         training_rows: n,
+        outlook,
     }
 }
 

@@ -186,6 +186,7 @@ pub fn tuned<T: Trainer, R: ReleaseRng>(
         tuning: Some(facts),
         kernel: None,
         training_rows: tuner.training_rows(data.len()),
+        outlook: None,
         sgd: None,
     })
 }

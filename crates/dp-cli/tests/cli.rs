@@ -917,6 +917,16 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
             .contains("Gaussian objective")
     );
     assert_eq!(report["noise"], "spherical Gaussian");
+    // The Gaussian fit's outlook reads its own noise multiplier (dp-fit), not d/(nε).
+    assert!(
+        report["outlook"]["basis"]
+            .as_str()
+            .unwrap()
+            .starts_with("z·√d/n"),
+        "{}",
+        report["outlook"]
+    );
+    assert!(report["outlook"]["noise_ratio"].as_f64().unwrap() > 0.0);
     assert!(
         report["neighbouring_relation"]
             .as_str()
@@ -940,6 +950,15 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
     );
     let report = report_of(&s, "s.dpm");
     assert!(report["mechanism"].as_str().unwrap().starts_with("DP-SGD"));
+    // 400 rows, far below the 30,000 DP-SGD's rule was fitted at: warned, in the report.
+    assert!(
+        report["outlook"]["warning"]
+            .as_str()
+            .unwrap()
+            .starts_with("DP-SGD on 400 rows"),
+        "{}",
+        report["outlook"]
+    );
     let sgd = &report["dp_sgd"];
     // q = 40/400 and T = ⌈5·400/40⌉ = 50: public arithmetic.
     assert_eq!(sgd["steps"], 50);

@@ -14,6 +14,7 @@
 //!   parsed from strings in one place) and the ε ceiling;
 //! - [`recipe`]: an empirical-risk fit from a face-neutral spec — the mechanism, Λ, each
 //!   one-vs-rest model's share, every refusal that needs no data, and the fit itself;
+//! - [`outlook`]: what a planned fit can be expected to reach, from public facts alone;
 //! - [`split`]: how a fit's (ε, δ) is shared among one-vs-rest models;
 //! - [`sgd`]: DP-SGD's options and the one way they become dp-erm's configuration.
 //!
@@ -25,6 +26,7 @@
 pub mod charge;
 pub mod ledger;
 mod ledger_file;
+pub mod outlook;
 pub mod recipe;
 pub mod sgd;
 pub mod spec;

@@ -1,0 +1,177 @@
+//! What a private model can be expected to reach, from public facts alone (no data read),
+//! for every fit the recipe plans: the same warning whichever face trains it.
+//!
+//! dp-erm's [`RegularizationRule::outlook`] says from `d/(nε)` whether a pure-ε linear model
+//! is expected to beat predicting the majority class; its thresholds were measured on the
+//! rules' synthetic family. That ratio is the size of objective perturbation's linear term
+//! per row, `E‖b‖/(2n)` with `E‖b‖ = 2d/ε`. The same quantity, in the same units, is defined
+//! for the other mechanisms the recipe plans, and judged by the same thresholds:
+//!
+//! - output perturbation at ε: noise of expected norm `2d/(nΛε)` on the minimizer is the
+//!   minimizer's response to a linear term of norm `Λ·2d/(nΛε) = 2d/(nε)` per row, so again
+//!   `d/(nε)`;
+//! - the Gaussian mechanisms with noise multiplier z (σ over the L2 sensitivity it covers):
+//!   objective perturbation's linear term is `b ~ N(0, (2z)²I)`, `E‖b‖ ≈ 2z√d`, and output
+//!   perturbation's noise corresponds to the same term (dp-erm's `GaussianRule` reads z the
+//!   same way), so `z·√d/n`;
+//! - DP-SGD has no such ratio; its rule and defaults were fitted and checked at about
+//!   30,000 rows (dp-erm's `DpSgdRule::FITTED`), so the outlook warns below
+//!   [`SGD_CHECKED_ROWS`].
+//!
+//! The Gaussian and output ratios are a translation of the measured thresholds, not a new
+//! measurement; each outlook says which basis it used.
+
+use dp_erm::{RegularizationRule, UtilityOutlook};
+use serde::Serialize;
+
+use crate::recipe::{ErmPlan, ErmTrainer};
+
+/// Below this many rows DP-SGD's outlook warns: its rule was fitted on synthetic problems of
+/// 30,000 rows, and outside reviewers found it below majority-class prediction on a few
+/// thousand.
+pub const SGD_CHECKED_ROWS: usize = 10_000;
+
+/// A fit's a-priori outlook: public facts only.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outlook {
+    /// The noise's pull per row in the units of `d/(nε)` (`None` where no such ratio is
+    /// defined: DP-SGD, non-private fits).
+    pub noise_ratio: Option<f64>,
+    /// Above `UtilityOutlook::AT_RISK_RATIO`: on a weak or imbalanced problem the model may
+    /// be no better than the majority class.
+    pub at_risk: bool,
+    /// Above `UtilityOutlook::NEAR_CHANCE_RATIO` (or, for DP-SGD, below
+    /// [`SGD_CHECKED_ROWS`] rows): expected to be near chance.
+    pub near_chance: bool,
+    /// What the ratio is, for this mechanism.
+    pub basis: &'static str,
+    /// What to tell the user, if anything.
+    pub warning: Option<String>,
+}
+
+impl Outlook {
+    fn of_ratio(noise_ratio: f64, basis: &'static str) -> Outlook {
+        let judged = UtilityOutlook {
+            noise_ratio,
+            at_risk: noise_ratio > UtilityOutlook::AT_RISK_RATIO,
+            near_chance: noise_ratio > UtilityOutlook::NEAR_CHANCE_RATIO,
+        };
+        Outlook {
+            noise_ratio: Some(noise_ratio),
+            at_risk: judged.at_risk,
+            near_chance: judged.near_chance,
+            basis,
+            warning: judged.warning().map(str::to_string),
+        }
+    }
+
+    /// The outlook of a DP-SGD fit on `rows` public rows.
+    pub fn sgd(rows: usize) -> Outlook {
+        let small = rows < SGD_CHECKED_ROWS;
+        Outlook {
+            noise_ratio: None,
+            at_risk: small,
+            near_chance: small,
+            basis: "DP-SGD's rule and defaults were fitted and checked at about 30,000 rows",
+            warning: small.then(|| {
+                format!(
+                    "DP-SGD on {rows} rows: its rule and defaults were fitted at about 30,000 \
+                     rows, and below {SGD_CHECKED_ROWS} a DP-SGD model can be no better than \
+                     predicting the majority class; compare with it, or use objective \
+                     perturbation (its rules were fitted from 2,000 rows)"
+                )
+            }),
+        }
+    }
+}
+
+impl ErmPlan {
+    /// The outlook of this plan's fits on `rows` rows of `features` trained features (a
+    /// kernel's: its D random features), from the plan's public calibration.
+    pub fn outlook(&self, rows: usize, features: usize) -> Option<Outlook> {
+        match &self.trainer {
+            ErmTrainer::Pure(params) => {
+                let share = params.mechanism().epsilon()?;
+                let ratio = RegularizationRule::outlook(rows, features, share)
+                    .ok()?
+                    .noise_ratio;
+                Some(Outlook::of_ratio(
+                    ratio,
+                    "d/(nε) with each model's ε (objective and output perturbation alike)",
+                ))
+            }
+            ErmTrainer::Gaussian(_) => {
+                let calibration = self.gaussian.as_ref()?;
+                let z = calibration.sigma / calibration.l2_sensitivity;
+                let ratio = z * (features as f64).sqrt() / rows as f64;
+                Some(Outlook::of_ratio(
+                    ratio,
+                    "z·√d/n, the Gaussian mechanism's noise multiplier z in d/(nε)'s units \
+                     (its linear term's expected norm per row)",
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dp_erm::{Loss, ObjectiveCalibration};
+
+    use crate::recipe::{ErmRecipe, Mechanism, Regularization};
+
+    use super::*;
+
+    fn plan(mechanism: Mechanism, rows: usize, features: usize) -> ErmPlan {
+        ErmRecipe {
+            loss: Loss::Logistic,
+            mechanism,
+            regularization: Regularization::Rule,
+            groups: None,
+            tolerance: None,
+            feature_map: "outlook-test".into(),
+        }
+        .plan(rows, features, 2)
+        .unwrap()
+    }
+
+    #[test]
+    fn pure_epsilon_fits_read_d_over_n_epsilon() {
+        let objective = Mechanism::Objective {
+            epsilon: 0.1,
+            calibration: ObjectiveCalibration::CliffFree,
+        };
+        // d/(nε) = 100/(2,000·0.1) = 0.5 > 0.3: near chance; 100/(200,000·1) = 5e-4: fine.
+        let o = plan(objective, 2_000, 100).outlook(2_000, 100).unwrap();
+        assert!((o.noise_ratio.unwrap() - 0.5).abs() < 1e-12);
+        assert!(o.near_chance && o.warning.is_some());
+        let fine = Mechanism::Output { epsilon: 1.0 };
+        let o = plan(fine, 200_000, 100).outlook(200_000, 100).unwrap();
+        assert!(!o.at_risk && o.warning.is_none());
+    }
+
+    #[test]
+    fn gaussian_fits_read_their_noise_multiplier() {
+        for (n, warned) in [(500, true), (500_000, false)] {
+            let p = plan(
+                Mechanism::GaussianObjective {
+                    epsilon: 0.5,
+                    delta: 1e-6,
+                },
+                n,
+                50,
+            );
+            let c = p.gaussian.unwrap();
+            let o = p.outlook(n, 50).unwrap();
+            let expected = c.sigma / c.l2_sensitivity * 50f64.sqrt() / n as f64;
+            assert!((o.noise_ratio.unwrap() / expected - 1.0).abs() < 1e-12);
+            assert_eq!(o.warning.is_some(), warned, "n = {n}: {o:?}");
+        }
+    }
+
+    #[test]
+    fn dp_sgd_warns_below_the_rows_it_was_checked_at() {
+        assert!(Outlook::sgd(3_000).warning.unwrap().contains("3000 rows"));
+        assert!(Outlook::sgd(30_000).warning.is_none());
+    }
+}
