@@ -403,16 +403,40 @@ impl DpSgd {
         data: &Examples,
         rng: &mut R,
     ) -> Result<SgdModel, ErmError> {
-        self.fit_with_noise_factor(data, rng, 1.0)
+        self.fit_interruptible(data, rng, &|| false)
+    }
+
+    /// [`DpSgd::fit`], asking `interrupted` before each step whether to stop (a front door's
+    /// Ctrl-C): when it answers true the fit ends with [`ErmError::Interrupted`] and releases
+    /// nothing. Steps already taken drew noise, so the fit's spend stands. The hook sees no
+    /// data; the model, when it completes, is the one [`DpSgd::fit`] gives.
+    pub fn fit_interruptible<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &Examples,
+        rng: &mut R,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<SgdModel, ErmError> {
+        self.fit_with(data, rng, 1.0, interrupted)
     }
 
     /// The fit with σ multiplied by `factor`: 1 in production; the audit passes less to
     /// prove it catches too little noise.
+    #[cfg(test)]
     pub(crate) fn fit_with_noise_factor<R: ReleaseRng + ?Sized>(
         &self,
         data: &Examples,
         rng: &mut R,
         factor: f64,
+    ) -> Result<SgdModel, ErmError> {
+        self.fit_with(data, rng, factor, &|| false)
+    }
+
+    fn fit_with<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &Examples,
+        rng: &mut R,
+        factor: f64,
+        interrupted: &dyn Fn() -> bool,
     ) -> Result<SgdModel, ErmError> {
         let (n, d) = (data.len(), data.features());
         let config = &self.config;
@@ -446,6 +470,9 @@ impl DpSgd {
         let mut batch = vec![0usize; n];
         let mut coefficients = Vec::with_capacity(n);
         for step in 1..=config.steps {
+            if interrupted() {
+                return Err(ErmError::Interrupted);
+            }
             let mut members = 0;
             for i in 0..n {
                 // Branch-free: a step's q·n members are spread at random over the rows.

@@ -287,6 +287,29 @@ fn dpsgd_learns_a_separable_problem_through_the_trainer_trait() {
 }
 
 #[test]
+fn a_fit_asked_to_stop_stops_between_steps_and_one_never_asked_is_fit() {
+    let data = blobs(200, 4);
+    let sgd = DpSgd::new(config(0.1, 50), 1.0).unwrap();
+    // Never asked to stop: the model `fit` gives, bit for bit.
+    let plain = sgd.fit(&data, &mut InsecureSeededRng::new(5)).unwrap();
+    let hooked = sgd
+        .fit_interruptible(&data, &mut InsecureSeededRng::new(5), &|| false)
+        .unwrap();
+    assert_eq!(plain, hooked);
+    // Asked before the 4th step: three steps taken, then the refusal.
+    let asked = std::cell::Cell::new(0);
+    let err = sgd
+        .fit_interruptible(&data, &mut InsecureSeededRng::new(5), &|| {
+            asked.set(asked.get() + 1);
+            asked.get() > 3
+        })
+        .unwrap_err();
+    assert_eq!(err, ErmError::Interrupted);
+    assert_eq!(asked.get(), 4);
+    assert!(err.to_string().contains("interrupted"), "{err}");
+}
+
+#[test]
 fn a_diverging_learning_rate_is_an_error_not_a_panic() {
     let data = blobs(50, 2);
     let mut c = config(1.0, 2000);

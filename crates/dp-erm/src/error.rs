@@ -113,6 +113,10 @@ pub enum ErmError {
     /// numbers: how close the solver got depends on the data and is not private. Accepted
     /// parameters make this practically impossible ([`crate::calibration::tolerance_floor`]).
     NotConverged,
+    /// The caller asked the fit to stop (its `interrupted` hook answered true between two
+    /// steps, e.g. on Ctrl-C): no model is released. Noise may have been drawn, so a budget
+    /// charged for the fit keeps the spend.
+    Interrupted,
     /// An option was set for a mechanism it does not apply to.
     MisplacedOption {
         /// The option.
@@ -315,6 +319,10 @@ impl fmt::Display for ErmError {
             Self::NotConverged => write!(
                 f,
                 "no model released: the solver could not certify the gradient tolerance"
+            ),
+            Self::Interrupted => write!(
+                f,
+                "no model released: the fit was interrupted at the caller's request"
             ),
             Self::MisplacedOption { option, applies_to } => {
                 write!(f, "{option} applies only to {applies_to}")
