@@ -7,6 +7,7 @@
 
 use rayon::prelude::*;
 
+use crate::ErmError;
 use crate::data::unit_ball::{clip_values_to_unit_ball, within_unit_ball};
 
 /// Rows per parallel task (a few microseconds of work each).
@@ -31,39 +32,60 @@ pub(crate) struct CsrArrays {
     pub values: Vec<f64>,
 }
 
+/// `len` copies of `T::default()`, or [`ErmError::AllocationFailed`] naming `what`: the
+/// arrays sized by the input are allocated fallibly, so that an input too large for the
+/// memory is a refusal, never an abort.
+fn filled<T: Clone + Default>(what: &'static str, len: usize) -> Result<Vec<T>, ErmError> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len)
+        .map_err(|_| ErmError::AllocationFailed {
+            what,
+            bytes: len.saturating_mul(size_of::<T>()),
+        })?;
+    out.resize(len, T::default());
+    Ok(out)
+}
+
 /// The rows of `indptr`/`indices`/`values` (over `features` columns, `labels` one per row)
-/// checked and transformed as [`crate::TrainingSetBuilder::build`] does, or `None` where
-/// anything fails a check (the step-by-step path then names it).
+/// checked and transformed as [`crate::TrainingSetBuilder::build`] does, or `Ok(None)` where
+/// anything fails a check (the step-by-step path then names it);
+/// [`ErmError::AllocationFailed`] where the transformed rows do not fit in memory.
 pub(crate) fn checked_transformed_csr(
     features: usize,
     (indptr, indices, values): (&[usize], &[u32], &[f64]),
     labels: &[f64],
     transforms: &Transforms<'_>,
-) -> Option<CsrArrays> {
-    let rows = indptr.len().checked_sub(1).filter(|&rows| rows > 0)?;
-    dp_optim::CsrRows::check_layout(indptr, indices.len(), values.len()).ok()?;
-    if labels.len() != rows || labels.iter().any(|&y| y != 1.0 && y != -1.0) {
-        return None;
+) -> Result<Option<CsrArrays>, ErmError> {
+    let Some(rows) = indptr.len().checked_sub(1).filter(|&rows| rows > 0) else {
+        return Ok(None);
+    };
+    if dp_optim::CsrRows::check_layout(indptr, indices.len(), values.len()).is_err()
+        || labels.len() != rows
+        || labels.iter().any(|&y| y != 1.0 && y != -1.0)
+    {
+        return Ok(None);
     }
     if let Some(bounds) = transforms.bounds
         && (bounds.len() != features || !bounds.iter().all(|&b| b.is_finite() && b > 0.0))
     {
-        return None;
+        return Ok(None);
     }
     let (extra, out_features) = match transforms.intercept {
         None => (0, features),
-        Some(c) if c.is_finite() && c != 0.0 => (1, features.checked_add(1)?),
-        Some(_) => return None,
+        Some(c) if c.is_finite() && c != 0.0 => match features.checked_add(1) {
+            Some(out) => (1, out),
+            None => return Ok(None),
+        },
+        Some(_) => return Ok(None),
     };
     // Row r keeps its entries and gains `extra`: its start moves by r·extra.
-    let out_indptr: Vec<usize> = indptr
-        .iter()
-        .enumerate()
-        .map(|(r, &p)| p + r * extra)
-        .collect();
+    let mut out_indptr: Vec<usize> = filled("the transformed rows' offsets", indptr.len())?;
+    for (r, (out, &p)) in out_indptr.iter_mut().zip(indptr).enumerate() {
+        *out = p + r * extra;
+    }
     let entries = out_indptr[rows];
-    let mut out_indices = vec![0u32; entries];
-    let mut out_values = vec![0.0; entries];
+    let mut out_indices: Vec<u32> = filled("the transformed rows' column indices", entries)?;
+    let mut out_values: Vec<f64> = filled("the transformed rows' values", entries)?;
     let chunks: Vec<std::ops::Range<usize>> = (0..rows.div_ceil(CHUNK_ROWS))
         .map(|k| k * CHUNK_ROWS..((k + 1) * CHUNK_ROWS).min(rows))
         .collect();
@@ -91,12 +113,12 @@ pub(crate) fn checked_transformed_csr(
             )
         })
     });
-    all_rows_pass.then_some(CsrArrays {
+    Ok(all_rows_pass.then_some(CsrArrays {
         indptr: out_indptr,
         indices: out_indices,
         values: out_values,
         features: out_features,
-    })
+    }))
 }
 
 /// One row, checked and transformed into `out` (its length plus one with an intercept):

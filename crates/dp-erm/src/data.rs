@@ -420,7 +420,7 @@ impl TrainingSetBuilder {
                 };
                 let input = (indptr.as_slice(), indices.as_slice(), values.as_slice());
                 if let Some(rows) =
-                    checked_transformed_csr(features, input, &self.labels, &transforms)
+                    checked_transformed_csr(features, input, &self.labels, &transforms)?
                 {
                     let csr = CsrRows::new(rows.features, rows.indptr, rows.indices, rows.values)?;
                     return Ok(TrainingSet::from_checked_csr(csr, self.labels));
