@@ -7,6 +7,14 @@ use dp_noise::Neighbouring;
 
 /// The public defaults (Opacus-like): expected batches of 256, 10 epochs, η = 1, C = 1.
 pub const DEFAULT_BATCH_SIZE: usize = 256;
+/// The expected batch a face's automatic batch size (Python's `batch_size="auto"`) takes on
+/// the schedule's public `rows` (n, or n̂ under add/remove): [`DEFAULT_BATCH_SIZE`] once
+/// n ≥ 256 (the fits of larger data do not move), and below that the whole of n — full-batch
+/// DP-GD (q = 1), where a batch of 256 would be refused. Public inputs only.
+pub fn auto_batch_size(rows: usize) -> usize {
+    DEFAULT_BATCH_SIZE.min(rows.max(1))
+}
+
 /// See [`DEFAULT_BATCH_SIZE`].
 pub const DEFAULT_EPOCHS: f64 = 10.0;
 /// See [`DEFAULT_BATCH_SIZE`].
@@ -154,6 +162,23 @@ mod tests {
             assert_eq!(resolved.batch_size, schedule.batch_for(n));
             assert!(resolved.average_iterates && !resolved.rule);
         }
+    }
+
+    #[test]
+    fn the_automatic_batch_is_the_default_from_256_rows_and_n_below() {
+        assert_eq!(auto_batch_size(1_000_000), DEFAULT_BATCH_SIZE);
+        assert_eq!(auto_batch_size(256), 256);
+        assert_eq!(auto_batch_size(255), 255);
+        assert_eq!(auto_batch_size(20), 20);
+        assert_eq!(auto_batch_size(0), 1);
+        // A small dataset trains with it (full batch), where the default batch is refused.
+        let small = SgdOptions {
+            batch_size: auto_batch_size(20),
+            ..SgdOptions::default()
+        };
+        let (sgd, _) = small.trainer(1.0, 1e-6, 20).unwrap();
+        assert_eq!((sgd.sampling_rate(), sgd.config().steps), (1.0, 10));
+        assert!(SgdOptions::default().trainer(1.0, 1e-6, 20).is_err());
     }
 
     #[test]
