@@ -222,8 +222,8 @@ fn scaled_csr_arrays_equal_the_entry_path() {
             .unwrap();
             for norm_bound in [1.0, 3.0] {
                 let transform = scaling_only(norm_bound);
-                let fast = transform.scaled_csr(&rows);
-                assert_eq!(fast, transform.scaled_csr_by_entry(&rows));
+                let fast = transform.scaled_csr(&rows).unwrap();
+                assert_eq!(fast, transform.scaled_csr_by_entry(&rows).unwrap());
                 assert_eq!(fast.ordered, ordered);
                 let zeros = data.iter().filter(|&&v| v == 0.0).count();
                 assert_eq!(fast.values.len(), data.len() - zeros);
@@ -252,8 +252,8 @@ fn scaled_dense_rows_equal_the_entry_path() {
     .unwrap();
     for norm_bound in [1.0, 3.0] {
         let transform = scaling_only(norm_bound);
-        let fast = transform.scaled_csr(&dense);
-        assert_eq!(fast, transform.scaled_csr_by_entry(&dense));
+        let fast = transform.scaled_csr(&dense).unwrap();
+        assert_eq!(fast, transform.scaled_csr_by_entry(&dense).unwrap());
         assert_eq!(fast.indptr.len(), rows + 1);
         assert!(fast.values.len() < rows * features * 4 / 5);
     }

@@ -46,6 +46,14 @@ pub enum CoreError {
     /// A ledger could not be used (corrupt, held, unsafe, unreadable): becomes
     /// `dpml.DPMLError`.
     Ledger(String),
+    /// An allocation sized by the input was refused (the input is too large for the
+    /// memory available): becomes `dpml.DPMLMemoryError` (a `MemoryError`).
+    Memory {
+        /// What was to be allocated.
+        what: String,
+        /// Its size in bytes (`usize::MAX`: beyond the address space).
+        bytes: usize,
+    },
     /// A Rust panic caught at the boundary: a bug, reported instead of crashing Python.
     Panic(String),
 }
@@ -64,6 +72,14 @@ impl CoreError {
         CoreError::Value {
             what: what.into(),
             problem: problem.into(),
+        }
+    }
+
+    /// An allocation of `bytes` for `what` that the allocator refused.
+    pub fn memory(what: impl Into<String>, bytes: usize) -> Self {
+        CoreError::Memory {
+            what: what.into(),
+            bytes,
         }
     }
 
@@ -87,6 +103,7 @@ impl CoreError {
             }
             CoreError::Noise(_) => "DPMLValueError",
             CoreError::Budget(_) => "BudgetExceededError",
+            CoreError::Memory { .. } => "DPMLMemoryError",
             CoreError::AfterNoise(_) | CoreError::Ledger(_) => "DPMLError",
             CoreError::Schema(_) => "DPMLValueError",
             CoreError::Tune(e) => tune_class(e),
@@ -102,6 +119,8 @@ fn erm_class(e: &ErmError) -> &'static str {
         // A pass over rows held elsewhere failed after the noise was drawn.
         ErmError::RowSource(_) => "DPMLError",
         ErmError::ModelFileAccess(_) => "DPMLIOError",
+        // The input is too large for the memory available.
+        ErmError::AllocationFailed { .. } => "DPMLMemoryError",
         _ => "DPMLValueError",
     }
 }
@@ -150,6 +169,18 @@ impl std::fmt::Display for CoreError {
             }
             CoreError::Tune(e) => write!(f, "{e}"),
             CoreError::Predict(e) => write!(f, "{e}"),
+            CoreError::Memory { what, bytes } => {
+                let size = if *bytes == usize::MAX {
+                    "more than the address space".to_owned()
+                } else {
+                    format!("{bytes} bytes")
+                };
+                write!(
+                    f,
+                    "not enough memory for {what} ({size}): the input is too large for the \
+                     memory available (use fewer rows or features, or raise the memory limit)"
+                )
+            }
             CoreError::Panic(message) => write!(
                 f,
                 "internal error in dpml's Rust core (a bug, please report it): {message}"
@@ -192,6 +223,34 @@ impl From<NoiseError> for CoreError {
 impl From<PredictError> for CoreError {
     fn from(e: PredictError) -> Self {
         CoreError::Predict(e)
+    }
+}
+
+/// A Gaussian mechanism's refusal at (ε, δ) in the terms of both. dp-erm's
+/// `NoiseBeyondPrecision` says "epsilon is too small", but the Gaussian noise grows as δ
+/// shrinks too (a tiny δ such as 1e-300 is the usual culprit where ε is ordinary); and the
+/// zCDP route's refusal shows the budget ρ it converted (ε, δ) to under the name "epsilon".
+pub fn gaussian_refusal(e: ErmError, epsilon: f64, delta: f64) -> CoreError {
+    match e {
+        ErmError::NoiseBeyondPrecision { .. } => CoreError::value(
+            format!("(epsilon, delta) = ({epsilon:?}, {delta:?})"),
+            "is too small for this number of rows, features and regularization: the \
+             Gaussian noise, which grows as delta or epsilon shrinks, would be beyond what \
+             double precision can train with; use a larger delta (still well below 1/n), a \
+             larger epsilon, more rows or a larger regularization",
+        ),
+        ErmError::InvalidParameter {
+            what: "epsilon",
+            value: rho,
+            requirement,
+        } if requirement.contains("rho") => CoreError::value(
+            format!("(epsilon, delta) = ({epsilon:?}, {delta:?})"),
+            format!(
+                "convert to the zCDP budget rho = {rho:?}, for which no Gaussian noise scale \
+                 settles; use a larger epsilon or delta"
+            ),
+        ),
+        other => other.into(),
     }
 }
 

@@ -204,3 +204,41 @@ fn frame_columns_encode_by_the_schema_only() {
         .to_string();
     assert!(e.contains("has 2 rows, the others 1"), "{e}");
 }
+
+/// A Gaussian refusal names δ beside ε, and never shows ρ as "epsilon".
+#[test]
+fn gaussian_refusals_name_delta_and_rho() {
+    use crate::error::gaussian_refusal;
+    use dp_erm::ErmError;
+    let tiny = gaussian_refusal(
+        ErmError::NoiseBeyondPrecision {
+            epsilon: 1.0,
+            noise_norm: f64::INFINITY,
+        },
+        1.0,
+        1e-300,
+    );
+    let text = tiny.to_string();
+    assert!(
+        text.starts_with("(epsilon, delta) = (1.0, 1e-300)"),
+        "{text}"
+    );
+    assert!(text.contains("larger delta"), "{text}");
+    let rho = gaussian_refusal(
+        ErmError::InvalidParameter {
+            what: "epsilon",
+            value: 0.25,
+            requirement: "a target whose Gaussian noise scale settles (rho shown)",
+        },
+        2.0,
+        1e-6,
+    )
+    .to_string();
+    assert!(
+        rho.contains("rho = 0.25") && !rho.contains("epsilon = 0.25"),
+        "{rho}"
+    );
+    // Other refusals pass through unchanged.
+    let other = gaussian_refusal(ErmError::EmptyData, 1.0, 1e-6);
+    assert_eq!(other.to_string(), ErmError::EmptyData.to_string());
+}

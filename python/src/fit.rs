@@ -147,7 +147,7 @@ pub fn training_set_from(
     transform: &RowTransform,
     first_row: usize,
 ) -> Result<TrainingSet, CoreError> {
-    let scaled = transform.scaled_csr(rows);
+    let scaled = transform.scaled_csr(rows)?;
     let builder = TrainingSet::builder(rows.features());
     let mut builder = if scaled.ordered {
         builder.csr_rows(scaled.indptr, scaled.indices, scaled.values)
@@ -212,11 +212,19 @@ impl LinearSpec {
         features: usize,
         class_count: usize,
     ) -> Result<ErmPlan, CoreError> {
-        Ok(self.recipe(features)?.plan(
+        let plan = self.recipe(features)?.plan(
             rows,
             self.transform.output_features(features),
             class_count,
-        )?)
+        );
+        // A Gaussian mechanism's refusal names δ beside ε (and ρ as ρ).
+        let (epsilon, delta) = (self.mechanism.epsilon(), self.mechanism.delta());
+        plan.map_err(|e| match e {
+            dp_fit::recipe::RecipeError::Erm(e) if delta > 0.0 => {
+                crate::error::gaussian_refusal(e, epsilon.unwrap_or(f64::INFINITY), delta)
+            }
+            e => e.into(),
+        })
     }
 
     /// The feature groups over the transformed features: the intercept in a group of its
@@ -332,7 +340,7 @@ fn sgd_features(rows: &Rows<'_>, transform: &RowTransform) -> Result<Features, C
     let width = transform.output_features(rows.features());
     let features = match rows {
         Rows::Dense { .. } => {
-            let mut values = vec![0.0; rows.len() * width];
+            let mut values = crate::memory::matrix("the rows", rows.len(), width, 0.0)?;
             for (r, row) in values.chunks_mut(width.max(1)).enumerate() {
                 transform.write_scoring_row(rows, r, row);
             }
@@ -341,9 +349,11 @@ fn sgd_features(rows: &Rows<'_>, transform: &RowTransform) -> Result<Features, C
         // Sparse rows stay sparse: a step's work follows the stored entries, not n·d.
         Rows::Csr { .. } => Features::sparse(
             width,
-            (0..rows.len())
-                .map(|r| transform.scoring_entries(rows, r))
-                .collect(),
+            crate::memory::collected(
+                "the rows",
+                rows.len(),
+                (0..rows.len()).map(|r| transform.scoring_entries(rows, r)),
+            )?,
         )?,
     };
     Ok(features)
@@ -358,6 +368,19 @@ pub fn fit_sgd(
     spec: &SgdSpec,
     randomness: Randomness,
 ) -> Result<FitReport<LinearModel>, CoreError> {
+    fit_sgd_interruptible(rows, classes, class_count, spec, randomness, &|| false)
+}
+
+/// [`fit_sgd`], stopping with `ErmError::Interrupted` when `interrupted` answers true
+/// before a step (Python's Ctrl-C); the spend stands, as for any error after noise.
+pub fn fit_sgd_interruptible(
+    rows: Rows<'_>,
+    classes: &[usize],
+    class_count: usize,
+    spec: &SgdSpec,
+    randomness: Randomness,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<FitReport<LinearModel>, CoreError> {
     let rows = rows.checked()?;
     let transform = spec.transform.checked()?;
     check_classes(classes, rows.len(), class_count)?;
@@ -371,7 +394,11 @@ pub fn fit_sgd(
     let inputs = sgd_features(&rows, &transform)?;
     let id = transform.id();
     let fitted = drawing(&mut *rng, |rng| {
-        fit_classes(&sgd, inputs, classes, class_count, rng)?
+        let stoppable = crate::interrupt::StoppableSgd {
+            sgd: &sgd,
+            interrupted,
+        };
+        fit_classes(&stoppable, inputs, classes, class_count, rng)?
             .into_iter()
             .map(|fitted| Ok(fitted.into_model().with_feature_map(&id)?))
             .collect::<Result<Vec<_>, CoreError>>()
@@ -443,7 +470,21 @@ pub(crate) fn kernel_plan(
         },
         ..spec.clone()
     };
-    let plan = linear.plan(rows, components, class_count)?;
+    // The linear model's features are the map's D random features: a refusal of their
+    // count names the parameter the caller gave (n_components), not "features".
+    let plan = linear
+        .plan(rows, components, class_count)
+        .map_err(|e| match e {
+            CoreError::Erm(ErmError::InvalidCount {
+                what: "features",
+                value,
+                requirement,
+            }) => CoreError::value(
+                "n_components",
+                format!("= {value} is invalid: it must be {requirement}"),
+            ),
+            other => other,
+        })?;
     let Some(params) = plan.params().cloned() else {
         return Err(CoreError::value(
             "delta",
@@ -458,15 +499,20 @@ pub(crate) fn kernel_plan(
 /// Raw rows as dp-erm's `Features` (kernel inputs need no norm bound).
 pub(crate) fn features(rows: &Rows<'_>) -> Result<Features, CoreError> {
     Ok(match rows {
-        Rows::Dense { values, features } => Features::dense(*features, values.to_vec())?,
+        Rows::Dense { values, features } => Features::dense(
+            *features,
+            crate::memory::collected("the rows", values.len(), values.iter().copied())?,
+        )?,
         Rows::Csr { .. } => {
-            let sparse = (0..rows.len())
-                .map(|r| {
+            let sparse = crate::memory::collected(
+                "the rows",
+                rows.len(),
+                (0..rows.len()).map(|r| {
                     let mut row = Vec::new();
                     rows.for_each_entry(r, |c, v| row.push((c, v)));
                     row
-                })
-                .collect();
+                }),
+            )?;
             Features::sparse(rows.features(), sparse)?
         }
     })

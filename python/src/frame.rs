@@ -52,11 +52,26 @@ impl FrameColumn {
             other => Err(CoreError::type_error(
                 format!("column {name:?}"),
                 format!(
-                    "has Arrow type {other}; the schema reads numbers or text (cast \
-                     categorical/dictionary columns to strings first)"
+                    "has Arrow type {other}; the schema reads numbers (integers or floats) or \
+                     text: {}",
+                    remedy(other)
                 ),
             )),
         }
+    }
+}
+
+/// What to do with a column of Arrow type `t`, which the schema does not read.
+fn remedy(t: &DataType) -> &'static str {
+    match t {
+        DataType::Decimal32(..)
+        | DataType::Decimal64(..)
+        | DataType::Decimal128(..)
+        | DataType::Decimal256(..) => "cast the decimal column to float64 (Spark: double) first",
+        DataType::Dictionary(..) => {
+            "cast the categorical/dictionary column to strings first (pandas: .astype(str))"
+        }
+        _ => "cast the column to float64 (numbers) or to strings first",
     }
 }
 

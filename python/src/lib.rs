@@ -7,6 +7,7 @@
 //!
 //! - [`rows`]: borrowed dense and CSR rows, and the linear estimators' public row transform.
 //! - [`fit`]: the fits, as a Rust user of dp-erm and dp-kernel writes them.
+//! - [`memory`]: the allocations sized by the input, fallible (a `MemoryError`, never an abort).
 //! - [`models`]: released models, their files and scores.
 //! - [`select`]: private model selection over dp-tune (`dpml.model_selection`).
 //! - [`frame`]: data frames encoded by a public schema (`dpml.Schema`, over dp-schema).
@@ -21,6 +22,8 @@
 pub mod error;
 pub mod fit;
 pub mod frame;
+pub(crate) mod interrupt;
+pub mod memory;
 pub mod models;
 pub mod predict;
 pub mod rows;

@@ -207,7 +207,11 @@ impl Models {
             ));
         }
         let k = self.len();
-        let mut out = Vec::with_capacity(rows.len() * k);
+        let scores = rows
+            .len()
+            .checked_mul(k)
+            .ok_or_else(|| CoreError::memory("the scores", usize::MAX))?;
+        let mut out = crate::memory::with_capacity("the scores", scores)?;
         match self {
             Models::Linear { models, transform } => {
                 let mut row = vec![0.0; transform.output_features(d)];

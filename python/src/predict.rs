@@ -296,7 +296,7 @@ impl Predictor {
         let rng: &mut dyn ReleaseRng = &mut *self.rng;
         match &mut self.answerer {
             Answerer::Walk(interface) => {
-                let mut points = vec![0.0; rows.len()];
+                let mut points = crate::memory::filled("the query points", rows.len(), 0.0)?;
                 for (r, p) in points.iter_mut().enumerate() {
                     rows.write_dense(r, std::slice::from_mut(p));
                 }
@@ -343,7 +343,7 @@ fn scoring_rows(rows: &Rows<'_>, transform: Option<RowTransform>) -> Result<Feat
         intercept: None,
     });
     let width = transform.output_features(rows.features());
-    let mut values = vec![0.0; rows.len() * width];
+    let mut values = crate::memory::matrix("the query rows", rows.len(), width, 0.0)?;
     for (r, out) in values.chunks_exact_mut(width).enumerate() {
         transform.write_scoring_row(rows, r, out);
     }

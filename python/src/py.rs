@@ -5,7 +5,10 @@
 
 use pyo3::prelude::*;
 
-use crate::py_fit::{PyModels, fit_kernel_model, fit_linear_model, fit_sgd_model, utility_outlook};
+use crate::py_fit::{
+    PyModels, fit_kernel_model, fit_linear_model, fit_sgd_model, sgd_auto_batch_size,
+    utility_outlook,
+};
 
 /// `dpml._dpml`: the Rust core.
 #[pymodule]
@@ -15,10 +18,13 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_kernel_model, m)?)?;
     m.add_function(wrap_pyfunction!(fit_sgd_model, m)?)?;
     m.add_function(wrap_pyfunction!(utility_outlook, m)?)?;
+    m.add_function(wrap_pyfunction!(sgd_auto_batch_size, m)?)?;
     m.add_class::<PyModels>()?;
     m.add_class::<crate::py_ledger::PyLedgerCore>()?;
     // The ε ceiling every face checks against (dp-erm's), so Python holds no copy of it.
     m.add("MAX_EPSILON", dp_fit::spec::MAX_EPSILON)?;
+    // The δ cap of every fit and ledger total taken from Python (dp-fit's).
+    m.add("MAX_DELTA", dp_fit::spec::MAX_DELTA)?;
     crate::py_select::register(m)?;
     crate::py_predict::register(m)?;
     crate::py_schema::register(m)?;

@@ -36,6 +36,71 @@ pub(crate) fn detached<T: Send>(
         .map_err(|e| raise(py, e))
 }
 
+/// How often a fit run by [`interruptible`] lets Python's signal handlers run.
+const SIGNAL_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The stack of a fit's own thread: the main thread's usual 8 MiB, not a spawned thread's
+/// 2 MiB, so that a fit runs with the stack it had on the calling thread.
+const FIT_STACK_BYTES: usize = 8 << 20;
+
+/// [`detached`] for a long fit that Ctrl-C must be able to stop: `f` runs without the GIL on
+/// a thread of its own and is handed a hook answering whether to stop, which it asks
+/// between steps; meanwhile this thread, every [`SIGNAL_CHECK_INTERVAL`], takes the GIL and
+/// runs Python's signal handlers (`PyErr_CheckSignals`, which runs them only on the main
+/// thread, so only there can a fit be interrupted). A handler's exception (Ctrl-C's
+/// `KeyboardInterrupt`) raises the hook, waits for `f` to return, and is raised in place of
+/// `f`'s result: no model is released, and a ledger keeps its charge (noise may have been
+/// drawn).
+pub(crate) fn interruptible<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce(&dyn Fn() -> bool) -> Result<T, CoreError> + Send,
+) -> PyResult<T> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Condvar, Mutex};
+
+    let stop = AtomicBool::new(false);
+    let done = (Mutex::new(false), Condvar::new());
+    let mut signal = None;
+    let result = std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("dpml-fit".into())
+            .stack_size(FIT_STACK_BYTES)
+            .spawn_scoped(scope, || {
+                let result = guarded(|| in_this_process(|| f(&|| stop.load(Ordering::Relaxed))));
+                *done.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+                done.1.notify_all();
+                result
+            })
+            .map_err(|e| CoreError::Panic(format!("no thread for the fit: {e}")))?;
+        loop {
+            let finished = py.detach(|| {
+                let guard = done.0.lock().unwrap_or_else(|p| p.into_inner());
+                let (guard, _) = done
+                    .1
+                    .wait_timeout_while(guard, SIGNAL_CHECK_INTERVAL, |finished| !*finished)
+                    .unwrap_or_else(|p| p.into_inner());
+                *guard
+            });
+            if finished {
+                break;
+            }
+            if signal.is_none()
+                && let Err(e) = py.check_signals()
+            {
+                signal = Some(e);
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        worker
+            .join()
+            .unwrap_or_else(|_| Err(CoreError::Panic("the fit's thread panicked".into())))
+    });
+    match signal {
+        Some(e) => Err(e),
+        None => result.map_err(|e| raise(py, e)),
+    }
+}
+
 /// Notes the process importing the module (before any fork of it).
 pub(crate) fn record_importing_process() {
     IMPORTING_PROCESS.get_or_init(std::process::id);
@@ -249,13 +314,15 @@ pub(crate) fn class_indices(y: &Bound<'_, PyAny>) -> Result<Vec<usize>, CoreErro
     let y = y
         .as_slice()
         .map_err(|_| CoreError::type_error("y", "must be contiguous"))?;
-    y.iter()
-        .enumerate()
-        .map(|(row, &c)| {
-            usize::try_from(c)
-                .map_err(|_| CoreError::value("y", format!("row {row} has a negative class index")))
-        })
-        .collect()
+    let mut out = crate::memory::with_capacity("the class indices", y.len())?;
+    for (row, &c) in y.iter().enumerate() {
+        out.push(
+            usize::try_from(c).map_err(|_| {
+                CoreError::value("y", format!("row {row} has a negative class index"))
+            })?,
+        );
+    }
+    Ok(out)
 }
 
 /// The fit's public report as a dict.

@@ -6,12 +6,16 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::error::guarded;
-use crate::fit::{LinearSpec, MapSpec, Regularization, SgdSpec, fit_kernel, fit_linear, fit_sgd};
+use crate::fit::{
+    LinearSpec, MapSpec, Regularization, SgdSpec, fit_kernel, fit_linear, fit_sgd_interruptible,
+};
 use dp_fit::sgd::SgdOptions;
 use dp_fit::spec::Neighbouring;
 
 use crate::models::Models;
-use crate::py_common::{Held, class_indices, detached, loss, mechanism, raise, randomness, report};
+use crate::py_common::{
+    Held, class_indices, detached, interruptible, loss, mechanism, raise, randomness, report,
+};
 use crate::rows::RowTransform;
 
 /// Trains a linear classifier (see `dpml.LogisticRegression` and `dpml.HuberSVC`).
@@ -142,8 +146,16 @@ pub(crate) fn fit_sgd_model<'py>(
     .map_err(|e| raise(py, e))?;
     let (spec, held, classes) = prepared;
     let rows = held.rows().map_err(|e| raise(py, e))?;
-    let fit = detached(py, || {
-        fit_sgd(rows, &classes, n_classes, &spec, randomness(seed))
+    // Ctrl-C stops it between steps (a fit of minutes on large data).
+    let fit = interruptible(py, |interrupted| {
+        fit_sgd_interruptible(
+            rows,
+            &classes,
+            n_classes,
+            &spec,
+            randomness(seed),
+            interrupted,
+        )
     })?;
     let info = report(py, &fit)?;
     Ok((
@@ -321,6 +333,13 @@ impl PyModels {
     fn __len__(&self) -> usize {
         self.inner.len()
     }
+}
+
+/// The expected batch of `DPSGDClassifier(batch_size="auto")` on the schedule's public
+/// `rows` (dp-fit's `auto_batch_size`: 256, or n below 256 rows).
+#[pyfunction]
+pub(crate) fn sgd_auto_batch_size(rows: usize) -> usize {
+    dp_fit::sgd::auto_batch_size(rows)
 }
 
 /// What a private linear model can be expected to reach from the public n, d and ε alone

@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use crate::error::CoreError;
+use crate::memory;
 
 /// An integer index array of scipy's CSR parts, as stored (int32 or int64).
 #[derive(Clone, Copy)]
@@ -331,7 +332,7 @@ impl RowTransform {
     /// as dp-erm's `scale_by_public_bounds` divides (clipping and the intercept are the
     /// builder's), and whether every row's columns are strictly increasing (scipy allows
     /// any order; dp-erm's CSR input does not).
-    pub fn scaled_csr(&self, rows: &Rows<'_>) -> ScaledCsr {
+    pub fn scaled_csr(&self, rows: &Rows<'_>) -> Result<ScaledCsr, CoreError> {
         if let Rows::Csr {
             data,
             indices,
@@ -358,7 +359,7 @@ impl RowTransform {
     /// [`RowTransform::scaled_csr`] of dense rows: the non-zero entries of each chunk of
     /// rows counted, then written, in parallel (a pandas frame of Adult's size is 3 million
     /// values).
-    fn scaled_dense(&self, values: &[f64], features: usize) -> ScaledCsr {
+    fn scaled_dense(&self, values: &[f64], features: usize) -> Result<ScaledCsr, CoreError> {
         const CHUNK_ROWS: usize = 4096;
         let chunk_values = CHUNK_ROWS * features;
         let counts: Vec<usize> = values
@@ -366,9 +367,9 @@ impl RowTransform {
             .map(|chunk| chunk.iter().filter(|&&v| v != 0.0).count())
             .collect();
         let entries = counts.iter().sum();
-        let mut indptr = vec![0usize; values.len() / features + 1];
-        let mut indices = vec![0u32; entries];
-        let mut scaled = vec![0.0; entries];
+        let mut indptr = memory::filled("the rows' offsets", values.len() / features + 1, 0usize)?;
+        let mut indices = memory::filled("the rows' column indices", entries, 0u32)?;
+        let mut scaled = memory::filled("the scaled rows", entries, 0.0)?;
         let mut parts = Vec::with_capacity(counts.len());
         let (mut ends, mut indices_left, mut values_left) = (
             &mut indptr[1..],
@@ -403,16 +404,16 @@ impl RowTransform {
                     *end = first_entry + next;
                 }
             });
-        ScaledCsr {
+        Ok(ScaledCsr {
             indptr,
             indices,
             values: scaled,
             ordered: true,
-        }
+        })
     }
 
     /// [`RowTransform::scaled_csr`] entry by entry, dropping stored zeros: every input form.
-    pub(crate) fn scaled_csr_by_entry(&self, rows: &Rows<'_>) -> ScaledCsr {
+    pub(crate) fn scaled_csr_by_entry(&self, rows: &Rows<'_>) -> Result<ScaledCsr, CoreError> {
         let n = rows.len();
         // CSR input: its stored entries bound the output's (zeros are dropped), so the
         // arrays are allocated once instead of grown by doubling (each growth a copy and
@@ -422,9 +423,9 @@ impl RowTransform {
             Rows::Dense { .. } => 0,
         };
         let mut out = ScaledCsr {
-            indptr: Vec::with_capacity(n + 1),
-            indices: Vec::with_capacity(entries),
-            values: Vec::with_capacity(entries),
+            indptr: memory::with_capacity("the rows' offsets", n + 1)?,
+            indices: memory::with_capacity("the rows' column indices", entries)?,
+            values: memory::with_capacity("the scaled rows", entries)?,
             ordered: true,
         };
         out.indptr.push(0);
@@ -443,7 +444,7 @@ impl RowTransform {
             }
             out.indptr.push(out.indices.len());
         }
-        out
+        Ok(out)
     }
 
     /// [`RowTransform::scaled_csr`] of CSR arrays without stored zeros, which
@@ -454,27 +455,39 @@ impl RowTransform {
         data: &[f64],
         indices: &[C],
         indptr: &[P],
-    ) -> ScaledCsr {
-        let indptr: Vec<usize> = indptr.iter().map(|&p| p.into() as usize).collect();
+    ) -> Result<ScaledCsr, CoreError> {
+        let indptr = memory::collected(
+            "the rows' offsets",
+            indptr.len(),
+            indptr.iter().map(|&p| p.into() as usize),
+        )?;
         // Columns are below the feature count, which dp-erm caps far below 2³².
-        let indices: Vec<u32> = indices.iter().map(|&c| c.into() as u32).collect();
+        let indices = memory::collected(
+            "the rows' column indices",
+            indices.len(),
+            indices.iter().map(|&c| c.into() as u32),
+        )?;
         // Dividing by 1 changes no bit: the common case is a copy.
         let values = if self.norm_bound == 1.0 {
-            data.to_vec()
+            memory::collected("the scaled rows", data.len(), data.iter().copied())?
         } else {
-            data.iter().map(|v| v / self.norm_bound).collect()
+            memory::collected(
+                "the scaled rows",
+                data.len(),
+                data.iter().map(|v| v / self.norm_bound),
+            )?
         };
         let ordered = indptr.windows(2).all(|at| {
             indices[at[0]..at[1]]
                 .windows(2)
                 .all(|pair| pair[0] < pair[1])
         });
-        ScaledCsr {
+        Ok(ScaledCsr {
             indptr,
             indices,
             values,
             ordered,
-        }
+        })
     }
 
     /// Row `r` transformed for scoring as `(column, value)` pairs: the entries of
