@@ -11,11 +11,12 @@ for ``DPSGDClassifier``) it is (ε, δ)-DP instead. See each class's docstring a
 """
 
 from . import model_selection, predict, testing
-from ._dpml import __version__
+from ._dpml import MAX_DELTA, MAX_EPSILON, __version__
 from ._errors import (
     BudgetExceededError,
     DPMLError,
     DPMLIOError,
+    DPMLMemoryError,
     DPMLTypeError,
     DPMLValueError,
     LedgerUnreachableError,
@@ -33,6 +34,7 @@ __all__ = [
     "DPMLError",
     "DPSGDClassifier",
     "DPMLIOError",
+    "DPMLMemoryError",
     "DPMLTypeError",
     "DPMLValueError",
     "HuberSVC",
@@ -40,6 +42,8 @@ __all__ = [
     "Ledger",
     "LedgerUnreachableError",
     "LogisticRegression",
+    "MAX_DELTA",
+    "MAX_EPSILON",
     "NotFittedError",
     "RandomFeaturesSVC",
     "Schema",

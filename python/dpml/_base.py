@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from . import _dpml, _validation, testing
-from ._errors import DPMLError, DPMLTypeError, DPMLValueError, NotFittedError
+from ._errors import DPMLError, DPMLMemoryError, DPMLTypeError, DPMLValueError, NotFittedError
 from ._active import LedgerMarked, resolve_ledger
 from ._randomness import resolve_seed
 
@@ -24,6 +24,8 @@ NEIGHBOURS = (
 )
 
 _MAX_EPSILON = _dpml.MAX_EPSILON
+# The largest δ taken (dp-fit's MAX_DELTA, 1e-2): a useful δ is far below 1/n.
+_MAX_DELTA = _dpml.MAX_DELTA
 
 
 # The largest count the Rust core takes (usize on the 64-bit targets the wheels are built for).
@@ -52,17 +54,20 @@ def _number(name, value, *, positive=True, allow_inf=False):
 
 
 def _delta(value, *, required):
-    """δ: 0 (pure ε; refused when ``required``) or in (0, 1)."""
+    """δ: 0 (pure ε; refused when ``required``) or in (0, ``MAX_DELTA``]."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise DPMLTypeError(f"delta={value!r} must be a number")
     value = float(value)
-    if required and not (value > 0 and value < 1):
+    if required and not (0 < value <= _MAX_DELTA):
         raise DPMLValueError(
             f"delta={value!r}: this mechanism is (epsilon, delta)-DP and needs a delta in "
-            "(0, 1), well below 1/n (e.g. 1e-6 for a million rows)"
+            f"(0, {_MAX_DELTA!r}], well below 1/n (e.g. 1e-6 for a million rows)"
         )
-    if not (value == 0 or 0 < value < 1):
-        raise DPMLValueError(f"delta={value!r} must be 0 (pure epsilon) or in (0, 1)")
+    if not (value == 0 or 0 < value <= _MAX_DELTA):
+        raise DPMLValueError(
+            f"delta={value!r} must be 0 (pure epsilon) or in (0, {_MAX_DELTA!r}], well "
+            "below 1/n: delta is the chance that the epsilon guarantee fails outright"
+        )
     return value
 
 
@@ -141,12 +146,21 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
 
     # -- fitting ------------------------------------------------------------------------
 
-    def fit(self, X, y, ledger=None):
+    def fit(self, X, y, ledger=None, **params):
         """Trains on ``X`` (n_samples × n_features) and ``y`` (one label per row, each in
         ``classes``), charging ``ledger`` (or the ledger active in a ``with`` block) the
-        fit's (ε, δ) before any work. Returns ``self``."""
+        fit's (ε, δ) before any work. Returns ``self``.
+
+        ``sample_weight`` (which scikit-learn's tools pass) must be None: a private fit
+        takes no per-row weights (the noise is calibrated to one row's effect, which a
+        weight multiplies); a weight is refused with ``DPMLValueError``.
+
+        Interrupted (Ctrl-C, ``KeyboardInterrupt``), a long fit stops between its steps or
+        passes; the ledger keeps its charge, since noise may have been drawn (a fit is
+        charged once it may have drawn noise), and the estimator is left unfitted."""
         # First: a fit that an open block would charge but cannot reach is refused here.
         ledger = resolve_ledger(ledger, self)
+        _validation.fit_params(self, params)
         epsilon, mechanism = self._epsilon_and_mechanism()
         delta = self._delta() if mechanism != "non-private" else 0.0
         released = self._released_mechanism(mechanism, delta)
@@ -163,8 +177,9 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
             record = ledger.charge(epsilon, delta, what=type(self).__name__, mechanism=released)
         try:
             models, report = self._fit_rust(call, indices, len(classes), kwargs, seed)
-        except DPMLValueError:
-            # Refused before any noise was drawn (parameters or rows): nothing was spent.
+        except (DPMLValueError, DPMLMemoryError):
+            # Refused before any noise was drawn (parameters, rows, or an input too large for
+            # the memory): nothing was spent.
             if record is not None:
                 ledger.refund(record)
             raise

@@ -9,13 +9,20 @@ class DPMLValueError(DPMLError, ValueError):
     """A bad value: a parameter, a label, a row (NaN, infinite, above the norm bound)."""
 
 
-class DPMLTypeError(DPMLError, TypeError):
+class DPMLTypeError(DPMLValueError, TypeError):
     """A bad type or memory layout (strings where numbers belong, a non-contiguous array
-    handed to the low-level functions)."""
+    handed to the low-level functions). Like scikit-learn's ``InvalidParameterError``, it
+    is both a ``TypeError`` and a ``ValueError`` (a ``DPMLValueError``): code that catches
+    ``ValueError`` for a bad parameter catches every parameter error of dpml."""
 
 
 class DPMLIOError(DPMLError, OSError):
     """A model file could not be read or written."""
+
+
+class DPMLMemoryError(DPMLError, MemoryError):
+    """An input too large for the memory available (an allocation sized by the input was
+    refused); nothing was trained and no noise drawn."""
 
 
 class BudgetExceededError(DPMLValueError):

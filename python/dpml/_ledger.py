@@ -1,23 +1,35 @@
 """A privacy budget that survives scikit-learn's tooling."""
 
 import math
+import numbers
 import os
 
 from . import _active, _dpml
 from ._active import active_ledger, resolve_ledger  # noqa: F401 (their former home)
-from ._errors import BudgetExceededError, DPMLError, DPMLValueError
+from ._errors import BudgetExceededError, DPMLError, DPMLTypeError, DPMLValueError
+
+# The largest total δ (dp-fit's MAX_DELTA, as for every fit): a useful δ is far below 1/n.
+_MAX_DELTA = _dpml.MAX_DELTA
 
 
 def _check_amount(name, value, upper):
-    if isinstance(value, bool):
-        raise DPMLValueError(f"{name}={value!r} must be a number")
-    try:
-        value = float(value)
-    except (TypeError, ValueError) as e:
-        raise DPMLValueError(f"{name}={value!r} must be a number") from e
+    """``value`` as a float in [0, ``upper``]: a real number (not a string, bool or None,
+    which are refused naming ``name``, as the estimators refuse them)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DPMLTypeError(f"{name}={value!r} must be a number")
+    value = float(value)
     if not (0 <= value <= upper) or math.isnan(value):
-        raise DPMLValueError(f"{name}={value!r} must be in [0, {upper}]")
+        raise DPMLValueError(f"{name}={value!r} must be in [0, {upper!r}]")
     return value
+
+
+def _check_total(epsilon, delta):
+    """A ledger's total: ε finite and > 0, δ 0 (pure ε) or in (0, ``MAX_DELTA``]."""
+    epsilon = _check_amount("epsilon", epsilon, math.inf)
+    if epsilon == 0 or math.isinf(epsilon):
+        raise DPMLValueError(f"epsilon={epsilon!r} must be finite and > 0")
+    delta = _check_amount("delta", delta, _MAX_DELTA)
+    return epsilon, delta
 
 
 class Ledger:
@@ -68,12 +80,7 @@ class Ledger:
     """
 
     def __init__(self, epsilon, delta=0.0):
-        epsilon = _check_amount("epsilon", epsilon, math.inf)
-        if epsilon == 0 or math.isinf(epsilon):
-            raise DPMLValueError(f"epsilon={epsilon!r} must be finite and > 0")
-        delta = _check_amount("delta", delta, 1.0)
-        if delta == 1.0:
-            raise DPMLValueError(f"delta={delta!r} must be below 1")
+        epsilon, delta = _check_total(epsilon, delta)
         self._core = _dpml.LedgerCore.in_memory(epsilon, delta)
         self._creator_pid = os.getpid()  # used in another process, it is a copy: refused
 
@@ -95,8 +102,7 @@ class Ledger:
     def create(cls, path, epsilon, delta=0.0, *, dataset="", wait=10.0):
         """A new ledger file at ``path`` (never replacing a file) with a total
         ``(epsilon, delta)`` for ``dataset``, opened: see ``Ledger.open``."""
-        epsilon = _check_amount("epsilon", epsilon, math.inf)
-        delta = _check_amount("delta", delta, 1.0)
+        epsilon, delta = _check_total(epsilon, delta)
         ledger = cls.__new__(cls)
         ledger._core = _dpml.LedgerCore.create(os.fspath(path), epsilon, delta, str(dataset), wait)
         ledger._creator_pid = None
@@ -155,12 +161,18 @@ class Ledger:
         The sums are exact (ten spends of 0.1 exceed 1, as in the reals).
 
         Returns the record, which ``refund`` takes back when the fit was refused before
-        any noise was drawn.
+        any noise was drawn. A spend of nothing (``epsilon`` 0 and ``delta`` 0) is refused:
+        every private fit spends some ε, so a zero spend records no fit.
         """
         epsilon = _check_amount("epsilon", epsilon, math.inf)
-        delta = _check_amount("delta", delta, 1.0)
+        delta = _check_amount("delta", delta, _MAX_DELTA)
         if math.isinf(epsilon):
             raise BudgetExceededError(f"{what} is not private (epsilon = inf): no ledger covers it")
+        if epsilon == 0:
+            raise DPMLValueError(
+                f"epsilon={epsilon!r}: a spend must be > 0 (every private fit spends some "
+                "epsilon; a zero spend would record a fit that spent nothing)"
+            )
         sequence = self._core.charge(epsilon, delta, str(what), str(mechanism or ""))
         return {
             "estimator": what,

@@ -21,13 +21,41 @@ except ImportError:  # pragma: no cover - scikit-learn is an optional extra
         """A conversion of the input that the caller may not have expected."""
 
 
+def fit_params(estimator, params):
+    """The keyword arguments of ``fit`` beyond ``ledger``: ``sample_weight`` (which
+    scikit-learn's tools pass) refused by name unless None, anything else refused as
+    Python refuses an unknown keyword. A private fit takes no per-row weights: the noise is
+    calibrated to one row's largest effect on the model, and a weight w multiplies it by w
+    (a weight read from the data would also leak); reweight by resampling rows, or train
+    separate models on the groups."""
+    name = type(estimator).__name__
+    for key, value in params.items():
+        if key == "sample_weight":
+            if value is not None:
+                raise DPMLValueError(
+                    f"{name}.fit does not take sample_weight: a private fit's noise is "
+                    "calibrated to one row's largest effect on the model, and a weight "
+                    "would multiply that effect (the guarantee would no longer hold); "
+                    "pass sample_weight=None, or resample the rows instead of weighting them"
+                )
+        else:
+            raise DPMLTypeError(f"{name}.fit() got an unexpected keyword argument {key!r}")
+
+
 def _is_sparse(X):
     return hasattr(X, "tocsr") and hasattr(X, "format") and hasattr(X, "nnz")
 
 
 def _feature_names(X):
-    columns = getattr(X, "columns", None)
-    if columns is None or _is_sparse(X):
+    if _is_sparse(X):
+        return None
+    # pyarrow's Table and RecordBatch: ``columns`` holds the arrays, ``column_names`` the
+    # names; pandas and polars: ``columns`` holds the names.
+    # (A pandas column named "column_names" is a Series, not a list: not taken for names.)
+    columns = getattr(X, "column_names", None)
+    if not isinstance(columns, (list, tuple)):
+        columns = getattr(X, "columns", None)
+    if columns is None:
         return None
     names = [c for c in columns]
     if names and all(isinstance(c, str) for c in names):

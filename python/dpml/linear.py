@@ -7,6 +7,17 @@ from ._base import PrivateClassifier, _delta, _number, require_data_norm
 from ._errors import DPMLTypeError, DPMLValueError
 
 
+def logistic_proba(scores):
+    """P(class | x) from a logistic model's scores (n × 1 binary, n × K one-vs-rest): the
+    logistic function of the score, or the K one-vs-rest probabilities normalized to sum
+    to 1."""
+    p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the logistic function, without overflow
+    if p.shape[1] == 1:
+        return np.hstack([1.0 - p, p])
+    total = p.sum(axis=1, keepdims=True)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / p.shape[1])
+
+
 class _LinearClassifier(PrivateClassifier):
     _kind = "linear"
 
@@ -74,11 +85,11 @@ _SHARED_DOC = """
         training sets that differ in one row (replaced). With more than two classes each
         one-vs-rest model gets ε/K, and the K together are ε-DP.
     delta : float, default=0.0
-        0: pure ε-DP (the mechanisms below, CMS11). In (0, 1): the model is (ε, δ)-DP for
-        the same relation, trained by dp-erm's ``GaussianErm`` with Gaussian noise
-        ("output": snapped discrete Gaussian, zCDP accounting; "objective": Gaussian
-        linear term, KST12, with its own cliff-free rule, so ``calibration`` must stay
-        "cliff-free" and ``feature_groups`` None). δ is the probability mass on which the
+        0: pure ε-DP (the mechanisms below, CMS11). In (0, 0.01] (``dpml.MAX_DELTA``): the
+        model is (ε, δ)-DP for the same relation, trained by dp-erm's ``GaussianErm`` with
+        Gaussian noise ("output": snapped discrete Gaussian, zCDP accounting; "objective":
+        Gaussian linear term, KST12, with its own cliff-free rule, so ``calibration`` must
+        stay "cliff-free" and ``feature_groups`` None). δ is the probability mass on which the
         ε bound may fail: pick it well below 1/n. With K > 2 classes each model gets
         (ε/K, δ/K). The ledger is charged (ε, δ).
     data_norm : float, required
@@ -182,12 +193,7 @@ class LogisticRegression(_LinearClassifier):
     def predict_proba(self, X):
         """P(class | x): the logistic function of the score (two classes), or the K
         one-vs-rest probabilities normalized to sum to 1."""
-        scores = self._scores(X)
-        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the logistic function, without overflow
-        if p.shape[1] == 1:
-            return np.hstack([1.0 - p, p])
-        total = p.sum(axis=1, keepdims=True)
-        return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / p.shape[1])
+        return logistic_proba(self._scores(X))
 
     def predict_log_proba(self, X):
         """The logarithm of ``predict_proba``."""

@@ -11,7 +11,13 @@ import math
 
 from . import _dpml, _validation, testing
 from ._base import NEIGHBOURS, PrivateClassifier, _choice, _number
-from ._errors import BudgetExceededError, DPMLTypeError, DPMLValueError, NotFittedError
+from ._errors import (
+    BudgetExceededError,
+    DPMLMemoryError,
+    DPMLTypeError,
+    DPMLValueError,
+    NotFittedError,
+)
 from ._active import LedgerMarked, resolve_ledger
 from ._randomness import resolve_seed
 
@@ -195,10 +201,12 @@ class PrivateSearch(ClassifierMixin, LedgerMarked, BaseEstimator):
             return n // (m + 1)
         return n - min(math.ceil(n * holdout), n)
 
-    def fit(self, X, y, ledger=None):
+    def fit(self, X, y, ledger=None, **params):
         """Runs the search on ``X``, ``y``, charging ``ledger`` (or the active one) the
-        search's (ε, δ) once, before any noise is drawn on the data. Returns ``self``."""
+        search's (ε, δ) once, before any noise is drawn on the data. Returns ``self``.
+        ``sample_weight`` must be None (a private fit takes no per-row weights)."""
         ledger = resolve_ledger(ledger, self)
+        _validation.fit_params(self, params)
         epsilon, method, grid, gamma, holdout = self._checked()
         seed = resolve_seed(self.random_state, testing.allow_int_seed())
         shape, call = _validation.rows(self, X, reset=True)
@@ -264,7 +272,7 @@ class PrivateSearch(ClassifierMixin, LedgerMarked, BaseEstimator):
                 charge=charge,
                 **call,
             )
-        except DPMLValueError:
+        except (DPMLValueError, DPMLMemoryError):
             # Refused before any noise was drawn on the data: nothing was spent.
             if record is not None:
                 ledger.refund(record)

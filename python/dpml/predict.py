@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _dpml, _validation, testing
 from ._base import NEIGHBOURS, _choice, _number
-from ._errors import DPMLError, DPMLTypeError, DPMLValueError, NotFittedError
+from ._errors import DPMLError, DPMLMemoryError, DPMLTypeError, DPMLValueError, NotFittedError
 from ._active import LedgerMarked, resolve_ledger
 from ._randomness import resolve_seed
 
@@ -68,7 +68,7 @@ class _PrivatePredictor(LedgerMarked, BaseEstimator):
             )
         try:
             self._predictor = build()
-        except DPMLValueError:
+        except (DPMLValueError, DPMLMemoryError):
             if record is not None:
                 ledger.refund(record)
             raise
@@ -223,10 +223,12 @@ class SubsampleAndAggregate(_PrivatePredictor):
         self.slot = slot
         self.random_state = random_state
 
-    def fit(self, X, y, ledger=None):
+    def fit(self, X, y, ledger=None, **params):
         """Trains the ensemble and opens the budget, charging ``ledger`` (or the active
-        one) ``total_epsilon`` before any work. Returns ``self``."""
+        one) ``total_epsilon`` before any work. Returns ``self``.
+        ``sample_weight`` must be None (a private fit takes no per-row weights)."""
         ledger = resolve_ledger(ledger, self)
+        _validation.fit_params(self, params)
         per_query, total, slot, seed = self._checked()
         k = self.n_parts
         if k is None:
@@ -360,10 +362,12 @@ class ExponentialWalk(_PrivatePredictor):
         except (TypeError, ValueError) as e:
             raise DPMLTypeError(f"X must hold numbers ({e})") from e
 
-    def fit(self, X, y, ledger=None):
+    def fit(self, X, y, ledger=None, **params):
         """Builds the walk and opens the budget, charging ``ledger`` (or the active one)
-        ``total_epsilon`` before any work. Returns ``self``."""
+        ``total_epsilon`` before any work. Returns ``self``.
+        ``sample_weight`` must be None (a private fit takes no per-row weights)."""
         ledger = resolve_ledger(ledger, self)
+        _validation.fit_params(self, params)
         per_query, total, slot, seed = self._checked()
         alpha = _number("alpha", self.alpha)
         if not alpha < 0.5:

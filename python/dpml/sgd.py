@@ -6,13 +6,20 @@ import numbers
 
 import numpy as np
 
-from . import _dpml
-from ._base import _MAX_EPSILON, _choice, _count, _delta, _number
+from . import _dpml, _validation
+from ._base import _MAX_DELTA, _MAX_EPSILON, _choice, _count, _delta, _number
 from ._errors import DPMLTypeError, DPMLValueError
 from ._active import resolve_ledger
-from .linear import _LinearClassifier
+from .linear import _LinearClassifier, logistic_proba
+from sklearn.utils.metaestimators import available_if  # scikit-learn: see _base
 
 _LOSSES = ("logistic", "huber")
+
+
+def _is_former_default(batch_size):
+    """256, the default before "auto": code that spelled it out beside schedule="rule"
+    meant the default, and is not refused."""
+    return isinstance(batch_size, numbers.Integral) and batch_size == 256
 
 
 class DPSGDClassifier(_LinearClassifier):
@@ -42,15 +49,17 @@ class DPSGDClassifier(_LinearClassifier):
     epsilon : float, default=1.0
         The ε of the guarantee, in (0, 1000].
     delta : float, required
-        The δ of the guarantee, in (0, 1); pick it well below 1/n. No default: DP-SGD has no
+        The δ of the guarantee, in (0, 0.01] (``dpml.MAX_DELTA``); pick it well below 1/n. No default: DP-SGD has no
         pure-ε form. With K > 2 classes each one-vs-rest model gets (ε/K, δ/K).
     classes : array-like, required
         The possible labels (public).
     loss : {"logistic", "huber"}, default="logistic"
     huber_width : float, default=1.0
         The Huber hinge's width h (``loss="huber"``).
-    batch_size : int, default=256
-        The expected Poisson batch size qn, between 1 and n.
+    batch_size : int or "auto", default="auto"
+        The expected Poisson batch size qn, between 1 and n. "auto": 256 on 256 rows or
+        more, else the whole of n (full-batch DP-GD, q = 1), so that small datasets train
+        (dp-fit's ``auto_batch_size``, on the public n, or ``public_rows`` under add/remove).
     epochs : float, default=10.0
         Passes over the data (sets T).
     learning_rate : float, default=1.0
@@ -123,7 +132,7 @@ class DPSGDClassifier(_LinearClassifier):
         classes=None,
         loss="logistic",
         huber_width=1.0,
-        batch_size=256,
+        batch_size="auto",
         epochs=10.0,
         learning_rate=1.0,
         clip_norm=1.0,
@@ -156,17 +165,20 @@ class DPSGDClassifier(_LinearClassifier):
         self.public_rows = public_rows
         self.random_state = random_state
 
-    def fit(self, X, y, ledger=None):
-        """Trains on ``X`` and ``y`` as the other estimators do (see their ``fit``); an
-        add/remove fit is refused with a ledger, which adds replace-one ε."""
+    def fit(self, X, y, ledger=None, **params):
+        """Trains on ``X`` and ``y`` as the other estimators do (see their ``fit``; no
+        ``sample_weight``); an add/remove fit is refused with a ledger, which adds
+        replace-one ε. Interrupted (Ctrl-C), it stops between steps with
+        ``KeyboardInterrupt`` and the ledger keeps the charge (noise may have been drawn)."""
         ledger = resolve_ledger(ledger, self)
+        _validation.fit_params(self, params)
         if self._add_remove_rows() is not None and ledger is not None:
             raise DPMLValueError(
                 "neighbouring='add-remove' with a Ledger: a ledger adds replace-one epsilon, "
                 "and an add/remove epsilon is for another relation; fit without the ledger, "
                 "or with neighbouring='replace-one'"
             )
-        return super().fit(X, y, ledger=ledger)
+        return super().fit(X, y, ledger=ledger, **params)
 
     def _add_remove_rows(self):
         """The public n̂ under add/remove, None under replace-one; refused when they do not
@@ -210,7 +222,7 @@ class DPSGDClassifier(_LinearClassifier):
         if self.delta is None:
             raise DPMLValueError(
                 "delta is required: DP-SGD is (epsilon, delta)-DP and has no pure-epsilon "
-                "form; pass a delta in (0, 1), well below 1/n"
+                f"form; pass a delta in (0, {_MAX_DELTA!r}], well below 1/n"
             )
         return _delta(self.delta, required=True)
 
@@ -223,7 +235,7 @@ class DPSGDClassifier(_LinearClassifier):
 
     def _fit_kwargs(self, shape, call, epsilon, mechanism):
         loss, width = self._loss()
-        batch = _count("batch_size", self.batch_size)
+        batch = self._batch_size(shape[0])
         for name in ("fit_intercept", "average_iterates"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
@@ -249,15 +261,51 @@ class DPSGDClassifier(_LinearClassifier):
             add_remove_rows=self._add_remove_rows(),
         )
 
+    def _batch_size(self, n_rows):
+        """The expected batch: ``batch_size``, or "auto"'s on the schedule's public n; one
+        above n is refused naming n (public: the data's count under replace-one, the
+        public estimate under add/remove) and the fix."""
+        rows = self._public_rows(n_rows)
+        if isinstance(self.batch_size, str) and self.batch_size == "auto":
+            return _dpml.sgd_auto_batch_size(rows)
+        if isinstance(self.batch_size, str):
+            raise DPMLValueError(f"batch_size={self.batch_size!r}; expected an integer or 'auto'")
+        batch = _count("batch_size", self.batch_size)
+        if batch > rows and not self._uses_rule():
+            n = "public_rows" if self._add_remove_rows() is not None else "n"
+            raise DPMLValueError(
+                f"batch_size={batch!r} is above the {n}={rows} rows the schedule is on (the "
+                f"expected batch qn is at most n); pass batch_size='auto' (256, or all {rows} "
+                f"rows below 256) or a batch_size of at most {rows}"
+            )
+        return batch
+
+    def _uses_rule(self):
+        return isinstance(self.schedule, str) and self.schedule == "rule"
+
+    @available_if(lambda self: self.loss == "logistic")
+    def predict_proba(self, X):
+        """P(class | x) of a logistic model (``loss="logistic"`` only): the logistic
+        function of the score (two classes), or the K one-vs-rest probabilities normalized
+        to sum to 1, as ``LogisticRegression.predict_proba``."""
+        return logistic_proba(self._scores(X))
+
+    @available_if(lambda self: self.loss == "logistic")
+    def predict_log_proba(self, X):
+        """The logarithm of ``predict_proba``."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
     def _check_rule_leaves_defaults(self):
         """schedule="rule" sets these; a value given beside it would be silently unused."""
         defaults = dict(
-            batch_size=256, epochs=10.0, learning_rate=1.0, clip_norm=1.0, regularization=0.0
+            batch_size="auto", epochs=10.0, learning_rate=1.0, clip_norm=1.0, regularization=0.0
         )
         given = [
             f"{name}={value!r}"
             for name, default in defaults.items()
-            if isinstance(value := getattr(self, name), bool) or value != default
+            if isinstance(value := getattr(self, name), bool)
+            or (value != default and not (name == "batch_size" and _is_former_default(value)))
         ]
         if given:
             raise DPMLValueError(

@@ -128,6 +128,92 @@ def _require_pyspark():
         raise ImportError("dpml.spark needs pyspark and pyarrow: pip install 'dpml[spark]'") from e
 
 
+_CHECK_SCHEMA = "partition long, error string"
+
+
+def _check_column_types(df, schema, labels):
+    """The driver's check of ``df``'s column types against what the schema reads, before
+    any job: a column the encoding needs that is absent, or of a type it does not read (a
+    decimal, a date, a boolean, a nested type), is refused naming the column, its type and
+    the cast that fixes it (types are public: no data is read)."""
+    from pyspark.sql import types as T
+
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    names = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType",
+             "StringType", "CharType", "VarcharType")
+    readable = tuple(getattr(T, n) for n in names if hasattr(T, n))
+    for name, kind in schema._core.columns:
+        if kind == "ignore" or (kind == "label" and not labels):
+            continue
+        spark_type = fields.get(name)
+        if spark_type is None:
+            raise DPMLValueError(f"df has no column {name!r}, which the schema encodes")
+        if isinstance(spark_type, readable):
+            continue
+        if isinstance(spark_type, T.DecimalType) or kind == "numeric":
+            fix = f"cast it to double first: df.withColumn({name!r}, df[{name!r}].cast('double'))"
+        else:
+            fix = f"cast it to string first: df.withColumn({name!r}, df[{name!r}].cast('string'))"
+        raise DPMLTypeError(
+            f"column {name!r} has Spark type {spark_type.simpleString()}; the schema reads "
+            f"numbers (integers, float, double) or strings: {fix}"
+        )
+
+
+def _check_function(schema_text, labels):
+    """What each partition runs for ``predict``'s validation pass: its records encoded by
+    the schema, batch by batch (nothing kept), and the first refusal, naming its row within
+    the partition and its column, sent back as a record (nothing for a clean partition)."""
+
+    def run(batches):
+        import re as _re
+
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        from dpml import _dpml as core
+        from dpml._errors import DPMLError as Refused
+
+        partition = TaskContext.get().partitionId()
+        encoder = core.Schema.from_toml(schema_text)
+        first_row = 0
+        for batch in batches:
+            try:
+                encoder.encode_stream(
+                    pa.RecordBatchReader.from_batches(batch.schema, [batch]).__arrow_c_stream__(),
+                    labels,
+                )
+            except Refused as e:
+                # The batch's row number, as the partition's.
+                message = _re.sub(
+                    r"\brow (\d+)", lambda m: f"row {first_row + int(m.group(1))}", str(e), count=1
+                )
+                yield pa.RecordBatch.from_pydict(
+                    {"partition": [partition], "error": [f"{type(e).__name__}: {message}"]},
+                    schema=pa.schema([("partition", pa.int64()), ("error", pa.string())]),
+                )
+                return
+            first_row += batch.num_rows
+
+    return run
+
+
+def _validated(df, schema_text, labels):
+    """``predict``'s validation pass: refuses, as ``fit`` does, the first record of ``df``
+    the schema refuses (``DPMLValueError`` naming its partition, row and column), and a
+    job that fails (``DPMLError``, Spark's message chained)."""
+    try:
+        refused = df.mapInArrow(_check_function(schema_text, labels), _CHECK_SCHEMA).collect()
+    except Exception as e:
+        raise DPMLError(
+            "the Spark job of predict's validation pass failed (after Spark's task retries): "
+            f"{type(e).__name__}: {_first_line(e)}"
+        ) from e
+    if refused:
+        partition, error = min((int(r[0]), r[1]) for r in refused)
+        raise DPMLValueError(f"partition {partition} of the DataFrame: {error}")
+
+
 def _encode_function(schema_text, schema_hash, transform, class_of):
     """What each partition runs once per fit (pickled to the executors): its rows encoded
     by the schema into one block (and, with ``class_of``, each row's class index: a
@@ -389,6 +475,7 @@ def _fit(estimator, df, schema, n_rows, ledger):
             f"n_rows={n_rows!r} must be a positive integer: the public number of rows in df"
         )
     n_rows = int(n_rows)
+    _check_column_types(df, schema, labels=True)
     epsilon, mechanism = estimator._epsilon_and_mechanism()
     # δ > 0: dp-erm's GaussianErm over the partial sums, at (ε/K, δ/K) per model as in memory.
     delta = estimator._delta() if mechanism != "non-private" else 0.0
@@ -526,7 +613,9 @@ def _prediction_labels(model, schema):
     return classes.tolist(), spark_type(), arrow_type
 
 
-def predict(model, df, *, schema, decision_col="decision", prediction_col="prediction"):
+def predict(
+    model, df, *, schema, decision_col="decision", prediction_col="prediction", validate=True
+):
     """``df`` with two columns added: the model's score (``decision_col``) and predicted
     class (``prediction_col``), as ``model.decision_function`` and ``model.predict``
     give them. A binary model's score is a double, and its class, in the user's labels,
@@ -537,8 +626,16 @@ def predict(model, df, *, schema, decision_col="decision", prediction_col="predi
     doubles, one per class in ``classes_`` order, and its class the ``classes_`` entry of
     the largest (the first on a tie, as ``numpy.argmax``). Computed on the executors by
     ``mapInArrow``, the model travelling as its file bytes inside the scoring function (no
-    broadcast: it runs on Spark Connect too). A record the schema refuses fails the job
-    with an error naming its row and column. ``model``: a fitted ``dpml.LogisticRegression``
+    broadcast: it runs on Spark Connect too).
+
+    Refused as ``fit`` refuses them, before the DataFrame is returned: a column of a type
+    the schema does not read (a decimal: cast it to double), checked on the driver; and,
+    with ``validate=True`` (the default), a record the schema refuses, found by a
+    validation pass (one Spark job encoding every partition, nothing kept):
+    ``DPMLValueError`` naming its partition, row and column, never its value. With
+    ``validate=False`` that pass is skipped and such a record fails the job when the result
+    is computed (pyspark's ``PythonException``, carrying the same message). ``model``: a
+    fitted ``dpml.LogisticRegression``
     / ``dpml.HuberSVC`` (or any linear dpml model: ``dpml.DPSGDClassifier`` trained in
     memory predicts too); a schema whose label declares more than two classes needs a
     model with its own ``classes_`` (the ±1 encoding's −1 is no one class)."""
@@ -563,6 +660,9 @@ def predict(model, df, *, schema, decision_col="decision", prediction_col="predi
     for name in (decision_col, prediction_col):
         if name in df.columns:
             raise DPMLValueError(f"df already has a column {name!r}")
+    if not isinstance(validate, (bool, np.bool_)):
+        raise DPMLTypeError(f"validate={validate!r} must be True or False")
+    _check_column_types(df, schema, labels=False)
     labels, label_type, arrow_type = _prediction_labels(model, schema)
     one_vs_rest = len(model._models) > 1
     if len(model._models) != (len(labels) if one_vs_rest else 1):
@@ -571,6 +671,8 @@ def predict(model, df, *, schema, decision_col="decision", prediction_col="predi
         )
     files = [bytes(f) for f in model._models.to_bytes()]
     text = schema._text
+    if validate:
+        _validated(df, text, False)
     out = StructType(
         list(df.schema.fields)
         + [

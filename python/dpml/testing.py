@@ -25,7 +25,24 @@ def _mode():
 
 @contextlib.contextmanager
 def check_mode(non_private=False):
-    """Enables the test-only behaviours above for the current thread."""
+    """A context manager for tests only: **nothing trained inside it is private**.
+
+    Inside the ``with`` block, in the current thread only:
+
+    - a missing ``classes`` is read from the labels, a missing ``data_norm`` from the rows
+      (the largest row norm);
+    - an integer ``random_state`` is taken as ``dpml.InsecureSeed`` (predictable noise);
+    - with ``non_private=True``, ``epsilon=float("inf")`` trains without noise.
+
+    A model trained in the block has ``privacy_["private"] = False`` and
+    ``privacy_["test_mode"] = True``. It is what scikit-learn's estimator checks need::
+
+        with dpml.testing.check_mode():
+            sklearn.utils.estimator_checks.check_estimator(dpml.LogisticRegression())
+
+    For reproducible tests of private code, pass ``random_state=dpml.InsecureSeed(s)``
+    instead. The guide's Python page ("Testing code that uses dpml") says more.
+    """
     previous = _mode()
     _state.mode = {"non_private": bool(non_private)}
     try:
