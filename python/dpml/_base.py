@@ -155,9 +155,11 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
         takes no per-row weights (the noise is calibrated to one row's effect, which a
         weight multiplies); a weight is refused with ``DPMLValueError``.
 
-        Interrupted (Ctrl-C, ``KeyboardInterrupt``), a long fit stops between its steps or
-        passes; the ledger keeps its charge, since noise may have been drawn (a fit is
-        charged once it may have drawn noise), and the estimator is left unfitted."""
+        Interrupted (Ctrl-C, ``KeyboardInterrupt``), the fit releases nothing and the
+        ledger keeps its charge, since noise may have been drawn (a fit is charged once it
+        may have drawn noise); the estimator keeps its previous state. ``DPSGDClassifier``
+        stops between two steps, within about 50 ms; the solver-based fits (seconds on most
+        data) are interrupted when their solver returns."""
         # First: a fit that an open block would charge but cannot reach is refused here.
         ledger = resolve_ledger(ledger, self)
         _validation.fit_params(self, params)
