@@ -823,3 +823,67 @@ def test_a_fit_and_a_prediction_run_on_spark_connect(tmp_path):
     assert out["refusal"] is not None and "maybe-secret" not in out["refusal"], out["refusal"]
     assert 'column "label"' in out["refusal"], out["refusal"]
     assert out["spent"] == 1.0
+
+
+def test_rejects_a_decimal_column_telling_to_cast_it_to_double(spark):
+    """A decimal(10,3) column got the remedy for dictionary columns ("cast to strings"):
+    refused on the driver, before any job, by fit and predict alike, saying to cast it to
+    double; and in memory (Arrow's decimal128) likewise."""
+    import pyarrow as pa
+    from pyspark.sql.functions import col
+
+    schema = dpml.Schema.from_toml(SCHEMA)
+    data = rows(60, seed=11)
+    df = frame(spark, data).withColumn("age", col("age").cast("decimal(10,3)"))
+    ledger = dpml.Ledger(1.0)
+    with pytest.raises(dpml.DPMLValueError, match=r"'age' has Spark type decimal\(10,3\).*cast it to double") as e:
+        dpml.spark.LogisticRegression(**params()).fit(df, schema=schema, n_rows=60, ledger=ledger)
+    assert "dictionary" not in str(e.value) and "string" not in str(e.value).split(":")[-1]
+    assert len(ledger) == 0
+    model = dpml.LogisticRegression(**params()).fit(*schema.encode(data))
+    with pytest.raises(dpml.DPMLValueError, match=r"decimal\(10,3\).*cast it to double"):
+        dpml.spark.predict(model, df, schema=schema)
+    # In memory, through Arrow: the decimal is told to become float64, a dictionary strings.
+    table = pa.table(
+        {
+            "age": pa.array([30, 40], pa.decimal128(10, 3)),
+            "colour": ["red", "blue"],
+            "label": ["no", "yes"],
+        }
+    )
+    with pytest.raises(dpml.DPMLValueError, match="cast the decimal column to float64") as e:
+        schema.encode(table)
+    assert "dictionary" not in str(e.value)
+    coded = table.set_column(0, "age", pa.array([30.0, 40.0])).set_column(
+        1, "colour", pa.array(["red", "blue"]).dictionary_encode()
+    )
+    with pytest.raises(dpml.DPMLValueError, match="dictionary column to strings"):
+        schema.encode(coded)
+
+
+def test_predict_refuses_a_bad_row_as_fit_does(spark):
+    """predict surfaced a record the schema refuses as pyspark's PythonException, when the
+    result was computed; fit, as DPMLValueError naming partition, row and column. predict
+    now runs the same check before it returns (validate=True, the default)."""
+    schema = dpml.Schema.from_toml(SCHEMA)
+    data = rows(seed=12)
+    model = dpml.LogisticRegression(**params()).fit(*schema.encode(data))
+    bad = data.copy()
+    bad.loc[N - 3, "age"] = np.nan  # the last partition (rows 1000..1499): its row 497
+    df = frame(spark, bad)
+    with pytest.raises(dpml.DPMLValueError, match=r'partition 2 .*row 497, column "age"') as fitted:
+        dpml.spark.LogisticRegression(**params()).fit(df, schema=schema, n_rows=N)
+    with pytest.raises(dpml.DPMLValueError, match=r'partition 2 .*row 497, column "age"') as predicted:
+        dpml.spark.predict(model, df, schema=schema)
+    assert type(predicted.value) is type(fitted.value)
+    with pytest.raises(dpml.DPMLTypeError, match="validate"):
+        dpml.spark.predict(model, df, schema=schema, validate="yes")
+    # validate=False: no pass ahead; the record fails the job when the result is computed.
+    from pyspark.errors import PythonException
+
+    lazy = dpml.spark.predict(model, df, schema=schema, validate=False)
+    with pytest.raises(PythonException, match='column "age"'):
+        lazy.collect()
+    # A clean DataFrame predicts as before.
+    scored = dpml.spark.predict(model, frame(spark, data), schema=schema).toPandas()
+    assert np.array_equal(scored["decision"].to_numpy(), model.decision_function(schema.encode(data)[0]))
