@@ -9,13 +9,23 @@ from ._errors import DPMLTypeError, DPMLValueError
 
 def logistic_proba(scores):
     """P(class | x) from a logistic model's scores (n × 1 binary, n × K one-vs-rest): the
-    logistic function of the score, or the K one-vs-rest probabilities normalized to sum
-    to 1."""
-    p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the logistic function, without overflow
-    if p.shape[1] == 1:
+    logistic function of the score, or the K one-vs-rest probabilities σ(s_k) normalized to
+    sum to 1. The latter are formed from log σ(s_k), so that a row whose scores all lie far
+    below 0 (each σ below double's range, as large DP-SGD weights give) keeps their order
+    instead of becoming uniform: the most probable class is the predicted one."""
+    if scores.shape[1] == 1:
+        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the logistic function, without overflow
         return np.hstack([1.0 - p, p])
-    total = p.sum(axis=1, keepdims=True)
-    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / p.shape[1])
+    log_p = -np.logaddexp(0.0, -scores)  # log σ(s), exact where σ(s) underflows
+    p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    # Two scores far above 0 have σ within an ulp of 1: equal in double, though the larger
+    # score's probability is larger. That one is raised by an ulp, so that the most
+    # probable class is the predicted one (the largest score), as in exact arithmetic.
+    rows, best = np.arange(len(p)), np.argmax(scores, axis=1)
+    tied = np.argmax(p, axis=1) != best
+    p[rows[tied], best[tied]] = np.nextafter(p[rows[tied], best[tied]], np.inf)
+    return p
 
 
 class _LinearClassifier(PrivateClassifier):
