@@ -1,5 +1,8 @@
 //! The recipe's choices by name: parsed from strings in one place for every face.
 
+/// The largest δ a fit, a budget or a ledger's total takes: dp-noise's, the one every face
+/// checks against.
+pub use dp_erm::MAX_DELTA;
 /// The largest ε a single fit takes: dp-erm's ceiling, the one every face checks against.
 pub use dp_erm::MAX_EPSILON;
 /// The neighbouring relation a guarantee is stated for (one enum for the whole library:
