@@ -617,7 +617,8 @@ fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> (f64, f64) {
     let high = added.log_abs + added_error;
     let low = subtracted.log_abs - subtracted_error;
     let ratio = (low - high).exp();
-    if !(ratio < 1.0) || high.is_nan() {
+    // NaN or a difference that could be ≤ 0: nothing bounded.
+    if ratio.is_nan() || ratio >= 1.0 || high.is_nan() {
         return (f64::INFINITY, 0.0);
     }
     // ln(e^high − e^low), its rounding bounded (ln_1p near −1 loses r/(1−r) ulps).

@@ -71,7 +71,8 @@ def main():
             series = log_a_series(q, sigma, alpha) / (mp.mpf(alpha) - 1)
             gap = abs(series - value) / value
             assert gap < 1e-6, (q, sigma, alpha, value, series)
-            print(f"    ({q!r}, {sigma!r}, {alpha!r}, {mp.nstr(value, 17)}), // series gap {mp.nstr(gap, 2)}")
+            # The nearest double (Rust's shortest round-trip form), as the test holds it.
+            print(f"    ({q!r}, {sigma!r}, {alpha!r}, {float(value)!r}), // series gap {mp.nstr(gap, 2)}")
     # The ε at δ = 1e-5 of one step at q = 1/4, σ = 1.5 over Opacus' orders up to 63
     # (1.1, 1.2, …, 10.9, 12, …, 63), by the Balle et al. 2020 conversion Opacus uses.
     q, sigma, delta = 0.25, 1.5, mp.mpf("1e-5")
@@ -84,7 +85,7 @@ def main():
         if best is None or eps < best[0]:
             best = (eps, alpha)
     assert best[1] not in (orders[0], orders[-1]), best
-    print(f"// Opacus orders, q = {q}, sigma = {sigma}, delta = 1e-5: epsilon {mp.nstr(best[0], 17)} at order {best[1]}")
+    print(f"// Opacus orders, q = {q}, sigma = {sigma}, delta = 1e-5: epsilon {float(best[0])!r} at order {best[1]}")
 
 
 if __name__ == "__main__":

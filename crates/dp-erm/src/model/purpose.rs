@@ -124,7 +124,7 @@ impl ModelPurpose {
         let max_delta = self.max_delta;
         let why = match guarantee {
             Some((e, d)) if e <= bound && d <= max_delta => return None,
-            Some((e, d)) if d == 0.0 => {
+            Some((e, 0.0)) => {
                 format!("the model is ε-DP for replace-one neighbours with ε = {e:?}")
             }
             Some((e, d)) => format!(
