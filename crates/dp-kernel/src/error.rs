@@ -37,7 +37,6 @@ pub enum KernelError {
 impl fmt::Display for KernelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            // `{:?}`: the shortest round-trip form (1e300, not its 301 digits).
             KernelError::InvalidParameter {
                 what,
                 value,
