@@ -24,7 +24,7 @@ NEIGHBOURS = (
 )
 
 _MAX_EPSILON = _dpml.MAX_EPSILON
-# The largest δ taken (dp-fit's MAX_DELTA, 1e-2): a useful δ is far below 1/n.
+# The largest δ taken (dp-noise's MAX_DELTA, 0.1, through dp-fit): a useful δ is far below 1/n.
 _MAX_DELTA = _dpml.MAX_DELTA
 
 

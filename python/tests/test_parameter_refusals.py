@@ -26,7 +26,7 @@ def sgd(**params):
 
 def test_rejects_a_delta_that_protects_no_one_everywhere(blobs):
     X, y = blobs
-    assert dpml.MAX_DELTA == 1e-2 and dpml.MAX_EPSILON == 1000.0
+    assert dpml.MAX_DELTA == 0.1 and dpml.MAX_EPSILON == 1000.0
     for delta in (0.999999, 0.5, math.nextafter(dpml.MAX_DELTA, 1), 1.0):
         with pytest.raises(dpml.DPMLValueError, match=r"delta=.*0\.01"):
             logistic(delta=delta).fit(X, y)

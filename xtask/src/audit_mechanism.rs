@@ -7,7 +7,8 @@
 //! branches of objective perturbation are audited: Λ = 0.1 (Δ = 0) and Λ = 10⁻³ (Δ > 0),
 //! ε = 2, as in dp-erm's own audit tests. The (ε, δ) mechanisms ([`gaussian`]) are audited
 //! on the same pair at δ = 10⁻⁵ with the δ-aware bound; DP-SGD ([`dpsgd`]) at the same
-//! (ε, δ) on a pair of its own, in one branch.
+//! (ε, δ) on a pair of its own, in one branch, at C = 1 and at a C below the canary's
+//! gradient (clipping under audit).
 
 mod dpsgd;
 mod gaussian;
@@ -26,7 +27,7 @@ use serde::Serialize;
 use crate::keep::{self, Holdings};
 
 /// Every mechanism the command audits, by name: pure ε, then (ε, δ).
-pub const MECHANISMS: [&str; 10] = [
+pub const MECHANISMS: [&str; 11] = [
     "objective-logistic",
     "objective-logistic-cliff-free",
     "objective-huber",
@@ -37,6 +38,7 @@ pub const MECHANISMS: [&str; 10] = [
     gaussian::NAMES[1],
     gaussian::NAMES[2],
     dpsgd::NAME,
+    dpsgd::CLIPPED_NAME,
 ];
 
 /// The neighbouring relation every audit's pair instantiates.
@@ -183,7 +185,7 @@ pub fn run(
 ) -> Result<bool, Box<dyn std::error::Error>> {
     if params(name, BRANCHES[0]).is_none()
         && gaussian::params(name, BRANCHES[0]).is_none()
-        && name != dpsgd::NAME
+        && dpsgd::clip_norm(name).is_none()
     {
         return Err(format!(
             "unknown mechanism {name:?}; known: {}",
@@ -210,7 +212,7 @@ pub fn run(
     let (first, second) = pair(seed)?;
     let mut rows = Vec::new();
     // DP-SGD has no Λ branches: one row, Λ = 0.
-    let branches: &[f64] = if name == dpsgd::NAME {
+    let branches: &[f64] = if dpsgd::clip_norm(name).is_some() {
         &[0.0]
     } else {
         &BRANCHES
@@ -218,10 +220,10 @@ pub fn run(
     for (branch, &lambda) in branches.iter().enumerate() {
         let started = Instant::now();
         let base = seed.wrapping_mul(31).wrapping_add(branch as u64 * 2);
-        let found = match params(name, lambda) {
-            _ if name == dpsgd::NAME => dpsgd::audit_branch(runs, base)?,
-            Some(params) => pure_branch(name, &params, runs, base, &first, &second)?,
-            None => gaussian::audit_branch(name, lambda, runs, base, &first, &second)?,
+        let found = match (dpsgd::clip_norm(name), params(name, lambda)) {
+            (Some(clip), _) => dpsgd::audit_branch(runs, base, clip)?,
+            (None, Some(params)) => pure_branch(name, &params, runs, base, &first, &second)?,
+            (None, None) => gaussian::audit_branch(name, lambda, runs, base, &first, &second)?,
         };
         let pair_epsilon = found.pair_epsilon;
         let row = Row {

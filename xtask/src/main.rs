@@ -91,7 +91,7 @@ enum AuditWhat {
     /// objective-logistic, objective-logistic-cliff-free, objective-huber,
     /// objective-huber-cliff-free, output-logistic, output-huber; at (ε, δ):
     /// gaussian-objective-logistic, gaussian-objective-huber, gaussian-output-logistic,
-    /// dp-sgd-huber).
+    /// dp-sgd-huber, dp-sgd-huber-clipped).
     Mechanism {
         /// The mechanism.
         name: String,

@@ -426,7 +426,8 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Fail
     let (sgd, resolved) = options.trainer(req.epsilon, req.delta, n).map_err(|e| {
         fail(match e {
             _ if s.rule => format!("--sgd-rule was refused: {e}"),
-            dp_erm::ErmError::InvalidCount { .. } => {
+            dp_erm::ErmError::BatchSizeOutOfRange { .. }
+            | dp_erm::ErmError::InvalidCount { .. } => {
                 format!("--batch-size {} ({n} rows): {e}", options.batch_size)
             }
             dp_erm::ErmError::InvalidParameter { what: "epochs", .. } => {

@@ -160,3 +160,36 @@ fn dpsgd_rule_for_add_remove_divides_by_the_batch_on_the_public_rows() {
         assert!(sgd.noise_multiplier() < 0.75 * replace_one.noise_multiplier());
     }
 }
+
+/// `GaussianRule` gave trainers for δ = 1 − 2⁻⁵³ (any δ below 1 passed): refused now
+/// above MAX_DELTA, naming δ, for both mechanisms; MAX_DELTA itself is accepted.
+#[test]
+fn rejects_a_delta_above_max_delta() {
+    for rule in [GaussianRule::OBJECTIVE, GaussianRule::OUTPUT] {
+        for delta in [1.0 - f64::EPSILON / 2.0, 0.5, crate::MAX_DELTA.next_up()] {
+            let err = rule.trainer(1000, 5, 1.0, delta).unwrap_err();
+            assert!(
+                matches!(err, ErmError::InvalidParameter { what: "delta", value, .. } if value == delta),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains("MAX_DELTA"), "{err}");
+        }
+        assert!(rule.trainer(1000, 5, 1.0, crate::MAX_DELTA).is_ok());
+    }
+}
+
+/// A δ so small that the Gaussian's σ leaves double precision was blamed on ε
+/// ("epsilon = 1.0 is too small …"): the refusal names δ now, beside ε.
+#[test]
+fn rejects_a_tiny_delta_naming_delta() {
+    let err = GaussianRule::OBJECTIVE
+        .trainer(1000, 5, 1.0, 1e-320)
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(err, ErmError::GaussianNoiseBeyondPrecision { delta, .. } if delta == 1e-320),
+        "{err:?}"
+    );
+    assert!(message.contains("delta) = (1.0, 1e-320)"), "{message}");
+    assert!(message.contains("larger delta"), "{message}");
+}

@@ -12,7 +12,7 @@ use crate::estimator::snap_to_grid;
 use crate::gaussian::check_delta;
 use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
-use crate::{Classifier, ErmError, Examples, Features, Loss, Trainer};
+use crate::{Classifier, ErmError, Examples, Features, Loss, MAX_EPSILON, Trainer};
 
 /// Largest number of steps T a fit may take.
 pub const MAX_SGD_STEPS: u64 = 1_000_000;
@@ -111,11 +111,7 @@ impl DpSgdConfig {
             return Err(ErmError::EmptyData);
         }
         if !(1..=rows).contains(&batch_size) {
-            return Err(ErmError::InvalidCount {
-                what: "batch_size",
-                value: batch_size,
-                requirement: "between 1 and the number of rows n (the expected batch qn)",
-            });
+            return Err(ErmError::BatchSizeOutOfRange { batch_size, rows });
         }
         if !(epochs.is_finite() && epochs > 0.0) {
             return Err(ErmError::InvalidParameter {
@@ -286,6 +282,7 @@ impl DpSgd {
             &default_orders(),
         )?;
         let (epsilon, _) = curve.epsilon(config.delta)?;
+        check_accounted_epsilon(epsilon, noise_multiplier)?;
         let replace_one_epsilon = match config.neighbours {
             SgdNeighbours::ReplaceOne => epsilon,
             // The divisor is public, so the same noise is also a replace-one mechanism.
@@ -301,6 +298,7 @@ impl DpSgd {
                 .0
             }
         };
+        check_accounted_epsilon(replace_one_epsilon, noise_multiplier)?;
         Ok(Self {
             config,
             noise_multiplier,
@@ -416,7 +414,7 @@ impl DpSgd {
         rng: &mut R,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<SgdModel, ErmError> {
-        self.fit_with(data, rng, 1.0, interrupted)
+        self.fit_mutated(data, rng, 1.0, None, interrupted)
     }
 
     /// The fit with σ multiplied by `factor`: 1 in production; the audit passes less to
@@ -428,14 +426,18 @@ impl DpSgd {
         rng: &mut R,
         factor: f64,
     ) -> Result<SgdModel, ErmError> {
-        self.fit_with(data, rng, factor, &|| false)
+        self.fit_mutated(data, rng, factor, None, &|| false)
     }
 
-    fn fit_with<R: ReleaseRng + ?Sized>(
+    /// The fit with σ multiplied by `factor`, each gradient clipped to `clip_against`
+    /// instead of C where it is set (the noise staying σC), and `interrupted` asked before
+    /// each step: `(1, None)` in production; the audits pass a mutant to prove they catch it.
+    pub(crate) fn fit_mutated<R: ReleaseRng + ?Sized>(
         &self,
         data: &Examples,
         rng: &mut R,
         factor: f64,
+        clip_against: Option<f64>,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<SgdModel, ErmError> {
         let (n, d) = (data.len(), data.features());
@@ -446,7 +448,7 @@ impl DpSgd {
         let (eta, lambda, clip) = (
             config.learning_rate,
             config.regularization,
-            config.clip_norm,
+            clip_against.unwrap_or(config.clip_norm),
         );
         let norms: Vec<f64> = (0..n)
             .map(|i| {
@@ -531,6 +533,22 @@ impl DpSgd {
         };
         Ok(SgdModel {
             model: LinearModel::new(weights, metadata),
+        })
+    }
+}
+
+/// Refuses a σ whose accounted ε is infinite or above [`MAX_EPSILON`]: such a "guarantee"
+/// says nothing (σ = 10⁻³⁰⁰ accounts ε = ∞).
+fn check_accounted_epsilon(epsilon: f64, noise_multiplier: f64) -> Result<(), ErmError> {
+    if epsilon <= MAX_EPSILON {
+        Ok(())
+    } else {
+        Err(ErmError::InvalidParameter {
+            what: "noise_multiplier",
+            value: noise_multiplier,
+            requirement: "large enough that the accounted epsilon at this delta, sampling \
+                          rate and number of steps is finite and at most MAX_EPSILON = 1000 \
+                          (a larger epsilon guarantees nothing)",
         })
     }
 }

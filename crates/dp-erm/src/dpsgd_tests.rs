@@ -129,9 +129,11 @@ fn add_remove_divides_by_the_public_expected_batch_not_by_n() {
     };
     let three = data(vec![0.5, -0.25, 0.3], vec![1.0, -1.0, 1.0]);
     let four = data(vec![0.5, -0.25, 0.3, 0.0], vec![1.0, -1.0, 1.0, -1.0]);
+    // σ = 1 (a σ of 10⁻⁹ accounts an ε beyond MAX_EPSILON, refused), its noise scaled
+    // down to 10⁻⁹ through the audits' hook.
     let fit = |c: DpSgdConfig, rows: &Examples| {
-        let sgd = DpSgd::new(c, 1e-9).unwrap();
-        sgd.fit(rows, &mut InsecureSeededRng::new(7))
+        let sgd = DpSgd::new(c, 1.0).unwrap();
+        sgd.fit_with_noise_factor(rows, &mut InsecureSeededRng::new(7), 1e-9)
             .unwrap()
             .weights()[0]
     };
@@ -315,7 +317,8 @@ fn a_diverging_learning_rate_is_an_error_not_a_panic() {
     let mut c = config(1.0, 2000);
     c.learning_rate = 1e3;
     c.regularization = 1.0; // w ← (1 − ηΛ)w − …: grows by 999 per step
-    let sgd = DpSgd::new(c, 1.0).unwrap();
+    // σ = 10: 2000 full-batch steps at σ = 1 account an ε beyond MAX_EPSILON.
+    let sgd = DpSgd::new(c, 10.0).unwrap();
     let err = sgd.fit(&data, &mut InsecureSeededRng::new(0)).unwrap_err();
     assert!(err.to_string().contains("learning_rate"));
 }
@@ -382,6 +385,60 @@ fn dpsgd_audit_stays_within_its_claim_and_catches_a_quarter_of_the_noise() {
     assert!(honest > 0.0, "the audit has no power");
     let mutant = epsilon_lower_bound_at(&audit(&sgd, 0.25, 51), DELTA);
     eprintln!("σ/4 mutant: ε_LB {mutant:.3}");
+    assert!(mutant > claim, "mutant not caught: {mutant} vs {claim}");
+}
+
+/// The ε lower bound from the canary's margin with each gradient clipped against
+/// `clip_against` (None: the configuration's C; the mutant passes 1).
+fn audit_clipping(sgd: &DpSgd, clip_against: Option<f64>, seed: u64) -> dp_audit::LowerBound {
+    let (first, second) = audit_pair();
+    let scores = |data: &Examples, seed: u64| {
+        dp_audit::run_scores(RUNS, seed, |rng| {
+            let model = sgd
+                .fit_mutated(data, rng, 1.0, clip_against, &|| false)
+                .unwrap();
+            dp_audit::canary_margin(model.weights(), &[(0, 1.0)], 1.0)
+        })
+        .unwrap()
+    };
+    let (a, b) = (
+        scores(&first, 10 * seed + 1),
+        scores(&second, 10 * seed + 2),
+    );
+    dp_audit::epsilon_lower_bound(&a, &b, ALPHA).unwrap()
+}
+
+/// Clipping under audit: the rule's C = 0.25, the canary's gradient of norm 1 (4C, beyond
+/// the clip), the same q = 1/4 and σ = 1.5 (claim 3.66 at δ = 10⁻⁵). Every other DP-SGD
+/// audit uses C = 1 and a gradient of norm exactly C, where clipping never acts: a mutant
+/// that clipped against 1 instead of C passed all of them. Here the honest fit clips the
+/// canary to C, the pair at full sensitivity C with noise σC; the mutant lets the whole
+/// gradient through against the same noise — σ/4 in effect — and must be caught.
+/// Measured (RUNS = 100,000 fits per dataset, α = 10⁻⁶, seed 53): honest ε_LB 0.554,
+/// mutant ε_LB 4.060, claim 3.658. With the production fit itself mutated to clip against
+/// 1, this test fails on its honest half (ε_LB 4.060 > 3.658), while every other DP-SGD
+/// test passes.
+#[test]
+fn dpsgd_audit_at_a_clip_below_the_gradient_catches_clipping_against_one() {
+    let (q, sigma, clip) = (0.25, 1.5, 0.25);
+    let mut c = DpSgdConfig::new(Loss::huber(0.5).unwrap(), q, 1, 1.0, DELTA);
+    c.clip_norm = clip;
+    let sgd = DpSgd::new(c, sigma).unwrap();
+    let claim = spec_epsilon(q, sigma, 1, DELTA);
+    assert!((sgd.epsilon() - claim).abs() <= 1e-6 * claim);
+    // The canary's gradient at w = 0 is ℓ'(0)·y·x* = ∓1: four times C.
+    let (first, _) = audit_pair();
+    let slope = Loss::huber(0.5).unwrap().derivative(0.0);
+    assert_eq!(
+        slope.abs() * first.inputs().row(AUDIT_ROWS - 1).values()[0],
+        1.0
+    );
+    let honest = epsilon_lower_bound_at(&audit_clipping(&sgd, None, 53), DELTA);
+    eprintln!("DP-SGD clipping audit (C = {clip}): ε_LB {honest:.3}, claim {claim:.3}");
+    assert!(honest <= claim, "{honest} > {claim}");
+    assert!(honest > 0.0, "the audit has no power");
+    let mutant = epsilon_lower_bound_at(&audit_clipping(&sgd, Some(1.0), 53), DELTA);
+    eprintln!("clipping against 1 instead of C: ε_LB {mutant:.3}");
     assert!(mutant > claim, "mutant not caught: {mutant} vs {claim}");
 }
 
@@ -559,4 +616,108 @@ fn a_file_with_impossible_dpsgd_numbers_is_refused_naming_the_field() {
     // The untouched record reads back.
     let bytes = good.to_bytes().unwrap();
     assert_eq!(LinearModel::from_bytes(&bytes).unwrap(), good);
+}
+
+/// σ = 10⁻³⁰⁰ accounted ε = ∞, and `DpSgd::new` built a trainer claiming it; a σ whose
+/// ε is finite but above MAX_EPSILON (1000) said as little. Both are refused, naming σ.
+#[test]
+fn rejects_a_noise_multiplier_whose_epsilon_is_infinite_or_above_the_cap() {
+    for sigma in [1e-300, 1e-3] {
+        let err = DpSgd::new(config(0.05, 100), sigma).unwrap_err();
+        assert!(
+            matches!(err, ErmError::InvalidParameter { what: "noise_multiplier", value, .. } if value == sigma),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("MAX_EPSILON"), "{err}");
+    }
+    // Add/remove: the replace-one ε the trainer reports is held to the cap too.
+    let err = DpSgd::new(config(0.05, 100).add_remove(5.0), 1e-300).unwrap_err();
+    assert!(err.to_string().contains("noise_multiplier"), "{err}");
+    assert!(DpSgd::new(config(0.05, 100), 1.0).unwrap().epsilon() <= crate::MAX_EPSILON);
+}
+
+/// δ = 1 − 2⁻⁵³ was a valid DP-SGD δ (anything below 1 was): refused now above
+/// MAX_DELTA, the one range for δ, by the configuration and by the rules.
+#[test]
+fn rejects_a_delta_above_max_delta() {
+    for delta in [1.0 - f64::EPSILON / 2.0, 0.5, crate::MAX_DELTA.next_up()] {
+        let mut c = config(0.05, 100);
+        c.delta = delta;
+        let err = DpSgd::for_target(c, 1.0).unwrap_err();
+        assert!(
+            matches!(err, ErmError::InvalidParameter { what: "delta", value, .. } if value == delta),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("MAX_DELTA"), "{err}");
+        assert!(
+            crate::DpSgdRule::FITTED
+                .trainer(30_000, 1.0, delta)
+                .is_err()
+        );
+    }
+    let mut c = config(0.05, 100);
+    c.delta = crate::MAX_DELTA;
+    assert!(DpSgd::for_target(c, 1.0).is_ok());
+}
+
+/// The batch-size refusal said "between 1 and the number of rows n" without n: a user
+/// with 100 rows and the default batch of 256 could not tell what to pass.
+#[test]
+fn rejects_a_batch_above_the_rows_naming_n() {
+    let err = DpSgdConfig::scheduled(Loss::Logistic, 100, 256, 1.0, 1.0, DELTA).unwrap_err();
+    assert_eq!(
+        err,
+        ErmError::BatchSizeOutOfRange {
+            batch_size: 256,
+            rows: 100
+        }
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("batch_size = 256") && message.contains("n = 100"),
+        "{message}"
+    );
+    assert!(message.contains("at most 100"), "{message}");
+}
+
+/// One-vs-rest DP-SGD with 100,000 classes failed deep in the noise-multiplier search
+/// ("no noise multiplier up to 1e12 reaches epsilon 1e-5 …"), never naming the class
+/// count. Now the count is refused first against MAX_CLASSES, and a share too small to
+/// calibrate at names K.
+#[test]
+fn rejects_too_many_classes_for_dp_sgd_naming_the_class_count() {
+    let build = |epsilon: f64, delta: f64| {
+        let mut c = config(0.05, 100);
+        c.delta = delta;
+        DpSgd::for_target(c, epsilon)
+    };
+    let err = crate::OneVsRest::trainer_per_class(1.0, DELTA, 100_000, build).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ErmError::InvalidCount {
+                what: "class count",
+                value: 100_000,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("100000") && err.to_string().contains("65536"));
+    // Within the limit, but ε/K too small for any σ: the message names K.
+    let err = crate::OneVsRest::trainer_per_class(1.0, DELTA, 60_000, build).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ErmError::PerClass {
+                classes: 60_000,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("60000 classes"), "{err}");
+    // A fit at K = 3 gets the shares, and trains.
+    let sgd = crate::OneVsRest::trainer_per_class(3.0, DELTA, 3, build).unwrap();
+    assert!(sgd.epsilon() <= 1.0 && sgd.delta() <= DELTA / 3.0);
 }

@@ -165,6 +165,31 @@ pub enum ErmError {
         /// A bound on the noise norm that holds except with probability e^{−40}.
         noise_norm: f64,
     },
+    /// As [`ErmError::NoiseBeyondPrecision`] for an (ε, δ) mechanism: its message names δ,
+    /// which a tiny value makes the cause as often as ε.
+    GaussianNoiseBeyondPrecision {
+        /// The ε requested.
+        epsilon: f64,
+        /// The δ requested.
+        delta: f64,
+        /// A bound on the noise norm that holds except with probability e^{−40}.
+        noise_norm: f64,
+    },
+    /// DP-SGD's expected batch is outside `1..=n`, n the number of rows.
+    BatchSizeOutOfRange {
+        /// The expected batch size asked for.
+        batch_size: usize,
+        /// The number of rows n.
+        rows: usize,
+    },
+    /// A refusal of one of the K fits of a one-vs-rest classifier, each at its share ε/K
+    /// (and δ/K) of the budget: names K, which a share too small to train with comes from.
+    PerClass {
+        /// The number of classes K.
+        classes: usize,
+        /// What the fit at the share refused.
+        error: Box<ErmError>,
+    },
     /// The objective is so ill-conditioned (tiny total regularization, large curvature
     /// bound) that rounding alone could keep the gradient above any accepted tolerance.
     IllConditioned {
@@ -357,6 +382,29 @@ impl fmt::Display for ErmError {
                  regularization: the noise norm could reach {noise_norm:?}, beyond what double \
                  precision can train with; use a larger epsilon, more rows or a larger \
                  regularization"
+            ),
+            Self::GaussianNoiseBeyondPrecision {
+                epsilon,
+                delta,
+                noise_norm,
+            } => write!(
+                f,
+                "(epsilon, delta) = ({epsilon:?}, {delta:?}) is too small for this number of \
+                 rows, features and regularization: the noise norm could reach \
+                 {noise_norm:?}, beyond what double precision can train with; use a larger \
+                 delta (a tiny delta needs as much noise as a tiny epsilon) or epsilon, more \
+                 rows or a larger regularization"
+            ),
+            Self::BatchSizeOutOfRange { batch_size, rows } => write!(
+                f,
+                "batch_size = {batch_size} is invalid: it must be between 1 and the number of \
+                 rows n = {rows} (the expected batch qn); use a batch_size of at most {rows}"
+            ),
+            Self::PerClass { classes, error } => write!(
+                f,
+                "one-vs-rest with {classes} classes trains {classes} models, each at \
+                 epsilon/{classes} and delta/{classes} of the budget; at that share: {error} \
+                 (fewer classes or a larger budget)"
             ),
             Self::IllConditioned {
                 regularization,

@@ -268,8 +268,9 @@ impl GaussianErm {
         let (sigma, noise) = gaussian_for_rho(d, sensitivity, target)?;
         let noise_norm = sigma * ((d as f64).sqrt() + 80f64.sqrt());
         if noise_norm.is_nan() || noise_norm > MAX_NOISE_NORM {
-            return Err(ErmError::NoiseBeyondPrecision {
+            return Err(ErmError::GaussianNoiseBeyondPrecision {
                 epsilon: self.epsilon,
+                delta: self.delta,
                 noise_norm,
             });
         }
@@ -315,8 +316,9 @@ impl GaussianErm {
         let d_f = d as f64;
         let equivalent_beta = ((d_f + (80.0 * d_f).sqrt() + 40.0) / gaussian_norm).next_down();
         if !(gaussian_norm <= MAX_NOISE_NORM && equivalent_beta > 0.0) {
-            return Err(ErmError::NoiseBeyondPrecision {
+            return Err(ErmError::GaussianNoiseBeyondPrecision {
                 epsilon,
+                delta: self.delta,
                 noise_norm: gaussian_norm,
             });
         }
@@ -643,15 +645,17 @@ fn gaussian_for_rho(
     })
 }
 
-/// A δ of a Gaussian mechanism: finite, 0 < δ < 1.
+/// A δ of an (ε, δ) mechanism (the Gaussian ones, DP-SGD): finite, 0 < δ ≤
+/// [`MAX_DELTA`](crate::MAX_DELTA), dp-noise's one range for δ.
 pub(crate) fn check_delta(delta: f64) -> Result<f64, ErmError> {
-    if delta.is_finite() && delta > 0.0 && delta < 1.0 {
+    if delta.is_finite() && delta > 0.0 && delta <= crate::MAX_DELTA {
         Ok(delta)
     } else {
         Err(ErmError::InvalidParameter {
             what: "delta",
             value: delta,
-            requirement: "finite, > 0 and < 1",
+            requirement: "finite, > 0 and at most MAX_DELTA = 0.1 (and far below 1/n for n \
+                          rows: see dp_noise::MAX_DELTA)",
         })
     }
 }

@@ -186,7 +186,7 @@ fn objective_calibration_matches_the_spec() {
         (Loss::Logistic, 0.1, 1e-5, 30_162usize, 1e-4),
         (Loss::Logistic, 1.0, 1e-5, 30_162, 1e-5),
         (Loss::huber(0.5).unwrap(), 2.0, 1e-6, 50, 0.1),
-        (Loss::Logistic, 0.5, 0.2, 1000, 1e-2),
+        (Loss::Logistic, 0.5, 0.1, 1000, 1e-2),
     ] {
         let c = loss.curvature_bound();
         let cal = GaussianErm::objective_perturbation(loss, lambda, epsilon, delta)

@@ -99,6 +99,8 @@ pub use data::{
     GROUP_NORM_SLACK, MAX_FEATURES, TrainingSet, TrainingSetBuilder, clip_row_to_unit_ball,
     within_unit_ball,
 };
+/// The largest δ any (ε, δ) guarantee of the workspace takes: dp-noise's, re-exported.
+pub use dp_noise::MAX_DELTA;
 pub use dpsgd::{DpSgd, DpSgdConfig, MAX_SGD_STEPS, SgdModel, SgdNeighbours};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};

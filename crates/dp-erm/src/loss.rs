@@ -61,7 +61,7 @@ impl Loss {
     pub fn name(&self) -> String {
         match self {
             Self::Logistic => "logistic".into(),
-            Self::Huber { width } => format!("huber(h={width})"),
+            Self::Huber { width } => format!("huber(h={width:?})"),
         }
     }
 }

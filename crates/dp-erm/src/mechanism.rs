@@ -160,6 +160,37 @@ impl Mechanism {
             _ => 0.0,
         }
     }
+
+    /// The (ε, δ) of the guarantee for *replace one record*, the workspace's relation and
+    /// the one a reader of "ε" assumes (None if non-private): the recorded pair, except for
+    /// [`Mechanism::DpSgdAddRemove`], whose recorded ε is for one record added or removed
+    /// (about half the replace-one ε at the same noise): its replace-one ε is accounted
+    /// here from the recorded σ, q and T at its δ, as [`crate::DpSgd::replace_one_epsilon`]
+    /// accounts it at training (∞ if the record is one no accountant takes).
+    pub fn replace_one_guarantee(&self) -> Option<(f64, f64)> {
+        match *self {
+            Mechanism::NonPrivate => None,
+            Mechanism::DpSgdAddRemove {
+                delta,
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                ..
+            } => {
+                let epsilon = dp_noise::RdpCurve::subsampled_gaussian(
+                    dp_noise::Neighbouring::ReplaceOne,
+                    sampling_rate,
+                    noise_multiplier,
+                    steps,
+                    &dp_noise::default_orders(),
+                )
+                .and_then(|curve| curve.epsilon(delta))
+                .map_or(f64::INFINITY, |(epsilon, _)| epsilon);
+                Some((epsilon, delta))
+            }
+            _ => self.epsilon().map(|epsilon| (epsilon, self.delta())),
+        }
+    }
 }
 
 /// The codes (see "On disk" on [`Mechanism`]).

@@ -9,7 +9,8 @@ use crate::{
     Classifier, ErmError, ErmParams, Examples, Features, LinearModel, Trainer, TrainingSet,
 };
 
-/// Most classes one-vs-rest accepts (K fits, each with ε/K).
+/// Most classes one-vs-rest accepts (K fits, each with ε/K): the one limit of every
+/// one-vs-rest path of the workspace ([`OneVsRest::check_class_count`]).
 pub const MAX_CLASSES: usize = 1 << 16;
 
 /// K binary classifiers "class k against the rest"; a row is assigned the class whose
@@ -67,18 +68,77 @@ impl OneVsRest {
     /// The ε each of K one-vs-rest fits may spend for the K together to spend at most
     /// `epsilon` (sequential composition, sums rounded up): the share [`OneVsRest::fit`]
     /// trains each class with, and the one to give [`OneVsRest::fit_trainer`]'s trainer.
+    /// Refusals name K: a share too small is [`ErmError::PerClass`].
     pub fn epsilon_per_class(epsilon: f64, class_count: usize) -> Result<f64, ErmError> {
-        if !(2..=MAX_CLASSES).contains(&class_count) {
-            return Err(class_count_error(class_count));
-        }
+        Self::check_class_count(class_count)?;
+        crate::error::check_epsilon(epsilon)?;
         // class_count ≤ MAX_CLASSES < 2^32.
         PrivacyBudget::new(epsilon)?
             .even_share(class_count as u32)
-            .ok_or(ErmError::InvalidParameter {
-                what: "epsilon",
-                value: epsilon,
-                requirement: "large enough to split across the classes",
+            .ok_or_else(|| ErmError::PerClass {
+                classes: class_count,
+                error: Box::new(ErmError::InvalidParameter {
+                    what: "epsilon",
+                    value: epsilon,
+                    requirement: "large enough that epsilon/K is a positive double",
+                }),
             })
+    }
+
+    /// The δ each of K one-vs-rest fits may spend for the K together to spend at most
+    /// `delta` (basic composition): `δ/K` rounded down (fl(δ/K) is within half an ulp of
+    /// δ/K, so the next double down is at most δ/K). Refuses a δ outside
+    /// `(0, `[`MAX_DELTA`](crate::MAX_DELTA)`]` and a share that rounds to 0, naming K.
+    pub fn delta_per_class(delta: f64, class_count: usize) -> Result<f64, ErmError> {
+        Self::check_class_count(class_count)?;
+        let delta = crate::gaussian::check_delta(delta)?;
+        let share = (delta / class_count as f64).next_down();
+        if share > 0.0 {
+            Ok(share)
+        } else {
+            Err(ErmError::PerClass {
+                classes: class_count,
+                error: Box::new(ErmError::InvalidParameter {
+                    what: "delta",
+                    value: delta,
+                    requirement: "large enough that delta/K is a positive double",
+                }),
+            })
+        }
+    }
+
+    /// The trainer of each of K one-vs-rest fits of a total (ε, δ): `build` called with the
+    /// shares ([`Self::epsilon_per_class`], and [`Self::delta_per_class`] for δ > 0; 0 for
+    /// a pure-ε budget). Refuses K outside `2..=`[`MAX_CLASSES`] before anything else, and
+    /// wraps what `build` refuses at the shares in [`ErmError::PerClass`], so that a
+    /// calibration failing at ε/K (DP-SGD's noise multiplier, a Gaussian σ beyond
+    /// precision) names K, where it comes from.
+    pub fn trainer_per_class<T>(
+        epsilon: f64,
+        delta: f64,
+        class_count: usize,
+        build: impl FnOnce(f64, f64) -> Result<T, ErmError>,
+    ) -> Result<T, ErmError> {
+        let epsilon_share = Self::epsilon_per_class(epsilon, class_count)?;
+        let delta_share = if delta == 0.0 {
+            0.0
+        } else {
+            Self::delta_per_class(delta, class_count)?
+        };
+        build(epsilon_share, delta_share).map_err(|error| ErmError::PerClass {
+            classes: class_count,
+            error: Box::new(error),
+        })
+    }
+
+    /// Refuses a number of classes outside `2..=`[`MAX_CLASSES`], naming it: every
+    /// one-vs-rest path (linear, Gaussian, DP-SGD, kernel) checks this before any work.
+    pub fn check_class_count(class_count: usize) -> Result<(), ErmError> {
+        if (2..=MAX_CLASSES).contains(&class_count) {
+            Ok(())
+        } else {
+            Err(class_count_error(class_count))
+        }
     }
 }
 
@@ -213,9 +273,7 @@ fn argmax_per_row(values: &[Vec<f64>], rows: usize) -> Vec<usize> {
 
 /// `2 ≤ class_count ≤ MAX_CLASSES`, one class label per row, each below `class_count`.
 fn check_classes(rows: usize, classes: &[usize], class_count: usize) -> Result<(), ErmError> {
-    if !(2..=MAX_CLASSES).contains(&class_count) {
-        return Err(class_count_error(class_count));
-    }
+    OneVsRest::check_class_count(class_count)?;
     if classes.len() != rows {
         return Err(ErmError::DimensionMismatch {
             what: "class labels",
@@ -237,7 +295,7 @@ fn class_count_error(class_count: usize) -> ErmError {
     ErmError::InvalidCount {
         what: "class count",
         value: class_count,
-        requirement: "between 2 and 65536",
+        requirement: "between 2 and MAX_CLASSES = 65536 (one model per class, each at epsilon/K)",
     }
 }
 

@@ -230,3 +230,66 @@ const PINNED: [[[u64; 2]; 3]; 4] = [
         [0xc002a851ed715908, 0xc010ab6dda8aaec2],
     ],
 ];
+
+/// The one-vs-rest shares: a count beyond MAX_CLASSES is refused before anything, naming
+/// it; a share that rounds to 0 names K (it said only "large enough to split across the
+/// classes"); δ is held to MAX_DELTA and split rounding down.
+#[test]
+fn rejects_shares_naming_the_class_count() {
+    for shares in [
+        OneVsRest::epsilon_per_class(1.0, 100_000).map(drop),
+        OneVsRest::delta_per_class(1e-5, 100_000).map(drop),
+        OneVsRest::check_class_count(100_000),
+        OneVsRest::check_class_count(1),
+    ] {
+        let err = shares.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ErmError::InvalidCount {
+                    what: "class count",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("65536"), "{err}");
+    }
+    let err = OneVsRest::epsilon_per_class(5e-324, 3).unwrap_err();
+    assert!(
+        matches!(err, ErmError::PerClass { classes: 3, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("3 classes") && err.to_string().contains("5e-324"));
+    let err = OneVsRest::delta_per_class(1e-323, 7).unwrap_err();
+    assert!(
+        err.to_string().contains("7 classes") && err.to_string().contains("delta"),
+        "{err}"
+    );
+    assert!(OneVsRest::delta_per_class(0.5, 3).is_err());
+    let share = OneVsRest::delta_per_class(1e-5, 3).unwrap();
+    assert!(share > 0.0 && 3.0 * share <= 1e-5);
+    // A pure-ε budget passes δ = 0 through.
+    let (e, d) = OneVsRest::trainer_per_class(1.0, 0.0, 4, |e, d| Ok((e, d))).unwrap();
+    assert!(e <= 0.25 && e > 0.2499 && d == 0.0);
+}
+
+/// `fit_trainer` with 100,000 classes refuses naming the count before any model is
+/// trained (the trainer is never called), as `fit` does.
+#[test]
+fn rejects_too_many_classes_before_any_fit() {
+    let (values, _) = blobs(30, 5);
+    let examples =
+        Examples::new(Features::dense(2, values.clone()).unwrap(), vec![1.0; 30]).unwrap();
+    let classes: Vec<usize> = (0..30).collect();
+    let trainer = GaussianErm::output_perturbation(Loss::Logistic, 0.1, 1.0, 1e-6);
+    let err = OneVsRest::fit_trainer(
+        &trainer,
+        &examples,
+        &classes,
+        100_000,
+        &mut InsecureSeededRng::new(1),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("class count = 100000"), "{err}");
+}

@@ -194,6 +194,7 @@ impl RegularizationRule {
                 Err(
                     ErmError::IllConditioned { .. }
                     | ErmError::NoiseBeyondPrecision { .. }
+                    | ErmError::GaussianNoiseBeyondPrecision { .. }
                     | ErmError::InvalidParameter {
                         what: "regularization",
                         ..

@@ -279,3 +279,12 @@ proptest! {
         });
     }
 }
+
+/// A float in a refusal was printed with `{}`: a width of 1e201 came back as 202 digits.
+/// Now the shortest round-trip form, as dp-erm prints its floats.
+#[test]
+fn rejects_a_huge_width_naming_it_in_short_form() {
+    let message = Kernel::gaussian(1e201).unwrap_err().to_string();
+    assert!(message.contains("1e201"), "{message}");
+    assert!(message.len() < 200, "{message}");
+}

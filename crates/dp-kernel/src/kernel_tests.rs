@@ -654,8 +654,8 @@ impl dp_erm::StoredModel for Forged {
             "a forger's writer reads nothing".into(),
         ))
     }
-    fn epsilon(&self) -> Option<f64> {
-        self.linear.epsilon()
+    fn replace_one_guarantee(&self) -> Option<(f64, f64)> {
+        dp_erm::StoredModel::replace_one_guarantee(&self.linear)
     }
 }
 

@@ -161,8 +161,8 @@ impl StoredModel for KernelModel {
         Self::try_from(unchecked)
     }
 
-    fn epsilon(&self) -> Option<f64> {
-        KernelModel::epsilon(self)
+    fn replace_one_guarantee(&self) -> Option<(f64, f64)> {
+        self.linear.replace_one_guarantee()
     }
 }
 

@@ -74,8 +74,8 @@ impl PrivacyBudget {
         Self::with_delta(limit, 0.0)
     }
 
-    /// A budget of `limit` on ε (finite, > 0) and `delta_limit` on δ (finite, 0 ≤ δ < 1;
-    /// 0 makes it pure), nothing spent.
+    /// A budget of `limit` on ε (finite, > 0) and `delta_limit` on δ (finite,
+    /// 0 ≤ δ ≤ [`MAX_DELTA`](crate::MAX_DELTA); 0 makes it pure), nothing spent.
     pub fn with_delta(limit: f64, delta_limit: f64) -> Result<Self, NoiseError> {
         Ok(Self {
             limit: check_epsilon(limit)?,

@@ -278,7 +278,7 @@ impl DiscreteGaussianVector {
         let target = (sensitivity * 2f64.powi(-20) / root_d).max(sigma * 2f64.powi(-29));
         if !target.is_normal() {
             return Err(NoiseError::UnsupportedParameters(format!(
-                "sensitivity {sensitivity:e} and sigma {sigma:e} need a grid below the \
+                "sensitivity {sensitivity:?} and sigma {sigma:?} need a grid below the \
                  normal floats"
             )));
         }

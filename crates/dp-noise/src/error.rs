@@ -167,7 +167,9 @@ impl fmt::Display for NoiseError {
             Self::InvalidDelta(delta) => {
                 write!(
                     f,
-                    "delta must be finite, at least 0 and at most 1 (below 1 for a limit), got {delta:?}"
+                    "delta must be finite, > 0 and at most MAX_DELTA = {MAX_DELTA:?} for a \
+                     guarantee, a calibration or a budget's limit (0 only for a pure-epsilon \
+                     limit; keep delta far below 1/n for n records), got {delta:?}"
                 )
             }
             Self::InvalidRho(rho) => write!(f, "rho must be finite and > 0, got {rho:?}"),
@@ -214,16 +216,38 @@ pub(crate) fn check_epsilon(epsilon: f64) -> Result<f64, NoiseError> {
     }
 }
 
-/// Checks that a δ limit is finite, ≥ 0 and < 1; −0 becomes +0 (which a report prints
-/// as 0, not "-0").
+/// The largest δ that any (ε, δ) guarantee, calibration, conversion or budget limit of the
+/// workspace accepts: 0.1.
+///
+/// An (ε, δ) guarantee lets a mechanism ignore ε with probability δ: the mechanism that
+/// publishes each record whole with probability δ is (0, δ)-DP and leaks δ·n of n records
+/// on average. A guarantee protects every record only when δ ≪ 1/n (10⁻⁵ or 1/n² are usual
+/// choices); that needs n, which most constructors never see, so the choice of δ below
+/// 1/n is the user's (the guide's "Choosing δ"). What the workspace refuses everywhere is a
+/// δ that is no guarantee for any dataset of more than ten records: δ > 0.1, and δ = 1 −
+/// 2⁻⁵³ or any other value near 1 that would make an "(ε, δ)-DP" label vacuous.
+pub const MAX_DELTA: f64 = 0.1;
+
+/// Checks a δ limit: finite and in `[0, MAX_DELTA]` (0 makes a budget pure); −0 becomes +0
+/// (which a report prints as 0, not "-0").
 pub(crate) fn check_delta(delta: f64) -> Result<f64, NoiseError> {
     check_spent_delta(delta).and_then(|d| {
-        if d < 1.0 {
+        if d <= MAX_DELTA {
             Ok(d)
         } else {
             Err(NoiseError::InvalidDelta(delta))
         }
     })
+}
+
+/// Checks the δ of a guarantee, a calibration target or a conversion: finite and in
+/// `(0, MAX_DELTA]`.
+pub(crate) fn check_guarantee_delta(delta: f64) -> Result<f64, NoiseError> {
+    if delta.is_finite() && delta > 0.0 && delta <= MAX_DELTA {
+        Ok(delta)
+    } else {
+        Err(NoiseError::InvalidDelta(delta))
+    }
 }
 
 /// Checks that a spend's δ is finite, ≥ 0 and ≤ 1 (δ = 1, no guarantee, is a valid claim

@@ -44,7 +44,7 @@ impl Grid {
         if !EXPONENT_RANGE.contains(&grid_exponent) {
             // Named by the value the caller gave, not by the grid it implies.
             return Err(NoiseError::UnsupportedParameters(format!(
-                "sensitivity {sensitivity:e} is outside the supported range 2^{} to 2^{} \
+                "sensitivity {sensitivity:?} is outside the supported range 2^{} to 2^{} \
                  (about {:.1e} to {:.1e}): its snapping grid, 2^-{DEFAULT_BITS_BELOW_SENSITIVITY} \
                  of it, must stay a normal float",
                 EXPONENT_RANGE.start() + DEFAULT_BITS_BELOW_SENSITIVITY,
@@ -61,7 +61,7 @@ impl Grid {
         if !EXPONENT_RANGE.contains(&exponent) {
             return Err(NoiseError::UnsupportedParameters(format!(
                 "grid exponent {exponent} outside {EXPONENT_RANGE:?} (sensitivity \
-                 {sensitivity:e})"
+                 {sensitivity:?})"
             )));
         }
         // Δ/g is exact (a power-of-two scaling of a normal float), and so is its floor.

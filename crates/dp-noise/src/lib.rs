@@ -72,7 +72,7 @@ pub use budget::{
 };
 pub use discrete_gaussian::{DiscreteGaussian, DiscreteGaussianVector};
 pub use discrete_laplace::DiscreteLaplace;
-pub use error::NoiseError;
+pub use error::{MAX_DELTA, NoiseError};
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
 pub use group_norm::{FeatureGroups, GroupNormVector, MAX_GROUPED_DIMENSION};
 pub use laplace::Laplace;

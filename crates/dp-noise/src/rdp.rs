@@ -39,15 +39,14 @@
 //!
 //! # Numerics
 //! Every per-order value is computed in floating point and raised by a margin far above
-//! its rounding error (a relative 10⁻¹¹ of the magnitudes summed in `ln A_α`, which
-//! covers the `α·2⁻⁵³` of the log-factorial table many times over); the fractional series
-//! is truncated past both of its peaks once its terms fall below `e^{−60}` of the sum, and
-//! a bound on the dropped tail is added. Compositions and conversions round up.
-
-use statrs::function::erf::erfc;
+//! its rounding error: for integer α a relative 10⁻¹¹ of the magnitudes summed in
+//! `ln A_α`, which covers the `α·2⁻⁵³` of the log-factorial table many times over; for
+//! fractional α a bound on each term's error, carried term by term. The fractional series
+//! stops where what it drops is provably ≤ 0 (an alternating tail of decreasing terms,
+//! past α) and below 10⁻¹³ of the sum. Compositions and conversions round up.
 
 use crate::NoiseError;
-use crate::error::check_epsilon;
+use crate::error::{check_epsilon, check_guarantee_delta};
 use crate::rounding::{add_rounding_up, mul_rounding_up as mul_up};
 use crate::zcdp::Zcdp;
 
@@ -242,10 +241,11 @@ impl RdpCurve {
     }
 
     /// The smallest ε over the grid by the Balle et al. 2020 conversion at `delta`
-    /// (0 < δ < 1), and the order that gives it: the curve's mechanism is (ε, δ)-DP.
+    /// (0 < δ ≤ [`MAX_DELTA`](crate::MAX_DELTA)), and the order that gives it: the curve's
+    /// mechanism is (ε, δ)-DP.
     /// Rounded up; never negative.
     pub fn epsilon(&self, delta: f64) -> Result<(f64, f64), NoiseError> {
-        let delta = check_conversion_delta(delta)?;
+        let delta = check_guarantee_delta(delta)?;
         Ok(self.best(|alpha, r| {
             let t = alpha - 1.0;
             [r, (-1.0 / alpha).ln_1p(), -delta.ln() / t, -alpha.ln() / t]
@@ -256,7 +256,7 @@ impl RdpCurve {
     /// (Mironov 2017, Proposition 3), and its order: looser than [`RdpCurve::epsilon`],
     /// for comparison. Rounded up.
     pub fn epsilon_classic(&self, delta: f64) -> Result<(f64, f64), NoiseError> {
-        let delta = check_conversion_delta(delta)?;
+        let delta = check_guarantee_delta(delta)?;
         Ok(self.best(|alpha, r| [r, -delta.ln() / (alpha - 1.0), 0.0, 0.0]))
     }
 
@@ -296,7 +296,7 @@ pub fn smallest_noise_multiplier(
     check_rate(q)?;
     check_steps(steps)?;
     let epsilon = check_epsilon(epsilon)?;
-    check_conversion_delta(delta)?;
+    check_guarantee_delta(delta)?;
     check_orders(orders, relation)?;
     let spent = |sigma: f64| -> Result<f64, NoiseError> {
         Ok(
@@ -348,10 +348,11 @@ pub struct RdpAccountant {
 }
 
 impl RdpAccountant {
-    /// A budget of (`epsilon`, `delta`) (ε > 0, 0 < δ < 1) over [`default_orders`].
+    /// A budget of (`epsilon`, `delta`) (ε > 0, 0 < δ ≤ [`MAX_DELTA`](crate::MAX_DELTA))
+    /// over [`default_orders`].
     pub fn new(epsilon: f64, delta: f64) -> Result<Self, NoiseError> {
         let epsilon = check_epsilon(epsilon)?;
-        let delta = check_conversion_delta(delta)?;
+        let delta = check_guarantee_delta(delta)?;
         let orders = default_orders();
         let values = vec![0.0; orders.len()];
         Ok(Self {
@@ -492,57 +493,185 @@ fn log_a_integer(
     (peak + sum.ln(), magnitude)
 }
 
-/// `ln A_α` for fractional α by MTZ19's two series (§3.3), and the magnitude of its terms.
+/// The fractional series stops once a dropped term is below this share of the sum.
+const SERIES_TOLERANCE: f64 = 1e-13;
+/// The fractional series stops after this many terms whatever its terms (a bound on the
+/// rest is then added).
+const MAX_SERIES_TERMS: usize = 10_000_000;
+/// A bound on the relative error of libm's `erfc` below 25 (musl's, from FreeBSD's
+/// `s_erf.c`: within about an ulp): 2⁻⁴⁶, 64 ulps. (statrs' `erfc` errs by up to 10⁻¹⁰
+/// relative: not used here.)
+const ERFC_RELATIVE_ERROR: f64 = 1.0 / 70_368_744_177_664.0;
+/// Unit roundoff multiples that bound the rounding of each logged quantity below (each is
+/// a handful of operations, each off by at most half an ulp).
+const ROUNDING: f64 = 8.0 * f64::EPSILON;
+
+/// An upper bound on `ln A_α` for fractional α by MTZ19's two series (§3.3), and 0 for the
+/// magnitude (its own rounding is bounded here, so the caller adds no margin).
+///
+/// `A_α = Σ_i C(α, i)·(I₀(i) + I₁(i))`, where `I₀(i) = (1−q)^α ∫_{z≤z₀} μ₀·u^i` with
+/// `u = q(μ₁/μ₀)/(1−q) ≤ 1` there, and `I₁(i) = ∫_{z>z₀} μ₀·(qμ₁/μ₀)^α·v^i` with
+/// `v = (1−q)/(qμ₁/μ₀) ≤ 1` there: both fall as i grows. Past i > α the coefficients
+/// alternate in sign and fall in magnitude (`|C(α, i+1)/C(α, i)| = (i−α)/(i+1)`), so from
+/// any i > α on the rest of the series is an alternating series of decreasing terms: it
+/// has the sign of its first term, and no larger magnitude. The sum therefore stops at an
+/// i > α whose term is negative and below [`SERIES_TOLERANCE`] of the sum: what it drops
+/// is ≤ 0, and the sum an upper bound, within that tolerance of A. (Past
+/// [`MAX_SERIES_TERMS`] it stops anyway, adding the first dropped term when it is
+/// positive.) At an integer α the coefficients vanish past α and the sum is exact.
+///
+/// Each term's logarithm is computed with a bound on its error (erfc's asymptotic form
+/// bracketed above and below; the rounding of every logged quantity bounded by its
+/// magnitude), and taken at its upper end when added, its lower end when subtracted; the
+/// rounding of the two running sums is bounded and added at the end. (Before, one margin
+/// of a relative 10⁻¹¹ of the largest magnitude met, `i²/(2σ²)` of terms far out in a
+/// slowly converging series, raised the value up to 10⁶-fold, and a cut-off at `e^{−60}`
+/// of the sum, reached only after 10⁷ terms near α = 1, gave ∞.)
 fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> (f64, f64) {
     let (log_q, log_p) = (q.ln(), (-q).ln_1p());
     let two_var = 2.0 * sigma * sigma;
-    let z0 = sigma * sigma * (1.0 / q - 1.0).ln() + 0.5;
+    let log_odds = (1.0 / q - 1.0).ln();
+    let z0 = sigma * sigma * log_odds + 0.5;
+    // |z₀ − fl(z₀)|: the ratio, its log, the product and the sum each round.
+    let z0_error = ROUNDING * (sigma * sigma * (log_odds.abs() + 1.0) + 1.0);
     let root2_sigma = std::f64::consts::SQRT_2 * sigma;
-    // Signed sums in log space: (log |value|, sign).
-    let (mut a0, mut a1) = (SignedLog::ZERO, SignedLog::ZERO);
-    let (mut log_coef, mut positive) = (0.0f64, true);
-    let mut magnitude = 0.0f64;
+    // The positive and the negative terms, each summed as positive numbers, with a bound on
+    // the error of each sum's log.
+    let (mut added, mut subtracted) = (SignedLog::ZERO, SignedLog::ZERO);
+    let (mut added_error, mut subtracted_error) = (0.0f64, 0.0f64);
+    let (mut log_coef, mut coef_error, mut positive) = (0.0f64, 0.0f64, true);
     let mut i = 0usize;
     loop {
         let (fi, j) = (i as f64, alpha - i as f64);
-        let t0 = log_coef + fi * log_q + j * log_p;
-        let t1 = log_coef + j * log_q + fi * log_p;
-        let e0 = 0.5f64.ln() + log_erfc((fi - z0) / root2_sigma);
-        let e1 = 0.5f64.ln() + log_erfc((z0 - j) / root2_sigma);
-        let s0 = t0 + (fi * fi - fi) / two_var + e0;
-        let s1 = t1 + (j * j - j) / two_var + e1;
-        a0 = a0.add(s0, positive);
-        a1 = a1.add(s1, positive);
-        magnitude = magnitude.max(t0.abs() + (fi * fi) / two_var + e0.abs());
-        magnitude = magnitude.max(t1.abs() + (j * j) / two_var + e1.abs());
+        let part = |power: f64, log_power: f64, log_rest: f64, x: f64| {
+            // ln of C(α, i)·q^…(1−q)^…·exp((k²−k)/(2σ²))·erfc(x)/2, with an error bound.
+            let (erfc_low, erfc_high) = log_half_erfc(x);
+            let powers = log_power + log_rest;
+            let square = (power * power - power) / two_var;
+            // x's error (from z₀ and its own rounding) moves ln erfc by at most its slope
+            // `(2/√π)e^{−x²}/erfc(x)`: below 1.13·e^{−x²} for x ≤ 0 (erfc ≥ 1 there), below
+            // `x + √(x² + 2) ≤ 2x + 1.5` for x > 0 (the Mills ratio's bound).
+            let x_error =
+                (z0_error + ROUNDING * (power.abs() + z0.abs())) / root2_sigma + ROUNDING * x.abs();
+            let slope = if x <= 0.0 {
+                1.13 * (-x * x).exp()
+            } else {
+                2.0 * x + 1.5
+            };
+            let error = coef_error
+                + ROUNDING
+                    * (log_coef.abs()
+                        + log_power.abs()
+                        + log_rest.abs()
+                        + square.abs()
+                        + power * power / two_var
+                        + erfc_high.abs()
+                        + 1.0)
+                + slope * x_error;
+            let centre = log_coef + powers + square;
+            (centre + erfc_low - error, centre + erfc_high + error)
+        };
+        let (low0, high0) = part(fi, fi * log_q, j * log_p, (fi - z0) / root2_sigma);
+        let (low1, high1) = part(j, j * log_q, fi * log_p, (z0 - j) / root2_sigma);
+        // The term at the end that can only raise the sum.
+        let term = if positive {
+            log_add(high0, high1)
+        } else {
+            log_add(low0, low1)
+        };
+        if fi > alpha {
+            let sum = added.add_signed(SignedLog {
+                log_abs: subtracted.log_abs,
+                positive: false,
+            });
+            let small = log_add(high0, high1) < sum.log_abs + SERIES_TOLERANCE.ln();
+            if small && !positive {
+                break;
+            }
+            if i >= MAX_SERIES_TERMS {
+                if positive {
+                    accumulate(&mut added, &mut added_error, term);
+                }
+                break;
+            }
+        }
+        if positive {
+            accumulate(&mut added, &mut added_error, term);
+        } else {
+            accumulate(&mut subtracted, &mut subtracted_error, term);
+        }
         // The generalized binomial C(α, i+1) = C(α, i)·(α − i)/(i + 1).
         let factor = alpha - fi;
-        log_coef += factor.abs().ln() - (fi + 1.0).ln();
+        if factor == 0.0 {
+            // An integer α: every later coefficient is 0, and the sum is exact.
+            break;
+        }
+        let step = factor.abs().ln() - (fi + 1.0).ln();
+        log_coef += step;
+        coef_error += ROUNDING * (log_coef.abs() + step.abs() + (fi + 1.0).ln() + 1.0);
         if factor < 0.0 {
             positive = !positive;
         }
         i += 1;
-        let current = a0.log_abs().max(a1.log_abs());
-        let past_peaks = fi > alpha + 1.0 && fi > z0 + 1.0;
-        if (past_peaks && s0.max(s1) < current - 60.0) || i > 10_000_000 {
-            // The tail: |C(α, k)| falls like k^{−α−1} and the rest of each term no faster
-            // than geometrically past the peaks; bound it by (i/(α−1) + 1)·2 last terms.
-            let tail = s0.max(s1) + (2.0 * (fi / (alpha - 1.0) + 1.0)).ln();
-            let total = a0.add_signed(a1).add(tail, true);
-            if !total.positive || i > 10_000_000 {
-                return (f64::INFINITY, f64::INFINITY);
-            }
-            return (total.log_abs, magnitude.max(current.abs()));
-        }
     }
+    let high = added.log_abs + added_error;
+    let low = subtracted.log_abs - subtracted_error;
+    let ratio = (low - high).exp();
+    // NaN or a difference that could be ≤ 0: nothing bounded.
+    if ratio.is_nan() || ratio >= 1.0 || high.is_nan() {
+        return (f64::INFINITY, 0.0);
+    }
+    // ln(e^high − e^low), its rounding bounded (ln_1p near −1 loses r/(1−r) ulps).
+    let difference = (-ratio).ln_1p();
+    let rounding = ROUNDING * (1.0 + ratio / (1.0 - ratio) + high.abs() + difference.abs());
+    ((high + difference + rounding).next_up(), 0.0)
 }
 
-/// ln erfc(x), with `erfc(x) ≤ e^{−x²}/(x√π)` past where erfc underflows.
-fn log_erfc(x: f64) -> f64 {
-    if x < 25.0 {
-        erfc(x).ln()
+/// Adds `e^{term}` to the positive sum `sum` in log space, and to `error` a bound on the
+/// rounding of the step: `big + ln(1 + r)` with `r = e^{small − big}` errs by at most a few
+/// ulps of the result plus `r·(2 + (big − small))` ulps from r's own rounding.
+fn accumulate(sum: &mut SignedLog, error: &mut f64, term: f64) {
+    if term == f64::NEG_INFINITY {
+        return;
+    }
+    let (big, small) = if sum.log_abs >= term {
+        (sum.log_abs, term)
     } else {
-        -x * x - (x * std::f64::consts::PI.sqrt()).ln()
+        (term, sum.log_abs)
+    };
+    let gap = big - small;
+    // The first term (gap ∞) is taken as it is.
+    let from_ratio = if gap.is_finite() {
+        (-gap).exp() * (2.0 + gap)
+    } else {
+        0.0
+    };
+    *sum = sum.add(term, true);
+    *error += ROUNDING * (sum.log_abs.abs() + from_ratio);
+}
+
+/// `ln(e^a + e^b)`.
+fn log_add(a: f64, b: f64) -> f64 {
+    let (big, small) = if a >= b { (a, b) } else { (b, a) };
+    if small == f64::NEG_INFINITY {
+        return big;
+    }
+    big + (small - big).exp().ln_1p()
+}
+
+/// Bounds (low, high) on `ln(erfc(x)/2)`: libm's erfc within its relative error below 25;
+/// beyond, where it underflows, `e^{−x²}/(x√π)·(1 − 1/(2x²)) ≤ erfc(x) ≤ e^{−x²}/(x√π)`.
+fn log_half_erfc(x: f64) -> (f64, f64) {
+    let half = 0.5f64.ln();
+    if x < 25.0 {
+        let value = libm::erfc(x).ln() + half;
+        let error = ERFC_RELATIVE_ERROR + ROUNDING * value.abs();
+        (value - error, value + error)
+    } else {
+        let high = -x * x - (x * std::f64::consts::PI.sqrt()).ln() + half;
+        let error = ROUNDING * (x * x + high.abs());
+        let low = high + (-0.5 / (x * x)).ln_1p();
+        (low - error, high + error)
     }
 }
 
@@ -558,10 +687,6 @@ impl SignedLog {
         log_abs: f64::NEG_INFINITY,
         positive: true,
     };
-
-    fn log_abs(&self) -> f64 {
-        self.log_abs
-    }
 
     /// self ± e^{log_term}.
     fn add(self, log_term: f64, positive: bool) -> SignedLog {
@@ -668,14 +793,6 @@ fn check_orders(orders: &[f64], relation: Neighbouring) -> Result<(), NoiseError
         }
     }
     Ok(())
-}
-
-fn check_conversion_delta(delta: f64) -> Result<f64, NoiseError> {
-    if delta.is_finite() && delta > 0.0 && delta < 1.0 {
-        Ok(delta)
-    } else {
-        Err(NoiseError::InvalidDelta(delta))
-    }
 }
 
 #[cfg(test)]

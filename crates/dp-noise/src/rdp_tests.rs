@@ -296,3 +296,102 @@ fn bad_parameters_are_refused_naming_them() {
     assert!(RdpAccountant::new(1.0, 0.0).is_err());
     assert!(smallest_noise_multiplier(relation, 0.1, 10, f64::NAN, DELTA, &orders).is_err());
 }
+
+/// δ = 1 − 2⁻⁵³ (or 0.5) was a valid target for every accountant, conversion and budget
+/// here (anything below 1 was): one range for δ now, `(0, MAX_DELTA]` (`[0, MAX_DELTA]`
+/// for a budget's limit, 0 making it pure), refused naming δ.
+#[test]
+fn rejects_a_delta_above_max_delta_everywhere() {
+    let orders = default_orders();
+    let curve = add_remove(0.01, 1.0, 100, &orders);
+    let gaussian = Zcdp::new(0.1).unwrap();
+    for delta in [1.0 - f64::EPSILON / 2.0, 0.5, crate::MAX_DELTA.next_up()] {
+        let refusals = [
+            curve.epsilon(delta).map(drop),
+            curve.epsilon_classic(delta).map(drop),
+            RdpAccountant::new(1.0, delta).map(drop),
+            smallest_noise_multiplier(Neighbouring::ReplaceOne, 0.01, 100, 1.0, delta, &orders)
+                .map(drop),
+            gaussian.epsilon(delta).map(drop),
+            Zcdp::largest_for(1.0, delta).map(drop),
+            crate::ZcdpBudget::new(1.0, delta).map(drop),
+            crate::PrivacyBudget::with_delta(1.0, delta).map(drop),
+        ];
+        for refusal in refusals {
+            let err = refusal.unwrap_err();
+            assert_eq!(err, NoiseError::InvalidDelta(delta));
+            assert!(err.to_string().contains("MAX_DELTA = 0.1"), "{err}");
+        }
+    }
+    let max = crate::MAX_DELTA;
+    assert!(curve.epsilon(max).is_ok() && RdpAccountant::new(1.0, max).is_ok());
+    assert!(crate::PrivacyBudget::with_delta(1.0, max).is_ok());
+    assert!(crate::PrivacyBudget::with_delta(1.0, 0.0).is_ok());
+}
+
+/// One add/remove step's RDP at fractional orders, (q, σ, α, value), by
+/// `crates/dp-noise/testdata/rdp_fractional.py`: mpmath at 40 digits, by direct numerical
+/// integration of A_α's definition (not the series this module sums), cross-checked there
+/// against Opacus' `_compute_log_a_frac` series in high precision.
+const FRACTIONAL_REFERENCE: [(f64, f64, f64, f64); 25] = [
+    (0.01, 1.0, 1.25, 0.00010539800509817623),
+    (0.01, 1.0, 1.5, 0.00012725374332744983),
+    (0.01, 1.0, 1.75, 0.0001493888472003151),
+    (0.01, 1.0, 2.5, 0.00021757533228188047),
+    (0.01, 1.0, 3.5, 0.00031311663858379343),
+    (0.25, 1.5, 1.25, 0.019941922230316753),
+    (0.25, 1.5, 1.5, 0.02451291846596866),
+    (0.25, 1.5, 1.75, 0.029318037359376187),
+    (0.25, 1.5, 2.5, 0.04536651408452775),
+    (0.25, 1.5, 3.5, 0.07171917576241714),
+    (0.1, 0.8, 1.25, 0.01803867072670547),
+    (0.1, 0.8, 1.5, 0.023305046249858827),
+    (0.1, 0.8, 1.75, 0.029520687928979876),
+    (0.1, 0.8, 2.5, 0.058087571083751344),
+    (0.1, 0.8, 3.5, 0.17062506553777265),
+    (0.5, 3.0, 1.25, 0.01772035790144986),
+    (0.5, 3.0, 1.5, 0.021413356320631908),
+    (0.5, 3.0, 1.75, 0.02515836823699755),
+    (0.5, 3.0, 2.5, 0.03671618856819223),
+    (0.5, 3.0, 3.5, 0.05292157820673818),
+    (0.008487500828857502, 2.77, 1.25, 6.26163009230672e-06),
+    (0.008487500828857502, 2.77, 1.5, 7.516252971683922e-06),
+    (0.008487500828857502, 2.77, 1.75, 8.77164373258177e-06),
+    (0.008487500828857502, 2.77, 2.5, 1.2542433044857124e-05),
+    (0.008487500828857502, 2.77, 3.5, 1.7580961729090067e-05),
+];
+
+/// The fractional orders' values were raised by a margin on the largest magnitude met in
+/// the series (up to 10⁶-fold near α = 1) or were ∞: now each is an upper bound within a
+/// relative 10⁻⁶ of the independent evaluation (the series stops where what it drops is
+/// ≤ 0; what remains is the bound on erfc's and the logs' rounding, about 10⁻¹² of A,
+/// which is 10⁻⁷ of ln A where A is within 10⁻⁵ of 1).
+#[test]
+fn fractional_orders_are_tight_upper_bounds_of_an_independent_evaluation() {
+    let mut worst = 0.0f64;
+    for &(q, sigma, alpha, reference) in &FRACTIONAL_REFERENCE {
+        let value = add_remove(q, sigma, 1, &[alpha]).values()[0];
+        assert!(
+            value >= reference && value <= reference * (1.0 + 1e-6),
+            "q {q} σ {sigma} α {alpha}: {value:?} against {reference:?}"
+        );
+        worst = worst.max(value / reference - 1.0);
+    }
+    eprintln!("largest relative excess over the reference: {worst:e}");
+}
+
+/// Over Opacus' orders (fractional ones included), one step at q = 1/4, σ = 1.5 converts
+/// to the ε that `rdp_fractional.py` computes from its independent values over the same
+/// orders up to 63 (the larger ones only raise ε): 1.5969793674999142 at order 8.5.
+#[test]
+fn opacus_orders_give_the_independent_epsilon() {
+    let (epsilon, order) = add_remove(0.25, 1.5, 1, &opacus_orders())
+        .epsilon(DELTA)
+        .unwrap();
+    let reference = 1.5969793674999142;
+    assert!(
+        epsilon >= reference && epsilon <= reference * (1.0 + 1e-9),
+        "{epsilon:?} at {order:?}"
+    );
+    assert_eq!(order, 8.5);
+}

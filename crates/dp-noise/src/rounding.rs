@@ -94,7 +94,7 @@ impl ExactSum {
     pub fn add(&mut self, x: f64) {
         assert!(
             x.is_finite() && x >= 0.0,
-            "ExactSum adds finite x ≥ 0, not {x}"
+            "ExactSum adds finite x ≥ 0, not {x:?}"
         );
         let bits = x.to_bits();
         let exponent = (bits >> 52) & 0x7ff;

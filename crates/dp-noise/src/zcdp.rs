@@ -19,7 +19,7 @@
 //! the bound's exact value at that α.
 
 use crate::NoiseError;
-use crate::error::{check_epsilon, check_sensitivity};
+use crate::error::{check_epsilon, check_guarantee_delta, check_sensitivity};
 use crate::rounding::{add_rounding_up, mul_rounding_up as mul_up, subtract_rounding_down};
 
 /// Relative margin added to every converted value: each term of the bound is computed with
@@ -92,10 +92,11 @@ impl Zcdp {
         }
     }
 
-    /// The smallest ε the CKS20 conversion certifies at `delta` (0 < δ < 1): the mechanism
+    /// The smallest ε the CKS20 conversion certifies at `delta`
+    /// (0 < δ ≤ [`MAX_DELTA`](crate::MAX_DELTA)): the mechanism
     /// is (ε, δ)-DP. Never below the bound's exact value at the α found.
     pub fn epsilon(&self, delta: f64) -> Result<f64, NoiseError> {
-        let delta = check_conversion_delta(delta)?;
+        let delta = check_guarantee_delta(delta)?;
         Ok(epsilon_bound(self.rho, delta))
     }
 
@@ -114,7 +115,7 @@ impl Zcdp {
     /// at most `epsilon`.
     pub fn largest_for(epsilon: f64, delta: f64) -> Result<Zcdp, NoiseError> {
         let epsilon = check_epsilon(epsilon)?;
-        let delta = check_conversion_delta(delta)?;
+        let delta = check_guarantee_delta(delta)?;
         let fits = |rho: f64| epsilon_bound(rho, delta) <= epsilon;
         // ε(ρ) ≥ ρ − ln... grows without bound in ρ: find a ρ that does not fit.
         let mut hi = epsilon.max(1.0);
@@ -141,15 +142,6 @@ impl Zcdp {
                 "(epsilon {epsilon:?}, delta {delta:?}) is below what any rho > 0 certifies"
             ))
         })
-    }
-}
-
-/// A δ for a conversion: finite, 0 < δ < 1 (zCDP gives no finite ε at δ = 0).
-fn check_conversion_delta(delta: f64) -> Result<f64, NoiseError> {
-    if delta.is_finite() && delta > 0.0 && delta < 1.0 {
-        Ok(delta)
-    } else {
-        Err(NoiseError::InvalidDelta(delta))
     }
 }
 
@@ -266,7 +258,8 @@ pub struct ZcdpBudget {
 }
 
 impl ZcdpBudget {
-    /// A budget whose spends together stay (epsilon, delta)-DP (ε > 0, 0 < δ < 1).
+    /// A budget whose spends together stay (epsilon, delta)-DP (ε > 0,
+    /// 0 < δ ≤ [`MAX_DELTA`](crate::MAX_DELTA)).
     pub fn new(epsilon: f64, delta: f64) -> Result<Self, NoiseError> {
         let limit = Zcdp::largest_for(epsilon, delta)?.rho();
         Ok(Self {

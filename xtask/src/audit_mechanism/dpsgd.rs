@@ -11,6 +11,13 @@
 //! margin; the bound is δ-aware as for the Gaussian mechanisms. No closed form for this
 //! pair's exact ε is computed here: only the claim is checked (dp-erm's own audit test
 //! also catches σ/4 on the same pair).
+//!
+//! `dp-sgd-huber-clipped` is the same audit at the clipping norm of the library's DP-SGD
+//! rule, C = 1/4, below the canary's gradient of norm 1: the fit must clip it to C, or the
+//! canary moves the weight four times further than the noise σC was calibrated for. The
+//! audit at C = 1 cannot see clipping (the gradient is exactly C); dp-erm's test
+//! `dpsgd_audit_at_a_clip_below_the_gradient_catches_clipping_against_one` runs this pair
+//! against the mutant that clips to 1 instead of C, and catches it.
 
 use dp_audit::{canary_margin, epsilon_lower_bound, judge, run_scores};
 use dp_erm::{DpSgd, DpSgdConfig, Examples, Features, Loss};
@@ -18,8 +25,20 @@ use dp_erm::{DpSgd, DpSgdConfig, Examples, Features, Loss};
 use super::gaussian::{DELTA, epsilon_at_delta};
 use super::{ALPHA, Branch, EPSILON, ROWS};
 
-/// The audited DP-SGD configuration's name.
+/// The audited DP-SGD configuration's name (C = 1, the canary's gradient of norm C).
 pub const NAME: &str = "dp-sgd-huber";
+
+/// The clipping audit's name (C = 1/4, the canary's gradient of norm 1 = 4C).
+pub const CLIPPED_NAME: &str = "dp-sgd-huber-clipped";
+
+/// The clipping norm C of a DP-SGD audit by name; `None` for another mechanism.
+pub fn clip_norm(name: &str) -> Option<f64> {
+    match name {
+        NAME => Some(1.0),
+        CLIPPED_NAME => Some(0.25),
+        _ => None,
+    }
+}
 
 /// The sampling rate of the audited step.
 const SAMPLING_RATE: f64 = 0.25;
@@ -38,15 +57,21 @@ fn pair() -> Result<(Examples, Examples), dp_erm::ErmError> {
     Ok((build(1.0)?, build(-1.0)?))
 }
 
-/// DP-SGD calibrated to the audit's (ε, δ): one step at rate q, Huber loss.
-pub fn mechanism() -> Result<DpSgd, dp_erm::ErmError> {
-    let config = DpSgdConfig::new(Loss::huber(0.5)?, SAMPLING_RATE, 1, 1.0, DELTA);
+/// DP-SGD calibrated to the audit's (ε, δ): one step at rate q, Huber loss, clipping norm
+/// `clip_norm`.
+pub fn mechanism(clip_norm: f64) -> Result<DpSgd, dp_erm::ErmError> {
+    let mut config = DpSgdConfig::new(Loss::huber(0.5)?, SAMPLING_RATE, 1, 1.0, DELTA);
+    config.clip_norm = clip_norm;
     DpSgd::for_target(config, EPSILON)
 }
 
-/// The one branch of the DP-SGD audit.
-pub fn audit_branch(runs: usize, base_seed: u64) -> Result<Branch, Box<dyn std::error::Error>> {
-    let sgd = mechanism()?;
+/// The one branch of the DP-SGD audit at clipping norm `clip_norm`.
+pub fn audit_branch(
+    runs: usize,
+    base_seed: u64,
+    clip_norm: f64,
+) -> Result<Branch, Box<dyn std::error::Error>> {
+    let sgd = mechanism(clip_norm)?;
     let (first, second) = pair()?;
     let score = |data: &Examples, run_seed: u64| {
         run_scores(runs, run_seed, |rng| match sgd.fit(data, rng) {
@@ -66,7 +91,11 @@ pub fn audit_branch(runs: usize, base_seed: u64) -> Result<Branch, Box<dyn std::
         bound,
         verdict,
         pair_epsilon: None,
-        how_pair_epsilon: "no closed form (one subsampled Gaussian step at full sensitivity)",
+        how_pair_epsilon: if clip_norm < 1.0 {
+            "no closed form (one subsampled Gaussian step, the canary's gradient clipped to C)"
+        } else {
+            "no closed form (one subsampled Gaussian step at full sensitivity)"
+        },
         score: "canary margin",
         claimed_delta: DELTA,
     })
@@ -80,10 +109,17 @@ mod tests {
     /// only in the canary's label.
     #[test]
     fn the_audited_step_claims_the_audit_guarantee_on_a_full_sensitivity_pair() {
-        let sgd = mechanism().unwrap();
-        assert!(sgd.epsilon() <= EPSILON && sgd.epsilon() > 0.99 * EPSILON);
-        assert_eq!(sgd.delta(), DELTA);
-        assert_eq!(sgd.config().steps, 1);
+        for name in [NAME, CLIPPED_NAME] {
+            let clip = clip_norm(name).unwrap();
+            let sgd = mechanism(clip).unwrap();
+            assert!(sgd.epsilon() <= EPSILON && sgd.epsilon() > 0.99 * EPSILON);
+            assert_eq!(sgd.delta(), DELTA);
+            assert_eq!(sgd.config().steps, 1);
+            assert_eq!(sgd.config().clip_norm, clip);
+        }
+        // The clipped audit's canary gradient (|ℓ'(0)|·x* = 1) is beyond its C.
+        assert!(clip_norm(CLIPPED_NAME).unwrap() < 1.0);
+        assert_eq!(clip_norm("objective-huber"), None);
         let (first, second) = pair().unwrap();
         assert_eq!(first.len(), ROWS);
         assert_eq!(first.labels()[ROWS - 1], 1.0);

@@ -46,9 +46,10 @@ pub trait StoredModel: Serialize + Sized {
     type Unchecked: DeserializeOwned;
     /// Validates a decoded model, naming the first invalid field.
     fn check(unchecked: Self::Unchecked) -> Result<Self, ErmError>;
-    /// The ε the model was trained with (None if non-private), as its metadata records it:
-    /// what a [`ModelPurpose::require_private`] demand is checked against.
-    fn epsilon(&self) -> Option<f64>;
+    /// The (ε, δ) of the model's guarantee for replace-one neighbours (None if
+    /// non-private), from its metadata ([`crate::Mechanism::replace_one_guarantee`]): what
+    /// a [`ModelPurpose::require_private`] demand is checked against.
+    fn replace_one_guarantee(&self) -> Option<(f64, f64)>;
 }
 
 /// Longest model-type name read back (longer ones are refused before allocating).
@@ -166,7 +167,7 @@ pub(super) fn encode<M: StoredModel>(model: &M, seal: Seal<'_>) -> Result<Vec<u8
         Seal::Checksum => {}
         Seal::Mac(_, purpose) => {
             // Refused before writing: the purpose's loader would refuse the file.
-            if let Some(why) = purpose.shortfall(model.epsilon()) {
+            if let Some(why) = purpose.shortfall(model.replace_one_guarantee()) {
                 return Err(ErmError::InvalidPurpose(format!(
                     "cannot save under it: {why}"
                 )));
@@ -267,7 +268,7 @@ pub(super) fn decode<M: StoredModel>(bytes: &[u8], seal: Seal<'_>) -> Result<M, 
     }
     let model = M::check(unchecked)?;
     if let Seal::Mac(_, purpose) = seal
-        && let Some(why) = purpose.shortfall(model.epsilon())
+        && let Some(why) = purpose.shortfall(model.replace_one_guarantee())
     {
         return Err(invalid(why));
     }

@@ -148,8 +148,8 @@ impl StoredModel for LinearModel {
         Self::try_from(unchecked)
     }
 
-    fn epsilon(&self) -> Option<f64> {
-        LinearModel::epsilon(self)
+    fn replace_one_guarantee(&self) -> Option<(f64, f64)> {
+        self.metadata().mechanism.replace_one_guarantee()
     }
 }
 

@@ -438,7 +438,10 @@ fn rejects_non_private_or_too_large_epsilon_under_a_private_purpose() {
     let models = sample_models();
     for (model, refused) in [
         (&models[0], Some("the model is not private")),
-        (&models[1], Some("trained with ε = 0.7")),
+        (
+            &models[1],
+            Some("ε-DP for replace-one neighbours with ε = 0.7"),
+        ),
         (&models[2], None),
         (&models[3], None),
     ] {
@@ -1151,4 +1154,90 @@ fn a_file_written_before_dpsgd_existed_still_loads() {
     assert_eq!(model.weights().len(), model.metadata().features);
     // And it is written back byte for byte.
     assert_eq!(model.to_bytes().unwrap(), bytes.to_vec());
+}
+
+/// A small DP-SGD model (one step of q = 1/2 on 40 rows) for `relation`, calibrated to
+/// (`epsilon`, 10⁻⁵) under it.
+fn sgd_model(epsilon: f64, add_remove: bool) -> LinearModel {
+    let rows = 40;
+    let values: Vec<f64> = (0..rows).map(|i| (i as f64 / rows as f64) - 0.5).collect();
+    let labels: Vec<f64> = (0..rows)
+        .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let data = crate::Examples::new(crate::Features::dense(1, values).unwrap(), labels).unwrap();
+    let mut config = crate::DpSgdConfig::new(Loss::Logistic, 0.5, 1, 1.0, 1e-5);
+    if add_remove {
+        config = config.add_remove(20.0);
+    }
+    crate::DpSgd::for_target(config, epsilon)
+        .unwrap()
+        .fit(&data, &mut InsecureSeededRng::new(3))
+        .unwrap()
+        .into_model()
+}
+
+/// `require_private(ε)` used to compare the recorded ε only: an (ε, δ) model passed a
+/// pure-ε bound whatever its δ (a DP-SGD model at δ = 0.5 passed `require_private(1.0)`),
+/// and an add/remove model passed on its add/remove ε, about half the replace-one ε a
+/// reader assumes. Now the one-argument form means ε-DP (δ = 0), `require_private_at`
+/// names the δ, and both compare the replace-one ε, naming the relation.
+#[test]
+fn rejects_an_approximate_or_add_remove_model_beyond_the_replace_one_bound() {
+    let k = key(13);
+    let open = ModelPurpose::new("scoring").unwrap();
+    let pure = open.clone().require_private(1.0).unwrap();
+    let approximate = open.clone().require_private_at(1.0, 1e-5).unwrap();
+    assert_eq!(approximate.max_delta(), Some(1e-5));
+    assert_eq!(pure.max_delta(), Some(0.0));
+    assert_eq!(open.max_delta(), None);
+
+    let replace_one = sgd_model(0.9, false);
+    let file = replace_one.to_bytes_authenticated(&k, &open).unwrap();
+    let err = error_of(LinearModel::from_bytes_authenticated(&file, &k, &pure));
+    assert!(err.contains("δ = 1e-5") && err.contains("δ = 0"), "{err}");
+    assert!(err.contains("replace-one"), "{err}");
+    let err = error_of(replace_one.to_bytes_authenticated(&k, &pure));
+    assert!(err.contains("cannot save under it"), "{err}");
+    assert_eq!(
+        LinearModel::from_bytes_authenticated(&file, &k, &approximate).unwrap(),
+        replace_one
+    );
+    let tighter = open.clone().require_private_at(1.0, 1e-6).unwrap();
+    assert!(LinearModel::from_bytes_authenticated(&file, &k, &tighter).is_err());
+
+    // Add/remove ε 0.9: its replace-one ε is above 1, and that is what is compared.
+    let add_remove = sgd_model(0.9, true);
+    let (recorded, _) = (
+        add_remove.epsilon().unwrap(),
+        add_remove.metadata().mechanism.delta(),
+    );
+    let (replace_epsilon, _) = add_remove
+        .metadata()
+        .mechanism
+        .replace_one_guarantee()
+        .unwrap();
+    assert!(
+        recorded <= 0.9 && replace_epsilon > 1.0,
+        "{recorded} {replace_epsilon}"
+    );
+    let file = add_remove.to_bytes_authenticated(&k, &open).unwrap();
+    let err = error_of(LinearModel::from_bytes_authenticated(
+        &file,
+        &k,
+        &approximate,
+    ));
+    assert!(
+        err.contains(&format!("ε = {replace_epsilon:?}")) && err.contains("replace-one"),
+        "{err}"
+    );
+    let loose = open
+        .clone()
+        .require_private_at(replace_epsilon, 1e-5)
+        .unwrap();
+    assert!(LinearModel::from_bytes_authenticated(&file, &k, &loose).is_ok());
+
+    for bad in [-1e-9, 0.5, f64::NAN] {
+        let err = error_of(open.clone().require_private_at(1.0, bad));
+        assert!(err.contains(&format!("max_delta = {bad:?}")), "{err}");
+    }
 }

@@ -154,7 +154,7 @@ fn check_dpsgd(metadata: &ModelMetadata) -> Result<(), ErmError> {
     positive("sampling_rate", sampling_rate)?;
     if sampling_rate > 1.0 {
         return Err(out_of_range(format!(
-            "sampling_rate = {sampling_rate} is above 1"
+            "sampling_rate = {sampling_rate:?} is above 1"
         )));
     }
     if !(1..=crate::MAX_SGD_STEPS).contains(&steps) {

@@ -294,7 +294,20 @@ impl PartialSums {
                 ),
             });
         }
-        self.rows += other.rows;
+        // Two forged or repeated wire sums could add up past usize::MAX: refused, never
+        // wrapped (a wrapped count would pass the solver's check against the given n).
+        self.rows =
+            self.rows
+                .checked_add(other.rows)
+                .ok_or_else(|| OptimError::InvalidParameter {
+                    what: "partial sums to merge",
+                    why: format!(
+                        "their row counts {} and {} add up past the largest count ({})",
+                        self.rows,
+                        other.rows,
+                        usize::MAX
+                    ),
+                })?;
         self.loss += other.loss;
         add_into(&mut self.gradient, &other.gradient);
         if let (Some(h), Some(o)) = (self.hessian.as_mut(), other.hessian.as_ref()) {
@@ -513,6 +526,7 @@ pub fn sum_blocks_with<S: RowBlocks + ?Sized, L: MarginLoss + ?Sized>(
         for part in parts {
             let (part, rows) = part?;
             total.merge(&part)?;
+            // At most the part's rows, whose sum the merge checked.
             hessian_rows += rows;
         }
     }

@@ -70,6 +70,24 @@ fn corrupt_or_mismatched_bytes_are_refused() {
     assert!(error.is_err());
 }
 
+/// Two well-formed partials whose row counts add up past `usize::MAX` (forged, or one
+/// merged too often) are refused, naming the counts: the count used to wrap to a small
+/// number in release builds (and panic in debug ones), which the solver's check against n
+/// could then pass.
+#[test]
+fn rejects_a_merge_whose_row_count_overflows() {
+    let sums = sample_sums(false);
+    let mut huge = sums.to_bytes();
+    huge[16..24].copy_from_slice(&(usize::MAX as u64).to_le_bytes());
+    let huge = PartialSums::from_bytes(&huge).unwrap();
+    let mut total = sums.clone();
+    let error = total.merge(&huge).unwrap_err();
+    assert!(error.to_string().contains("add up past"), "{error}");
+    assert!(error.to_string().contains("700"), "{error}");
+    // Refused whole: nothing of `huge` was added.
+    assert_eq!(total, sums);
+}
+
 /// An oracle that answers as a distributed engine does: one partial per "partition"
 /// (block), each through its bytes, merged in partition order; counts its questions.
 struct ThroughBytes<'a> {
