@@ -189,7 +189,10 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
         self._models = models
         self.privacy_ = self._privacy_report(report, epsilon, released, seed, kwargs)
         per_model = self.privacy_.get("epsilon_per_model")
-        if self._models.info()["kind"] == "linear" and per_model is not None:
+        if report.get("outlook") is not None:
+            # dp-fit's outlook of this fit, from public facts (its mechanism's own basis).
+            self.privacy_["outlook"] = report["outlook"]
+        elif self._models.info()["kind"] == "linear" and per_model is not None:
             # From the public n, d and ε alone (dp-erm's rule outlook): is a private linear
             # model expected to beat predicting the majority class at all?
             self.privacy_["outlook"] = _dpml.utility_outlook(

@@ -530,9 +530,9 @@ def _fit(estimator, df, schema, n_rows, ledger):
         "against the partitions' counts before any noise was drawn",
         "noise_drawn_on": "the driver",
     }
-    per_model = estimator.privacy_.get("epsilon_per_model")
-    if per_model is not None:
-        estimator.privacy_["outlook"] = _dpml.utility_outlook(n_rows, models.info()["features"], per_model)
+    # dp-fit's outlook of the planned fit, from public facts, as in memory.
+    if report.get("outlook") is not None:
+        estimator.privacy_["outlook"] = report["outlook"]
     return estimator
 
 

@@ -8,6 +8,7 @@ use dp_erm::{
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, ReleaseRng, Witnessed};
 
+use dp_fit::outlook::Outlook;
 use dp_fit::recipe::{ErmPlan, ErmRecipe, KernelName, SamplingName, fit_classes, model_count};
 pub(crate) use dp_fit::recipe::{Mechanism, Regularization, binary_labels};
 use dp_fit::sgd::SgdOptions;
@@ -85,11 +86,18 @@ pub struct FitReport<M> {
     pub gaussian: Option<GaussianCalibration>,
     /// DP-SGD's accounting of each model's fit.
     pub sgd: Option<SgdReport>,
+    /// dp-fit's a-priori outlook of the fit, from public facts.
+    pub outlook: Option<Outlook>,
 }
 
 impl FitReport<LinearModel> {
-    /// What `plan` released as `models`.
-    pub(crate) fn of(plan: &ErmPlan, models: Vec<LinearModel>) -> Self {
+    /// What `plan` released as `models`, trained on `rows` rows of `features` features.
+    pub(crate) fn of(
+        plan: &ErmPlan,
+        models: Vec<LinearModel>,
+        rows: usize,
+        features: usize,
+    ) -> Self {
         FitReport {
             models,
             regularization: plan.regularization,
@@ -98,6 +106,7 @@ impl FitReport<LinearModel> {
             calibration: plan.calibration,
             gaussian: plan.gaussian,
             sgd: None,
+            outlook: plan.outlook(rows, features),
         }
     }
 }
@@ -288,6 +297,8 @@ pub(crate) fn check_classes(
             format!("has {class_count} classes; at least 2 are required"),
         ));
     }
+    // dp-erm's one ceiling on K, for every one-vs-rest path.
+    dp_erm::OneVsRest::check_class_count(class_count)?;
     if let Some(row) = classes.iter().position(|&c| c >= class_count) {
         return Err(CoreError::value(
             "y",
@@ -314,7 +325,12 @@ pub fn fit_linear(
     let mut rng = generator(randomness)?;
     let data = training_set(&rows, binary_labels(classes), &spec.transform)?;
     let models = drawing(&mut *rng, |rng| Ok(plan.fit(&data, classes, rng)?))?;
-    Ok(FitReport::of(&plan, models))
+    Ok(FitReport::of(
+        &plan,
+        models,
+        rows.len(),
+        spec.transform.output_features(rows.features()),
+    ))
 }
 
 /// Everything a DP-SGD fit needs besides the data (dp-erm's `DpSgdConfig`, in the terms a
@@ -388,7 +404,17 @@ pub fn fit_sgd_interruptible(
     let delta_share = dp_fit::split::per_model_delta(spec.delta, models);
     let share = per_model_epsilon(spec.epsilon, models)?;
     // Every refusal of the parameters (and σ's calibration), before the rows are touched.
-    let (sgd, resolved) = spec.options.trainer(share, delta_share, rows.len())?;
+    let (sgd, resolved) = spec
+        .options
+        .trainer(share, delta_share, rows.len())
+        .map_err(|error| match models {
+            // A refusal at each model's (ε/K, δ/K) names K.
+            1 => error,
+            classes => dp_erm::ErmError::PerClass {
+                classes,
+                error: Box::new(error),
+            },
+        })?;
     dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
     let mut rng = generator(randomness)?;
     let inputs = sgd_features(&rows, &transform)?;
@@ -423,6 +449,7 @@ pub fn fit_sgd_interruptible(
             clip_norm: resolved.clip_norm,
             average_iterates: resolved.average_iterates,
         }),
+        outlook: Some(Outlook::sgd(spec.options.schedule_rows(rows.len()))),
     })
 }
 
@@ -563,5 +590,6 @@ pub fn fit_kernel(
         calibration: plan.calibration,
         gaussian: None,
         sgd: None,
+        outlook: plan.outlook(rows.len(), map.components),
     })
 }

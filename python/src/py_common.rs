@@ -331,6 +331,15 @@ pub(crate) fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bo
     d.set_item("regularization", fit.regularization)?;
     d.set_item("epsilon", fit.epsilon)?;
     d.set_item("delta", fit.delta)?;
+    if let Some(o) = &fit.outlook {
+        let outlook = PyDict::new(py);
+        outlook.set_item("noise_ratio", o.noise_ratio)?;
+        outlook.set_item("at_risk", o.at_risk)?;
+        outlook.set_item("near_chance", o.near_chance)?;
+        outlook.set_item("warning", o.warning.as_deref())?;
+        outlook.set_item("basis", o.basis)?;
+        d.set_item("outlook", outlook)?;
+    }
     if let Some(g) = &fit.gaussian {
         let cal = PyDict::new(py);
         cal.set_item("epsilon_per_model", g.epsilon)?;

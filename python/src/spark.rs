@@ -653,5 +653,8 @@ pub fn fit_linear_partitions(
             }
         });
     }
-    Ok((FitReport::of(&plan, fitted), oracle.passes()))
+    Ok((
+        FitReport::of(&plan, fitted, examples, cols),
+        oracle.passes(),
+    ))
 }

@@ -164,10 +164,33 @@ def test_privacy_report_carries_the_outlook_from_public_sizes():
     X = rng.uniform(-1, 1, size=(400, 4))
     y = np.where(X[:, 0] > 0, 1, 0)
     small = dpml.LogisticRegression(epsilon=1.0, data_norm=2.0, classes=[0, 1]).fit(X, y)
-    # d/(nε) = 4/(400·1): no warning.
-    assert abs(small.privacy_["outlook"]["noise_ratio"] - 0.01) < 1e-12
+    # d/(nε) = 5/(400·1), d the trained features (4 and the intercept): no warning.
+    assert abs(small.privacy_["outlook"]["noise_ratio"] - 0.0125) < 1e-12
+    assert small.privacy_["outlook"]["basis"].startswith("d/(nε)")
     assert small.privacy_["outlook"]["warning"] is None
     tiny = dpml.LogisticRegression(epsilon=0.01, data_norm=2.0, classes=[0, 1]).fit(X, y)
-    # 4/(400·0.01) = 1 > 0.3: expected near chance, said before looking at any result.
+    # 5/(400·0.01) = 1.25 > 0.3: expected near chance, said before looking at any result.
     assert tiny.privacy_["outlook"]["near_chance"]
     assert "near chance" in tiny.privacy_["outlook"]["warning"]
+
+
+def test_every_mechanism_reports_its_own_outlook():
+    import numpy as np
+
+    import dpml
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(300, 4))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    gaussian = dpml.HuberSVC(epsilon=1.0, delta=1e-6, data_norm=2.0, classes=[0, 1]).fit(X, y)
+    # The Gaussian mechanism's noise multiplier z in d/(nε)'s units: z·√d/n.
+    noise = gaussian.privacy_["noise"]
+    z = noise["sigma"] / noise["l2_sensitivity"]
+    outlook = gaussian.privacy_["outlook"]
+    assert outlook["basis"].startswith("z·√d/n")
+    assert abs(outlook["noise_ratio"] - z * np.sqrt(5) / 300) < 1e-12 * outlook["noise_ratio"]
+    kernel = dpml.RandomFeaturesSVC(epsilon=1.0, n_components=50, classes=[0, 1]).fit(X, y)
+    # A kernel model's d is its D random features: 50/(300·1).
+    assert abs(kernel.privacy_["outlook"]["noise_ratio"] - 50 / 300) < 1e-12
+    sgd = dpml.DPSGDClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1]).fit(X, y)
+    assert sgd.privacy_["outlook"]["warning"].startswith("DP-SGD on 300 rows")

@@ -305,9 +305,11 @@ fn check_out_of_core(req: &TrainRequest) -> Result<(), Failure> {
 /// `--delta` and `--model dp-sgd`'s options: what applies to what, named when refused.
 fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
     let delta = req.delta;
-    if !(delta == 0.0 || (delta > 0.0 && delta < 1.0)) {
+    if !(delta == 0.0 || (delta > 0.0 && delta <= dp_fit::spec::MAX_DELTA)) {
         return Err(fail(format!(
-            "--delta {delta:?}: must be 0 (pure ε) or a δ in (0, 1)"
+            "--delta {delta:?}: must be 0 (pure ε) or a δ in (0, {:?}], well below 1/n (e.g. \
+             1e-6 for a million rows)",
+            dp_fit::spec::MAX_DELTA
         )));
     }
     let s = &req.sgd;

@@ -5,7 +5,8 @@
 
 use dp_noise::stats::normal_upper_tail;
 
-/// Relative margin over the error of statrs' `erfc` (a few ulps in the tails).
+/// Relative margin over the error of `normal_upper_tail` (libm's `erfc`, within about an
+/// ulp, with the scaling's rounding): a million times that error.
 const TAIL_MARGIN: f64 = 1e-10;
 
 /// Absolute margin for tails that underflow: a bound below it would not be trusted.

@@ -268,15 +268,16 @@ pub(crate) fn check_epsilon(what: &str, value: f64, ceiling: f64) -> Result<f64,
     }
 }
 
-/// `value` as a δ: in [0, 1).
+/// `value` as a δ: 0 (pure ε) or in (0, `MAX_DELTA`], as every fit takes it.
 pub(crate) fn check_delta(what: &str, value: f64) -> Result<f64, LedgerError> {
-    if (0.0..1.0).contains(&value) {
+    if (0.0..=dp_noise::MAX_DELTA).contains(&value) {
         Ok(value)
     } else {
         Err(LedgerError::InvalidAmount {
             what: what.into(),
             value,
-            expected: "a δ in [0, 1) (0: pure ε)",
+            expected: "a δ in [0, 0.1] (0: pure ε; the library's MAX_DELTA: a useful δ is far \
+                       below 1/n)",
         })
     }
 }

@@ -73,10 +73,13 @@ impl Mechanism {
         if delta == 0.0 {
             return Ok(pure);
         }
-        if !(delta.is_finite() && delta > 0.0 && delta < 1.0) {
+        if !(delta.is_finite() && delta > 0.0 && delta <= crate::spec::MAX_DELTA) {
             return Err(RecipeError::refused(
                 Parameter::Delta,
-                format!("= {delta:?}; it must be 0 (pure ε) or in (0, 1)"),
+                format!(
+                    "= {delta:?}; it must be 0 (pure ε) or in (0, {:?}]",
+                    crate::spec::MAX_DELTA
+                ),
             ));
         }
         match pure {
@@ -277,6 +280,8 @@ impl ErmRecipe {
                 format!("has {class_count} classes; at least 2 are required"),
             ));
         }
+        // One ceiling on K for every one-vs-rest path (linear, Gaussian, kernel).
+        OneVsRest::check_class_count(class_count)?;
         let models = model_count(class_count);
         let epsilon = self.mechanism.epsilon();
         let share = epsilon.map(|e| epsilon_share(e, models)).transpose()?;
