@@ -28,9 +28,9 @@ def test_rejects_a_delta_that_protects_no_one_everywhere(blobs):
     X, y = blobs
     assert dpml.MAX_DELTA == 0.1 and dpml.MAX_EPSILON == 1000.0
     for delta in (0.999999, 0.5, math.nextafter(dpml.MAX_DELTA, 1), 1.0):
-        with pytest.raises(dpml.DPMLValueError, match=r"delta=.*0\.01"):
+        with pytest.raises(dpml.DPMLValueError, match=r"delta=.*0\.1\]"):
             logistic(delta=delta).fit(X, y)
-        with pytest.raises(dpml.DPMLValueError, match=r"delta=.*0\.01"):
+        with pytest.raises(dpml.DPMLValueError, match=r"delta=.*0\.1\]"):
             sgd(delta=delta).fit(X, y)
         with pytest.raises(dpml.DPMLValueError, match="delta"):
             dpml.Ledger(1.0, delta=delta)
