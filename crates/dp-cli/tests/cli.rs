@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-fn dpml() -> Command {
-    Command::cargo_bin("dpml").unwrap()
-}
+mod common;
+use common::{SCHEMA, dpml, fails, listing, succeeds};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -16,62 +15,6 @@ fn repo() -> PathBuf {
 fn adult_schema() -> PathBuf {
     repo().join("schemas/adult.toml")
 }
-
-/// Runs `cmd`, expecting failure; returns standard error.
-fn fails(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(!out.status.success(), "expected a failure: {out:?}");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.starts_with("dpml: error: "), "{err}");
-    err
-}
-
-/// Runs `cmd`, expecting success; returns standard output.
-fn succeeds(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// The files in `dir`, sorted (what a command left behind).
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-const SCHEMA: &str = r#"
-version = 1
-intercept = true
-[csv]
-header = true
-trim = true
-missing = ["?"]
-
-[[columns]]
-name = "x"
-type = "numeric"
-lower = 0
-upper = 10
-
-[[columns]]
-name = "c"
-type = "categorical"
-levels = ["a", "b"]
-
-[[columns]]
-name = "y"
-type = "label"
-classes = ["neg", "pos"]
-positive = "pos"
-"#;
 
 /// A small separable file: y = pos iff c = a.
 fn small_data(rows: usize) -> String {

@@ -9,66 +9,8 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
-fn dpml() -> Command {
-    Command::cargo_bin("dpml").unwrap()
-}
-
-/// Runs `cmd` (at most a minute: a file without end must not hang the suite), expecting
-/// failure; returns standard error, which must start with `dpml: error:`.
-fn fails(cmd: &mut Command) -> String {
-    let out = cmd.timeout(Duration::from_secs(60)).output().unwrap();
-    assert!(!out.status.success(), "expected a failure: {out:?}");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.starts_with("dpml: error: "), "{err}");
-    err
-}
-
-/// Runs `cmd`, expecting success; returns standard output.
-fn succeeds(cmd: &mut Command) -> String {
-    let out = cmd.timeout(Duration::from_secs(120)).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// The names in `dir`, sorted (what a command left behind, hidden files included).
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-const SCHEMA: &str = r#"
-version = 1
-intercept = true
-[csv]
-header = true
-trim = true
-missing = ["?"]
-
-[[columns]]
-name = "x"
-type = "numeric"
-lower = 0
-upper = 10
-
-[[columns]]
-name = "c"
-type = "categorical"
-levels = ["a", "b"]
-
-[[columns]]
-name = "y"
-type = "label"
-classes = ["neg", "pos"]
-positive = "pos"
-"#;
+mod common;
+use common::{SCHEMA, dpml, fails, listing, succeeds};
 
 /// Data rows of a small separable file (y = pos iff c = a), without the header.
 fn rows(count: usize) -> String {
