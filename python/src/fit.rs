@@ -9,7 +9,7 @@ use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, ReleaseRng, Witnessed};
 
 use dp_fit::outlook::Outlook;
-use dp_fit::recipe::{ErmPlan, ErmRecipe, KernelName, SamplingName, fit_classes, model_count};
+use dp_fit::recipe::{ErmPlan, ErmRecipe, KernelName, SamplingName, fit_classes};
 pub(crate) use dp_fit::recipe::{Mechanism, Regularization, binary_labels};
 use dp_fit::sgd::SgdOptions;
 
@@ -269,16 +269,6 @@ pub(crate) fn model_groups(
     Ok(FeatureGroups::new(&all)?)
 }
 
-/// The ε each of `models` fits gets: the whole ε, or its even share (one-vs-rest).
-pub(crate) fn per_model_epsilon(epsilon: f64, models: usize) -> Result<f64, CoreError> {
-    dp_fit::split::per_model_epsilon(epsilon, models).ok_or_else(|| {
-        CoreError::value(
-            "epsilon",
-            format!("= {epsilon:?} is too small to split across {models} classes"),
-        )
-    })
-}
-
 /// Checks class indices against the rows and the classes, naming `y`.
 pub(crate) fn check_classes(
     classes: &[usize],
@@ -400,21 +390,12 @@ pub fn fit_sgd_interruptible(
     let rows = rows.checked()?;
     let transform = spec.transform.checked()?;
     check_classes(classes, rows.len(), class_count)?;
-    let models = model_count(class_count);
-    let delta_share = dp_fit::split::per_model_delta(spec.delta, models);
-    let share = per_model_epsilon(spec.epsilon, models)?;
-    // Every refusal of the parameters (and σ's calibration), before the rows are touched.
-    let (sgd, resolved) = spec
-        .options
-        .trainer(share, delta_share, rows.len())
-        .map_err(|error| match models {
-            // A refusal at each model's (ε/K, δ/K) names K.
-            1 => error,
-            classes => dp_erm::ErmError::PerClass {
-                classes,
-                error: Box::new(error),
-            },
-        })?;
+    // Every refusal of the parameters (and σ's calibration), before the rows are touched:
+    // dp-fit's trainer at each model's share of (ε, δ).
+    let (sgd, resolved) =
+        spec.options
+            .trainer_for_classes(spec.epsilon, spec.delta, rows.len(), class_count)?;
+    let delta_share = sgd.config().delta;
     dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
     let mut rng = generator(randomness)?;
     let inputs = sgd_features(&rows, &transform)?;

@@ -2,7 +2,7 @@
 //! configuration: the library's rule (if asked), the schedule on the public n (or n̂ under
 //! add/remove), the divisor of each step, σ calibrated to (ε, δ).
 
-use dp_erm::{DpSgd, DpSgdConfig, DpSgdRule, ErmError, Loss};
+use dp_erm::{DpSgd, DpSgdConfig, DpSgdRule, ErmError, Loss, OneVsRest};
 use dp_noise::Neighbouring;
 
 /// The public defaults (Opacus-like): expected batches of 256, 10 epochs, η = 1, C = 1.
@@ -128,6 +128,27 @@ impl SgdOptions {
         let resolved = self.resolved(epsilon, schedule_rows)?;
         let sgd = DpSgd::for_target(resolved.config(schedule_rows, delta)?, epsilon)?;
         Ok((sgd, resolved))
+    }
+
+    /// The trainer of each model of a `class_count`-class classifier at (ε, δ) on `rows`
+    /// rows: [`Self::trainer`] at the whole (ε, δ) for two classes (one model), at dp-erm's
+    /// one-vs-rest shares (ε/K, δ/K) for K > 2 — a refusal at the shares names K.
+    ///
+    /// # Privacy
+    /// The K models together are (ε, δ)-DP by basic composition (`OneVsRest`'s shares).
+    pub fn trainer_for_classes(
+        &self,
+        epsilon: f64,
+        delta: f64,
+        rows: usize,
+        class_count: usize,
+    ) -> Result<(DpSgd, SgdOptions), ErmError> {
+        match crate::recipe::model_count(class_count) {
+            1 => self.trainer(epsilon, delta, rows),
+            models => OneVsRest::trainer_per_class(epsilon, delta, models, |e, d| {
+                self.trainer(e, d, rows)
+            }),
+        }
     }
 }
 

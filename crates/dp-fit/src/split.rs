@@ -2,16 +2,16 @@
 //! evenly, by basic composition, each share rounded down so that the shares never add up
 //! to more than the whole.
 
-use dp_noise::PrivacyBudget;
+use dp_erm::OneVsRest;
 
-/// Each of `models` models' ε out of `epsilon` (dp-noise's even share, rounded down);
-/// `None` when ε is too small to split (a share would round to 0) or not a valid ε.
+/// Each of `models` models' ε out of `epsilon` (dp-erm's one-vs-rest share: dp-noise's even
+/// share, rounded down); `None` when ε is too small to split (a share would round to 0), not
+/// a valid ε, or `models` is beyond dp-erm's class ceiling.
 pub fn per_model_epsilon(epsilon: f64, models: usize) -> Option<f64> {
     if models == 1 {
         return Some(epsilon);
     }
-    let models = u32::try_from(models).ok()?;
-    PrivacyBudget::new(epsilon).ok()?.even_share(models)
+    OneVsRest::epsilon_per_class(epsilon, models).ok()
 }
 
 /// Each of `models` models' δ out of `delta`: fl(δ/K) is within half an ulp of δ/K, so the
