@@ -132,6 +132,15 @@ impl GaussianRule {
             Ok(log_lambda - self.lambda_at(z, rows, features).ln())
         };
         let (mut lo, mut hi) = (Self::LAMBDA_RANGE.0.ln(), Self::LAMBDA_RANGE.1.ln());
+        // At a large ε the fixed point can sit below the smallest Λ the solver certifies for
+        // these sizes: raise the range's floor to it (doubling, as the pure rule does), a
+        // function of the public sizes only.
+        while lo < hi {
+            match at(lo.exp()).calibration(rows, features) {
+                Err(ErmError::IllConditioned { .. }) => lo = (lo + std::f64::consts::LN_2).min(hi),
+                _ => break,
+            }
+        }
         let chosen = if gap(lo)? >= 0.0 {
             lo
         } else if gap(hi)? <= 0.0 {

@@ -193,3 +193,41 @@ fn rejects_a_tiny_delta_naming_delta() {
     assert!(message.contains("delta) = (1.0, 1e-320)"), "{message}");
     assert!(message.contains("larger delta"), "{message}");
 }
+
+#[test]
+fn gaussian_rules_train_at_a_large_epsilon_with_the_smallest_certifiable_lambda() {
+    // At a large ε the fixed point can lie below the smallest Λ the solver certifies for
+    // these sizes; the rule then raises Λ to it (within a factor 2) rather than refusing the
+    // fit as ill-conditioned. Either Λ is the fixed point, or Λ/2 is refused.
+    let (n, d) = (2_000, 3);
+    let mut raised = 0;
+    for rule in [GaussianRule::OBJECTIVE, GaussianRule::OUTPUT] {
+        for epsilon in [100.0, 500.0, 1000.0] {
+            let trainer = rule.trainer(n, d, epsilon, 1e-6).unwrap();
+            let lambda = trainer.regularization();
+            let half = match trainer.mechanism() {
+                GaussianMechanism::ObjectivePerturbation => {
+                    GaussianErm::objective_perturbation(rule.loss, lambda / 2.0, epsilon, 1e-6)
+                }
+                GaussianMechanism::OutputPerturbation => {
+                    GaussianErm::output_perturbation(rule.loss, lambda / 2.0, epsilon, 1e-6)
+                }
+            };
+            if matches!(half.calibration(n, d), Err(ErmError::IllConditioned { .. })) {
+                raised += 1;
+                continue;
+            }
+            let z = trainer
+                .calibration(n, d)
+                .map(|c| c.sigma / c.l2_sensitivity)
+                .unwrap();
+            let formula = rule.lambda_at(z, n, d);
+            assert!(
+                (lambda / formula - 1.0).abs() < 1e-6,
+                "{:?} ε {epsilon}: Λ {lambda} is neither the fixed point {formula} nor raised",
+                rule.mechanism
+            );
+        }
+    }
+    assert!(raised > 0, "no case reached the solver's floor");
+}

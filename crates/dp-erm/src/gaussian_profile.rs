@@ -12,6 +12,9 @@ const TAIL_MARGIN: f64 = 1e-10;
 /// Absolute margin for tails that underflow: a bound below it would not be trusted.
 const UNDERFLOW_MARGIN: f64 = 1e-300;
 
+/// The largest ε whose `e^ε` the profile computes (`e^700 ≈ 10³⁰⁴`, below `f64::MAX`).
+const LARGEST_EXPONENT: f64 = 700.0;
+
 /// Intervals the quarter circle of the variance split is cut into.
 const SPLIT_INTERVALS: usize = 256;
 
@@ -21,10 +24,15 @@ const SPLIT_INTERVALS: usize = 256;
 /// `|Z| > c`, and `E[e^{−μ|Z|}; |Z| > c] = 2e^{μ²/2}Φ(−c − μ)`, so the value is
 /// `2[Φ(−c) − e^ε Φ(−c − μ)]`. Rounding the threshold c moves the value only to second order
 /// (the integrand vanishes there), far inside the tail margin.
+///
+/// δ(ε) falls as ε grows, so beyond [`LARGEST_EXPONENT`] (where `e^ε` would overflow and
+/// `∞·Φ` erase the subtracted term, or make it NaN) the value at that ε is returned: an
+/// upper bound on the value at ε.
 pub(crate) fn folded_gaussian_delta(mu: f64, epsilon: f64) -> f64 {
     if mu <= 0.0 {
         return 0.0;
     }
+    let epsilon = epsilon.min(LARGEST_EXPONENT);
     let threshold = (epsilon / mu - mu / 2.0).max(0.0);
     let above = normal_upper_tail(threshold) * (1.0 + TAIL_MARGIN);
     let beyond = epsilon.exp() * normal_upper_tail(threshold + mu) * (1.0 - TAIL_MARGIN);

@@ -102,6 +102,25 @@ fn spec_objective_sigma(epsilon: f64, delta: f64, n: f64, lambda: f64, c: f64) -
     hi
 }
 
+/// Where `e^ε` overflows (ε > 709.78) the profile must not lose its subtracted term: at
+/// μ = 100 the privacy loss `μ|Z| + μ²/2 ≥ 5000` exceeds ε = 750 or 1000 always, so δ(ε) is
+/// `E[1 − e^{ε−L}] ≈ 1`; before the fix the code returned 10⁻³⁰⁰ there, and calibrated
+/// σ = 0 at ε = 1000 (a model released with no noise). The σ the profile calibrates never
+/// falls as ε grows past the overflow.
+#[test]
+fn rejects_an_overflowing_exponent_as_a_zero_delta() {
+    for epsilon in [750.0, 1000.0] {
+        let delta = gaussian_profile::folded_gaussian_delta(100.0, epsilon);
+        assert!(delta > 0.99, "ε {epsilon}: δ {delta}");
+        let sigma = gaussian_profile::objective_sigma(epsilon, 1e-6);
+        let at_700 = gaussian_profile::objective_sigma(700.0, 1e-6);
+        assert!(
+            sigma > 0.0 && sigma >= at_700,
+            "ε {epsilon}: σ {sigma} vs {at_700} at 700"
+        );
+    }
+}
+
 /// The closed form of the folded Gaussian's δ agrees with quadrature of its definition, and
 /// the code's value lies at or above both, within 10⁻⁶ (its 10⁻¹⁰ margin on each tail,
 /// magnified by their cancellation).
