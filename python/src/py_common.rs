@@ -45,7 +45,8 @@ const FIT_STACK_BYTES: usize = 8 << 20;
 
 /// [`detached`] for a long fit that Ctrl-C must be able to stop: `f` runs without the GIL on
 /// a thread of its own and is handed a hook answering whether to stop, which it asks
-/// between steps; meanwhile this thread, every [`SIGNAL_CHECK_INTERVAL`], takes the GIL and
+/// between steps (DP-SGD), and which every solve it starts asks before each iteration
+/// (`dp_optim::stop_when`); meanwhile this thread, every [`SIGNAL_CHECK_INTERVAL`], takes the GIL and
 /// runs Python's signal handlers (`PyErr_CheckSignals`, which runs them only on the main
 /// thread, so only there can a fit be interrupted). A handler's exception (Ctrl-C's
 /// `KeyboardInterrupt`) raises the hook, waits for `f` to return, and is raised in place of
@@ -58,7 +59,12 @@ pub(crate) fn interruptible<T: Send>(
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Condvar, Mutex};
 
-    let stop = AtomicBool::new(false);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    // The solvers (dp-optim's Newton and L-BFGS) ask the same flag before each iteration.
+    let solver_stop: dp_optim::StopHook = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::sync::Arc::new(move || stop.load(Ordering::Relaxed))
+    };
     let done = (Mutex::new(false), Condvar::new());
     let mut signal = None;
     let result = std::thread::scope(|scope| {
@@ -66,7 +72,11 @@ pub(crate) fn interruptible<T: Send>(
             .name("dpml-fit".into())
             .stack_size(FIT_STACK_BYTES)
             .spawn_scoped(scope, || {
-                let result = guarded(|| in_this_process(|| f(&|| stop.load(Ordering::Relaxed))));
+                let result = guarded(|| {
+                    in_this_process(|| {
+                        dp_optim::stop_when(solver_stop, || f(&|| stop.load(Ordering::Relaxed)))
+                    })
+                });
                 *done.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
                 done.1.notify_all();
                 result

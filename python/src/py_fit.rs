@@ -70,7 +70,8 @@ pub(crate) fn fit_linear_model<'py>(
     .map_err(|e| raise(py, e))?;
     let (spec, held, classes) = prepared;
     let rows = held.rows().map_err(|e| raise(py, e))?;
-    let fit = detached(py, || {
+    // Ctrl-C stops the solver between iterations (`interruptible`).
+    let fit = interruptible(py, |_| {
         fit_linear(rows, &classes, n_classes, &spec, randomness(seed))
     })?;
     let info = report(py, &fit)?;
@@ -215,7 +216,8 @@ pub(crate) fn fit_kernel_model<'py>(
     .map_err(|e| raise(py, e))?;
     let (spec, map, held, classes) = prepared;
     let rows = held.rows().map_err(|e| raise(py, e))?;
-    let fit = detached(py, || {
+    // Ctrl-C stops the solver between iterations (`interruptible`).
+    let fit = interruptible(py, |_| {
         fit_kernel(rows, &classes, n_classes, &spec, &map, randomness(seed))
     })?;
     let info = report(py, &fit)?;

@@ -458,6 +458,8 @@ impl From<OptimError> for ErmError {
         match e {
             // Only the fact of the refusal leaves: the solver's numbers depend on the data.
             OptimError::NotConverged { .. } => Self::NotConverged,
+            OptimError::Interrupted => Self::Interrupted,
+            OptimError::AllocationFailed { what, bytes } => Self::AllocationFailed { what, bytes },
             other => Self::Optim(other),
         }
     }

@@ -55,6 +55,15 @@ pub enum OptimError {
     },
     /// The compressed-sparse-row arrays are inconsistent.
     InvalidSparseStructure(String),
+    /// An array sized by the input could not be allocated (not enough memory).
+    AllocationFailed {
+        /// What the array holds.
+        what: &'static str,
+        /// Its size in bytes.
+        bytes: usize,
+    },
+    /// The hook set by [`crate::stop_when`] asked the solve to stop (no solution).
+    Interrupted,
     /// The solver stopped without certifying convergence.
     NotConverged {
         /// Why it stopped.
@@ -69,6 +78,12 @@ pub enum OptimError {
 impl fmt::Display for OptimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Interrupted => write!(f, "the solve was interrupted"),
+            Self::AllocationFailed { what, bytes } => write!(
+                f,
+                "could not allocate {bytes} bytes for {what}: not enough memory (use fewer \
+                 rows or features, or raise the memory limit)"
+            ),
             Self::EmptyData { rows, cols } => {
                 write!(
                     f,

@@ -77,6 +77,9 @@ impl Lbfgs {
         let mut pairs: VecDeque<CorrectionPair> = VecDeque::new();
         let mut iterations = 0;
         loop {
+            if crate::stop::requested() {
+                return Err(OptimError::Interrupted);
+            }
             let stop = check_stop(
                 objective,
                 &mut current,

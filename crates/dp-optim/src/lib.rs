@@ -79,6 +79,7 @@ mod objective;
 mod pool;
 mod solution;
 mod solver;
+mod stop;
 
 pub use blocks::{
     BLOCK_WAVE, BlockNewton, BlockObjective, BlockPass, HessianRows, PARTIAL_SUMS_VERSION,
@@ -92,6 +93,7 @@ pub use newton::Newton;
 pub use objective::{GlmObjective, MAX_HESSIAN_DIMENSION};
 pub use solution::{DEFAULT_TOLERANCE, Solution, Termination};
 pub use solver::{NEWTON_COST_RATIO, NEWTON_MAX_DIMENSION, Solver};
+pub use stop::{StopHook, stop_when};
 
 #[cfg(test)]
 #[path = "optim_tests.rs"]

@@ -79,6 +79,9 @@ impl Newton {
         let mut iterations = 0;
         let mut hessian = HessianPlan::new(objective, &current, self.tolerance);
         loop {
+            if crate::stop::requested() {
+                return Err(OptimError::Interrupted);
+            }
             let stop = check_stop(
                 objective,
                 &mut current,

@@ -767,3 +767,39 @@ fn the_last_step_is_certified_without_a_second_evaluation() {
         );
     }
 }
+
+/// A stop hook set by `stop_when` on the calling thread reaches the solve on its pool
+/// worker: answering true after `k` questions stops both solvers with `Interrupted` after
+/// k iterations' questions; a hook that never answers true changes nothing.
+#[test]
+fn a_stop_hook_interrupts_both_solvers_between_iterations() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let p = problem(2_000, 4, &[5, 3], 7);
+    let objective = GlmObjective::new(&p.sparse, &p.labels, Logistic, 1e-4).unwrap();
+    for solver in [
+        Solver::Newton(Newton::default()),
+        Solver::Lbfgs(Lbfgs::default()),
+    ] {
+        let unhooked = solver.minimize(&objective, None).unwrap();
+        assert!(unhooked.is_converged());
+        let never = stop_when(Arc::new(|| false), || solver.minimize(&objective, None)).unwrap();
+        assert_eq!(never.weights(), unhooked.weights());
+
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&asked);
+        let hook: StopHook = Arc::new(move || counter.fetch_add(1, Ordering::Relaxed) >= 2);
+        let stopped = stop_when(hook, || solver.minimize(&objective, None));
+        assert!(
+            matches!(stopped, Err(OptimError::Interrupted)),
+            "{solver:?}: {stopped:?}"
+        );
+        assert_eq!(
+            asked.load(Ordering::Relaxed),
+            3,
+            "asked before each iteration"
+        );
+        // Outside the call the hook is gone: the same solve converges.
+        assert!(solver.minimize(&objective, None).unwrap().is_converged());
+    }
+}

@@ -46,6 +46,8 @@ const MAX_IDLE: Duration = Duration::from_millis(1);
 /// late). Results are unchanged: the passes' chunking never depends on which thread runs
 /// a chunk.
 pub(crate) fn on_worker<T: Send>(pass_entries: usize, solve: impl FnOnce() -> T + Send) -> T {
+    // The caller's stop hook travels with the solve onto the worker.
+    let stop = crate::stop::current();
     // The scope only moves the solve onto a worker: the pollers are detached, not scoped.
     rayon::scope(move |_| {
         let done = Arc::new(AtomicBool::new(false));
@@ -55,7 +57,7 @@ pub(crate) fn on_worker<T: Send>(pass_entries: usize, solve: impl FnOnce() -> T 
             rayon::spawn(move || keep_awake(&done, solver));
         }
         let _stop = SetOnDrop(&done);
-        solve()
+        crate::stop::with_hook(stop, solve)
     })
 }
 

@@ -104,6 +104,24 @@ fn weigh_chunks(
         .collect()
 }
 
+/// `len` copies of `value`, or [`OptimError::AllocationFailed`] naming `what`: the copies
+/// of the design sized by the input are allocated fallibly, so that an input too large for
+/// the memory is a refusal, never an abort.
+pub(crate) fn filled<T: Clone>(
+    what: &'static str,
+    len: usize,
+    value: T,
+) -> Result<Vec<T>, crate::OptimError> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len)
+        .map_err(|_| crate::OptimError::AllocationFailed {
+            what,
+            bytes: len.saturating_mul(size_of::<T>()),
+        })?;
+    out.resize(len, value);
+    Ok(out)
+}
+
 /// Row ranges of a fixed partition of `0..rows` into at most `max_chunks` pieces of at least
 /// `min_rows` rows: depends only on the sizes, never on the thread count.
 pub(crate) fn row_chunks(
@@ -122,6 +140,19 @@ pub(crate) fn row_chunks(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rejects_a_copy_larger_than_the_memory_as_an_allocation_failure() {
+        let too_many = usize::MAX / 16;
+        match filled("the test's copy", too_many, 0u64) {
+            Err(crate::OptimError::AllocationFailed { what, bytes }) => {
+                assert_eq!(what, "the test's copy");
+                assert_eq!(bytes, too_many * 8);
+            }
+            other => panic!("{:?}", other.map(|v| v.len())),
+        }
+        assert_eq!(filled("a small copy", 3, 7u32).unwrap(), vec![7, 7, 7]);
+    }
 
     use super::split_gram::tests::{assert_all_close, fused_pass_of, fused_reference, rows};
 

@@ -124,15 +124,15 @@ fn column_tasks(colptr: &[usize], tasks: usize) -> Vec<std::ops::Range<usize>> {
 
 /// Where each column's entries start in column-major order (`cols + 1` offsets, the last
 /// the number of entries), for column indices `< cols`.
-pub(super) fn column_pointers(cols: usize, indices: &[u32]) -> Vec<usize> {
-    let mut colptr = vec![0usize; cols + 1];
+pub(super) fn column_pointers(cols: usize, indices: &[u32]) -> Result<Vec<usize>, OptimError> {
+    let mut colptr = super::filled("the column pointers", cols + 1, 0usize)?;
     for &c in indices {
         colptr[c as usize + 1] += 1;
     }
     for c in 0..cols {
         colptr[c + 1] += colptr[c];
     }
-    colptr
+    Ok(colptr)
 }
 
 impl ColumnMajor {
@@ -141,10 +141,15 @@ impl ColumnMajor {
     /// fills its own contiguous part of the copy, taking from every row the slice of its
     /// columns (found by binary search in the sorted row), so no two tasks write the same
     /// memory and the result is the same for any number of tasks.
-    fn new(cols: usize, indptr: &[usize], indices: &[u32], values: &[f64]) -> Self {
-        let colptr = column_pointers(cols, indices);
-        let mut rows = vec![0u32; indices.len()];
-        let mut by_column = vec![0.0; indices.len()];
+    fn new(
+        cols: usize,
+        indptr: &[usize],
+        indices: &[u32],
+        values: &[f64],
+    ) -> Result<Self, OptimError> {
+        let colptr = column_pointers(cols, indices)?;
+        let mut rows = super::filled("the column-major copy's row indices", indices.len(), 0u32)?;
+        let mut by_column = super::filled("the column-major copy's values", indices.len(), 0.0)?;
         let tasks = column_tasks(&colptr, rayon::current_num_threads());
         // Split the outputs at the tasks' first entries, front to back.
         let mut parts = Vec::with_capacity(tasks.len());
@@ -178,11 +183,11 @@ impl ColumnMajor {
                     }
                 }
             });
-        Self {
+        Ok(Self {
             colptr,
             rows,
             values: by_column,
-        }
+        })
     }
 
     /// `Σ_r v[r] x[r, c]` for column `c`, with four running sums to shorten the dependency
@@ -270,7 +275,7 @@ impl CsrRows {
         if u32::try_from(rows).is_err() {
             return invalid(format!("{rows} rows exceed the u32 index range"));
         }
-        let by_column = ColumnMajor::new(cols, &indptr, &indices, &values);
+        let by_column = ColumnMajor::new(cols, &indptr, &indices, &values)?;
         let updates: f64 = indptr
             .windows(2)
             .map(|w| triangle_start(w[1] - w[0]) as f64)
@@ -571,11 +576,11 @@ mod tests {
                 }
             }
         }
-        let colptr = column_pointers(cols, &indices);
+        let colptr = column_pointers(cols, &indices).unwrap();
         assert!(column_tasks(&colptr, 16).len() >= 3);
         for threads in [1, 3, 16] {
             let copy = on_threads(threads, || {
-                ColumnMajor::new(cols, &indptr, &indices, &values)
+                ColumnMajor::new(cols, &indptr, &indices, &values).unwrap()
             });
             assert_eq!(copy.colptr, colptr);
             assert_eq!(copy.rows, rows_of, "{threads} threads");

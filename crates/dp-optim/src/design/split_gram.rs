@@ -65,7 +65,8 @@ pub(super) struct SplitRows {
 impl SplitRows {
     /// The split of the CSR rows (`indptr`, `indices`, `values`, with `colptr` the column
     /// pointers of their column-major copy), or `None` when the modelled cost favours the
-    /// scattered kernel.
+    /// scattered kernel or the copy does not fit in memory (the split only speeds the Gram
+    /// up: the scattered kernel computes the same sums without it).
     pub(super) fn new(
         indptr: &[usize],
         indices: &[u32],
@@ -74,7 +75,10 @@ impl SplitRows {
     ) -> Option<Self> {
         let cols = colptr.len() - 1;
         let leading = leading_columns(indptr.len() - 1, colptr);
-        (!leading.is_empty()).then(|| Self::with_leading(cols, indptr, indices, values, leading))
+        if leading.is_empty() {
+            return None;
+        }
+        Self::with_leading(cols, indptr, indices, values, leading).ok()
     }
 
     /// The split with the given leading columns (1 to 32 of them, distinct, `< cols`).
@@ -84,14 +88,14 @@ impl SplitRows {
         indices: &[u32],
         values: &[f64],
         mut leading: Vec<u32>,
-    ) -> Self {
+    ) -> Result<Self, crate::OptimError> {
         let rows = indptr.len() - 1;
         leading.sort_unstable();
         let registers = leading.len().div_ceil(LANES);
         let width = registers * LANES;
         // Slot of each original column: its place in the dense block, or width + its
         // trailing position.
-        let mut slot = vec![u32::MAX; cols];
+        let mut slot = super::filled("the split copy's column slots", cols, u32::MAX)?;
         for (k, &c) in leading.iter().enumerate() {
             slot[c as usize] = k as u32;
         }
@@ -104,26 +108,30 @@ impl SplitRows {
         }
         // Each row's trailing entries first, so that chunks of rows can fill their own
         // parts of the arrays in parallel.
-        let trailing_counts: Vec<usize> = (0..rows)
-            .into_par_iter()
+        let mut split_indptr = super::filled("the split copy's row pointers", rows + 1, 0usize)?;
+        split_indptr[1..]
+            .par_iter_mut()
             .with_min_len(BUILD_CHUNK_ROWS)
-            .map(|row| {
-                indices[indptr[row]..indptr[row + 1]]
+            .enumerate()
+            .for_each(|(row, count)| {
+                *count = indices[indptr[row]..indptr[row + 1]]
                     .iter()
                     .filter(|&&c| slot[c as usize] as usize >= width)
-                    .count()
-            })
-            .collect();
-        let mut split_indptr = Vec::with_capacity(rows + 1);
-        split_indptr.push(0);
+                    .count();
+            });
         let mut updates = 0.0;
-        for &count in &trailing_counts {
-            split_indptr.push(split_indptr.last().copied().unwrap_or(0) + count);
+        for row in 0..rows {
+            let count = split_indptr[row + 1];
+            split_indptr[row + 1] += split_indptr[row];
             updates += (registers * (leading.len() + count) + triangle_start(count)) as f64;
         }
-        let mut dense = vec![f64x8::ZERO; rows * registers];
-        let mut positions = vec![0u32; split_indptr[rows]];
-        let mut split_values = vec![0.0; split_indptr[rows]];
+        let mut dense = super::filled(
+            "the split copy's dense block",
+            rows.saturating_mul(registers),
+            f64x8::ZERO,
+        )?;
+        let mut positions = super::filled("the split copy's positions", split_indptr[rows], 0u32)?;
+        let mut split_values = super::filled("the split copy's values", split_indptr[rows], 0.0)?;
         let chunks = super::row_chunks(rows, BUILD_CHUNK_ROWS, rayon::current_num_threads());
         let mut parts = Vec::with_capacity(chunks.len());
         let (mut dense_left, mut positions_left, mut values_left) = (
@@ -166,7 +174,7 @@ impl SplitRows {
                     }
                 }
             });
-        Self {
+        Ok(Self {
             registers,
             leading,
             trailing,
@@ -176,7 +184,7 @@ impl SplitRows {
             indptr: split_indptr,
             positions,
             values: split_values,
-        }
+        })
     }
 
     /// `h += Σ_i s_i x_i x_iᵀ` on the lower triangle of the d×d `h`, as
@@ -578,7 +586,8 @@ pub(super) mod tests {
             (5..29).collect(),
             (10..42).collect(),
         ] {
-            let split = SplitRows::with_leading(cols, &indptr, &indices, &values, leading.clone());
+            let split =
+                SplitRows::with_leading(cols, &indptr, &indices, &values, leading.clone()).unwrap();
             let mut h = Mat::<f64>::zeros(cols, cols);
             split.add_weighted_gram_lower(&s, h.as_mut());
             assert_close(&h, &expected);
@@ -691,7 +700,8 @@ pub(super) mod tests {
                 (10..42).collect(),
             ] {
                 let split =
-                    SplitRows::with_leading(cols, &indptr, &indices, &values, leading.clone());
+                    SplitRows::with_leading(cols, &indptr, &indices, &values, leading.clone())
+                        .unwrap();
                 let n = indptr.len() - 1;
                 let (mut margins, mut weights, mut extra) =
                     (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
@@ -757,7 +767,7 @@ pub(super) mod tests {
     fn the_split_is_taken_for_dense_columns_only_and_matches_through_csr_rows() {
         let (cols, indptr, indices, values) = rows(5_000, 8, &[9, 4, 30]);
         let x = CsrRows::new(cols, indptr.clone(), indices.clone(), values.clone()).unwrap();
-        let colptr = column_pointers(cols, &indices);
+        let colptr = column_pointers(cols, &indices).unwrap();
         let chosen = leading_columns(5_000, &colptr);
         assert!(
             !chosen.is_empty() && chosen.iter().all(|&c| c < 8),
@@ -769,7 +779,7 @@ pub(super) mod tests {
         assert_close(&h, &reference(cols, &indptr, &indices, &values, &s));
         // One-hot rows only: no column is dense enough to lead.
         let (cols, _, one_hot, _) = rows(5_000, 0, &[9, 4, 30]);
-        assert!(leading_columns(5_000, &column_pointers(cols, &one_hot)).is_empty());
+        assert!(leading_columns(5_000, &column_pointers(cols, &one_hot).unwrap()).is_empty());
     }
 
     /// The split built in parallel chunks of rows is the same on 1, 3 and 16 threads (one
@@ -778,7 +788,7 @@ pub(super) mod tests {
     fn the_split_built_in_chunks_is_the_same_on_any_thread_count() {
         use crate::design::gram_tasks::tests::on_threads;
         let (cols, indptr, indices, values) = rows(30_000, 8, &[40; 12]);
-        let colptr = column_pointers(cols, &indices);
+        let colptr = column_pointers(cols, &indices).unwrap();
         let build = |threads| {
             on_threads(threads, || {
                 SplitRows::new(&indptr, &indices, &values, &colptr).expect("8 dense columns lead")
