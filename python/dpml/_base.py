@@ -2,11 +2,19 @@
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 from . import _dpml, _validation, testing
-from ._errors import DPMLError, DPMLMemoryError, DPMLTypeError, DPMLValueError, NotFittedError
+from ._errors import (
+    DPMLError,
+    DPMLMemoryError,
+    DPMLTypeError,
+    DPMLUtilityWarning,
+    DPMLValueError,
+    NotFittedError,
+)
 from ._active import LedgerMarked, resolve_ledger
 from ._randomness import resolve_seed
 
@@ -76,6 +84,13 @@ def _choice(name, value, options):
         raise DPMLValueError(f"{name}={value!r}; expected one of {options}")
     return value
 
+
+
+def warn_outlook(outlook, estimator):
+    """Raises the fit's outlook warning (from public facts only), if it has one, as a
+    ``DPMLUtilityWarning`` pointing at the caller's ``fit``."""
+    if outlook and outlook.get("warning"):
+        warnings.warn(f"{estimator}: {outlook['warning']}", DPMLUtilityWarning, stacklevel=3)
 
 class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
     """Base of dpml's estimators (scikit-learn's mixins only: no scikit-learn model is
@@ -158,8 +173,8 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
         Interrupted (Ctrl-C, ``KeyboardInterrupt``), the fit releases nothing and the
         ledger keeps its charge, since noise may have been drawn (a fit is charged once it
         may have drawn noise); the estimator keeps its previous state. ``DPSGDClassifier``
-        stops between two steps, within about 50 ms; the solver-based fits (seconds on most
-        data) are interrupted when their solver returns."""
+        stops between two steps, the solver-based fits between two solver iterations, each
+        within about 50 ms of the signal plus the step under way."""
         # First: a fit that an open block would charge but cannot reach is refused here.
         ledger = resolve_ledger(ledger, self)
         _validation.fit_params(self, params)
@@ -198,6 +213,7 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
             self.privacy_["outlook"] = _dpml.utility_outlook(
                 self._public_rows(shape[0]), self._models.info()["features"], per_model
             )
+        warn_outlook(self.privacy_.get("outlook"), type(self).__name__)
         return self
 
     def _public_rows(self, n_rows):

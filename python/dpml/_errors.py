@@ -25,6 +25,13 @@ class DPMLMemoryError(DPMLError, MemoryError):
     refused); nothing was trained and no noise drawn."""
 
 
+class DPMLUtilityWarning(UserWarning):
+    """A fit's a-priori outlook, from public facts alone (rows, features, ε, δ, a kernel's
+    width): the model is expected to be near chance, or may be no better than predicting
+    the majority class. The same outlook is in ``privacy_["outlook"]``; silence it with
+    ``warnings.filterwarnings("ignore", category=dpml.DPMLUtilityWarning)``."""
+
+
 class BudgetExceededError(DPMLValueError):
     """A fit would spend more than a ledger has left; refused before any work."""
 

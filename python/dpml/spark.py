@@ -108,6 +108,7 @@ import numpy as np
 from . import _dpml, _validation, linear
 from ._errors import DPMLError, DPMLTypeError, DPMLValueError
 from ._active import resolve_ledger
+from ._base import warn_outlook
 from .schema import Schema
 
 _BLOCK_SCHEMA = (
@@ -533,6 +534,7 @@ def _fit(estimator, df, schema, n_rows, ledger):
     # dp-fit's outlook of the planned fit, from public facts, as in memory.
     if report.get("outlook") is not None:
         estimator.privacy_["outlook"] = report["outlook"]
+        warn_outlook(report["outlook"], type(estimator).__name__)
     return estimator
 
 

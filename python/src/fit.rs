@@ -8,7 +8,7 @@ use dp_erm::{
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, ReleaseRng, Witnessed};
 
-use dp_fit::outlook::Outlook;
+use dp_fit::outlook::{Outlook, RowScale};
 use dp_fit::recipe::{ErmPlan, ErmRecipe, KernelName, SamplingName, fit_classes};
 pub(crate) use dp_fit::recipe::{Mechanism, Regularization, binary_labels};
 use dp_fit::sgd::SgdOptions;
@@ -571,6 +571,9 @@ pub fn fit_kernel(
         calibration: plan.calibration,
         gaussian: None,
         sgd: None,
-        outlook: plan.outlook(rows.len(), map.components),
+        // Raw arrays carry no public scale: the width is judged for features in [0, 1].
+        outlook: plan.outlook(rows.len(), map.components).map(|o| {
+            o.with_kernel_width(&map.kernel, rows.features(), RowScale::UnitFeatures)
+        }),
     })
 }

@@ -3,6 +3,7 @@
 import threading
 import time
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -168,10 +169,34 @@ def test_privacy_report_carries_the_outlook_from_public_sizes():
     assert abs(small.privacy_["outlook"]["noise_ratio"] - 0.0125) < 1e-12
     assert small.privacy_["outlook"]["basis"].startswith("d/(nε)")
     assert small.privacy_["outlook"]["warning"] is None
-    tiny = dpml.LogisticRegression(epsilon=0.01, data_norm=2.0, classes=[0, 1]).fit(X, y)
-    # 5/(400·0.01) = 1.25 > 0.3: expected near chance, said before looking at any result.
+    with pytest.warns(dpml.DPMLUtilityWarning, match="LogisticRegression: .*near chance"):
+        tiny = dpml.LogisticRegression(epsilon=0.01, data_norm=2.0, classes=[0, 1]).fit(X, y)
+    # 5/(400·0.01) = 1.25 > 0.3: expected near chance, said before looking at any result,
+    # as a warning of its own category and in the report.
     assert tiny.privacy_["outlook"]["near_chance"]
     assert "near chance" in tiny.privacy_["outlook"]["warning"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpml.DPMLUtilityWarning)
+        dpml.LogisticRegression(epsilon=1.0, data_norm=2.0, classes=[0, 1]).fit(X, y)
+
+
+def test_a_kernel_too_narrow_for_its_features_is_warned_of():
+    import numpy as np
+
+    import dpml
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, size=(3_000, 60))
+    y = np.where(X[:, 0] > 0.5, 1, 0)
+    # γ·d/6 = 1·60/6 = 10 > 5: typical pairs of rows have kernel values near e^-10.
+    with pytest.warns(dpml.DPMLUtilityWarning, match="gamma = 1 is narrow for 60 features"):
+        narrow = dpml.RandomFeaturesSVC(epsilon=1.0, n_components=50, classes=[0, 1]).fit(X, y)
+    assert narrow.privacy_["outlook"]["at_risk"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpml.DPMLUtilityWarning)
+        dpml.RandomFeaturesSVC(
+            epsilon=1.0, gamma=1 / 60, n_components=50, classes=[0, 1]
+        ).fit(X, y)
 
 
 def test_every_mechanism_reports_its_own_outlook():

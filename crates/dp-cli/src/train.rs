@@ -7,7 +7,7 @@ use dp_erm::{
     DpSgd, Examples, LinearModel, Loss, ObjectiveCalibration, RegularizationRule, RowCache,
     SgdNeighbours,
 };
-use dp_fit::outlook::Outlook;
+use dp_fit::outlook::{Outlook, RowScale};
 use dp_fit::recipe::{
     ErmRecipe, KERNEL_MECHANISM, KernelName, Mechanism, RecipeError, Regularization, SamplingName,
 };
@@ -764,7 +764,10 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                     kernel: Some(kernel_facts(map)),
                     sgd: None,
                     training_rows: n,
-                    outlook: planned.outlook(n, map.output_features()),
+                    // The schema's rows lie in the unit ball.
+                    outlook: planned.outlook(n, map.output_features()).map(|o| {
+                        o.with_kernel_width(&map.kernel(), map.input_features(), RowScale::UnitBall)
+                    }),
                 }
             }
             (Data::Training(t), _, _, _) => {

@@ -51,7 +51,9 @@ pub struct NoiseCalibration {
 /// 10⁻⁹) and erases the low bits that would tell which point the noise was added to.
 pub fn release_grid(scale: f64) -> f64 {
     // Saturating: a zero or infinite scale (refused by the noise's sampler) must not overflow.
-    let exponent = (scale.log2().floor() as i32).saturating_sub(30).clamp(-1000, 1000);
+    let exponent = (scale.log2().floor() as i32)
+        .saturating_sub(30)
+        .clamp(-1000, 1000);
     2f64.powi(exponent)
 }
 

@@ -24,6 +24,8 @@
 use dp_erm::{RegularizationRule, UtilityOutlook};
 use serde::Serialize;
 
+use dp_kernel::Kernel;
+
 use crate::recipe::{ErmPlan, ErmTrainer};
 
 /// Below this many rows DP-SGD's outlook warns: its rule was fitted on synthetic problems of
@@ -82,6 +84,70 @@ impl Outlook {
                 )
             }),
         }
+    }
+}
+
+/// Where the rows a kernel maps lie, as far as public facts say: what its width γ is
+/// judged against in [`Outlook::with_kernel_width`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RowScale {
+    /// Rows in the unit ball (a schema's encoding): two rows on the sphere at random are
+    /// about `‖x − x'‖² = 2` apart, `‖x − x'‖₁ = 2√(d/π)` (at most 4 and `2√d`).
+    UnitBall,
+    /// Features of unit scale, as after min-max scaling to [0, 1] (assumed, not known: raw
+    /// arrays carry no public bound): two rows at random are about `‖x − x'‖² = d/6` and
+    /// `‖x − x'‖₁ = d/3` apart, for independent uniform features.
+    UnitFeatures,
+}
+
+/// Above this typical kernel exponent (γ‖x − x'‖² or γ‖x − x'‖₁ between two rows at random)
+/// typical pairs of rows have kernel values below e⁻⁵ ≈ 0.007: the kernel sees every row as
+/// unlike every other, and a private model on its random features learns little (an outside
+/// review: γ = 1 on Adult after min-max and one-hot scaling, d = 105, exponent about 17,
+/// fell below majority-class prediction).
+pub const NARROW_KERNEL_EXPONENT: f64 = 5.0;
+
+impl Outlook {
+    /// This outlook, warning also where the kernel is too narrow for rows of `scale` with
+    /// `input_features` columns: the typical exponent above [`NARROW_KERNEL_EXPONENT`].
+    /// Public facts only: γ, d and the stated scale.
+    pub fn with_kernel_width(
+        mut self,
+        kernel: &Kernel,
+        input_features: usize,
+        scale: RowScale,
+    ) -> Outlook {
+        let d = input_features as f64;
+        let gamma = kernel.gamma();
+        let typical_distance = match (kernel, scale) {
+            (Kernel::Gaussian { .. }, RowScale::UnitBall) => 2.0,
+            (Kernel::Gaussian { .. }, RowScale::UnitFeatures) => d / 6.0,
+            (Kernel::Laplacian { .. }, RowScale::UnitBall) => {
+                2.0 * (d / std::f64::consts::PI).sqrt()
+            }
+            (Kernel::Laplacian { .. }, RowScale::UnitFeatures) => d / 3.0,
+        };
+        let exponent = gamma * typical_distance;
+        if exponent > NARROW_KERNEL_EXPONENT {
+            // The γ at which the typical exponent is 1.
+            let suggestion = 1.0 / typical_distance;
+            let assumed = match scale {
+                RowScale::UnitBall => "rows in the unit ball",
+                RowScale::UnitFeatures => "features scaled to [0, 1] (assumed)",
+            };
+            let narrow = format!(
+                "gamma = {gamma} is narrow for {input_features} features: with {assumed}, \
+                 typical pairs of rows have kernel values near exp(-{exponent:.1}), so the \
+                 random features carry little signal and the model can be no better than \
+                 predicting the majority class; try gamma = {suggestion:.2e} or smaller"
+            );
+            self.at_risk = true;
+            self.warning = Some(match self.warning.take() {
+                Some(noise) => format!("{noise}; {narrow}"),
+                None => narrow,
+            });
+        }
+        self
     }
 }
 
@@ -167,6 +233,46 @@ mod tests {
             assert!((o.noise_ratio.unwrap() / expected - 1.0).abs() < 1e-12);
             assert_eq!(o.warning.is_some(), warned, "n = {n}: {o:?}");
         }
+    }
+
+    fn gaussian(gamma: f64) -> Kernel {
+        Kernel::gaussian(gamma).unwrap()
+    }
+
+    fn laplacian(gamma: f64) -> Kernel {
+        Kernel::laplacian(gamma).unwrap()
+    }
+
+    #[test]
+    fn a_kernel_too_narrow_for_the_rows_scale_is_warned_of() {
+        let quiet = Outlook::sgd(30_000);
+        assert!(quiet.warning.is_none());
+        // γ·d/6 = 1·105/6 = 17.5 > 5 (the reviewed Adult pipeline); γ = 0.01: 0.175.
+        let narrow = quiet
+            .clone()
+            .with_kernel_width(&gaussian(1.0), 105, RowScale::UnitFeatures);
+        let warning = narrow.warning.unwrap();
+        assert!(warning.contains("gamma = 1 is narrow") && warning.contains("exp(-17.5)"));
+        assert!(narrow.at_risk);
+        let wide = quiet
+            .clone()
+            .with_kernel_width(&gaussian(0.01), 105, RowScale::UnitFeatures);
+        assert!(wide.warning.is_none());
+        // In the unit ball γ·2: γ = 1 is fine, γ = 3 is not; Laplacian γ·2√(d/π).
+        let ball = |kernel: Kernel| {
+            quiet
+                .clone()
+                .with_kernel_width(&kernel, 105, RowScale::UnitBall)
+                .warning
+                .is_some()
+        };
+        assert!(!ball(gaussian(1.0)) && ball(gaussian(3.0)));
+        let l1 = 2.0 * (105.0 / std::f64::consts::PI).sqrt();
+        assert!(!ball(laplacian(4.9 / l1)) && ball(laplacian(5.1 / l1)));
+        // A noise warning already there is kept, the width's appended.
+        let both = Outlook::sgd(300).with_kernel_width(&laplacian(1.0), 30, RowScale::UnitFeatures);
+        let text = both.warning.unwrap();
+        assert!(text.contains("300 rows") && text.contains("gamma = 1 is narrow"));
     }
 
     #[test]
