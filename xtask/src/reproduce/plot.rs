@@ -583,6 +583,18 @@ pub(crate) fn draw(
     }
 }
 
+/// Removes figure `name` from `out` if an earlier run left it there: a figure this run
+/// decided not to draw must not stay on the index beside the note that says so.
+pub(crate) fn leave_out(out: &OutDir, name: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let path = out.path().join(name);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(crate::safe_write::PathError::on("remove", &path)(e).into())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `text` broken at spaces into lines of at most `width` characters (a longer word gets a
 /// line of its own).
 pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {

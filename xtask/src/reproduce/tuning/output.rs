@@ -484,6 +484,7 @@ pub fn figures(
             continue;
         }
         if sizes < plot::MIN_CURVE_POINTS {
+            plot::leave_out(out, names[k])?;
             notes.push(format!(
                 "{}: not drawn: a learning curve needs at least {} training sizes and this \
                  run has {sizes} (a quick run's); the table in summary.md has its numbers.",
