@@ -399,6 +399,8 @@ fn roc_svg(report: &Report) -> Result<String, Box<dyn std::error::Error>> {
         y_label: "true positive rate".into(),
         y_scale: Scale::Linear,
         series: Vec::new(),
+        subtitle: None,
+        dodge: false,
     };
     figure.push(Series::line(
         "chance (AUC 0.5)",

@@ -25,6 +25,8 @@ pub fn log_log(
         y_label: "time (ms)".to_owned(),
         y_scale: Scale::Log,
         series: Vec::new(),
+        subtitle: None,
+        dodge: false,
     };
     for curve in curves {
         figure.push(Series::line(curve.name.clone(), curve.points.clone()));

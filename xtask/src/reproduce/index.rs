@@ -51,6 +51,10 @@ pub struct RunEntry {
     /// When the run finished, UTC (`YYYY-MM-DD HH:MM`).
     pub finished_utc: String,
     pub headlines: Vec<Headline>,
+    /// What the index says about the figures: those a quick run leaves out or draws without
+    /// the published points, and why (absent in entries of older versions).
+    #[serde(default)]
+    pub figure_notes: Vec<String>,
 }
 
 impl RunEntry {
@@ -63,7 +67,19 @@ impl RunEntry {
             wall_seconds: start.elapsed().as_secs_f64(),
             finished_utc: utc_now(),
             headlines: Vec::new(),
+            figure_notes: Vec::new(),
         }
+    }
+
+    /// Adds notes on the figures (see [`RunEntry::figure_notes`]).
+    pub fn notes(mut self, notes: Vec<String>) -> Self {
+        self.figure_notes.extend(notes);
+        self
+    }
+
+    /// True for an entry of a quick run.
+    pub fn is_quick(&self) -> bool {
+        self.mode == "quick"
     }
 
     /// Adds a headline number (skipped when it was not measured: NaN).
@@ -148,6 +164,7 @@ fn read_folder(folder: &Path) -> Result<Listed, Box<dyn std::error::Error>> {
                 wall_seconds: header.wall_seconds.unwrap_or(f64::NAN),
                 finished_utc: modified.map_or_else(|| "—".into(), utc),
                 headlines: Vec::new(),
+                figure_notes: Vec::new(),
             }
         }
     };
@@ -236,6 +253,7 @@ fn page(listed: &[Listed]) -> String {
                 );
             }
         }
+        s += &figure_notes(l);
         let links: Vec<String> = std::iter::once(format!("[summary]({}/summary.md)", l.folder))
             .chain(
                 l.figures
@@ -252,6 +270,29 @@ fn page(listed: &[Listed]) -> String {
     }
     s
 }
+
+/// The paragraph on an experiment's figures (Markdown): a quick run's are marked as such,
+/// and each note says what was left out and why. Empty for a full run without notes.
+fn figure_notes(l: &Listed) -> String {
+    let mut s = String::new();
+    if l.entry.is_quick() {
+        let _ = writeln!(s, "\n**{QUICK_HEAD}** {QUICK_BODY}");
+    }
+    if !l.entry.figure_notes.is_empty() {
+        s += "\n";
+        for note in &l.entry.figure_notes {
+            let _ = writeln!(s, "- {note}");
+        }
+    }
+    s
+}
+
+/// What the index says above a quick run's figures.
+const QUICK_HEAD: &str = "Quick run: these figures are not the paper's protocol.";
+const QUICK_BODY: &str = "Each \
+    says so in its subtitle, with how many fits stand behind a point; its bars are ± 1 \
+    standard error. A figure a quick run cannot support is left out or drawn without the \
+    published points, as noted here.";
 
 fn duration(seconds: f64) -> String {
     if !seconds.is_finite() {

@@ -285,7 +285,7 @@ fn write_outputs(
     out.write("cells.csv", report::csv(record.cells))?;
     let header = header(record, status);
     out.write("summary.md", report::markdown(record.cells, &header))?;
-    figures(out, record.cells)
+    figures(out, record)
 }
 
 fn header(record: &RunRecord<'_>, status: &str) -> String {
@@ -324,7 +324,22 @@ fn header(record: &RunRecord<'_>, status: &str) -> String {
     s
 }
 
-fn figures(out: &OutDir, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error>> {
+/// The linear figures. A quick run's keep the published points (the quick protocol differs
+/// only in folds and noise draws, on the papers' data), with error bars and a subtitle
+/// saying how little stands behind each point (`fits` in cells.csv).
+fn figures(out: &OutDir, record: &RunRecord<'_>) -> Result<(), Box<dyn std::error::Error>> {
+    let cells = record.cells;
+    let quick = record.mode == "quick";
+    let subtitle = quick.then(|| {
+        plot::quick_subtitle(
+            &format!(
+                "{} folds × ≤ {} noise draws",
+                record.folds, record.noise_draws
+            ),
+            None,
+        )
+    });
+    let subtitle = subtitle.as_deref();
     let has = |dataset: &str| cells.iter().any(|c| c.dataset == dataset);
     if has("adult") {
         let published: Vec<(f64, Vec<f64>)> = ADULT_BY_LAMBDA
@@ -341,8 +356,9 @@ fn figures(out: &OutDir, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error
             &ADULT_EPSILONS,
             &published,
             false,
+            subtitle,
         )?;
-        plot::error_versus_epsilon(out, LINEAR_FILES[4], cells, "adult")?;
+        plot::error_versus_epsilon(out, LINEAR_FILES[4], cells, "adult", subtitle)?;
     }
     if has("kddcup99") {
         let published: Vec<(f64, Vec<f64>)> = KDD_BY_LAMBDA
@@ -359,8 +375,9 @@ fn figures(out: &OutDir, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error
             &KDD_EPSILONS,
             &published,
             true,
+            subtitle,
         )?;
-        plot::error_versus_epsilon(out, LINEAR_FILES[6], cells, "kddcup99")?;
+        plot::error_versus_epsilon(out, LINEAR_FILES[6], cells, "kddcup99", subtitle)?;
     }
     Ok(())
 }
@@ -467,8 +484,10 @@ pub fn kernel(options: &Options) -> Result<Finished, Box<dyn std::error::Error>>
     crate::interrupt::pause_point("replacing", Some(std::time::Duration::from_secs(2)));
     out.write("cells.csv", kernel::csv(&cells))?;
     out.write("summary.md", kernel::markdown(&cells, chosen, &header))?;
-    kernel::figures(&out, &cells)?;
-    kernel::entry(&cells, options.quick, start).write(&out)?;
+    let notes = kernel::figures(&out, &cells, options.quick)?;
+    kernel::entry(&cells, options.quick, start)
+        .notes(notes)
+        .write(&out)?;
     drop(replacing);
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",

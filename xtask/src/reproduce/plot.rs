@@ -17,7 +17,9 @@ use std::ops::Range;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::linear::{Cell, Method};
 use super::published::BEST_ERRORS;
@@ -79,6 +81,9 @@ pub(crate) struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub kind: Kind,
+    /// The standard error of each point (same order as `points`), drawn as a ±1 s.e. bar;
+    /// empty: no bars. A NaN or zero entry draws no bar at that point.
+    pub se: Vec<f64>,
 }
 
 impl Series {
@@ -87,6 +92,7 @@ impl Series {
             name: name.into(),
             points,
             kind: Kind::Line,
+            se: Vec::new(),
         }
     }
 
@@ -95,6 +101,7 @@ impl Series {
             name: name.into(),
             points,
             kind: Kind::Points { of },
+            se: Vec::new(),
         }
     }
 
@@ -103,7 +110,29 @@ impl Series {
             name: name.into(),
             points,
             kind: Kind::Published { of },
+            se: Vec::new(),
         }
+    }
+
+    /// A measured curve from (x, y, standard error of y) triples: drawn with ±1 s.e. bars.
+    pub fn line_se(name: impl Into<String>, points: Vec<(f64, f64, f64)>) -> Self {
+        Series::line(name, points.iter().map(|p| (p.0, p.1)).collect())
+            .with_se(points.iter().map(|p| p.2).collect())
+    }
+
+    /// The same series with a ±1 s.e. bar at each point (`se[k]` belongs to `points[k]`).
+    pub fn with_se(mut self, se: Vec<f64>) -> Self {
+        self.se = se;
+        self
+    }
+
+    /// The (low, high) ends of the ±1 s.e. bar at point `k`, the low end kept at or above 0
+    /// (the figures' y values are errors, rates and times); `None` when the point has no
+    /// finite, positive s.e.
+    pub fn bar(&self, k: usize) -> Option<(f64, f64)> {
+        let (_, y) = *self.points.get(k)?;
+        let se = *self.se.get(k)?;
+        (se.is_finite() && se > 0.0 && y.is_finite()).then(|| ((y - se).max(0.0), y + se))
     }
 }
 
@@ -122,6 +151,12 @@ pub(crate) struct Figure {
     pub y_label: String,
     pub y_scale: Scale,
     pub series: Vec<Series>,
+    /// A second line under the title, in a warning colour: what the reader must know before
+    /// reading the figure (a quick run's "not the paper's protocol", see [`quick_subtitle`]).
+    pub subtitle: Option<String>,
+    /// Spread the curves sideways by a few pixels each ([`DODGE`]), so that curves with
+    /// equal values at the same x stay visible side by side instead of hiding each other.
+    pub dodge: bool,
 }
 
 impl Figure {
@@ -134,7 +169,24 @@ impl Figure {
             y_label: "test error".into(),
             y_scale: Scale::Linear,
             series: Vec::new(),
+            subtitle: None,
+            dodge: false,
         }
+    }
+
+    /// The number of distinct x values of the measured curves (`Kind::Line`): a curve
+    /// needs at least [`MIN_CURVE_POINTS`] to show a trend.
+    pub fn curve_x_values(&self) -> usize {
+        let mut xs: Vec<f64> = self
+            .series
+            .iter()
+            .filter(|s| s.kind == Kind::Line)
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .filter(|x| x.is_finite())
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs.len()
     }
 
     /// Adds `series` and returns its index (for `of` links).
@@ -142,6 +194,22 @@ impl Figure {
         self.series.push(series);
         self.series.len() - 1
     }
+}
+
+/// The fewest distinct x values a curve is drawn from: two points make a segment, not a
+/// curve; a quick run that has fewer leaves the figure out (and its index says so).
+pub(crate) const MIN_CURVE_POINTS: usize = 3;
+
+/// The subtitle of a figure from a quick run: `per_point` says how much stands behind each
+/// point (e.g. "2 folds × 2 noise draws"); `extra`, when given, what else the reader must
+/// know (e.g. that the published points are left out).
+pub(crate) fn quick_subtitle(per_point: &str, extra: Option<&str>) -> String {
+    let mut s = format!("QUICK RUN: {per_point} per point, not the paper's protocol");
+    if let Some(extra) = extra {
+        s += "; ";
+        s += extra;
+    }
+    s
 }
 
 /// The colour index and marker of each series. Lines and unlinked points get the next
@@ -190,7 +258,7 @@ pub(super) fn assign(series: &[Series]) -> Result<Vec<(usize, Marker)>, String> 
 // Axes: ranges and ticks.
 
 /// Font size of tick labels, in pixels.
-const TICK_FONT: f64 = 14.0;
+const TICK_FONT: f64 = 17.0;
 /// A conservative width of one character of a tick label (digits, `e`, `-`, `.`).
 const CHAR_WIDTH: f64 = 0.62 * TICK_FONT;
 /// The least free space between two neighbouring tick labels, in pixels.
@@ -458,15 +526,45 @@ pub(super) fn choose_ticks(range: &AxisRange, length: f64, vertical: bool) -> Ve
 // Drawing.
 
 /// Width of every figure, in pixels.
-const WIDTH: u32 = 900;
-/// Height of the plotting part of every figure (the legend goes below it).
+pub(crate) const WIDTH: u32 = 900;
+/// Height of the plotting part of every figure, below its title (the legend goes below it).
 const CHART_HEIGHT: u32 = 500;
-const LEGEND_ROW: u32 = 20;
+/// Height of the title's row, and of each row of the subtitle.
+const TITLE_ROW: u32 = 34;
+const SUBTITLE_ROW: u32 = 22;
+const LEGEND_ROW: u32 = 24;
 const MARGIN: u32 = 15;
-const CAPTION_HEIGHT: u32 = 32;
-const X_LABEL_AREA: u32 = 50;
-const Y_LABEL_AREA: u32 = 70;
+const X_LABEL_AREA: u32 = 54;
+const Y_LABEL_AREA: u32 = 76;
 const GRID: RGBColor = RGBColor(225, 225, 225);
+/// Font sizes as plotters takes them; its SVG backend writes `font-size` = size /
+/// [`SVG_FONT_SCALE`]. The smallest, [`SMALLEST_FONT`], is chosen with the page:
+/// `index.html` never shows a figure narrower than [`MIN_PAGE_WIDTH`], so no text of a
+/// figure renders below 11 px there (`xtask/tests/render_index.sh` measures it).
+const TITLE_FONT: u32 = 22;
+const SUBTITLE_FONT: u32 = 17;
+const AXIS_FONT: u32 = 18;
+const LEGEND_FONT: u32 = 17;
+pub(crate) const SMALLEST_FONT: u32 = 17;
+/// plotters' SVG `font-size` is the size it is given divided by this.
+pub(crate) const SVG_FONT_SCALE: f64 = 1.24;
+const NOTE_FONT: u32 = SMALLEST_FONT;
+/// The narrowest a figure is shown on `index.html`, in CSS pixels (see `index_html.rs`).
+pub(crate) const MIN_PAGE_WIDTH: u32 = 760;
+/// The subtitle's colour: a warning, not data.
+const WARNING: RGBColor = RGBColor(170, 51, 0);
+/// Sideways spread between neighbouring curves of a figure with `dodge`, in pixels.
+pub(crate) const DODGE: f64 = 4.0;
+/// Dash patterns of the measured curves, in order (dash, gap; `None`: solid), so that
+/// curves drawn over each other differ in more than colour.
+const DASHES: [Option<(u32, u32)>; 6] = [
+    None,
+    Some((10, 5)),
+    Some((3, 4)),
+    Some((16, 5)),
+    Some((7, 3)),
+    Some((2, 8)),
+];
 
 /// Draws `figure` into `name` in `out` (rendered in memory, then replaced atomically, so
 /// a drawing error cannot leave a truncated SVG). Returns `false`, writing nothing, when
@@ -485,6 +583,62 @@ pub(crate) fn draw(
     }
 }
 
+/// Removes figure `name` from `out` if an earlier run left it there: a figure this run
+/// decided not to draw must not stay on the index beside the note that says so.
+pub(crate) fn leave_out(out: &OutDir, name: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let path = out.path().join(name);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(crate::safe_write::PathError::on("remove", &path)(e).into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word gets a
+/// line of its own).
+pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
+}
+
+/// The sideways pixel offset of each series: 0 without `dodge`; with it, the curves and
+/// unlinked point sets spread symmetrically [`DODGE`] pixels apart, and a linked series
+/// (published values, a rule's point) moves with the series it belongs to.
+pub(super) fn offsets(series: &[Series], dodge: bool) -> Vec<f64> {
+    let mut offsets = vec![0.0; series.len()];
+    if !dodge {
+        return offsets;
+    }
+    let own: Vec<usize> = (0..series.len())
+        .filter(|&k| match series[k].kind {
+            Kind::Line => true,
+            Kind::Points { of } | Kind::Published { of } => of.is_none(),
+        })
+        .collect();
+    let middle = (own.len() as f64 - 1.0) / 2.0;
+    for (j, &k) in own.iter().enumerate() {
+        offsets[k] = (j as f64 - middle) * DODGE;
+    }
+    for k in 0..series.len() {
+        if let Kind::Points { of: Some(of) } | Kind::Published { of: Some(of) } = series[k].kind
+            && of < k
+        {
+            offsets[k] = offsets[of];
+        }
+    }
+    offsets
+}
+
 /// The figure's SVG, or `None` when there is no point to draw.
 pub(crate) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::error::Error>> {
     let styles = assign(&figure.series)?;
@@ -492,22 +646,48 @@ pub(crate) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
         .series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0));
-    let ys = figure
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1));
+    // The y axis also spans the error bars (a log axis only their positive ends).
+    let mut ys: Vec<f64> = Vec::new();
+    for s in &figure.series {
+        for (k, p) in s.points.iter().enumerate() {
+            ys.push(p.1);
+            if let Some((low, high)) = s.bar(k) {
+                ys.push(high);
+                if figure.y_scale == Scale::Linear || low > 0.0 {
+                    ys.push(low);
+                }
+            }
+        }
+    }
     let (Some(x), Some(y)) = (
         axis_range(figure.x_scale, xs, false),
         axis_range(figure.y_scale, ys, true),
     ) else {
         return Ok(None);
     };
-    let drawn: Vec<(&Series, (usize, Marker))> = figure
+    let offsets = offsets(&figure.series, figure.dodge);
+    let mut lines = 0;
+    let drawn: Vec<Drawn> = figure
         .series
         .iter()
         .zip(styles)
-        .filter(|(s, _)| {
-            s.points
+        .zip(offsets)
+        .map(|((series, (colour, marker)), offset)| {
+            let dash = (series.kind == Kind::Line).then(|| {
+                lines += 1;
+                DASHES[(lines - 1) % DASHES.len()]
+            });
+            Drawn {
+                series,
+                colour: PALETTE[colour],
+                marker,
+                dash,
+                offset,
+            }
+        })
+        .filter(|d| {
+            d.series
+                .points
                 .iter()
                 .any(|&(a, b)| x.place(a).is_some() && y.place(b).is_some())
         })
@@ -515,27 +695,49 @@ pub(crate) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
     // Published values alone are no result: an experiment that did not run draws nothing.
     if drawn
         .iter()
-        .all(|(s, _)| matches!(s.kind, Kind::Published { .. }))
+        .all(|d| matches!(d.series.kind, Kind::Published { .. }))
     {
         return Ok(None);
     }
-    let mut legend: Vec<LegendEntry> = drawn
-        .iter()
-        .map(|(s, (colour, marker))| LegendEntry {
-            name: s.name.clone(),
-            color: PALETTE[*colour],
-            marker: *marker,
-            line: s.kind == Kind::Line,
-        })
-        .collect();
-    let note = y
-        .zero_floor
-        .map(|_| "log axis: points on the line marked 0 have an error of exactly 0".to_owned());
+    let mut legend = legend(&drawn);
+    let mut notes: Vec<String> = Vec::new();
+    if drawn.iter().any(|d| !d.series.se.is_empty()) {
+        notes.push("bars: ± 1 standard error of the mean (the tables' ± s.e.)".to_owned());
+    }
+    if figure.dodge {
+        notes.push(format!(
+            "curves are spread {DODGE} px apart sideways so that equal values stay visible"
+        ));
+    }
+    if y.zero_floor.is_some() {
+        notes.push("log axis: points on the line marked 0 have an error of exactly 0".to_owned());
+    }
+    let subtitle = figure
+        .subtitle
+        .as_deref()
+        .map_or_else(Vec::new, |s| wrap(s, subtitle_chars()));
+    let header = TITLE_ROW + SUBTITLE_ROW * subtitle.len() as u32;
     let mut svg = String::new();
     {
-        let plot_area = canvas(&mut svg, &mut legend, note.as_deref())?;
+        let plot_area = canvas(&mut svg, header, &mut legend, &notes)?;
+        plot_area.draw(&Text::new(
+            figure.title.clone(),
+            ((WIDTH / 2) as i32, 10),
+            TextStyle::from(("sans-serif", TITLE_FONT).into_font())
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))?;
+        for (k, line) in subtitle.iter().enumerate() {
+            plot_area.draw(&Text::new(
+                line.clone(),
+                (MARGIN as i32, (TITLE_ROW + SUBTITLE_ROW * k as u32) as i32),
+                ("sans-serif", SUBTITLE_FONT)
+                    .into_font()
+                    .style(FontStyle::Bold)
+                    .color(&WARNING),
+            ))?;
+        }
         let x_length = f64::from(WIDTH - 2 * MARGIN - Y_LABEL_AREA);
-        let y_length = f64::from(CHART_HEIGHT - 2 * MARGIN - CAPTION_HEIGHT - X_LABEL_AREA);
+        let y_length = f64::from(CHART_HEIGHT - 2 * MARGIN - X_LABEL_AREA);
         // Each axis's ticks, placed on its scale, with their labels.
         let ticks = |range: &AxisRange, length: f64, vertical: bool| {
             let values = choose_ticks(range, length, vertical);
@@ -549,8 +751,8 @@ pub(crate) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
         };
         let (x_ticks, y_ticks) = (ticks(&x, x_length, false), ticks(&y, y_length, true));
         let mut chart = ChartBuilder::on(&plot_area)
-            .caption(&figure.title, ("sans-serif", 20))
             .margin(MARGIN)
+            .margin_top(header + MARGIN)
             .x_label_area_size(X_LABEL_AREA)
             .y_label_area_size(Y_LABEL_AREA)
             .build_cartesian_2d(
@@ -573,7 +775,7 @@ pub(crate) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
             .x_desc(&figure.x_label)
             .y_desc(&figure.y_label)
             .label_style(("sans-serif", TICK_FONT as u32))
-            .axis_desc_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", AXIS_FONT))
             .x_label_formatter(&label(&x_ticks, x))
             .y_label_formatter(&label(&y_ticks, y))
             .draw()?;
@@ -586,25 +788,136 @@ pub(crate) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
             });
             chart.draw_series(dash)?;
         }
-        for (series, (colour, marker)) in &drawn {
-            let color = PALETTE[*colour];
-            let placed: Vec<(f64, f64)> = series
+        // In pixels (moved sideways by the series' offset): lines first, then the error
+        // bars, then the markers, so that no line covers a marker.
+        let pixel = |a: f64, b: f64, offset: f64| -> (i32, i32) {
+            let (px, py) = chart.backend_coord(&(a, b));
+            (px + offset.round() as i32, py)
+        };
+        let placed = |d: &Drawn| -> Vec<(f64, f64)> {
+            d.series
                 .points
                 .iter()
                 .filter_map(|&(a, b)| Some((x.place(a)?, y.place(b)?)))
+                .collect()
+        };
+        for d in &drawn {
+            let Some(dash) = d.dash else { continue };
+            let path: Vec<(i32, i32)> = placed(d)
+                .iter()
+                .map(|&(a, b)| pixel(a, b, d.offset))
                 .collect();
-            if series.kind == Kind::Line {
-                chart.draw_series(LineSeries::new(placed.clone(), color.stroke_width(2)))?;
+            let style = d.colour.stroke_width(2);
+            match dash {
+                None => plot_area.draw(&PathElement::new(path, style))?,
+                Some((on, off)) => {
+                    plot_area.draw(&DashedPathElement::new(path.into_iter(), on, off, style))?;
+                }
             }
-            for p in thinned(&placed) {
-                let at = chart.backend_coord(&p);
-                draw_marker(&plot_area, at, *marker, color)?;
+        }
+        for d in &drawn {
+            for k in 0..d.series.points.len() {
+                let (Some((low, high)), Some(at)) =
+                    (d.series.bar(k), x.place(d.series.points[k].0))
+                else {
+                    continue;
+                };
+                // A log axis draws a bar reaching 0 down to the axis's end.
+                let low = y
+                    .place(low)
+                    .filter(|_| low > 0.0 || figure.y_scale == Scale::Linear);
+                let (Some(high), low) = (y.place(high), low.unwrap_or(y.low)) else {
+                    continue;
+                };
+                let (top, bottom) = (pixel(at, high, d.offset), pixel(at, low, d.offset));
+                let style = d.colour.stroke_width(1);
+                plot_area.draw(&PathElement::new(vec![top, bottom], style))?;
+                for end in [top, bottom] {
+                    plot_area.draw(&PathElement::new(
+                        vec![(end.0 - 4, end.1), (end.0 + 4, end.1)],
+                        style,
+                    ))?;
+                }
+            }
+        }
+        for d in &drawn {
+            for (a, b) in thinned(&placed(d)) {
+                draw_marker(&plot_area, pixel(a, b, d.offset), d.marker, d.colour)?;
             }
         }
         plot_area.present()?;
     }
     Ok(Some(svg))
 }
+
+/// A series with how it is drawn.
+struct Drawn<'a> {
+    series: &'a Series,
+    colour: RGBColor,
+    marker: Marker,
+    /// For a curve, its dash pattern (`Some(None)`: solid); `None` for points.
+    dash: Option<Option<(u32, u32)>>,
+    /// Sideways shift in pixels (see [`offsets`]).
+    offset: f64,
+}
+
+/// The characters of subtitle that fit on one line of the figure (a conservative width of
+/// 0.62 em per character, bold).
+fn subtitle_chars() -> usize {
+    (f64::from(WIDTH - 2 * MARGIN) / (0.62 * f64::from(SUBTITLE_FONT) / SVG_FONT_SCALE)) as usize
+}
+
+/// The legend: one entry per drawn series, except that series linked to a curve share
+/// entries: all published values one (a hollow circle in its curve's colour), linked points
+/// one per name (a figure with a rule's point beside every curve names them alike), drawn
+/// in grey. A figure with a published value beside every curve needs no twice the entries.
+fn legend(drawn: &[Drawn]) -> Vec<LegendEntry> {
+    const SHARED: RGBColor = RGBColor(90, 90, 90);
+    let mut entries: Vec<LegendEntry> = Vec::new();
+    let mut published = false;
+    for d in drawn {
+        let entry = match d.series.kind {
+            Kind::Published { of: Some(_) } => {
+                published = true;
+                continue;
+            }
+            Kind::Points { of: Some(_) } => {
+                if entries
+                    .iter()
+                    .any(|e| e.name == d.series.name && e.color == SHARED)
+                {
+                    continue;
+                }
+                LegendEntry {
+                    name: d.series.name.clone(),
+                    color: SHARED,
+                    marker: d.marker,
+                    line: None,
+                }
+            }
+            _ => LegendEntry {
+                name: d.series.name.clone(),
+                color: d.colour,
+                marker: d.marker,
+                line: d.dash,
+            },
+        };
+        entries.push(entry);
+    }
+    if published {
+        entries.push(LegendEntry {
+            name: PUBLISHED_ENTRY.to_owned(),
+            color: SHARED,
+            marker: Marker::Circle,
+            line: None,
+        });
+    }
+    entries
+}
+
+/// The legend's one entry for the published values linked to curves.
+pub(super) const PUBLISHED_ENTRY: &str =
+    "published value (paper, full protocol), in its curve's colour";
 
 /// A linear coordinate whose grid lines and labels are exactly the chosen ticks: no light
 /// (minor) lines, and no ticks of plotters' own choosing.
@@ -659,46 +972,72 @@ struct LegendEntry {
     name: String,
     color: RGBColor,
     marker: Marker,
-    line: bool,
+    /// A curve's dash pattern (`Some(None)`: solid); `None`: a marker alone.
+    line: Option<Option<(u32, u32)>>,
 }
 
-/// A white figure with `legend` (and `note`) drawn in its own band below; returns the
-/// plotting area, whose pixel origin is the figure's (present it when done).
+/// The legend's columns: two when every entry fits in half the width, else one.
+fn legend_columns(legend: &[LegendEntry]) -> usize {
+    let half = f64::from(WIDTH - 40) / 2.0;
+    // A conservative width of one character (0.58 em).
+    let legend_char = 0.58 * f64::from(LEGEND_FONT) / SVG_FONT_SCALE;
+    let fits = legend
+        .iter()
+        .all(|e| 44.0 + e.name.chars().count() as f64 * legend_char <= half);
+    if fits { 2 } else { 1 }
+}
+
+/// A white figure with `legend` (and `notes`) drawn in its own band below; returns the
+/// plotting area (`header` pixels above the chart left for the title), whose pixel origin
+/// is the figure's (present it when done).
 fn canvas<'a>(
     svg: &'a mut String,
+    header: u32,
     legend: &mut [LegendEntry],
-    note: Option<&str>,
+    notes: &[String],
 ) -> Result<DrawingArea<SVGBackend<'a>, Shift>, Box<dyn std::error::Error>> {
-    let rows = legend.len().div_ceil(2) as u32 + u32::from(note.is_some());
-    let height = CHART_HEIGHT + rows * LEGEND_ROW + 16;
+    let columns = legend_columns(legend);
+    let legend_rows = legend.len().div_ceil(columns) as u32;
+    let rows = legend_rows + notes.len() as u32;
+    let top = header + CHART_HEIGHT;
+    let height = top + rows * LEGEND_ROW + 16;
     let root = SVGBackend::with_string(svg, (WIDTH, height)).into_drawing_area();
     root.fill(&WHITE)?;
-    let (plot_area, legend_area) = root.split_vertically(CHART_HEIGHT);
+    let (plot_area, legend_area) = root.split_vertically(top);
     let (width, _) = legend_area.dim_in_pixel();
-    let column = (width as i32 - 40) / 2;
+    let column = (width as i32 - 40) / columns as i32;
     let row = LEGEND_ROW as i32;
     for (k, entry) in legend.iter().enumerate() {
-        let x = 30 + (k as i32 % 2) * column;
-        let y = 8 + (k as i32 / 2) * row + row / 2;
-        if entry.line {
-            legend_area.draw(&PathElement::new(
-                vec![(x, y), (x + 26, y)],
+        let x = 30 + (k % columns) as i32 * column;
+        let y = 8 + (k / columns) as i32 * row + row / 2;
+        match entry.line {
+            Some(None) => legend_area.draw(&PathElement::new(
+                vec![(x - 4, y), (x + 30, y)],
                 entry.color.stroke_width(2),
-            ))?;
+            ))?,
+            Some(Some((on, off))) => legend_area.draw(&DashedPathElement::new(
+                vec![(x - 4, y), (x + 30, y)].into_iter(),
+                on,
+                off,
+                entry.color.stroke_width(2),
+            ))?,
+            None => {}
         }
         draw_marker(&legend_area, (x + 13, y), entry.marker, entry.color)?;
         legend_area.draw(&Text::new(
             entry.name.clone(),
-            (x + 34, y - 7),
-            ("sans-serif", 13).into_font(),
+            (x + 38, y - 8),
+            ("sans-serif", LEGEND_FONT).into_font(),
         ))?;
     }
-    if let Some(note) = note {
-        let y = 8 + legend.len().div_ceil(2) as i32 * row + row / 2;
+    for (k, note) in notes.iter().enumerate() {
+        let y = 8 + (legend_rows as i32 + k as i32) * row + row / 2;
         legend_area.draw(&Text::new(
-            note.to_owned(),
-            (30, y - 7),
-            ("sans-serif", 13).into_font().style(FontStyle::Italic),
+            note.clone(),
+            (30, y - 8),
+            ("sans-serif", NOTE_FONT)
+                .into_font()
+                .style(FontStyle::Italic),
         ))?;
     }
     Ok(plot_area)
@@ -780,11 +1119,22 @@ pub fn error_versus_lambda(
     epsilons: &[f64],
     published: &[(f64, Vec<f64>)],
     with_output: bool,
+    subtitle: Option<&str>,
 ) -> Result<bool, Box<dyn std::error::Error>> {
-    let measured = |method, epsilon| -> Vec<(f64, f64)> {
+    // (Λ, mean error, its s.e.) of each Λ measured.
+    let measured = |method, epsilon| -> Vec<(f64, f64, f64)> {
         lambdas
             .iter()
-            .filter_map(|&l| cell(cells, dataset, method, l, epsilon).map(|e| (l, e)))
+            .filter_map(|&l| {
+                cell(cells, dataset, method, l, epsilon)?;
+                let c = cells.iter().find(|c| {
+                    c.dataset == dataset
+                        && c.method == method
+                        && c.lambda == l
+                        && c.epsilon == epsilon
+                })?;
+                Some((l, c.mean_error, c.std_error))
+            })
             .collect()
     };
     let column = |k: usize| -> Vec<(f64, f64)> {
@@ -794,7 +1144,8 @@ pub fn error_versus_lambda(
             .collect()
     };
     let mut figure = Figure::error_versus(format!("{dataset}: error versus Λ"), "Λ");
-    let np = figure.push(Series::line(
+    figure.subtitle = subtitle.map(str::to_owned);
+    let np = figure.push(Series::line_se(
         "non-private SVM",
         measured(Method::NonPrivateSvm, None),
     ));
@@ -805,7 +1156,7 @@ pub fn error_versus_lambda(
     ));
     let per_epsilon = if with_output { 2 } else { 1 };
     for (k, &e) in epsilons.iter().enumerate() {
-        let objective = figure.push(Series::line(
+        let objective = figure.push(Series::line_se(
             format!("objective pert. SVM, ε = {e}"),
             measured(Method::ObjectiveSvm, Some(e)),
         ));
@@ -815,7 +1166,7 @@ pub fn error_versus_lambda(
             Some(objective),
         ));
         if with_output {
-            let output = figure.push(Series::line(
+            let output = figure.push(Series::line_se(
                 format!("output pert. SVM, ε = {e}"),
                 measured(Method::OutputSvm, Some(e)),
             ));
@@ -836,7 +1187,16 @@ pub fn error_versus_epsilon(
     name: &str,
     cells: &[Cell],
     dataset: &str,
+    subtitle: Option<&str>,
 ) -> Result<bool, Box<dyn std::error::Error>> {
+    // The best mean error over Λ with its s.e. (that cell's).
+    let best = |method: Method, epsilon: Option<f64>| -> Option<(f64, f64)> {
+        let (error, lambda) = best_over_lambda(cells, dataset, method, epsilon)?;
+        let c = cells.iter().find(|c| {
+            c.dataset == dataset && c.method == method && c.epsilon == epsilon && c.lambda == lambda
+        })?;
+        Some((error, c.std_error))
+    };
     let methods = [
         Method::OutputSvm,
         Method::ObjectiveLogistic,
@@ -852,15 +1212,16 @@ pub fn error_versus_epsilon(
     epsilons.sort_by(f64::total_cmp);
     epsilons.dedup();
     let mut figure = Figure::error_versus(format!("{dataset}: best error over Λ versus ε"), "ε");
+    figure.subtitle = subtitle.map(str::to_owned);
     for method in methods {
-        let points: Vec<(f64, f64)> = epsilons
+        let points: Vec<(f64, f64, f64)> = epsilons
             .iter()
-            .filter_map(|&e| best_over_lambda(cells, dataset, method, Some(e)).map(|b| (e, b.0)))
+            .filter_map(|&e| best(method, Some(e)).map(|b| (e, b.0, b.1)))
             .collect();
         if points.is_empty() {
             continue;
         }
-        let line = figure.push(Series::line(method.label(), points));
+        let line = figure.push(Series::line_se(method.label(), points));
         let published: Vec<(f64, f64)> = BEST_ERRORS
             .iter()
             .filter(|p| p.0 == method.label() && p.1 == dataset)
@@ -874,14 +1235,14 @@ pub fn error_versus_epsilon(
             ));
         }
     }
-    if let (Some((error, _)), Some(&first), Some(&last)) = (
-        best_over_lambda(cells, dataset, Method::NonPrivateSvm, None),
+    if let (Some((error, se)), Some(&first), Some(&last)) = (
+        best(Method::NonPrivateSvm, None),
         epsilons.first(),
         epsilons.last(),
     ) {
-        let line = figure.push(Series::line(
-            "non-private SVM (no ε: level line)",
-            vec![(first, error), (last, error)],
+        let line = figure.push(Series::line_se(
+            "non-private SVM (no ε: level line; its published value drawn at the largest ε)",
+            vec![(first, error, se), (last, error, se)],
         ));
         if let Some(p) = BEST_ERRORS
             .iter()
@@ -1161,6 +1522,201 @@ mod tests {
             // A light major grid only: no grid line of plotters' own (minor) choosing.
             assert!(!svg.contains("opacity=\"0.1\""), "minor grid drawn");
         }
+    }
+
+    /// The ± s.e. bar of a point: y ± se, the low end kept at 0, none without a finite,
+    /// positive s.e.; a series built from triples carries them in order.
+    #[test]
+    fn error_bars_span_one_standard_error() {
+        let s = Series::line_se(
+            "a",
+            vec![
+                (1.0, 0.3, 0.05),
+                (2.0, 0.02, 0.05),
+                (3.0, 0.1, f64::NAN),
+                (4.0, 0.1, 0.0),
+            ],
+        );
+        let (low, high) = s.bar(0).unwrap();
+        assert!((low - 0.25).abs() < 1e-12 && (high - 0.35).abs() < 1e-12);
+        assert_eq!(s.bar(1), Some((0.0, 0.07)));
+        assert_eq!(s.bar(2), None);
+        assert_eq!(s.bar(3), None);
+        assert_eq!(s.bar(4), None);
+        assert_eq!(Series::line("b", vec![(1.0, 0.3)]).bar(0), None);
+    }
+
+    /// A bar is drawn at its points' pixels, the axis stretched to hold it: in the SVG, a
+    /// vertical segment from y − se to y + se at each point (with two caps).
+    #[test]
+    fn drawn_error_bars_reach_the_standard_error() {
+        let mut figure = Figure::error_versus("bars", "x");
+        figure.x_scale = Scale::Linear;
+        figure.push(Series::line_se(
+            "a",
+            vec![(1.0, 0.5, 0.1), (2.0, 0.5, 0.1), (3.0, 0.9, 0.3)],
+        ));
+        let svg = render(&figure).unwrap().unwrap();
+        // Vertical two-point polylines of the curve's colour, 1 px: (x, top) → (x, bottom).
+        let verticals: Vec<(f64, f64, f64)> = svg
+            .split("<polyline")
+            .skip(1)
+            .filter(|p| p.contains("stroke=\"#1F77B4\" stroke-width=\"1\""))
+            .filter_map(|p| {
+                let points = p.split("points=\"").nth(1)?.split('"').next()?;
+                let xy: Vec<(f64, f64)> = points
+                    .split_whitespace()
+                    .map(|pair| {
+                        let (a, b) = pair.split_once(',').unwrap();
+                        (a.parse().unwrap(), b.parse().unwrap())
+                    })
+                    .collect();
+                (xy.len() == 2 && xy[0].0 == xy[1].0 && xy[0].1 != xy[1].1)
+                    .then(|| (xy[0].0, xy[0].1, xy[1].1))
+            })
+            .collect();
+        assert_eq!(verticals.len(), 3, "{verticals:?}");
+        let lengths: Vec<f64> = verticals.iter().map(|v| (v.2 - v.1).abs()).collect();
+        // Same s.e., same length; three times the s.e., three times the length (± rounding).
+        assert!((lengths[0] - lengths[1]).abs() <= 1.0, "{lengths:?}");
+        assert!((lengths[2] / lengths[0] - 3.0).abs() < 0.1, "{lengths:?}");
+        assert!(svg.contains("± 1 standard error"));
+        // The top of the highest bar (1.2) is inside the axis: no bar is cut.
+        let plain = {
+            let mut f = Figure::error_versus("bars", "x");
+            f.x_scale = Scale::Linear;
+            f.push(Series::line("a", vec![(1.0, 0.5), (2.0, 0.5), (3.0, 0.9)]));
+            render(&f).unwrap().unwrap()
+        };
+        assert!(!plain.contains("standard error"));
+        let top = verticals
+            .iter()
+            .map(|v| v.1.min(v.2))
+            .fold(f64::INFINITY, f64::min);
+        assert!(top > f64::from(TITLE_ROW + MARGIN), "bar cut at {top}");
+    }
+
+    /// A quick figure says so in its subtitle (wrapped to the width, in the warning
+    /// colour), and the subtitle helper names the run's size.
+    #[test]
+    fn quick_figures_say_so() {
+        let text = quick_subtitle("2 fits", Some("published points left out"));
+        assert!(text.starts_with("QUICK RUN: 2 fits per point, not the paper's protocol"));
+        assert!(text.ends_with("; published points left out"));
+        let mut figure = Figure::error_versus("t", "ε");
+        figure.subtitle = Some(format!("{text}{}", " and more words".repeat(8)));
+        figure.push(Series::line("a", vec![(0.1, 0.3), (1.0, 0.2)]));
+        let svg = render(&figure).unwrap().unwrap();
+        assert!(svg.contains("QUICK RUN: 2 fits per point"), "{svg}");
+        assert!(
+            svg.contains("#AA3300") || svg.contains("rgb(170,51,0)"),
+            "{svg}"
+        );
+        let lines = wrap(figure.subtitle.as_deref().unwrap(), subtitle_chars());
+        assert!(lines.len() >= 2);
+        assert!(lines.iter().all(|l| l.chars().count() <= subtitle_chars()));
+        assert_eq!(lines.join(" "), figure.subtitle.unwrap());
+        assert_eq!(wrap("a bb ccc", 4), ["a bb", "ccc"]);
+        assert_eq!(wrap("abcdef g", 4), ["abcdef", "g"]);
+        // No subtitle without one.
+        let mut plain = Figure::error_versus("t", "ε");
+        plain.push(Series::line("a", vec![(0.1, 0.3), (1.0, 0.2)]));
+        assert!(!render(&plain).unwrap().unwrap().contains("QUICK RUN"));
+    }
+
+    /// Every text of a figure is at least `SMALLEST_FONT`, which at `MIN_PAGE_WIDTH` of the
+    /// figure's `WIDTH` renders at 11 px or more.
+    #[test]
+    fn text_is_readable_at_the_least_page_width() {
+        let smallest = f64::from(SMALLEST_FONT) / SVG_FONT_SCALE;
+        assert!(smallest * f64::from(MIN_PAGE_WIDTH) / f64::from(WIDTH) >= 11.0);
+        let mut figure = Figure::error_versus("t", "ε");
+        figure.subtitle = Some(quick_subtitle("2 fits", None));
+        figure.y_scale = Scale::Log;
+        let a = figure.push(Series::line_se(
+            "a",
+            vec![(0.1, 0.0, 0.1), (1.0, 0.2, 0.01)],
+        ));
+        figure.push(Series::published("p", vec![(0.1, 0.25)], Some(a)));
+        let svg = render(&figure).unwrap().unwrap();
+        let sizes: Vec<f64> = texts(&svg).iter().map(|t| t.3).collect();
+        assert!(!sizes.is_empty());
+        for size in sizes {
+            assert!(size >= smallest - 1e-9, "font-size {size} in {svg}");
+        }
+        assert!(svg.contains(&format!("width=\"{WIDTH}\"")));
+    }
+
+    /// Published values linked to curves share one legend entry, linked points one per
+    /// name; curves and unlinked series keep their own.
+    #[test]
+    fn linked_series_share_legend_entries() {
+        let mut figure = Figure::error_versus("t", "Λ");
+        for k in 0..3 {
+            let line = figure.push(Series::line(
+                format!("ε = {k}"),
+                vec![(1.0, 0.2), (2.0, 0.3)],
+            ));
+            figure.push(Series::published(
+                format!("published {k}"),
+                vec![(1.0, 0.25)],
+                Some(line),
+            ));
+            figure.push(Series::points("rule point", vec![(1.5, 0.22)], Some(line)));
+        }
+        figure.push(Series::published("alone", vec![(2.0, 0.1)], None));
+        let svg = render(&figure).unwrap().unwrap();
+        let entry = PUBLISHED_ENTRY.replace('\'', "&apos;");
+        assert_eq!(
+            svg.matches(PUBLISHED_ENTRY).count() + svg.matches(entry.as_str()).count(),
+            1,
+            "{svg}"
+        );
+        assert_eq!(svg.matches("rule point").count(), 1);
+        assert!(!svg.contains("published 1") && svg.contains("alone"));
+        for k in 0..3 {
+            assert!(svg.contains(&format!("ε = {k}")));
+        }
+    }
+
+    /// With `dodge`, own series spread symmetrically `DODGE` px apart and linked ones move
+    /// with their curve; without it nothing moves. Curves get distinct dash patterns.
+    #[test]
+    fn dodged_series_spread_and_linked_ones_follow() {
+        let series = vec![
+            Series::line("a", vec![]),
+            Series::line("b", vec![]),
+            Series::published("pb", vec![], Some(1)),
+            Series::line("c", vec![]),
+        ];
+        assert_eq!(offsets(&series, false), [0.0; 4]);
+        let o = offsets(&series, true);
+        assert_eq!(o, [-DODGE, 0.0, 0.0, DODGE]);
+        let mut unique = DASHES.to_vec();
+        unique.dedup();
+        assert_eq!(unique.len(), DASHES.len());
+        // Two equal curves, dodged, put their markers at different pixels.
+        let mut figure = Figure::error_versus("t", "n");
+        figure.dodge = true;
+        figure.push(Series::line("a", vec![(10.0, 0.2), (100.0, 0.1)]));
+        figure.push(Series::line("b", vec![(10.0, 0.2), (100.0, 0.1)]));
+        let svg = render(&figure).unwrap().unwrap();
+        assert!(svg.contains("stroke-dasharray") || svg.matches("<polyline").count() > 4);
+        assert!(svg.contains("spread"));
+    }
+
+    /// Curves are counted by their distinct x values, for the "fewer than three: not drawn"
+    /// rule of learning curves.
+    #[test]
+    fn curve_x_values_count_distinct_x_of_curves() {
+        let mut figure = Figure::error_versus("t", "n");
+        figure.push(Series::line("a", vec![(10.0, 0.2), (100.0, 0.1)]));
+        figure.push(Series::line("b", vec![(10.0, 0.3), (100.0, 0.2)]));
+        figure.push(Series::published("p", vec![(1000.0, 0.1)], None));
+        assert_eq!(figure.curve_x_values(), 2);
+        assert!(figure.curve_x_values() < MIN_CURVE_POINTS);
+        figure.push(Series::line("c", vec![(1000.0, 0.3)]));
+        assert_eq!(figure.curve_x_values(), 3);
     }
 
     #[test]

@@ -213,7 +213,7 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     out.write("cells.csv", csv(&thresholds, &queries))?;
     let (summary, ok) = markdown(&record);
     out.write("summary.md", summary)?;
-    figures(&out, &thresholds, &queries)?;
+    figures(&out, &thresholds, &queries, options.quick)?;
     entry(&thresholds, &queries, options.quick, start).write(&out)?;
     drop(replacing);
     eprintln!(
@@ -977,11 +977,16 @@ fn markdown(record: &Record<'_>) -> (String, bool) {
 // Figures.
 
 /// The threshold figures (log error axis: the walk's zero errors sit on its floor) and,
-/// per dataset and total ε, the query figures; none for a part that did not run.
+/// per dataset and total ε, the query figures; none for a part that did not run. Several
+/// methods share values (zeros on the floor, the same error at every query count), so the
+/// curves are spread sideways a few pixels (`dodge`) and differ in dash and marker; the
+/// threshold points have ± s.e. bars over trials (the query cells record no s.e.: one
+/// training each). A quick run's figures say so in their subtitle.
 fn figures(
     out: &OutDir,
     thresholds: &[ThresholdCell],
     queries: &[QueryCell],
+    quick: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     for (file, epsilon, noise) in [
         (FILES[3], 0.1, 0.0),
@@ -995,13 +1000,16 @@ fn figures(
         );
         figure.y_scale = Scale::Log;
         figure.y_label = "error".into();
+        figure.dodge = true;
+        let trials = thresholds.iter().map(|c| c.trials).max().unwrap_or(0);
+        figure.subtitle = quick.then(|| plot::quick_subtitle(&format!("{trials} trials"), None));
         for method in THRESHOLD_METHODS {
             let points = thresholds
                 .iter()
                 .filter(|c| c.method == method && c.epsilon == epsilon && c.label_noise == noise)
-                .map(|c| (c.n as f64, c.mean_error))
+                .map(|c| (c.n as f64, c.mean_error, c.std_error))
                 .collect();
-            figure.push(Series::line(method, points));
+            figure.push(Series::line_se(method, points));
         }
         plot::draw(out, file, &figure)?;
     }
@@ -1011,6 +1019,14 @@ fn figures(
                 format!("{dataset}: test error vs queries answered, total ε = {total}"),
                 "queries answered under the budget",
             );
+            figure.dodge = true;
+            let evaluated = queries.iter().map(|c| c.evaluated).max().unwrap_or(0);
+            figure.subtitle = quick.then(|| {
+                plot::quick_subtitle(
+                    &format!("one training, {evaluated} test queries"),
+                    Some("no error bars: a single training per point"),
+                )
+            });
             for method in [
                 METHOD_SOFT,
                 METHOD_AVERAGE,

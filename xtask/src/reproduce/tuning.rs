@@ -618,8 +618,10 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     };
     // All of the results or none: an interrupt waits for the last file.
     let replacing = crate::interrupt::defer();
-    write_all(&out, &record)?;
-    output::entry(&all, options.quick, start).write(&out)?;
+    let notes = write_all(&out, &record, options.quick)?;
+    output::entry(&all, options.quick, start)
+        .notes(notes)
+        .write(&out)?;
     drop(replacing);
     eprintln!(
         "wrote {} (summary.md, cells.json, cells.csv, figures) in {:.1} s",
@@ -629,7 +631,13 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     Ok(Finished::complete(output::sanity(&all), &out))
 }
 
-fn write_all(out: &OutDir, record: &RunRecord<'_>) -> Result<(), Box<dyn std::error::Error>> {
+/// Writes cells.json, cells.csv, summary.md and the figures; returns the index's notes on
+/// the figures.
+fn write_all(
+    out: &OutDir,
+    record: &RunRecord<'_>,
+    quick: bool,
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     out.write("cells.json", serde_json::to_string_pretty(record)?)?;
     out.write("cells.csv", output::csv(record.cells))?;
     let mut header = format!(
@@ -656,6 +664,5 @@ fn write_all(out: &OutDir, record: &RunRecord<'_>) -> Result<(), Box<dyn std::er
         header += "\n";
     }
     out.write("summary.md", output::markdown(record.cells, &header))?;
-    output::figures(out, record.cells, &FILES[3..])?;
-    Ok(())
+    output::figures(out, record.cells, &FILES[3..], quick)
 }

@@ -392,19 +392,39 @@ fn published_markers(
     }
 }
 
-/// Figure 1(d), 1(e) and the Adult chart; a chart without points is not drawn.
+/// Figure 1(d), 1(e) and the Adult chart; a chart without points is not drawn, nor a
+/// learning curve with fewer than [`plot::MIN_CURVE_POINTS`] training sizes (a quick run's
+/// two). Every point has its ± s.e. bar; a quick run's charts say so in their subtitle.
+/// Returns the index's notes on the figures left out.
 pub fn figures(
     out: &OutDir,
     cells: &[Cell],
     names: &[&str],
-) -> Result<(), Box<dyn std::error::Error>> {
+    quick: bool,
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let mut notes = Vec::new();
+    // What stands behind a point of `dataset`: the fewest and most repetitions.
+    let subtitle = |dataset: &str| -> Option<String> {
+        let (low, high) = cells
+            .iter()
+            .filter(|c| c.dataset == dataset && c.repetitions > 0)
+            .fold((usize::MAX, 0), |(l, h), c| {
+                (l.min(c.repetitions), h.max(c.repetitions))
+            });
+        let per_point = match (low, high) {
+            (l, h) if l > h => "few repetitions".to_owned(),
+            (l, h) if l == h => format!("{l} repetitions"),
+            (l, h) => format!("{l}–{h} repetitions"),
+        };
+        quick.then(|| plot::quick_subtitle(&per_point, None))
+    };
     let points = |dataset: &str,
                   method,
                   tuning,
                   epsilon: Option<f64>,
                   by_epsilon: bool|
-     -> Vec<(f64, f64)> {
-        let mut p: Vec<(f64, f64)> = cells
+     -> Vec<(f64, f64, f64)> {
+        let mut p: Vec<(f64, f64, f64)> = cells
             .iter()
             .filter(|c| {
                 c.dataset == dataset
@@ -419,7 +439,7 @@ pub fn figures(
                 } else {
                     c.training_rows as f64
                 };
-                (x, c.mean_error)
+                (x, c.mean_error, c.std_error)
             })
             .filter(|p| p.0.is_finite())
             .collect();
@@ -431,7 +451,8 @@ pub fn figures(
             format!("KDDCup99 learning curve, ε = {epsilon} (Λ tuned privately)"),
             "training rows",
         );
-        figure.push(Series::line(
+        figure.subtitle = subtitle("kddcup99");
+        figure.push(Series::line_se(
             "non-private SVM (non-private tuning)",
             points(
                 "kddcup99",
@@ -443,7 +464,7 @@ pub fn figures(
         ));
         for method in Method::PRIVATE {
             for tuning in [Tuning::SplitAndSelect, Tuning::RandomStopping] {
-                figure.push(Series::line(
+                figure.push(Series::line_se(
                     format!("{}, {}", method.label(), tuning.label()),
                     points("kddcup99", method, tuning, Some(epsilon), false),
                 ));
@@ -458,9 +479,24 @@ pub fn figures(
             Some(epsilon),
             |_| None,
         );
+        let sizes = figure.curve_x_values();
+        if sizes == 0 {
+            continue;
+        }
+        if sizes < plot::MIN_CURVE_POINTS {
+            plot::leave_out(out, names[k])?;
+            notes.push(format!(
+                "{}: not drawn: a learning curve needs at least {} training sizes and this \
+                 run has {sizes} (a quick run's); the table in summary.md has its numbers.",
+                names[k],
+                plot::MIN_CURVE_POINTS
+            ));
+            continue;
+        }
         plot::draw(out, names[k], &figure)?;
     }
     let mut figure = Figure::error_versus("Adult: tuned privately versus best Λ in hindsight", "ε");
+    figure.subtitle = subtitle("adult");
     let mut hindsight = Vec::new();
     for method in Method::PRIVATE {
         for tuning in [
@@ -471,7 +507,7 @@ pub fn figures(
             if method == Method::OutputSvm && tuning == Tuning::RandomStopping {
                 continue;
             }
-            let line = figure.push(Series::line(
+            let line = figure.push(Series::line_se(
                 format!("{}, {}", method.label(), tuning.label()),
                 points("adult", method, tuning, None, true),
             ));
@@ -484,7 +520,7 @@ pub fn figures(
         hindsight.get(m).copied()
     });
     plot::draw(out, names[2], &figure)?;
-    Ok(())
+    Ok(notes)
 }
 
 /// Bounds a correct run meets: the non-private SVM tuned on validation is near its best

@@ -606,30 +606,43 @@ fn figure(
         format!("{dataset}: objective perturbation, {noise}, error vs Λ (the rule's loss)"),
         "Λ",
     );
+    if record.mode == "quick" {
+        figure.subtitle = Some(plot::quick_subtitle(
+            &format!(
+                "{} folds × {} noise draws (curves), {} runs (stars)",
+                record.folds, record.noise_draws, record.end_to_end_runs
+            ),
+            None,
+        ));
+    }
     for &epsilon in &EPSILONS {
-        let mut points: Vec<(f64, f64)> = record
+        let mut points: Vec<(f64, f64, f64)> = record
             .cells
             .iter()
             .filter(|c| {
                 c.dataset == dataset && c.variant == variant && c.epsilon == epsilon && c.fits > 0
             })
-            .map(|c| (c.lambda, c.mean_error))
+            .map(|c| (c.lambda, c.mean_error, c.std_error))
             .collect();
         if points.is_empty() {
             continue;
         }
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let line = figure.push(Series::line(
+        let line = figure.push(Series::line_se(
             format!("ε = {epsilon}, {}", variant.label()),
             points,
         ));
         let chosen = end_to_end(record, dataset, choice, epsilon);
         if let Some((c, lambda)) = chosen.and_then(|c| Some((c, c.rule_lambda?))) {
-            figure.push(Series::points(
-                format!("ε = {epsilon}: the rule's Λ, end to end"),
-                vec![(lambda, c.mean_error)],
-                Some(line),
-            ));
+            // One name for every ε: the legend gives the stars one entry.
+            figure.push(
+                Series::points(
+                    "the rule's Λ, end to end (star in its ε's colour)",
+                    vec![(lambda, c.mean_error)],
+                    Some(line),
+                )
+                .with_se(vec![c.std_error]),
+            );
         }
     }
     plot::draw(out, &figure_file(dataset, grouped), &figure)?;
