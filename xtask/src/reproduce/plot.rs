@@ -811,7 +811,7 @@ pub(crate) fn render(figure: &Figure) -> Result<Option<String>, Box<dyn std::err
             match dash {
                 None => plot_area.draw(&PathElement::new(path, style))?,
                 Some((on, off)) => {
-                    plot_area.draw(&DashedPathElement::new(path.into_iter(), on, off, style))?;
+                    plot_area.draw(&DashedPathElement::new(path, on, off, style))?;
                 }
             }
         }
@@ -1016,7 +1016,7 @@ fn canvas<'a>(
                 entry.color.stroke_width(2),
             ))?,
             Some(Some((on, off))) => legend_area.draw(&DashedPathElement::new(
-                vec![(x - 4, y), (x + 30, y)].into_iter(),
+                vec![(x - 4, y), (x + 30, y)],
                 on,
                 off,
                 entry.color.stroke_width(2),
