@@ -156,7 +156,10 @@ pub fn training_set_from(
     transform: &RowTransform,
     first_row: usize,
 ) -> Result<TrainingSet, CoreError> {
-    let scaled = transform.scaled_csr(rows)?;
+    let mut scaled = transform.scaled_csr(rows)?;
+    if !transform.clip {
+        scaled.settle_rounding();
+    }
     let builder = TrainingSet::builder(rows.features());
     let mut builder = if scaled.ordered {
         builder.csr_rows(scaled.indptr, scaled.indices, scaled.values)
@@ -185,13 +188,13 @@ pub fn training_set_from(
         builder = builder.append_intercept(c);
     }
     builder.build().map_err(|e| match e {
-        ErmError::RowNormAboveOne { row, norm } => CoreError::value(
+        // The row's norm is the data's: not in the message.
+        ErmError::RowNormAboveOne { row, .. } => CoreError::value(
             "X",
             format!(
-                "row {} has norm {} above data_norm = {}: pass a larger public bound \
+                "row {} has a norm above data_norm = {}: pass a larger public bound \
                  (never one read from the data), or clip_rows=True to clip such rows",
                 first_row + row,
-                norm * transform.norm_bound,
                 transform.norm_bound
             ),
         ),

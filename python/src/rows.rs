@@ -237,6 +237,26 @@ pub struct ScaledCsr {
     pub ordered: bool,
 }
 
+impl ScaledCsr {
+    /// Scales onto the unit ball every row outside it by rounding only (dp-erm's
+    /// `settle_rounding_into_unit_ball`: a norm above 1 by at most 10⁻¹²), as rows normalized
+    /// to the bound B and divided by it often are; a row further outside is left for the
+    /// unit-ball check to refuse. Per row, so privacy-free.
+    pub fn settle_rounding(&mut self) {
+        let rows = self.indptr.len().saturating_sub(1);
+        let (indptr, values) = (&self.indptr, &self.values);
+        let outside: Vec<usize> = (0..rows)
+            .into_par_iter()
+            .with_min_len(2048)
+            .filter(|&r| !dp_erm::within_unit_ball(&values[indptr[r]..indptr[r + 1]]))
+            .collect();
+        for r in outside {
+            let range = self.indptr[r]..self.indptr[r + 1];
+            dp_erm::settle_rounding_into_unit_ball(&mut self.values[range]);
+        }
+    }
+}
+
 /// The public transform a linear estimator applies to every row, fixed before any data is
 /// seen: `x ↦ x / B`, then (opt-in) clipping to the unit ball, then the intercept feature.
 ///

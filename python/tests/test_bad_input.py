@@ -1,5 +1,7 @@
 """Bad input by class: a dpml exception naming the problem, never a crash or a panic."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -160,10 +162,29 @@ def test_missing_or_exceeded_bound(data):
     X, y = data
     with pytest.raises(dpml.DPMLValueError, match="data_norm is required: pass a public bound"):
         clf(data_norm=None).fit(X, y)
-    with pytest.raises(dpml.DPMLValueError, match=r"row \d+ has norm .* above data_norm = 0.1.*clip_rows=True"):
+    with pytest.raises(dpml.DPMLValueError, match=r"row \d+ has a norm above data_norm = 0.1.*clip_rows=True"):
         clf(data_norm=0.1).fit(X, y)
     clipped = clf(data_norm=0.1, clip_rows=True).fit(X, y)
     assert clipped.privacy_["clip_rows"] is True and clipped.privacy_["data_norm"] == 0.1
+
+
+def test_rows_normalized_to_the_bound_are_accepted_and_norms_never_printed():
+    """Rows divided by their computed norm (scikit-learn's Normalizer) land a few ulps outside
+    the unit ball; they are settled onto it, not refused. A row really outside is refused
+    by index, and its norm (the data's) is not in the message."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(2_000, 30)) * rng.uniform(0.1, 40, size=30)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    # The premise, in exact arithmetic: some rows are outside the ball by rounding.
+    outside = sum(sum(Fraction(v) ** 2 for v in row) > 1 for row in X[:300])
+    assert outside > 0
+    y = (X[:, 0] > 0).astype(int)
+    model = clf(data_norm=1.0).fit(X, y)
+    assert model.privacy_["data_norm"] == 1.0
+    X[7] *= 1.5
+    with pytest.raises(dpml.DPMLValueError, match=r"row 7 has a norm above data_norm = 1") as refused:
+        clf(data_norm=1.0).fit(X, y)
+    assert "1.5" not in str(refused.value), refused.value
 
 
 def test_bad_parameters_are_named(data):

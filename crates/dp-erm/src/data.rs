@@ -602,6 +602,22 @@ pub fn within_unit_ball(values: &[f64]) -> bool {
     unit_ball::within_unit_ball(values)
 }
 
+/// Scales `values` onto the unit ball if it lies outside it by rounding only (a norm above 1
+/// by at most 10⁻¹², as rows divided by their computed norm, or normalized to a public
+/// bound and divided by it, often are) and returns true; leaves every other row as it is
+/// (false): a row further outside is still refused by the unit-ball check. Per row, so
+/// privacy-free, and it moves a row by at most 10⁻¹² of its norm.
+pub fn settle_rounding_into_unit_ball(values: &mut [f64]) -> bool {
+    if within_unit_ball(values) || !values.iter().all(|v| v.is_finite()) {
+        return false;
+    }
+    if l2_norm(values.iter().copied()) > 1.0 + crate::error::ROUNDING_EXCESS {
+        return false;
+    }
+    clip_values_to_unit_ball(values);
+    true
+}
+
 /// Scales a sparse row into the unit ball if it is outside (by `1/‖x‖`, then shrunk by a
 /// few ulps until [`within_unit_ball`] accepts it), as
 /// [`TrainingSetBuilder::clip_rows_to_unit_ball`] does. Per row, so privacy-free; it

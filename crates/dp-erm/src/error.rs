@@ -271,9 +271,10 @@ impl fmt::Display for ErmError {
                 } else {
                     "as rounded, but its exact norm is above 1"
                 };
+                // The norm itself is the data's: not in the message.
                 write!(
                     f,
-                    "row {row} has norm {norm:?} {relation}; the privacy guarantees need every \
+                    "row {row} has a norm {relation}; the privacy guarantees need every \
                      row in the unit ball (scale by public bounds, or clip rows explicitly: \
                      TrainingSetBuilder::clip_rows_to_unit_ball)"
                 )?;
@@ -287,9 +288,9 @@ impl fmt::Display for ErmError {
                 }
                 Ok(())
             }
-            Self::RowGroupNormAboveOne { row, norm } => write!(
+            Self::RowGroupNormAboveOne { row, .. } => write!(
                 f,
-                "row {row} has group norm {norm:?} > 1; group-shaped noise needs every row's \
+                "row {row} has a group norm > 1; group-shaped noise needs every row's \
                  group norm at most 1 (one-hot groups with one non-zero each, rows in the unit \
                  ball)"
             ),
@@ -299,14 +300,12 @@ impl fmt::Display for ErmError {
                     "label of row {row} is {label:?}; labels must be -1 or +1"
                 )
             }
+            // The value itself is the data's: not in the message.
             Self::OutsidePublicBound {
-                row,
-                col,
-                value,
-                bound,
+                row, col, bound, ..
             } => write!(
                 f,
-                "feature {col} of row {row} is {value:?}, outside the declared public bound {bound:?}"
+                "feature {col} of row {row} is outside the declared public bound {bound:?}"
             ),
             Self::DimensionMismatch {
                 what,
@@ -467,7 +466,7 @@ impl From<OptimError> for ErmError {
 
 /// A row norm this close above 1 is taken for rounding in [`ErmError::RowNormAboveOne`]'s
 /// message (dividing a row by its computed norm errs by a few ulps).
-const ROUNDING_EXCESS: f64 = 1e-12;
+pub(crate) const ROUNDING_EXCESS: f64 = 1e-12;
 
 /// Largest ε accepted: beyond it a guarantee says nothing (e^1000); train non-privately.
 pub const MAX_EPSILON: f64 = 1e3;

@@ -97,7 +97,7 @@ pub use calibration::{
 };
 pub use data::{
     GROUP_NORM_SLACK, MAX_FEATURES, TrainingSet, TrainingSetBuilder, clip_row_to_unit_ball,
-    within_unit_ball,
+    settle_rounding_into_unit_ball, within_unit_ball,
 };
 /// The largest δ any (ε, δ) guarantee of the workspace takes: dp-noise's, re-exported.
 pub use dp_noise::MAX_DELTA;

@@ -192,6 +192,31 @@ fn clipping_leaves_rows_exactly_inside() {
     }
 }
 
+/// Rows outside the ball by rounding only are settled exactly inside (the exact verdict from
+/// integer arithmetic), moved by a few ulps; rows inside, or outside by more than 10⁻¹², are
+/// left exactly as they were.
+#[test]
+fn settling_moves_only_rows_outside_by_rounding() {
+    let mut settled = 0;
+    for (row, excess) in rows_near_the_sphere(60, 37) {
+        let mut moved = row.clone();
+        let changed = crate::settle_rounding_into_unit_ball(&mut moved);
+        assert_eq!(changed, excess > 0, "excess {excess}");
+        if changed {
+            settled += 1;
+            assert!(exact_excess(&moved) <= 0);
+            assert!(moved.iter().zip(&row).all(|(c, r)| (r - c) / r < 1e-13));
+        } else {
+            assert_eq!(moved, row);
+        }
+    }
+    assert!(settled > 0, "no row of the sample was outside");
+    // Outside by 10⁻⁹: a real excess, left for the check to refuse.
+    let mut far = vec![0.6, 0.8 * (1.0 + 1e-9)];
+    assert!(!crate::settle_rounding_into_unit_ball(&mut far));
+    assert_eq!(far, vec![0.6, 0.8 * (1.0 + 1e-9)]);
+}
+
 /// A single entry of 1 (norm exactly 1) and the unit rows of one-hot data are accepted: no
 /// allowance where the sum is exact.
 #[test]
