@@ -3,9 +3,9 @@
 A schema (TOML, see ``schemas/adult.toml`` in the repository) declares each numeric
 column's bounds, each categorical column's levels and the label's classes — facts that
 must be public, never computed from the data. ``Schema.encode`` turns a frame into rows in
-the unit ball (group norm ≤ 1) and ±1 labels by those facts alone, one record at a time, so
-a model trained on the rows is exactly as private as its mechanism says; the one-hot
-``feature_groups`` go straight to the linear estimators::
+the unit ball (group norm ≤ 1) and labels named by the schema's classes, by those facts
+alone, one record at a time, so a model trained on the rows is exactly as private as its
+mechanism says; the one-hot ``feature_groups`` go straight to the linear estimators::
 
     schema = dpml.Schema.from_file("schemas/adult.toml")
     X, y = schema.encode(frame)
@@ -39,9 +39,12 @@ class Schema:
     feature_groups : numpy array of int
         The group of each encoded feature (each categorical column's one-hot slots form one
         group): pass it as the estimators' ``feature_groups=``.
-    classes : list
-        ``[-1.0, 1.0]``: the encoded labels (``label_positive`` is +1, every other class
-        −1); pass it as the estimators' ``classes=``.
+    classes : list of str
+        The schema's binary task, ``[other, label_positive]``: the positive class against
+        the rest, as the command line trains it. ``other`` is the label's other class when it
+        declares two, else ``"not <positive>"`` (every other class). These are the labels
+        ``encode`` returns; pass it as the estimators' ``classes=``, and predictions come
+        back in these names.
     label_name, label_classes, label_positive : the label column as the schema declares it.
     hash : str
         SHA-256 of the schema's canonical form.
@@ -88,7 +91,14 @@ class Schema:
 
     @property
     def classes(self):
-        return [-1.0, 1.0]
+        positive = self.label_positive
+        others = [c for c in self.label_classes if c != positive]
+        if len(others) == 1:
+            return [others[0], positive]
+        rest = f"not {positive}"
+        while rest in others:  # a declared class of that very name: keep the two apart
+            rest = f"({rest})"
+        return [rest, positive]
 
     @property
     def label_name(self):
@@ -108,7 +118,8 @@ class Schema:
 
     def encode(self, frame, labels=True):
         """``(X, y)``: the frame's rows encoded by the schema (X dense float64, n × d, every
-        row in the unit ball) and, with ``labels``, their ±1 labels (else y is None).
+        row in the unit ball) and, with ``labels``, their labels named by ``classes``
+        (``label_positive``, or the other name; a numpy array of str), else y is None.
 
         A record the schema refuses (a missing value where the schema says "error", a level
         not declared under ``unseen = "error"``, a label outside the classes) is an error
@@ -123,8 +134,14 @@ class Schema:
             except ImportError:
                 capsule = None  # pandas without pyarrow: read its columns below
             if capsule is not None:
-                return self._core.encode_stream(capsule, bool(labels))
-        return self._core.encode_columns(self._columns(frame), bool(labels))
+                return self._named(*self._core.encode_stream(capsule, bool(labels)))
+        return self._named(*self._core.encode_columns(self._columns(frame), bool(labels)))
+
+    def _named(self, X, signs):
+        """``(X, y)`` with the core's ±1 labels named by ``classes``."""
+        if signs is None:
+            return X, None
+        return X, np.asarray(self.classes)[(np.asarray(signs) > 0).astype(np.intp)]
 
     def _columns(self, frame):
         """One entry per schema column: None (absent), float64 (numeric data) or text."""

@@ -21,8 +21,9 @@ The fitted object is a ``dpml.LogisticRegression`` / ``dpml.HuberSVC`` (its ``sa
 
 Classes
 -------
-``classes=schema.classes`` fits one binary model on the schema's ±1 label (its positive
-class against the rest). ``classes=schema.label_classes`` fits on the label's own classes
+``classes=schema.classes`` fits one binary model on the schema's label, its positive class
+against the rest, named as ``Schema.encode`` names them (``classes=[-1.0, 1.0]``, the same
+model on the ±1 encoding, is still accepted). ``classes=schema.label_classes`` fits on the label's own classes
 as the in-memory estimator does with those classes (sorted; a label alias counts as its
 class): one model with two (the second class +1), one-vs-rest with more — K models, each
 at ε/K (dp-erm's ``OneVsRest`` split, the in-memory one), fitted one after another over
@@ -444,8 +445,10 @@ def _first_line(e):
 
 
 def _spark_classes(given, schema):
-    """``(classes_, class_of)``: the ±1 encoding (``classes=schema.classes``: the schema's
-    positive class against the rest, one model; ``class_of`` None), or the label's own
+    """``(classes_, class_of)``: the ±1 encoding (``classes=[-1.0, 1.0]``: the schema's
+    positive class against the rest, one model; ``class_of`` None), the same task named
+    (``classes=schema.classes``; ``class_of`` maps each declared class to the positive
+    name or the rest's), or the label's own
     classes (``classes=schema.label_classes``, sorted as in memory; ``class_of[c]`` the
     index in them of the schema's declared class c): one model with two classes, one per
     class (one-vs-rest) with more."""
@@ -456,8 +459,14 @@ def _spark_classes(given, schema):
     names = classes.tolist()
     if all(isinstance(c, str) for c in names) and sorted(names) == sorted(declared):
         return classes, [names.index(c) for c in declared]
+    binary = schema.classes
+    if all(isinstance(c, str) for c in names) and sorted(names) == sorted(binary):
+        # The positive class against the rest, named: each declared class's index in the
+        # sorted names (every class but the positive one is the rest).
+        rest, positive = binary
+        return classes, [names.index(positive if c == positive else rest) for c in declared]
     raise DPMLValueError(
-        f"classes={given!r}: pass classes=schema.classes (the label encoded -1/+1: "
+        f"classes={given!r}: pass classes=schema.classes ({schema.classes!r}: "
         f"{schema.label_positive!r} against the rest, one binary model) or "
         f"classes=schema.label_classes ({declared!r}: one-vs-rest over them with more "
         "than two)"

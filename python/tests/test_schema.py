@@ -64,7 +64,7 @@ def expected():
         [0.0, 0, 0, 0, 0, 1, 1],  # missing colour: its own level
         [0.25, 0, 0, 0, 1, 0, 1],  # purple: other
     ]
-    return np.array(rows) * s, np.array([1.0, -1.0, -1.0, 1.0])
+    return np.array(rows) * s, np.array(["yes", "no", "no", "yes"])
 
 
 def test_a_schema_in_code_encodes_a_pandas_frame_without_pyarrow():
@@ -74,6 +74,7 @@ def test_a_schema_in_code_encodes_a_pandas_frame_without_pyarrow():
     groups = schema.feature_groups
     assert len(groups) == 7 and len(set(groups[1:6])) == 1  # the one-hot slots share a group
     assert len(set(groups)) == 3  # age, colour, intercept
+    assert schema.classes == ["no", "yes"]
     X, y = schema.encode(frame())
     want_X, want_y = expected()
     assert X.dtype == np.float64 and X.flags.c_contiguous
@@ -110,6 +111,19 @@ def test_the_encoding_feeds_the_estimators_with_group_noise():
         random_state=dpml.InsecureSeed(0),  # deterministic accuracy check
     ).fit(X, y)
     assert clf.privacy_["epsilon"] == 5.0 and clf.score(X, y) > 0.6
+    # Predictions come back in the label's own names.
+    assert set(clf.predict(X)) <= {"no", "yes"} and clf.classes_.tolist() == ["no", "yes"]
+
+
+def test_a_label_of_many_classes_is_named_positive_against_the_rest():
+    text = SCHEMA.replace('classes = ["no", "yes"]', 'classes = ["no", "yes", "maybe"]')
+    assert text != SCHEMA
+    schema = dpml.Schema.from_toml(text)
+    assert schema.classes == ["not yes", "yes"]
+    data = frame()
+    data.loc[1, "label"] = "maybe"
+    _, y = schema.encode(data)
+    assert y.tolist() == ["yes", "not yes", "not yes", "yes"]
 
 
 def test_refused_records_name_row_and_column_never_the_value():

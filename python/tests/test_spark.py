@@ -350,25 +350,24 @@ def test_batch_prediction_equals_local_prediction(spark):
     scored = dpml.spark.predict(model, frame(spark, data), schema=schema).toPandas()
     assert list(scored.columns) == ["age", "colour", "label", "decision", "prediction"]
     assert np.array_equal(scored["decision"].to_numpy(), model.decision_function(X))
-    # In the schema's label classes (before: ±1.0, the encoding; model.predict(X) gives
-    # the encoding, classes=schema.classes): "yes" (positive) for +1, "no" for -1.
-    assert model.predict(X).tolist() == np.where(
-        scored["prediction"].to_numpy() == "yes", 1.0, -1.0
-    ).tolist()
+    # In the schema's label classes, as model.predict(X) gives them in memory
+    # (classes=schema.classes: "yes", the positive class, for a score >= 0, "no" below).
+    assert model.predict(X).tolist() == scored["prediction"].tolist()
     assert set(scored["prediction"]) == {"yes", "no"}
     # A model with labels of its own predicts them (classes_[1] for a score >= 0).
-    labelled = dpml.LogisticRegression(**params(classes=["no", "yes"])).fit(
-        X, np.where(y > 0, "yes", "no")
-    )
-    scored = dpml.spark.predict(labelled, frame(spark, data), schema=schema).toPandas()
-    assert scored["prediction"].tolist() == labelled.predict(X).tolist()
-    numbered = dpml.LogisticRegression(**params(classes=[0, 1])).fit(X, (y > 0).astype(int))
+    numbered = dpml.LogisticRegression(**params(classes=[0, 1])).fit(X, (y == "yes").astype(int))
     scored = dpml.spark.predict(numbered, frame(spark, data), schema=schema).toPandas()
     assert scored["prediction"].tolist() == numbered.predict(X).tolist()
-    # The ±1 encoding of a label with three classes has no one class for -1.
+    # A model on the ±1 encoding (classes=[-1.0, 1.0]) predicts the schema's two classes...
+    signed = dpml.LogisticRegression(**params(classes=[-1.0, 1.0])).fit(
+        X, np.where(y == "yes", 1.0, -1.0)
+    )
+    scored = dpml.spark.predict(signed, frame(spark, data), schema=schema).toPandas()
+    assert scored["prediction"].tolist() == model.predict(X).tolist()
+    # ...but the ±1 encoding of a label with three classes has no one class for -1.
     three = dpml.Schema.from_toml(SCHEMA.replace('["no", "yes"]', '["no", "yes", "maybe"]'))
     with pytest.raises(dpml.DPMLValueError, match="3 classes.*decision column"):
-        dpml.spark.predict(model, frame(spark, data), schema=three)
+        dpml.spark.predict(signed, frame(spark, data), schema=three)
     with pytest.raises(dpml.DPMLValueError, match="already has a column"):
         dpml.spark.predict(model, frame(spark, data), schema=schema, decision_col="age")
 
@@ -816,9 +815,7 @@ def test_a_fit_and_a_prediction_run_on_spark_connect(tmp_path):
     # The rows come back in another order (repartition): scored against their own encoding.
     Xs, _ = schema.encode(scored[["age", "colour", "label"]])
     assert np.array_equal(scored["decision"].to_numpy(), fitted.decision_function(Xs))
-    assert scored["prediction"].tolist() == [
-        "yes" if c > 0 else "no" for c in fitted.predict(Xs)
-    ]
+    assert scored["prediction"].tolist() == fitted.predict(Xs).tolist()
     # A refused row: a DPMLValueError naming its column, not its value; nothing charged.
     assert out["refusal"] is not None and "maybe-secret" not in out["refusal"], out["refusal"]
     assert 'column "label"' in out["refusal"], out["refusal"]
