@@ -23,7 +23,7 @@ try:
 except ImportError as _e:  # pragma: no cover - scikit-learn is an optional extra
     raise ImportError(
         "dpml's estimators use scikit-learn's BaseEstimator and ClassifierMixin: "
-        "pip install 'dpml[sklearn]'"
+        "pip install 'dp-ml[sklearn]'"
     ) from _e
 
 NEIGHBOURS = (

@@ -25,7 +25,7 @@ try:
     from sklearn.base import BaseEstimator, ClassifierMixin, clone
 except ImportError as _e:  # pragma: no cover - scikit-learn is an optional extra
     raise ImportError(
-        "dpml.model_selection uses scikit-learn's BaseEstimator: pip install 'dpml[sklearn]'"
+        "dpml.model_selection uses scikit-learn's BaseEstimator: pip install 'dp-ml[sklearn]'"
     ) from _e
 
 # Parameters the search sets itself, or that must be the same for every candidate.

@@ -33,7 +33,7 @@ from ._randomness import resolve_seed
 try:
     from sklearn.base import BaseEstimator
 except ImportError as _e:  # pragma: no cover - scikit-learn is an optional extra
-    raise ImportError("dpml.predict uses scikit-learn's BaseEstimator: pip install 'dpml[sklearn]'") from _e
+    raise ImportError("dpml.predict uses scikit-learn's BaseEstimator: pip install 'dp-ml[sklearn]'") from _e
 
 _MAX_EPSILON = _dpml.MAX_EPSILON
 

@@ -1,4 +1,4 @@
-"""Private fits and batch prediction on Apache Spark (``pip install 'dpml[spark]'``).
+"""Private fits and batch prediction on Apache Spark (``pip install 'dp-ml[spark]'``).
 
 A fit over a Spark DataFrame runs each solver pass as one Spark job. The first encodes
 every partition's rows on its executor by the public ``dpml.Schema`` into one compact block
@@ -127,7 +127,7 @@ def _require_pyspark():
         import pyspark  # noqa: F401
         import pyarrow  # noqa: F401
     except ImportError as e:  # pragma: no cover - the extra is missing
-        raise ImportError("dpml.spark needs pyspark and pyarrow: pip install 'dpml[spark]'") from e
+        raise ImportError("dpml.spark needs pyspark and pyarrow: pip install 'dp-ml[spark]'") from e
 
 
 _CHECK_SCHEMA = "partition long, error string"

@@ -57,13 +57,14 @@ pub fn report(
         "dp_erm_version": meta.crate_version,
         "contains": "only public or privatized facts: the parameters chosen, the public schema, \
                      the number of rows and features, and the released model's metadata",
-        "data_file": req.data.display().to_string(),
+        // File names only: the names the user gave, nothing of the local filesystem.
+        "data_file": file_name(&req.data),
         "schema": {
-            "file": req.schema.display().to_string(),
+            "file": file_name(&req.schema),
             "sha256": hash,
         },
         "model_file": {
-            "path": req.out.display().to_string(),
+            "path": file_name(&req.out),
             "sha256": sha256_hex(bytes),
             "kind": match outcome.model {
                 Released::Linear(_) => "linear (dp-erm LinearModel)",
@@ -92,7 +93,9 @@ pub fn report(
             Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => "Gaussian N(0, σ²C²I) on each batch's sum of clipped gradients",
             Mechanism::GaussianObjectivePerturbation { .. }
             | Mechanism::GaussianOutputPerturbation { .. } => "spherical Gaussian",
-            _ if grouped => "shaped to the schema's one-hot groups: density ∝ exp(−β‖b‖_G), same ε",
+            _ if grouped => "shaped to the schema's feature groups (a categorical column's one-hot \
+                             levels form one group, a numeric column is a group of its own): \
+                             density ∝ exp(−β‖b‖_G), same ε",
             _ => "Euclidean: density ∝ exp(−β‖b‖₂)",
         },
         "loss": meta.loss.name(),
@@ -120,7 +123,7 @@ pub fn report(
         "epsilon_total": outcome.epsilon,
         "delta_total": outcome.delta,
         "ledger": ledger.map(|LedgerEntry { path, ledger: l, sequence }| json!({
-            "path": path.display().to_string(),
+            "path": file_name(path),
             // `dpml ledger check` matches these against the ledger: a spend it no longer
             // holds shows the ledger was edited or restored from an older copy.
             "id": l.id,
@@ -234,4 +237,11 @@ pub fn markdown(r: &serde_json::Value) -> String {
         ));
     }
     out
+}
+
+/// The last component of `path` (the file's name as the user gave it), never its directories.
+pub fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
 }

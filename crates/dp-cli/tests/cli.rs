@@ -127,7 +127,14 @@ fn train_predict_evaluate_inspect_on_a_small_file() {
     assert!((ratio - 0.01).abs() < 1e-12, "{ratio}");
     assert_eq!(report["outlook"]["at_risk"], false);
     assert_eq!(report["schema"]["sha256"].as_str().unwrap().len(), 64);
-    assert!(report["noise"].as_str().unwrap().contains("one-hot groups"));
+    assert!(report["noise"].as_str().unwrap().contains("feature groups"));
+    // Public facts only: the files by the names given, nothing of the local filesystem.
+    assert_eq!(report["data_file"], "data.csv");
+    assert_eq!(report["schema"]["file"], "schema.toml");
+    assert_eq!(report["model_file"]["path"], "m.dpm");
+    let text = serde_json::to_string(&report).unwrap();
+    let folder = s.path("").display().to_string();
+    assert!(!text.contains(folder.trim_end_matches('/')), "{text}");
     assert!(
         std::fs::read_to_string(s.path("m.report.md"))
             .unwrap()
