@@ -270,6 +270,7 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
             // The first fold's training rows, as the end-to-end runs give the rule.
             training_rows: data.len() - data.len() / plan.folds,
             features: data.features(),
+            groups: variant::feature_groups(&data)?,
             majority_error: majority_error(&data.labels, &data.labels),
         });
         datasets.push(DatasetRecord {
@@ -329,6 +330,7 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         dataset: OFFICIAL_ADULT.into(),
         training_rows: ADULT_TRAIN_ROWS,
         features: official.features(),
+        groups: variant::feature_groups(&official)?,
         majority_error: majority_error(
             &official.labels[..ADULT_TRAIN_ROWS],
             &official.labels[ADULT_TRAIN_ROWS..],

@@ -131,7 +131,7 @@ fn run_on_splits(
                 .regularization();
             rule_lambda[e].0.get_or_insert(lambda);
             let lambda = RegularizationRule::GROUPED
-                .params(train.len(), train.features(), epsilon)?
+                .params(train.len(), train.features(), epsilon, groups.clone())?
                 .regularization();
             rule_lambda[e].1.get_or_insert(lambda);
         }
