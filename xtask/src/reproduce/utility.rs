@@ -157,11 +157,12 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     eprintln!("utility: rule fitted in {rule_fit_seconds:.1} s");
     for fit in &rule_fit.losses {
         eprintln!(
-            "  {}{}: κ = {:.4e}, a = {}, b = {}, c = {}, mean regret {:.4} (the library's rule: {:.4})",
+            "  {}{}: κ = {:.4e}, a = {}, g = {}, b = {}, c = {}, mean regret {:.4} (the library's rule: {:.4})",
             fit.loss,
             if fit.grouped { ", group-shaped" } else { "" },
             fit.form.scale,
             fit.form.features_exponent,
+            fit.form.groups_exponent,
             fit.form.rows_exponent,
             fit.form.epsilon_exponent,
             fit.regret.mean,
