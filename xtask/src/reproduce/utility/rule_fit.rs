@@ -298,8 +298,7 @@ pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>
     let (all_variants, grouped_only) = (fitted_variants(), grouped_variants());
     let mut runs = Vec::new();
     let problems = shapes.iter().map(|s| (s, false));
-    for (p, (shape, numeric_heavy)) in problems.chain(heavy.iter().map(|s| (s, true))).enumerate()
-    {
+    for (p, (shape, numeric_heavy)) in problems.chain(heavy.iter().map(|s| (s, true))).enumerate() {
         let variants = if numeric_heavy {
             &grouped_only
         } else {
