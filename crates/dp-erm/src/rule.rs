@@ -242,14 +242,15 @@ fn check_constants<const K: usize>(
 /// group-shaped counterpart of [`RegularizationRule`] (see
 /// [`ErmParams::recommended_grouped`]).
 ///
-/// **Why it reads G.** The group-shaped noise has `‖b‖_G ~ Gamma(d, ε'/2)`, and its group
-/// ℓ1 norms split that as independent `χ(s_g)` draws over the group sizes `s_g`, so its
-/// Euclidean norm is about `(2/ε')·(d · Σ_g 2s_g/(s_g + 1))^{1/2}`: between `√(dG)` and
-/// `√(2dG)` times `2/ε'`, against `d · 2/ε'` for Euclidean noise. With a few large one-hot
-/// groups (G ≪ d) the noise is far smaller than d says; with mostly single numeric columns
-/// (G ≈ d) it is as large as the Euclidean noise, and a rule of d alone cannot serve both.
-/// The constants are fitted as [`RegularizationRule`]'s, on a synthetic family that also
-/// holds numeric-heavy schemas. G is a public fact of the schema, like d.
+/// **Why it reads G.** The group-shaped noise's norm `‖b‖_G` is Gamma(d) with scale
+/// `2/ε'`, and its groups' ℓ1 norms divide it in proportion to independent `χ(s_g)` draws
+/// (`s_g` the group sizes), so `E‖b‖₂² = (2/ε')²·(d + 1)·Σ_g 2s_g/(s_g + 1)`: its Euclidean
+/// size is between `√(dG)` and `√(2dG)` times `2/ε'`, against `d·2/ε'` for the Euclidean
+/// noise (all groups single columns: the same). With a few large one-hot groups (G ≪ d)
+/// the noise is far smaller than d says; with mostly single numeric columns (G ≈ d) it is
+/// as large as the Euclidean noise, and a rule of d alone cannot serve both. The constants
+/// are fitted as [`RegularizationRule`]'s, on a synthetic family that also holds
+/// numeric-heavy schemas. G is a public fact of the schema, like d.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GroupedRule {
     /// The constant κ.

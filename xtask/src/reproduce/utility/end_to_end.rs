@@ -25,8 +25,8 @@ pub enum Choice {
     /// plus δ = (1 + e^ε)·(1 − γ)^T ≤ (1 + e^ε)·10⁻⁹ from the default cap on runs: not pure ε).
     RandomStopping,
     /// `ErmParams::recommended_grouped`: objective perturbation with the noise shaped to
-    /// the one-hot groups and its own rule (`RegularizationRule::GROUPED`, fitted on the
-    /// synthetic sweep like the default one).
+    /// the one-hot groups and its own rule (`RegularizationRule::GROUPED`, which reads the
+    /// number of groups; fitted on the synthetic sweep like the default one).
     GroupedRule,
 }
 

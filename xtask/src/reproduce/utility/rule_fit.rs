@@ -56,7 +56,7 @@ pub fn family(count: usize, seed: u64) -> Vec<TabularShape> {
 /// are single columns, so the group-shaped noise is nearly Euclidean there, unlike on the
 /// one-hot-heavy problems of [`family`].
 pub fn numeric_heavy(count: usize, seed: u64) -> Vec<TabularShape> {
-    let mut rng = InsecureSeededRng::new(seed ^ 0x0a11_c01);
+    let mut rng = InsecureSeededRng::new(seed ^ 0x00a1_1c01);
     let log_uniform = |rng: &mut InsecureSeededRng, lo: f64, hi: f64| {
         (lo.ln() + rng.random_range(0.0..1.0) * (hi / lo).ln()).exp()
     };
