@@ -122,7 +122,7 @@ _SHARED_DOC = """
         (``ErmParams::recommended``, or ``recommended_grouped`` with ``feature_groups``;
         with ``delta > 0``, ``GaussianRule::OBJECTIVE`` / ``GaussianRule::OUTPUT``, from the
         noise multiplier the Gaussian calibration reports), from n, the number of features
-        and each model's ε (and δ): the same rule as ``dpml train``'s (dp-fit's recipe).
+        (with ``feature_groups``, also the number of groups) and each model's ε (and δ): the same rule as ``dpml train``'s (dp-fit's recipe).
     C : float or None, default=None
         scikit-learn's inverse regularization: Λ = 1/(C·n). Exclusive with a numeric
         ``regularization``.

@@ -502,13 +502,13 @@ fn draw_map<R: ReleaseRng + ?Sized>(
 /// The loss: the rule's Huber width where its loss is Huber, else the width of 1 the rules
 /// were fitted with; or logistic.
 fn loss_of(model: Model, noise: Noise) -> Result<Loss, Failure> {
-    let rule = match noise {
-        Noise::Grouped => RegularizationRule::GROUPED,
-        Noise::Euclidean => RegularizationRule::DEFAULT,
+    let rule_loss = match noise {
+        Noise::Grouped => RegularizationRule::GROUPED.loss,
+        Noise::Euclidean => RegularizationRule::DEFAULT.loss,
     };
     match model {
         Model::Logistic | Model::DpSgd => Ok(Loss::Logistic),
-        Model::Huber | Model::Kernel => match rule.loss {
+        Model::Huber | Model::Kernel => match rule_loss {
             huber @ Loss::Huber { .. } => Ok(huber),
             _ => Loss::huber(1.0),
         }

@@ -266,7 +266,7 @@ proptest! {
         prop_assert_eq!(calibration.epsilon, epsilon);
         let lambda = crate::RegularizationRule::DEFAULT.regularization(n, d, epsilon).unwrap();
         prop_assert!((crate::MIN_REGULARIZATION..=crate::MAX_REGULARIZATION).contains(&lambda));
-        // The grouped rule (exponent 2: Λ falls faster with nε) too.
+        // The grouped rule (which also reads the number of groups) too.
         let groups = dp_noise::FeatureGroups::singletons(d.min(64)).unwrap();
         if d <= 64 {
             let grouped = ErmParams::recommended_grouped(n, d, epsilon, groups);

@@ -182,8 +182,8 @@ pub const KERNEL_MECHANISM: &str = "random Fourier features drawn before and ind
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Regularization {
     /// dp-erm's data-independent rule for the mechanism, from the public n, d and each
-    /// model's (ε, δ): `RegularizationRule::GROUPED` where the noise is shaped to feature
-    /// groups, `RegularizationRule::DEFAULT` for the other pure-ε fits, and
+    /// model's (ε, δ): `RegularizationRule::GROUPED` (which also reads the number of
+    /// groups) where the noise is shaped to feature groups, `RegularizationRule::DEFAULT` for the other pure-ε fits, and
     /// `GaussianRule::OBJECTIVE` / `GaussianRule::OUTPUT` for the Gaussian mechanisms (Λ
     /// from the noise multiplier their calibration reports).
     Rule,

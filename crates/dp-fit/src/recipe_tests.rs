@@ -70,8 +70,9 @@ fn a_binary_grouped_fit_is_the_rust_users_recommended_grouped_fit() {
         .unwrap()
         .into_model();
     assert_eq!(bytes(&ours), bytes(&[by_hand]));
-    // The grouped rule, written out from its documented formula (not from the code).
-    let expected = 13.58 * 8f64.powf(0.875) / (600.0f64 * 0.5).powf(1.5625);
+    // The grouped rule, written out from its documented formula (not from the code):
+    // `14.58·d^0.625·G^0.4375/(nε)^1.5625`, d = 8 in G = 3 groups.
+    let expected = 14.58 * 8f64.powf(0.625) * 3f64.powf(0.4375) / (600.0f64 * 0.5).powf(1.5625);
     assert!(
         (plan.regularization / expected - 1.0).abs() < 1e-12,
         "{}",

@@ -157,11 +157,12 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
     eprintln!("utility: rule fitted in {rule_fit_seconds:.1} s");
     for fit in &rule_fit.losses {
         eprintln!(
-            "  {}{}: κ = {:.4e}, a = {}, b = {}, c = {}, mean regret {:.4} (the library's rule: {:.4})",
+            "  {}{}: κ = {:.4e}, a = {}, g = {}, b = {}, c = {}, mean regret {:.4} (the library's rule: {:.4})",
             fit.loss,
             if fit.grouped { ", group-shaped" } else { "" },
             fit.form.scale,
             fit.form.features_exponent,
+            fit.form.groups_exponent,
             fit.form.rows_exponent,
             fit.form.epsilon_exponent,
             fit.regret.mean,
@@ -270,6 +271,7 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
             // The first fold's training rows, as the end-to-end runs give the rule.
             training_rows: data.len() - data.len() / plan.folds,
             features: data.features(),
+            groups: variant::feature_groups(&data)?,
             majority_error: majority_error(&data.labels, &data.labels),
         });
         datasets.push(DatasetRecord {
@@ -329,6 +331,7 @@ pub fn run(options: &Options) -> Result<Finished, Box<dyn std::error::Error>> {
         dataset: OFFICIAL_ADULT.into(),
         training_rows: ADULT_TRAIN_ROWS,
         features: official.features(),
+        groups: variant::feature_groups(&official)?,
         majority_error: majority_error(
             &official.labels[..ADULT_TRAIN_ROWS],
             &official.labels[ADULT_TRAIN_ROWS..],

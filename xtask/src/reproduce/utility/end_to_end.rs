@@ -25,8 +25,8 @@ pub enum Choice {
     /// plus δ = (1 + e^ε)·(1 − γ)^T ≤ (1 + e^ε)·10⁻⁹ from the default cap on runs: not pure ε).
     RandomStopping,
     /// `ErmParams::recommended_grouped`: objective perturbation with the noise shaped to
-    /// the one-hot groups and its own rule (`RegularizationRule::GROUPED`, fitted on the
-    /// synthetic sweep like the default one).
+    /// the one-hot groups and its own rule (`RegularizationRule::GROUPED`, which reads the
+    /// number of groups; fitted on the synthetic sweep like the default one).
     GroupedRule,
 }
 
@@ -131,7 +131,7 @@ fn run_on_splits(
                 .regularization();
             rule_lambda[e].0.get_or_insert(lambda);
             let lambda = RegularizationRule::GROUPED
-                .params(train.len(), train.features(), epsilon)?
+                .params(train.len(), train.features(), epsilon, groups.clone())?
                 .regularization();
             rule_lambda[e].1.get_or_insert(lambda);
         }

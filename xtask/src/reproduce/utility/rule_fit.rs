@@ -6,14 +6,16 @@
 //! where private models fall to chance (the outlook's threshold on `d/(nε)`).
 
 use dp_datasets::{Dataset, TabularShape, tabular_mixed};
-use dp_erm::{ErmParams, Loss, ObjectiveCalibration, RegularizationRule, UtilityOutlook};
+use dp_erm::{
+    ErmParams, GroupedRule, Loss, ObjectiveCalibration, RegularizationRule, UtilityOutlook,
+};
 use dp_noise::InsecureSeededRng;
 use rand::RngExt;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::grid::{self, GridCell, Protocol};
-use super::variant::{Lever, Variant};
+use super::variant::{Lever, Variant, feature_groups};
 
 /// Test rows drawn beside each synthetic training set (one split, no folds: the data are
 /// fresh draws).
@@ -48,6 +50,36 @@ pub fn family(count: usize, seed: u64) -> Vec<TabularShape> {
         .collect()
 }
 
+/// Numeric-heavy problems, from their own stream of `seed`: 12–60 numeric columns (each a
+/// group of its own) beside 1–3 one-hot attributes of 2–42 levels, every third problem all
+/// numeric; skew, sharpness and class balance drawn as in [`family`]. Most of their groups
+/// are single columns, so the group-shaped noise is nearly Euclidean there, unlike on the
+/// one-hot-heavy problems of [`family`].
+pub fn numeric_heavy(count: usize, seed: u64) -> Vec<TabularShape> {
+    let mut rng = InsecureSeededRng::new(seed ^ 0x00a1_1c01);
+    let log_uniform = |rng: &mut InsecureSeededRng, lo: f64, hi: f64| {
+        (lo.ln() + rng.random_range(0.0..1.0) * (hi / lo).ln()).exp()
+    };
+    (0..count)
+        .map(|k| {
+            let attributes = if k % 3 == 2 {
+                0
+            } else {
+                rng.random_range(1..=3usize)
+            };
+            TabularShape {
+                levels: (0..attributes)
+                    .map(|_| log_uniform(&mut rng, 2.0, 42.99).floor() as usize)
+                    .collect(),
+                numeric: rng.random_range(12..=60usize),
+                skew: rng.random_range(0.0..1.5),
+                sharpness: log_uniform(&mut rng, 0.5, 8.0),
+                positive_share: rng.random_range(0.1..0.5),
+            }
+        })
+        .collect()
+}
+
 fn describe(shape: &TabularShape) -> String {
     format!(
         "levels {:?} + {} numeric (d = {}), skew {:.2}, sharpness {:.2}, {:.0}% positive",
@@ -71,12 +103,23 @@ pub fn fitted_variants() -> Vec<Variant> {
         .collect()
 }
 
+/// The fitted variants with group-shaped noise (the only ones run on [`numeric_heavy`]
+/// problems: the Euclidean rule is fitted on [`family`] alone).
+fn grouped_variants() -> Vec<Variant> {
+    fitted_variants()
+        .into_iter()
+        .filter(|v| v.lever == Lever::GroupNoise)
+        .collect()
+}
+
 /// Best Λ of one (problem, n, loss, ε).
 #[derive(Debug, Clone, Serialize)]
 pub struct BestLambda {
     pub problem: usize,
     pub rows: usize,
     pub features: usize,
+    /// The number of groups (one-hot attributes and numeric columns).
+    pub groups: usize,
     pub loss: String,
     pub grouped: bool,
     pub epsilon: f64,
@@ -84,18 +127,22 @@ pub struct BestLambda {
     pub error: f64,
 }
 
-/// A rule `Λ = κ·d^a/(n^b·ε^c)`.
+/// A rule `Λ = κ·d^a·G^g/(n^b·ε^c)` (G the number of groups; g = 0 for the Euclidean
+/// rule's form).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Form {
     pub scale: f64,
     pub features_exponent: f64,
+    pub groups_exponent: f64,
     pub rows_exponent: f64,
     pub epsilon_exponent: f64,
 }
 
 impl Form {
-    fn lambda(&self, rows: usize, features: usize, epsilon: f64) -> f64 {
-        (self.scale.ln() + self.features_exponent * (features as f64).ln()
+    fn lambda(&self, rows: usize, features: usize, groups: usize, epsilon: f64) -> f64 {
+        (self.scale.ln()
+            + self.features_exponent * (features as f64).ln()
+            + self.groups_exponent * (groups as f64).ln()
             - self.rows_exponent * (rows as f64).ln()
             - self.epsilon_exponent * epsilon.ln())
         .exp()
@@ -105,6 +152,17 @@ impl Form {
         Self {
             scale: rule.scale,
             features_exponent: rule.features_exponent,
+            groups_exponent: 0.0,
+            rows_exponent: rule.rows_exponent,
+            epsilon_exponent: rule.epsilon_exponent,
+        }
+    }
+
+    fn of_grouped(rule: &GroupedRule) -> Self {
+        Self {
+            scale: rule.scale,
+            features_exponent: rule.features_exponent,
+            groups_exponent: rule.groups_exponent,
             rows_exponent: rule.rows_exponent,
             epsilon_exponent: rule.epsilon_exponent,
         }
@@ -157,6 +215,11 @@ pub struct LossFit {
     /// The best rule of the old shape `κ·(d/(nε))^p` (one exponent) and its regret.
     pub one_slope: Form,
     pub one_slope_regret: Regret,
+    /// Group-shaped noise only: the best rule that reads d but not the groups (g = 0), and
+    /// its regret; the chosen form's and that one's regret on the numeric-heavy problems.
+    pub without_groups: Option<(Form, Regret)>,
+    pub regret_numeric_heavy: Regret,
+    pub library_regret_numeric_heavy: Regret,
     /// The regret of the library's rule for this noise shape at this loss's curves (its Λ
     /// evaluated on this loss: informative only where the losses match).
     pub library_regret: Regret,
@@ -203,13 +266,20 @@ pub struct RuleFit {
     pub smallest_near_chance_ratio: f64,
     /// Of the cells above `UtilityOutlook::NEAR_CHANCE_RATIO`, the share near chance.
     pub near_chance_share_above: f64,
+    /// The error curves of each fit (in the order of `losses`), for analysis by hand (the
+    /// sweep test writes them).
+    #[serde(skip)]
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub curves: Vec<Vec<Curve>>,
 }
 
 /// One (problem, n) of the sweep.
 struct Run {
     problem: usize,
+    numeric_heavy: bool,
     rows: usize,
     features: usize,
+    groups: usize,
     cells: Vec<GridCell>,
     majority_error: f64,
     non_private: NonPrivate,
@@ -223,15 +293,23 @@ pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>
         &[2_000, 6_000, 20_000]
     };
     let shapes = family(if quick { 3 } else { 12 }, seed);
+    let heavy = numeric_heavy(if quick { 1 } else { 6 }, seed);
     let lambdas = grid::log_grid(0, 6, 3);
-    let variants = fitted_variants();
+    let (all_variants, grouped_only) = (fitted_variants(), grouped_variants());
     let mut runs = Vec::new();
-    for (p, shape) in shapes.iter().enumerate() {
+    let problems = shapes.iter().map(|s| (s, false));
+    for (p, (shape, numeric_heavy)) in problems.chain(heavy.iter().map(|s| (s, true))).enumerate() {
+        let variants = if numeric_heavy {
+            &grouped_only
+        } else {
+            &all_variants
+        };
         for (s, &rows) in sizes.iter().enumerate() {
             let data_seed = seed ^ ((p * 16 + s) as u64 + 1) << 20;
             let data = tabular_mixed(rows + TEST_ROWS, shape, data_seed)?;
+            let groups = feature_groups(&data)?.count();
             let protocol = Protocol {
-                variants: &variants,
+                variants,
                 lambdas: &lambdas,
                 epsilons: &EPSILONS,
                 folds: 1,
@@ -242,15 +320,18 @@ pub fn run(quick: bool, seed: u64) -> Result<RuleFit, Box<dyn std::error::Error>
             let (majority_error, non_private) = baselines(&data, rows)?;
             runs.push(Run {
                 problem: p,
+                numeric_heavy,
                 rows,
                 features: data.features(),
+                groups,
                 cells,
                 majority_error,
                 non_private,
             });
         }
     }
-    Ok(fit(shapes.iter().map(describe).collect(), &runs))
+    let described = shapes.iter().chain(&heavy).map(describe).collect();
+    Ok(fit(described, &runs))
 }
 
 /// Per loss (`None`: logistic), a non-private fit's test error.
@@ -275,13 +356,17 @@ fn baselines(data: &Dataset, rows: usize) -> Result<(f64, NonPrivate), Box<dyn s
 }
 
 /// One (problem, n, ε) of one variant.
-struct Curve {
+#[derive(Debug, Clone, Serialize)]
+pub struct Curve {
     problem: usize,
+    numeric_heavy: bool,
     rows: usize,
     features: usize,
+    groups: usize,
     epsilon: f64,
     points: Vec<(f64, f64)>,
     best: f64,
+    majority_error: f64,
 }
 
 impl Curve {
@@ -292,7 +377,7 @@ impl Curve {
     fn regret(&self, form: &Form) -> f64 {
         interpolate(
             &self.points,
-            form.lambda(self.rows, self.features, self.epsilon),
+            form.lambda(self.rows, self.features, self.groups, self.epsilon),
         ) - self.best
     }
 }
@@ -325,6 +410,7 @@ fn fit(problems: Vec<String>, runs: &[Run]) -> RuleFit {
                     problem: run.problem,
                     rows: run.rows,
                     features: run.features,
+                    groups: run.groups,
                     loss: fitted.loss_label(),
                     grouped: fitted.lever == Lever::GroupNoise,
                     epsilon,
@@ -333,23 +419,32 @@ fn fit(problems: Vec<String>, runs: &[Run]) -> RuleFit {
                 });
                 curves.push(Curve {
                     problem: run.problem,
+                    numeric_heavy: run.numeric_heavy,
                     rows: run.rows,
                     features: run.features,
+                    groups: run.groups,
                     epsilon,
                     points,
                     best: error,
+                    majority_error: run.majority_error,
                 });
             }
         }
         let grouped = fitted.lever == Lever::GroupNoise;
         let library = if grouped {
-            RegularizationRule::GROUPED
+            Form::of_grouped(&RegularizationRule::GROUPED)
         } else {
-            RegularizationRule::DEFAULT
+            Form::of(&RegularizationRule::DEFAULT)
         };
-        let form = best_form(&curves, false);
-        let one_slope = best_form(&curves, true);
+        let shape = if grouped { Shape::Groups } else { Shape::Free };
+        let form = best_form(&curves, shape);
+        let one_slope = best_form(&curves, Shape::OneSlope);
+        let without_groups = grouped.then(|| {
+            let f = best_form(&curves, Shape::Free);
+            (f, regrets(curves.iter(), &f))
+        });
         let in_range = |c: &&Curve| c.ratio() <= super::VALIDATED_RATIO;
+        let heavy = |c: &&Curve| c.numeric_heavy;
         losses.push(LossFit {
             loss: fitted.loss_label(),
             huber_width: fitted.huber_width,
@@ -359,7 +454,10 @@ fn fit(problems: Vec<String>, runs: &[Run]) -> RuleFit {
             regret_in_range: regrets(curves.iter().filter(in_range), &form),
             one_slope,
             one_slope_regret: regrets(curves.iter(), &one_slope),
-            library_regret: regrets(curves.iter(), &Form::of(&library)),
+            without_groups,
+            regret_numeric_heavy: regrets(curves.iter().filter(heavy), &form),
+            library_regret_numeric_heavy: regrets(curves.iter().filter(heavy), &library),
+            library_regret: regrets(curves.iter(), &library),
         });
         curves_of.push(curves);
     }
@@ -417,26 +515,39 @@ fn fit(problems: Vec<String>, runs: &[Run]) -> RuleFit {
         outlook,
         smallest_near_chance_ratio,
         near_chance_share_above,
+        curves: curves_of,
     }
 }
 
-/// The form of least mean regret: exponents on a grid of eighths (a from 0 to 2.5, b and c
-/// from 0.25 to 2.5; with `one_slope`, a = b = c), κ on 20 steps per decade for each
-/// exponent triple (its best value given the exponents), refined once by coordinate
-/// search on sixteenths.
-fn best_form(curves: &[Curve], one_slope: bool) -> Form {
+/// Which exponents [`best_form`] frees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// a, b and c free, g = 0.
+    Free,
+    /// a = b = c, g = 0.
+    OneSlope,
+    /// a, g, b and c free.
+    Groups,
+}
+
+/// The form of least mean regret: exponents on a grid of quarters (a and g from 0 to 2.5,
+/// b and c from 0.25 to 2.5; g only with [`Shape::Groups`], else 0; with
+/// [`Shape::OneSlope`], a = b = c on eighths), κ on 20 steps per decade for each exponent
+/// tuple (its best value given the exponents), refined by coordinate search on sixteenths.
+fn best_form(curves: &[Curve], shape: Shape) -> Form {
     let mean = |form: &Form| {
         curves.iter().map(|c| c.regret(form)).sum::<f64>() / curves.len().max(1) as f64
     };
     // κ is searched relative to the Λ the exponents give at a central cell (d = 100,
-    // n = 10⁴, ε = 0.3), so the grid of κ needs only 6 decades around it.
-    let with_best_scale = |a: f64, b: f64, c: f64| -> (Form, f64) {
-        let centre = a * 100f64.ln() - b * 1e4f64.ln() - c * 0.3f64.ln();
+    // G = 20, n = 10⁴, ε = 0.3), so the grid of κ needs only 6 decades around it.
+    let with_best_scale = |[a, g, b, c]: [f64; 4]| -> (Form, f64) {
+        let centre = a * 100f64.ln() + g * 20f64.ln() - b * 1e4f64.ln() - c * 0.3f64.ln();
         (-60..=60)
             .map(|k| {
                 let form = Form {
                     scale: (k as f64 / 20.0 * 10f64.ln() - centre - 3.0 * 10f64.ln()).exp(),
                     features_exponent: a,
+                    groups_exponent: g,
                     rows_exponent: b,
                     epsilon_exponent: c,
                 };
@@ -449,41 +560,49 @@ fn best_form(curves: &[Curve], one_slope: bool) -> Form {
         let count = ((hi - lo) / step).round() as usize;
         (0..=count).map(move |k| lo + k as f64 * step)
     };
-    let triples: Vec<(f64, f64, f64)> = if one_slope {
-        steps(0.25, 2.5, 0.125).map(|p| (p, p, p)).collect()
+    let group_steps: Vec<f64> = if shape == Shape::Groups {
+        steps(0.0, 2.5, 0.25).collect()
+    } else {
+        vec![0.0]
+    };
+    let tuples: Vec<[f64; 4]> = if shape == Shape::OneSlope {
+        steps(0.25, 2.5, 0.125).map(|p| [p, 0.0, p, p]).collect()
     } else {
         steps(0.0, 2.5, 0.25)
             .flat_map(|a| {
-                steps(0.25, 2.5, 0.25)
-                    .flat_map(move |b| steps(0.25, 2.5, 0.25).map(move |c| (a, b, c)))
+                let group_steps = &group_steps;
+                group_steps.iter().flat_map(move |&g| {
+                    steps(0.25, 2.5, 0.25)
+                        .flat_map(move |b| steps(0.25, 2.5, 0.25).map(move |c| [a, g, b, c]))
+                })
             })
             .collect()
     };
-    let (mut form, mut regret) = triples
+    let (mut form, mut regret) = tuples
         .par_iter()
-        .map(|&(a, b, c)| with_best_scale(a, b, c))
+        .map(|&t| with_best_scale(t))
         .min_by(|x, y| x.1.total_cmp(&y.1))
         .expect("candidates");
-    if !one_slope {
-        // Coordinate search on sixteenths around the best grid point.
+    if shape != Shape::OneSlope {
+        // Coordinate search on sixteenths around the best grid point (g stays 0 unless
+        // it is free).
+        let free = if shape == Shape::Groups { 4 } else { 3 };
+        let axes = [0, 2, 3, 1];
         for _ in 0..4 {
-            for (da, db, dc) in [
-                (0.0625, 0.0, 0.0),
-                (-0.0625, 0.0, 0.0),
-                (0.0, 0.0625, 0.0),
-                (0.0, -0.0625, 0.0),
-                (0.0, 0.0, 0.0625),
-                (0.0, 0.0, -0.0625),
-            ] {
-                let (a, b, c) = (
-                    form.features_exponent + da,
-                    form.rows_exponent + db,
-                    form.epsilon_exponent + dc,
-                );
-                if [a, b, c].iter().all(|x| (0.0..=4.0).contains(x)) {
-                    let (f, r) = with_best_scale(a, b, c);
-                    if r < regret {
-                        (form, regret) = (f, r);
+            for &axis in &axes[..free] {
+                for step in [0.0625, -0.0625] {
+                    let mut t = [
+                        form.features_exponent,
+                        form.groups_exponent,
+                        form.rows_exponent,
+                        form.epsilon_exponent,
+                    ];
+                    t[axis] += step;
+                    if t.iter().all(|x| (0.0..=4.0).contains(x)) {
+                        let (f, r) = with_best_scale(t);
+                        if r < regret {
+                            (form, regret) = (f, r);
+                        }
                     }
                 }
             }
@@ -521,9 +640,13 @@ mod tests {
         let fit = run(!full, 2011).unwrap();
         let out = std::env::var("RULE_FIT_OUT").unwrap_or_else(|_| "rule_fit.json".into());
         std::fs::write(&out, serde_json::to_string_pretty(&fit).unwrap()).unwrap();
+        if let Some(path) = std::env::var_os("RULE_FIT_CURVES") {
+            std::fs::write(path, serde_json::to_string(&fit.curves).unwrap()).unwrap();
+        }
         for l in &fit.losses {
             eprintln!(
-                "{} grouped={} {:?} regret {:?} in range {:?} one-slope {:?} {:?} library {:?}",
+                "{} grouped={} {:?} regret {:?} in range {:?} one-slope {:?} {:?} library {:?} \
+                 without groups {:?}; numeric-heavy: {:?}, library {:?}",
                 l.loss,
                 l.grouped,
                 l.form,
@@ -531,7 +654,10 @@ mod tests {
                 l.regret_in_range,
                 l.one_slope,
                 l.one_slope_regret,
-                l.library_regret
+                l.library_regret,
+                l.without_groups,
+                l.regret_numeric_heavy,
+                l.library_regret_numeric_heavy
             );
         }
         eprintln!(
@@ -557,6 +683,7 @@ mod tests {
         let planted = Form {
             scale: 0.5,
             features_exponent: 0.5,
+            groups_exponent: 0.0,
             rows_exponent: 1.0,
             epsilon_exponent: 0.75,
         };
@@ -564,7 +691,7 @@ mod tests {
         let mut curves = Vec::new();
         for (features, rows) in [(20, 1_000), (100, 4_000), (300, 50_000), (50, 20_000)] {
             for epsilon in [0.05, 0.2, 1.0, 2.0] {
-                let optimum = planted.lambda(rows, features, epsilon);
+                let optimum = planted.lambda(rows, features, features, epsilon);
                 let mut points: Vec<(f64, f64)> = grid
                     .iter()
                     .map(|&l| (l, 0.2 + 0.01 * (l / optimum).ln().abs()))
@@ -572,20 +699,23 @@ mod tests {
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 curves.push(Curve {
                     problem: 0,
+                    numeric_heavy: false,
                     rows,
                     features,
+                    groups: features,
                     epsilon,
                     points,
                     best: 0.2,
+                    majority_error: 0.5,
                 });
             }
         }
-        let form = best_form(&curves, false);
+        let form = best_form(&curves, Shape::Free);
         // Every cell's Λ within a factor 1.5 of the planted optimum (the grid of κ and the
         // exponents' eighths cannot do much better on 16 cells).
         for c in &curves {
-            let ratio = form.lambda(c.rows, c.features, c.epsilon)
-                / planted.lambda(c.rows, c.features, c.epsilon);
+            let ratio = form.lambda(c.rows, c.features, c.groups, c.epsilon)
+                / planted.lambda(c.rows, c.features, c.groups, c.epsilon);
             assert!(
                 (1.0 / 1.5..1.5).contains(&ratio),
                 "{form:?}: {ratio} at n = {}, ε = {}",
@@ -595,7 +725,7 @@ mod tests {
         }
         assert!(regrets(curves.iter(), &form).mean < 0.002, "{form:?}");
         // One slope cannot fit it: a clear regret left.
-        let one = best_form(&curves, true);
+        let one = best_form(&curves, Shape::OneSlope);
         let (full, one) = (
             regrets(curves.iter(), &form).mean,
             regrets(curves.iter(), &one).mean,

@@ -3,6 +3,7 @@
 //! Λ in hindsight, the end-to-end error, majority-class prediction and the a-priori outlook.
 
 use dp_erm::{Loss, ObjectiveCalibration, RegularizationRule};
+use dp_noise::FeatureGroups;
 use serde::Serialize;
 
 use super::end_to_end::{Choice, EndToEndCell};
@@ -18,6 +19,9 @@ pub struct Protocol {
     pub dataset: String,
     pub training_rows: usize,
     pub features: usize,
+    /// The one-hot groups (attributes and numeric columns), which the grouped rule reads.
+    #[serde(skip)]
+    pub groups: FeatureGroups,
     pub majority_error: f64,
 }
 
@@ -50,9 +54,9 @@ impl ValidationCell {
     }
 }
 
-/// The grid variant a rule trains.
-pub fn rule_variant(rule: &RegularizationRule, grouped: bool) -> Variant {
-    let width = match rule.loss {
+/// The grid variant a rule with this loss trains.
+pub fn rule_variant(loss: Loss, grouped: bool) -> Variant {
+    let width = match loss {
         Loss::Logistic => None,
         Loss::Huber { width } => Some(width),
     };
@@ -74,12 +78,12 @@ pub fn cells(
     let mut out = Vec::new();
     for protocol in protocols {
         for grouped in [false, true] {
-            let (rule, choice) = if grouped {
-                (RegularizationRule::GROUPED, Choice::GroupedRule)
+            let (loss, choice) = if grouped {
+                (RegularizationRule::GROUPED.loss, Choice::GroupedRule)
             } else {
-                (RegularizationRule::DEFAULT, Choice::Rule)
+                (RegularizationRule::DEFAULT.loss, Choice::Rule)
             };
-            let variant = rule_variant(&rule, grouped);
+            let variant = rule_variant(loss, grouped);
             for &epsilon in epsilons {
                 let mut curve: Vec<(f64, f64)> = grid
                     .iter()
@@ -98,10 +102,14 @@ pub fn cells(
                     continue;
                 };
                 let (n, d) = (protocol.training_rows, protocol.features);
-                let (Ok(params), Ok(outlook)) = (
-                    rule.params(n, d, epsilon),
-                    RegularizationRule::outlook(n, d, epsilon),
-                ) else {
+                let params = if grouped {
+                    RegularizationRule::GROUPED.params(n, d, epsilon, protocol.groups.clone())
+                } else {
+                    RegularizationRule::DEFAULT.params(n, d, epsilon)
+                };
+                let (Ok(params), Ok(outlook)) =
+                    (params, RegularizationRule::outlook(n, d, epsilon))
+                else {
                     continue;
                 };
                 let rule_lambda = params.regularization();
