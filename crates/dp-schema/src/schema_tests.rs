@@ -10,6 +10,7 @@ use crate::{
 
 const SMALL: &str = r#"
 version = 1
+row_scaling = "attributes"
 [csv]
 header = true
 trim = true
@@ -149,6 +150,14 @@ fn the_hash_is_of_the_content_not_the_text() {
     assert_eq!(Schema::from_toml(&reformatted, "x").unwrap().hash(), base);
     assert_ne!(edited("upper = 100", "upper = 101").unwrap().hash(), base);
     assert_ne!(edited("trim = true", "trim = false").unwrap().hash(), base);
+}
+
+#[test]
+fn rows_are_scaled_to_unit_norm_unless_the_schema_says_otherwise() {
+    let unstated =
+        Schema::from_toml(&SMALL.replace("row_scaling = \"attributes\"\n", ""), "x").unwrap();
+    assert_eq!(unstated.row_scaling, crate::RowScaling::UnitNorm);
+    assert_eq!(small().row_scaling, crate::RowScaling::Attributes);
 }
 
 #[test]
