@@ -117,7 +117,10 @@ pub use multiclass::{MAX_CLASSES, OneVsRest};
 pub use proba::{Probabilities, logistic_probability};
 pub use row_block_bytes::{BlockEncoder, visit_encoded_block};
 pub use row_cache::{MAX_BLOCK_ROWS, RowCache, RowCacheWriter};
-pub use rule::{GroupedRule, RegularizationRule, UtilityOutlook};
+pub use rule::{
+    GroupedRule, MAX_MINIMIZER_NOISE_RATIO, RegularizationRule, UtilityOutlook,
+    minimizer_noise_ratio,
+};
 pub use trainer::{Classifier, Trainer};
 
 #[cfg(test)]
