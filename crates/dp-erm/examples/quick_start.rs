@@ -22,6 +22,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = fit.model();
     println!("ε spent: {}", fit.epsilon().unwrap_or(0.0));
     println!("training error: {:.3}", model.error_rate(&data)?);
-    model.save("quick_start.dperm")?; // a checksummed file recording ε, Λ and the mechanism
+    // A checksummed file recording ε, Λ and the mechanism (in the temporary folder, not here).
+    let path = std::env::temp_dir().join("quick_start.dperm");
+    model.save(&path)?;
+    println!("saved {}", path.display());
     Ok(())
 }
