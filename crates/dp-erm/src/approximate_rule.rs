@@ -1,6 +1,6 @@
 //! Data-independent choices for the (ε, δ) trainers: Λ for [`GaussianErm`] as a function of
 //! the noise the mechanism reports, and DP-SGD's batch size, epochs, learning rate and
-//! clipping norm (issue 35's rules). Both were fitted on synthetic data only (`cargo xtask reproduce
+//! clipping norm. Both were fitted on synthetic data only (`cargo xtask reproduce
 //! utility`, "(ε, δ) rules"), as the pure-ε [`crate::RegularizationRule`]s were.
 
 use dp_noise::Neighbouring;

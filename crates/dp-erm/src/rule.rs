@@ -1,5 +1,5 @@
 //! A data-independent choice of Λ and the loss for objective perturbation: what to train
-//! with when tuning would cost privacy (issue 14's rule).
+//! with when tuning would cost privacy.
 
 use crate::calibration::{NoiseCalibration, ObjectiveCalibration};
 use crate::data::MAX_FEATURES;
