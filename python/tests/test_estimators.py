@@ -219,3 +219,34 @@ def test_every_mechanism_reports_its_own_outlook():
     assert abs(kernel.privacy_["outlook"]["noise_ratio"] - 50 / 300) < 1e-12
     sgd = dpml.DPSGDClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1]).fit(X, y)
     assert sgd.privacy_["outlook"]["warning"].startswith("DP-SGD on 300 rows")
+
+
+def test_the_outlook_warns_wherever_a_small_public_table_ends_near_the_majority_class():
+    """The outlook's thresholds at small n, on a small public table (scikit-learn's breast
+    cancer copy: 569 rows, 30 numeric columns, min-max scaled, rows to unit norm): every fit
+    that is no better than the majority class on held-out rows was warned of."""
+    from sklearn.datasets import load_breast_cancer
+
+    data = load_breast_cancer()
+    X = (data.data - data.data.min(axis=0)) / np.ptp(data.data, axis=0)
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * (1 + 1e-12)
+    order = np.random.default_rng(0).permutation(len(X))
+    train, test = order[:400], order[400:]
+    y = np.where(data.target == 1, "benign", "malignant")
+    majority = 1 - max(np.mean(y[test] == c) for c in ("benign", "malignant"))
+    unwarned_failures, warned = [], 0
+    for epsilon in (0.1, 0.3, 1.0, 3.0, 10.0):
+        for seed in range(4):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", dpml.DPMLUtilityWarning)
+                clf = dpml.LogisticRegression(
+                    epsilon=epsilon, data_norm=1.0, classes=["benign", "malignant"],
+                    random_state=dpml.InsecureSeed(seed),
+                ).fit(X[train], y[train])
+            error = 1 - clf.score(X[test], y[test])
+            warning = clf.privacy_["outlook"]["warning"]
+            warned += warning is not None
+            if error >= majority - 0.01 and warning is None:
+                unwarned_failures.append((epsilon, seed, error))
+    assert not unwarned_failures, (majority, unwarned_failures)
+    assert warned > 0  # the small ε's are warned of: the check can see both sides
