@@ -14,6 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="signals and rlimits of Linux")
 
+# A child that fits for minutes unless interrupted: SETUP defines X, y, ledger and clf.
 LONG_FIT = textwrap.dedent(
     """
     import sys, time
@@ -21,41 +22,7 @@ LONG_FIT = textwrap.dedent(
     import dpml
 
     rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, size=(200_000, 8))
-    y = (X[:, 0] > 0).astype(int)
-    ledger = dpml.Ledger(2.0, delta=1e-5)
-    # About 390,000 steps, each visiting every row: many minutes.
-    clf = dpml.DPSGDClassifier(epsilon=1.0, delta=1e-6, classes=[0, 1], epochs=500)
-    print("fitting", flush=True)
-    start = time.monotonic()
-    try:
-        clf.fit(X, y, ledger=ledger)
-    except KeyboardInterrupt:
-        print(f"interrupted after {time.monotonic() - start:.2f} s", flush=True)
-        # The ledger keeps the charge (noise was drawn); nothing was released.
-        assert len(ledger) == 1 and ledger.spent_epsilon == 1.0, ledger
-        assert not hasattr(clf, "coef_")
-        print("charge kept, nothing released", flush=True)
-        sys.exit(0)
-    print("finished without interruption", flush=True)
-    sys.exit(3)
-    """
-)
-
-
-LONG_SOLVER_FIT = textwrap.dedent(
-    """
-    import sys, time
-    import numpy as np
-    import dpml
-
-    rng = np.random.default_rng(0)
-    classes = list(range(400))
-    X = rng.uniform(-1, 1, size=(100_000, 12))
-    y = rng.integers(0, len(classes), size=len(X))
-    ledger = dpml.Ledger(2.0)
-    # One-vs-rest: 400 certified solves over every row, each a few Newton iterations.
-    clf = dpml.LogisticRegression(epsilon=1.0, data_norm=4.0, classes=classes)
+    SETUP
     print("fitting", flush=True)
     start = time.monotonic()
     try:
@@ -72,9 +39,23 @@ LONG_SOLVER_FIT = textwrap.dedent(
     """
 )
 
+# About 390,000 DP-SGD steps, each visiting every row: many minutes.
+DPSGD_SETUP = """X = rng.uniform(-1, 1, size=(200_000, 8))
+y = (X[:, 0] > 0).astype(int)
+ledger = dpml.Ledger(2.0, delta=1e-5)
+clf = dpml.DPSGDClassifier(epsilon=1.0, delta=1e-6, classes=[0, 1], epochs=500)"""
 
-@pytest.mark.parametrize("code", [LONG_FIT, LONG_SOLVER_FIT], ids=["dp-sgd", "solver"])
-def test_ctrl_c_stops_a_long_fit_with_keyboard_interrupt(code):
+# One-vs-rest: 400 certified solves over every row, each a few Newton iterations.
+SOLVER_SETUP = """classes = list(range(400))
+X = rng.uniform(-1, 1, size=(100_000, 12))
+y = rng.integers(0, len(classes), size=len(X))
+ledger = dpml.Ledger(2.0)
+clf = dpml.LogisticRegression(epsilon=1.0, data_norm=4.0, classes=classes)"""
+
+
+@pytest.mark.parametrize("setup", [DPSGD_SETUP, SOLVER_SETUP], ids=["dp-sgd", "solver"])
+def test_ctrl_c_stops_a_long_fit_with_keyboard_interrupt(setup):
+    code = LONG_FIT.replace("SETUP", setup)
     child = subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
