@@ -89,7 +89,9 @@ mod rule;
 mod trainer;
 mod variant_codes;
 
-pub use approximate_rule::{DpSgdRule, DpSgdSetting, GaussianRule, SgdSchedule};
+pub use approximate_rule::{
+    DpSgdRule, DpSgdSetting, GaussianRule, SgdSchedule, gaussian_minimizer_noise_ratio,
+};
 pub use block_fit::{contract_sums, contract_sums_grouped};
 pub use calibration::{
     MAX_TOLERANCE, MINIMIZER_NOISE_SHARE, MinimizerNoise, NoiseCalibration, ObjectiveCalibration,
