@@ -575,8 +575,8 @@ pub fn fit_kernel(
         gaussian: None,
         sgd: None,
         // Raw arrays carry no public scale: the width is judged for features in [0, 1].
-        outlook: plan.outlook(rows.len(), map.components).map(|o| {
-            o.with_kernel_width(&map.kernel, rows.features(), RowScale::UnitFeatures)
-        }),
+        outlook: plan
+            .outlook(rows.len(), map.components)
+            .map(|o| o.with_kernel_width(&map.kernel, rows.features(), RowScale::UnitFeatures)),
     })
 }
