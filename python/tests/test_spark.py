@@ -65,7 +65,9 @@ def spark():
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     session = (
-        SparkSession.builder.master("local[2,2]")  # 2 threads; a task may fail once
+        # 2 threads; a task may fail twice (a Python worker whose channel Spark closed under
+        # load, seen once in CI, fails a task without any fault of the code under test).
+        SparkSession.builder.master("local[2,3]")
         .appName("dpml-spark-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
