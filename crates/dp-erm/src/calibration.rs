@@ -149,7 +149,6 @@ pub fn tolerance_floor(
     total_regularization: f64,
     noise_beta: Option<f64>,
 ) -> ToleranceFloor {
-    use dp_optim::MarginLoss;
     let scale = ROUNDING_MARGIN * f64::EPSILON;
     let root_d = (features as f64).sqrt();
     let noise_gradient = noise_beta.map_or(0.0, |beta| {
@@ -157,9 +156,8 @@ pub fn tolerance_floor(
     });
     let largest_weights = match noise_beta {
         Some(_) => (1.0 + noise_gradient) / total_regularization,
-        None => {
-            (1.0 / total_regularization).min((2.0 * loss.value(0.0) / total_regularization).sqrt())
-        }
+        None => (1.0 / total_regularization)
+            .min((2.0 * loss.start_loss_bound() / total_regularization).sqrt()),
     };
     ToleranceFloor {
         rounding: scale * (examples as f64).sqrt(),

@@ -53,6 +53,16 @@ pub enum ErmError {
         /// The label.
         label: f64,
     },
+    /// A regression target is not a number or lies outside the public target bounds (and
+    /// clipping was not asked for).
+    TargetOutsideBounds {
+        /// The row.
+        row: usize,
+        /// The public lower bound.
+        lower: f64,
+        /// The public upper bound.
+        upper: f64,
+    },
     /// A value lies outside the public bound declared for its column.
     OutsidePublicBound {
         /// The row.
@@ -301,6 +311,12 @@ impl fmt::Display for ErmError {
                 )
             }
             // The value itself is the data's: not in the message.
+            Self::TargetOutsideBounds { row, lower, upper } => write!(
+                f,
+                "the target of row {row} is not a number in the public target bounds \
+                 [{lower:?}, {upper:?}]; widen the bounds (they must not come from the data) \
+                 or ask for targets to be clipped to them"
+            ),
             Self::OutsidePublicBound {
                 row, col, bound, ..
             } => write!(

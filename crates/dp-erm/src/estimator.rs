@@ -392,9 +392,22 @@ impl ErmParams {
         Ok(self.calibrate(examples, features)?.calibration())
     }
 
-    /// What a fit on n rows and d features will do, decided from public values only.
+    /// What a classifier's fit on n rows and d features will do, decided from public values
+    /// only.
     pub(crate) fn calibrate(&self, examples: usize, features: usize) -> Result<Plan, ErmError> {
+        self.calibrate_for(Task::Classification, examples, features)
+    }
+
+    /// What a fit for `task` on n rows and d features will do, decided from public values
+    /// only: a loss of the other task is refused first.
+    pub(crate) fn calibrate_for(
+        &self,
+        task: Task,
+        examples: usize,
+        features: usize,
+    ) -> Result<Plan, ErmError> {
         self.check()?;
+        task.check_loss(self.loss)?;
         if examples == 0 {
             return Err(ErmError::EmptyData);
         }
@@ -582,7 +595,7 @@ impl ErmParams {
             &plan,
             rng,
             mutation,
-            &mut |mu, linear, tolerance| self.solve(data, mu, linear, tolerance),
+            &mut |mu, linear, tolerance| self.solve(data, None, mu, linear, tolerance),
             &|groups| data.check_group_norms(groups),
         )
     }
@@ -671,9 +684,11 @@ impl ErmParams {
     /// certified solution. If the first solver stops short (an iteration limit or a line
     /// search that cannot progress), the other one continues from where it stopped; only if
     /// both fail is the fit refused, with nothing in the error but the refusal.
+    /// `offsets` are a regression's scaled targets (its rows' labels are all 1).
     pub(crate) fn solve(
         &self,
         data: &TrainingSet,
+        offsets: Option<&[f64]>,
         total_regularization: f64,
         linear: Option<&[f64]>,
         tolerance: f64,
@@ -684,6 +699,9 @@ impl ErmParams {
             self.loss,
             total_regularization,
         )?;
+        if let Some(offsets) = offsets {
+            objective = objective.with_offsets(offsets)?;
+        }
         if let Some(linear) = linear {
             objective = objective.with_linear_term(linear)?;
         }
@@ -764,6 +782,31 @@ pub(crate) enum Mutation {
     SummedLoss,
 }
 
+/// What a fit learns: a classifier's labels (±1) or a regressor's real targets. Each
+/// refuses the other's losses, so a regression loss never trains a classifier nor the
+/// reverse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Task {
+    Classification,
+    Regression,
+}
+
+impl Task {
+    pub(crate) fn check_loss(self, loss: Loss) -> Result<(), ErmError> {
+        match (self, loss.is_regression()) {
+            (Self::Classification, false) | (Self::Regression, true) => Ok(()),
+            (Self::Classification, true) => Err(ErmError::MisplacedOption {
+                option: "a regression loss (Huber regression)",
+                applies_to: "regression data (RegressionSet), not a classifier's training set",
+            }),
+            (Self::Regression, false) => Err(ErmError::MisplacedOption {
+                option: "a classification loss (logistic, Huber hinge)",
+                applies_to: "a classifier's training set, not regression data",
+            }),
+        }
+    }
+}
+
 /// A fit decided before it runs: the mechanism's calibration and the solver tolerance.
 pub(crate) enum Plan {
     NonPrivate { tolerance: f64 },
@@ -772,7 +815,7 @@ pub(crate) enum Plan {
 }
 
 impl Plan {
-    fn calibration(&self) -> Option<NoiseCalibration> {
+    pub(crate) fn calibration(&self) -> Option<NoiseCalibration> {
         match self {
             Self::NonPrivate { .. } => None,
             Self::Output(calibration) | Self::Objective(calibration, _) => Some(*calibration),

@@ -13,7 +13,7 @@ use crate::calibration::{
     output_perturbation, release_grid, resolve_tolerance, tolerance_floor,
 };
 use crate::error::{check_epsilon, check_regularization};
-use crate::estimator::{SolveWith, snap_to_grid};
+use crate::estimator::{SolveWith, Task, snap_to_grid};
 use crate::gaussian_profile::{self, objective_sigma};
 use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
@@ -227,13 +227,23 @@ impl GaussianErm {
         examples: usize,
         features: usize,
     ) -> Result<GaussianCalibration, ErmError> {
+        self.calibration_for(Task::Classification, examples, features)
+    }
+
+    /// [`GaussianErm::calibration`] for a fit of `task`.
+    pub(crate) fn calibration_for(
+        &self,
+        task: Task,
+        examples: usize,
+        features: usize,
+    ) -> Result<GaussianCalibration, ErmError> {
         self.loss.check()?;
         check_regularization(self.regularization)?;
         check_epsilon(self.epsilon)?;
         check_delta(self.delta)?;
         // The sizes, the solver choice and the tolerance's own limits, as ErmParams checks.
         let plain = self.plain_params();
-        plain.noise_calibration(examples, features)?;
+        plain.calibrate_for(task, examples, features)?;
         match self.mechanism {
             GaussianMechanism::OutputPerturbation => self.output_calibration(examples, features),
             GaussianMechanism::ObjectivePerturbation => {
@@ -393,13 +403,26 @@ impl GaussianErm {
         calibration: GaussianCalibration,
         factor: f64,
     ) -> Result<(LinearModel, GaussianCalibration, Solution), ErmError> {
+        self.release_with(data, None, calibration, factor, rng)
+    }
+
+    /// [`GaussianErm::release`] on rows in memory, with a regression's scaled targets as
+    /// `offsets`.
+    pub(crate) fn release_with<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &TrainingSet,
+        offsets: Option<&[f64]>,
+        calibration: GaussianCalibration,
+        factor: f64,
+        rng: &mut R,
+    ) -> Result<(LinearModel, GaussianCalibration, Solution), ErmError> {
         let solver = self.plain_params();
         self.release(
             (data.len(), data.features()),
             calibration,
             factor,
             rng,
-            &mut |mu, linear, tolerance| solver.solve(data, mu, linear, tolerance),
+            &mut |mu, linear, tolerance| solver.solve(data, offsets, mu, linear, tolerance),
         )
     }
 

@@ -83,6 +83,7 @@ mod mechanism;
 mod model;
 mod multiclass;
 mod proba;
+mod regression;
 mod row_block_bytes;
 mod row_cache;
 mod rule;
@@ -113,10 +114,11 @@ pub use loss::Loss;
 pub use mechanism::{Mechanism, SgdRecord};
 pub use model::{
     LinearModel, MAX_MODEL_FEATURES, MAX_MODEL_TEXT_BYTES, MODEL_FORMAT_VERSION, ModelKey,
-    ModelMetadata, ModelPurpose, StoredModel, container,
+    ModelMetadata, ModelPurpose, RegressionModel, StoredModel, TargetScale, container,
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
 pub use proba::{Probabilities, logistic_probability};
+pub use regression::{RegressionFit, RegressionSet, TargetClipping};
 pub use row_block_bytes::{BlockEncoder, visit_encoded_block};
 pub use row_cache::{MAX_BLOCK_ROWS, RowCache, RowCacheWriter};
 pub use rule::{

@@ -9,7 +9,11 @@ use crate::logistic_math;
 /// A loss of the margin `z = y·fᵀx` that the privacy proofs admit: convex, differentiable,
 /// `|ℓ'| ≤ 1`, and `ℓ'' ≤ c`. (Squared loss is not Lipschitz; the plain hinge is not
 /// differentiable — objective perturbation with it is not private.) Model files store it
-/// by a fixed code (`Logistic` 0, `Huber` 1), not by declaration order.
+/// by a fixed code (`Logistic` 0, `Huber` 1, `HuberRegression` 2), not by declaration order.
+///
+/// [`Loss::HuberRegression`] is a loss of the residual, not the margin: it trains
+/// regressors ([`crate::RegressionSet`], [`crate::RegressionModel`]), and the classifier
+/// paths refuse it as the regression paths refuse the classification losses.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Loss {
     /// `ln(1 + e^{−z})`: c = 1/4.
@@ -19,6 +23,15 @@ pub enum Loss {
     Huber {
         /// The width h > 0.
         width: f64,
+    },
+    /// Huber regression with threshold h, in the residual `r = fᵀx − y` of targets scaled
+    /// into [−1, 1], divided by h so that it is 1-Lipschitz: `r²/(2h)` for `|r| ≤ h`, else
+    /// `|r| − h/2`: c = 1/h. Minimizing it with regularization Λ is Huber regression
+    /// (`Σ huber_h(r)/n + (hΛ/2)‖f‖²`) with ridge hΛ (docs/src/reference/algorithms.md §10).
+    HuberRegression {
+        /// The threshold h > 0, in the scaled target's units (the targets' public range
+        /// is 2 wide).
+        threshold: f64,
     },
 }
 
@@ -37,16 +50,40 @@ impl Loss {
         Ok(Self::Huber { width })
     }
 
-    /// The Lipschitz constant of ℓ in the margin: 1 for both.
+    /// Huber regression with threshold `threshold` (in the scaled target's units), finite
+    /// and in `[MIN_HUBER_WIDTH, MAX_HUBER_WIDTH]`.
+    pub fn huber_regression(threshold: f64) -> Result<Self, ErmError> {
+        check_width("Huber threshold", threshold)?;
+        Ok(Self::HuberRegression { threshold })
+    }
+
+    /// Whether it is a loss of the residual (regression) rather than of the margin.
+    pub fn is_regression(&self) -> bool {
+        matches!(self, Self::HuberRegression { .. })
+    }
+
+    /// The Lipschitz constant of ℓ in the margin (or residual): 1 for all.
     pub fn lipschitz(&self) -> f64 {
         1.0
     }
 
-    /// `c = sup ℓ''`: 1/4 (logistic), 1/(2h) (Huber).
+    /// `c = sup ℓ''`: 1/4 (logistic), 1/(2h) (Huber), 1/h (Huber regression).
     pub fn curvature_bound(&self) -> f64 {
         match *self {
             Self::Logistic => 0.25,
             Self::Huber { width } => 1.0 / (2.0 * width),
+            Self::HuberRegression { threshold } => 1.0 / threshold,
+        }
+    }
+
+    /// The largest mean loss at `f = 0` on any accepted data: `ℓ(0)` for the margin losses;
+    /// for regression `ℓ(∓y)` with `|y| ≤ 1`, at most `ℓ(1)`. It bounds the minimizer's
+    /// norm by `√(2·this/Λ)`.
+    pub fn start_loss_bound(&self) -> f64 {
+        use dp_optim::MarginLoss;
+        match self {
+            Self::Logistic | Self::Huber { .. } => self.value(0.0),
+            Self::HuberRegression { .. } => self.value(1.0),
         }
     }
 
@@ -54,6 +91,7 @@ impl Loss {
         match *self {
             Self::Logistic => Ok(()),
             Self::Huber { width } => check_huber_width(width),
+            Self::HuberRegression { threshold } => check_width("Huber threshold", threshold),
         }
     }
 
@@ -62,17 +100,22 @@ impl Loss {
         match self {
             Self::Logistic => "logistic".into(),
             Self::Huber { width } => format!("huber(h={width:?})"),
+            Self::HuberRegression { threshold } => format!("huber-regression(h={threshold:?})"),
         }
     }
 }
 
 fn check_huber_width(width: f64) -> Result<(), ErmError> {
-    check_positive("Huber width", width)?;
+    check_width("Huber width", width)
+}
+
+fn check_width(what: &'static str, width: f64) -> Result<(), ErmError> {
+    check_positive(what, width)?;
     if (Loss::MIN_HUBER_WIDTH..=Loss::MAX_HUBER_WIDTH).contains(&width) {
         Ok(())
     } else {
         Err(ErmError::InvalidParameter {
-            what: "Huber width",
+            what,
             value: width,
             requirement: "between 1e-3 and 1e3",
         })
@@ -100,6 +143,7 @@ impl MarginLoss for Loss {
         match *self {
             Self::Logistic => logistic_math::logistic(z),
             Self::Huber { width } => huber(z, width),
+            Self::HuberRegression { threshold } => huber_residual(z, threshold),
         }
     }
 
@@ -107,6 +151,9 @@ impl MarginLoss for Loss {
         match *self {
             Self::Logistic => evaluate_in_lanes(slopes, curvatures, logistic_math::logistic),
             Self::Huber { width } => evaluate_in_lanes(slopes, curvatures, |z| huber(z, width)),
+            Self::HuberRegression { threshold } => {
+                evaluate_in_lanes(slopes, curvatures, |r| huber_residual(r, threshold))
+            }
         }
     }
 }
@@ -121,6 +168,19 @@ fn huber(z: f64, h: f64) -> (f64, f64, f64) {
     } else {
         let gap = 1.0 + h - z;
         (gap * gap / (4.0 * h), -gap / (2.0 * h), 1.0 / (2.0 * h))
+    }
+}
+
+/// Huber regression's loss of the residual `r` with threshold `h`, divided by h (so
+/// 1-Lipschitz), and its derivatives.
+#[inline(always)]
+fn huber_residual(r: f64, h: f64) -> (f64, f64, f64) {
+    if r > h {
+        (r - 0.5 * h, 1.0, 0.0)
+    } else if r < -h {
+        (-r - 0.5 * h, -1.0, 0.0)
+    } else {
+        (0.5 * r * r / h, r / h, 1.0 / h)
     }
 }
 
@@ -176,7 +236,11 @@ mod tests {
             .map(|k| f64::from(k) * 0.0037)
             .chain([-800.0, 800.0, -0.0])
             .collect();
-        for loss in [Loss::Logistic, Loss::Huber { width: 0.5 }] {
+        for loss in [
+            Loss::Logistic,
+            Loss::Huber { width: 0.5 },
+            Loss::HuberRegression { threshold: 0.25 },
+        ] {
             let mut slopes = margins.clone();
             let mut curvatures = vec![f64::NAN; margins.len()];
             let total = loss.evaluate_in_place(&mut slopes, &mut curvatures);

@@ -79,7 +79,9 @@ pub trait Probabilities: Classifier {
 fn check_logistic(loss: Loss) -> Result<(), ErmError> {
     match loss {
         Loss::Logistic => Ok(()),
-        Loss::Huber { .. } => Err(ErmError::NoProbabilities { loss: loss.name() }),
+        Loss::Huber { .. } | Loss::HuberRegression { .. } => {
+            Err(ErmError::NoProbabilities { loss: loss.name() })
+        }
     }
 }
 

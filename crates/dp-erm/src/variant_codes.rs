@@ -184,8 +184,12 @@ pub(crate) const HUBER: Variant = Variant {
     code: 1,
     name: "Huber",
 };
-pub(crate) const LOSSES: [Variant; 2] = [LOGISTIC, HUBER];
-const LOSS_NAMES: [&str; 2] = names(&LOSSES);
+pub(crate) const HUBER_REGRESSION: Variant = Variant {
+    code: 2,
+    name: "HuberRegression",
+};
+pub(crate) const LOSSES: [Variant; 3] = [LOGISTIC, HUBER, HUBER_REGRESSION];
+const LOSS_NAMES: [&str; 3] = names(&LOSSES);
 
 impl Serialize for Loss {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -197,6 +201,16 @@ impl Serialize for Loss {
                 let mut fields =
                     serializer.serialize_struct_variant("Loss", HUBER.code, HUBER.name, 1)?;
                 fields.serialize_field("width", &width)?;
+                fields.end()
+            }
+            Loss::HuberRegression { threshold } => {
+                let mut fields = serializer.serialize_struct_variant(
+                    "Loss",
+                    HUBER_REGRESSION.code,
+                    HUBER_REGRESSION.name,
+                    1,
+                )?;
+                fields.serialize_field("threshold", &threshold)?;
                 fields.end()
             }
         }
@@ -213,6 +227,12 @@ impl<'de> Deserialize<'de> for Loss {
 #[derive(Deserialize)]
 struct HuberFields {
     width: f64,
+}
+
+/// The fields of [`Loss::HuberRegression`].
+#[derive(Deserialize)]
+struct HuberRegressionFields {
+    threshold: f64,
 }
 
 struct LossVisitor;
@@ -238,6 +258,13 @@ impl<'de> Visitor<'de> for LossVisitor {
             HUBER => {
                 let f: HuberFields = access.struct_variant(&["width"], Fields::new())?;
                 Ok(Loss::Huber { width: f.width })
+            }
+            HUBER_REGRESSION => {
+                let f: HuberRegressionFields =
+                    access.struct_variant(&["threshold"], Fields::new())?;
+                Ok(Loss::HuberRegression {
+                    threshold: f.threshold,
+                })
             }
             other => Err(de::Error::unknown_variant(other.name, &LOSS_NAMES)),
         }

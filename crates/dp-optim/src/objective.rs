@@ -1,4 +1,4 @@
-//! The regularized GLM objective `F(w) = (1/n) Σ ℓ(y_i wᵀx_i) + (μ/2)‖w‖² + gᵀw`.
+//! The regularized GLM objective `F(w) = (1/n) Σ ℓ(y_i wᵀx_i − t_i) + (μ/2)‖w‖² + gᵀw`.
 
 use faer::Mat;
 use rayon::prelude::*;
@@ -16,10 +16,12 @@ use crate::{MarginLoss, OptimError};
 /// regularization Δ into μ.
 ///
 /// Derivatives: `∇F = (1/n) Σ ℓ'(z_i) y_i x_i + μw + g` and
-/// `∇²F = (1/n) Σ ℓ''(z_i) y_i² x_i x_iᵀ + μI`, with `z_i = y_i wᵀx_i`.
+/// `∇²F = (1/n) Σ ℓ''(z_i) y_i² x_i x_iᵀ + μI`, with `z_i = y_i wᵀx_i`, or
+/// `z_i = y_i wᵀx_i − t_i` with offsets ([`GlmObjective::with_offsets`], regression).
 pub struct GlmObjective<'a, D: Design + ?Sized, L: MarginLoss> {
     design: &'a D,
     labels: &'a [f64],
+    offsets: Option<&'a [f64]>,
     loss: L,
     regularization: f64,
     linear: Option<&'a [f64]>,
@@ -45,10 +47,21 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         Ok(Self {
             design,
             labels,
+            offsets: None,
             loss,
             regularization,
             linear: None,
         })
+    }
+
+    /// Shifts every margin by an offset: `z_i = y_i · wᵀx_i − t_i` (`offsets` one per row,
+    /// finite). With labels 1 and the targets as offsets, a loss of the margin becomes a
+    /// loss of the residual `wᵀx_i − t_i`: regression.
+    pub fn with_offsets(mut self, offsets: &'a [f64]) -> Result<Self, OptimError> {
+        check_length("offsets", offsets, self.examples())?;
+        check_finite("offsets", offsets)?;
+        self.offsets = Some(offsets);
+        Ok(self)
     }
 
     /// Adds the linear term `gᵀw` (length d, finite).
@@ -116,7 +129,8 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
             .with_min_len(LOSS_CHUNK_ROWS)
             .map(|i| {
                 let y = self.labels[i];
-                self.loss.second_derivative(y * xw[i]) * y * y * xv[i] / n
+                let offset = self.offsets.map_or(0.0, |t| t[i]);
+                self.loss.second_derivative(y * xw[i] - offset) * y * y * xv[i] / n
             })
             .collect();
         let mut out = vec![0.0; self.dim()];
@@ -240,6 +254,12 @@ impl<'a, D: Design + ?Sized, L: MarginLoss> GlmObjective<'a, D, L> {
         let labels = &self.labels[first..first + margins.len()];
         for ((slope, &y), &margin) in slopes.iter_mut().zip(labels).zip(margins) {
             *slope = y * margin;
+        }
+        if let Some(offsets) = self.offsets {
+            let offsets = &offsets[first..first + margins.len()];
+            for (slope, &t) in slopes.iter_mut().zip(offsets) {
+                *slope -= t;
+            }
         }
         let loss_sum = self.loss.evaluate_in_place(slopes, curvatures);
         for ((slope, curvature), &y) in slopes.iter_mut().zip(curvatures.iter_mut()).zip(labels) {

@@ -246,6 +246,85 @@ fn minimizers_match_the_ridge_closed_form() {
     }
 }
 
+/// ℓ(z) = z²/2 of the residual `z = wᵀx − t`: with offsets the objective is ridge regression
+/// on real targets.
+struct Residual;
+impl MarginLoss for Residual {
+    fn value(&self, z: f64) -> f64 {
+        0.5 * z * z
+    }
+    fn derivative(&self, z: f64) -> f64 {
+        z
+    }
+    fn second_derivative(&self, _: f64) -> f64 {
+        1.0
+    }
+}
+
+/// With labels 1 and offsets t, `(XᵀX/n + μI) w = Xᵀt/n`: the offsets enter the margins of
+/// the value, the gradient, the Hessian and its products (all four checked).
+#[test]
+fn offsets_make_the_margin_a_residual() {
+    let p = small();
+    let (n, d, mu) = (p.labels.len(), p.dim, 1e-3);
+    let targets: Vec<f64> = varied_labels(&p.labels)
+        .iter()
+        .enumerate()
+        .map(|(i, y)| 0.3 * y + 0.01 * i as f64)
+        .collect();
+    let ones = vec![1.0; n];
+    let x = p.dense.as_mat();
+    let mut a = Mat::<f64>::zeros(d, d);
+    let mut rhs = Mat::<f64>::zeros(d, 1);
+    for i in 0..d {
+        for j in 0..d {
+            a[(i, j)] = (0..n).map(|r| x[(r, i)] * x[(r, j)]).sum::<f64>() / n as f64
+                + if i == j { mu } else { 0.0 };
+        }
+        rhs[(i, 0)] = (0..n).map(|r| x[(r, i)] * targets[r]).sum::<f64>() / n as f64;
+    }
+    a.partial_piv_lu().solve_in_place(rhs.as_mut());
+    let closed_form: Vec<f64> = (0..d).map(|i| rhs[(i, 0)]).collect();
+    let objective = GlmObjective::new(&p.sparse, &ones, Residual, mu)
+        .unwrap()
+        .with_offsets(&targets)
+        .unwrap();
+    for solution in [
+        Newton::default().minimize(&objective, None).unwrap(),
+        Lbfgs::default().minimize(&objective, None).unwrap(),
+    ] {
+        assert!(solution.is_converged(), "{solution:?}");
+        assert!(distance(solution.weights(), &closed_form) < 1e-7);
+    }
+    let w = random_vector(d, 3);
+    let residual_loss: f64 = (0..n)
+        .map(|r| {
+            let z: f64 = (0..d).map(|j| x[(r, j)] * w[j]).sum::<f64>() - targets[r];
+            0.5 * z * z
+        })
+        .sum::<f64>()
+        / n as f64;
+    let value = objective.value(&w).unwrap();
+    let expected = residual_loss + 0.5 * mu * w.iter().map(|v| v * v).sum::<f64>();
+    assert!((value - expected).abs() < 1e-12, "{value} vs {expected}");
+    let v = random_vector(d, 4);
+    let by_product = objective.hessian_vector(&w, &v).unwrap();
+    let hessian = objective.hessian(&w).unwrap();
+    for i in 0..d {
+        let row: f64 = (0..d).map(|j| hessian[(i, j)] * v[j]).sum();
+        assert!((row - by_product[i]).abs() < 1e-12);
+    }
+    assert!(matches!(
+        GlmObjective::new(&p.sparse, &ones, Residual, mu)
+            .unwrap()
+            .with_offsets(&targets[1..]),
+        Err(OptimError::DimensionMismatch {
+            what: "offsets",
+            ..
+        })
+    ));
+}
+
 #[test]
 fn newton_and_lbfgs_agree_within_their_certificates() {
     let p = problem(2000, 4, &[5, 8, 3], 8);

@@ -12,6 +12,7 @@ mod file;
 mod format;
 mod key;
 mod purpose;
+mod regression;
 mod validate;
 
 pub(crate) use validate::check_text;
@@ -31,6 +32,7 @@ use format::Seal;
 pub use format::{MODEL_FORMAT_VERSION, StoredModel};
 pub use key::ModelKey;
 pub use purpose::ModelPurpose;
+pub use regression::{RegressionModel, TargetScale};
 
 /// The one model container, for any [`StoredModel`]: the
 /// layout, guarantees and limits documented on [`LinearModel`] ("Files"), with the model
@@ -246,6 +248,10 @@ impl LinearModel {
     /// The weights f.
     pub fn weights(&self) -> &[f64] {
         &self.weights
+    }
+
+    pub(crate) fn into_parts(self) -> (Vec<f64>, ModelMetadata) {
+        (self.weights, self.metadata)
     }
 
     /// The metadata.

@@ -59,6 +59,12 @@ impl TryFrom<RawLinearModel> for LinearModel {
     fn try_from(raw: RawLinearModel) -> Result<Self, ErmError> {
         let metadata = ModelMetadata::try_from(raw.metadata)?;
         check_weights(&raw.weights, &metadata)?;
+        if metadata.loss.is_regression() {
+            return Err(invalid(format!(
+                "a classifier's file holds the regression loss {}: load it as a regressor",
+                metadata.loss.name()
+            )));
+        }
         Ok(LinearModel::new(raw.weights, metadata))
     }
 }
@@ -71,7 +77,7 @@ pub(super) fn check_model(model: &LinearModel) -> Result<(), ErmError> {
     check_weights(&model.weights, &model.metadata)
 }
 
-fn check_weights(weights: &[f64], metadata: &ModelMetadata) -> Result<(), ErmError> {
+pub(super) fn check_weights(weights: &[f64], metadata: &ModelMetadata) -> Result<(), ErmError> {
     if weights.len() != metadata.features {
         return Err(invalid(format!(
             "{} weights for features = {}",
