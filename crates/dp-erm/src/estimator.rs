@@ -792,6 +792,15 @@ pub(crate) enum Task {
 }
 
 impl Task {
+    /// The task a loss trains for.
+    pub(crate) fn of(loss: Loss) -> Task {
+        if loss.is_regression() {
+            Task::Regression
+        } else {
+            Task::Classification
+        }
+    }
+
     pub(crate) fn check_loss(self, loss: Loss) -> Result<(), ErmError> {
         match (self, loss.is_regression()) {
             (Self::Classification, false) | (Self::Regression, true) => Ok(()),

@@ -168,6 +168,19 @@ impl ErmParams {
         self.fit_regression_with(data, rng, Mutation::NoiseRate(1.0))
     }
 
+    /// [`ErmParams::noise_calibration`] for a regression fit on `examples` rows of
+    /// `features` columns: every refusal [`ErmParams::fit_regression`] makes from the
+    /// parameters and sizes is made here.
+    pub fn regression_noise_calibration(
+        &self,
+        examples: usize,
+        features: usize,
+    ) -> Result<Option<NoiseCalibration>, ErmError> {
+        Ok(self
+            .calibrate_for(Task::Regression, examples, features)?
+            .calibration())
+    }
+
     pub(crate) fn fit_regression_with<R: ReleaseRng + ?Sized>(
         &self,
         data: &RegressionSet,
@@ -209,6 +222,16 @@ impl GaussianErm {
         rng: &mut R,
     ) -> Result<(RegressionModel, GaussianCalibration), ErmError> {
         self.fit_regression_with_noise_factor(data, rng, 1.0)
+    }
+
+    /// [`GaussianErm::calibration`] for a regression fit on `examples` rows of `features`
+    /// columns.
+    pub fn regression_calibration(
+        &self,
+        examples: usize,
+        features: usize,
+    ) -> Result<GaussianCalibration, ErmError> {
+        self.calibration_for(Task::Regression, examples, features)
     }
 
     pub(crate) fn fit_regression_with_noise_factor<R: ReleaseRng + ?Sized>(

@@ -4,6 +4,7 @@
 use crate::calibration::{NoiseCalibration, ObjectiveCalibration};
 use crate::data::MAX_FEATURES;
 use crate::error::{MAX_REGULARIZATION, MIN_REGULARIZATION, check_epsilon};
+use crate::estimator::Task;
 use crate::{ErmError, ErmParams, Loss};
 
 /// The rule `Λ = κ · d^a / (n^b · ε^c)` with a fixed loss (see [`ErmParams::recommended`]).
@@ -107,6 +108,18 @@ impl RegularizationRule {
         rows_exponent: 1.5625,
         epsilon_exponent: 1.5625,
         loss: Loss::Huber { width: 1.0 },
+    };
+
+    /// The rule for Huber regression (threshold 1 on targets scaled into [−1, 1]):
+    /// `Λ = κ · d^a / (n·ε)^b`, fitted on a synthetic family of regression problems only
+    /// (`cargo run --release -p dp-erm --example regression_rule_sweep`; see there).
+    /// See [`ErmParams::recommended_regression`].
+    pub const REGRESSION: RegularizationRule = RegularizationRule {
+        scale: 1.0,
+        features_exponent: 1.0,
+        rows_exponent: 1.0,
+        epsilon_exponent: 1.0,
+        loss: Loss::HuberRegression { threshold: 1.0 },
     };
 
     /// Λ for `rows` examples with `features` features at `epsilon`, clamped into
@@ -219,7 +232,8 @@ fn certified_params(
         let params = ErmParams::objective_perturbation(loss, lambda, epsilon)
             .objective_calibration(ObjectiveCalibration::CliffFree);
         // Every refusal that depends on parameters and sizes, made now.
-        match params.noise_calibration(rows, features) {
+        let plan = params.calibrate_for(Task::of(loss), rows, features);
+        match plan.map(|p| p.calibration()) {
             Ok(Some(c))
                 if minimizer_noise_ratio(&c, lambda, rows) > MAX_MINIMIZER_NOISE_RATIO
                     && lambda < MAX_REGULARIZATION =>
@@ -402,6 +416,21 @@ impl ErmParams {
     /// instead. The fit is then ε-DP as [`ErmParams`]'s `# Privacy` states.
     pub fn recommended(rows: usize, features: usize, epsilon: f64) -> Result<ErmParams, ErmError> {
         RegularizationRule::DEFAULT.params(rows, features, epsilon)
+    }
+
+    /// Objective perturbation (cliff-free) for Huber regression with Λ from
+    /// [`RegularizationRule::REGRESSION`] (raised where the calibration needs it, as
+    /// [`ErmParams::recommended`]'s): train it with [`ErmParams::fit_regression`].
+    ///
+    /// # Privacy
+    /// The choice reads only the public sizes and ε; the fit is ε-DP as
+    /// [`ErmParams::fit_regression`] states.
+    pub fn recommended_regression(
+        rows: usize,
+        features: usize,
+        epsilon: f64,
+    ) -> Result<ErmParams, ErmError> {
+        RegularizationRule::REGRESSION.params(rows, features, epsilon)
     }
 
     /// [`ErmParams::recommended`] for one-hot data: objective perturbation with the noise

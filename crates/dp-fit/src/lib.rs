@@ -14,6 +14,8 @@
 //!   parsed from strings in one place) and the ε ceiling;
 //! - [`recipe`]: an empirical-risk fit from a face-neutral spec — the mechanism, Λ, each
 //!   one-vs-rest model's share, every refusal that needs no data, and the fit itself;
+//! - [`regression`]: a regressor's recipe — the same mechanisms and refusals, one model,
+//!   targets scaled by public bounds;
 //! - [`outlook`]: what a planned fit can be expected to reach, from public facts alone;
 //! - [`split`]: how a fit's (ε, δ) is shared among one-vs-rest models;
 //! - [`sgd`]: DP-SGD's options and the one way they become dp-erm's configuration.
@@ -28,6 +30,7 @@ pub mod ledger;
 mod ledger_file;
 pub mod outlook;
 pub mod recipe;
+pub mod regression;
 pub mod sgd;
 pub mod spec;
 pub mod split;

@@ -368,6 +368,16 @@ impl ErmRecipe {
         params.feature_map(&self.feature_map)
     }
 
+    /// The Gaussian mechanism at Λ = `lambda`, ε `epsilon` and the recipe's whole δ (a
+    /// regressor's single model).
+    pub(crate) fn gaussian_at(
+        &self,
+        lambda: f64,
+        epsilon: Option<f64>,
+    ) -> Result<GaussianErm, RecipeError> {
+        self.gaussian(lambda, epsilon, 1)
+    }
+
     /// One binary model's Gaussian mechanism at (ε `share`, δ/K).
     fn gaussian(
         &self,

@@ -1,0 +1,213 @@
+//! Fits the regression Λ rule (`RegularizationRule::REGRESSION`) on synthetic data only:
+//! for each problem of a synthetic family and each (n, ε), the Λ of least test RMSE in
+//! hindsight (objective perturbation, Huber regression h = 1, mean over seeds), then
+//! `ln Λ = ln κ + a ln d − b ln(nε)` by least squares, and each cell's regret (RMSE at the
+//! rule's Λ over the best) and R² against predicting the training mean.
+//!
+//! `cargo run --release -p dp-erm --example regression_rule_sweep`
+
+use dp_erm::{ErmParams, Features, Loss, RegressionSet, TargetClipping, TargetScale, TrainingSet};
+use dp_noise::InsecureSeededRng;
+use rand::RngExt;
+
+struct Problem {
+    train: RegressionSet,
+    test_rows: Features,
+    test_targets: Vec<f64>,
+    train_mean: f64,
+}
+
+/// `d` numeric columns uniform in [0, 1] (rows divided by √(d+1) with an intercept column
+/// 1/√(d+1), so ‖x‖ ≤ 1), a truth with `active` non-zero weights, Gaussian noise of
+/// standard deviation `noise`, targets clipped to the public [−1, 1].
+fn problem(n: usize, d: usize, active: usize, noise: f64, seed: u64) -> Problem {
+    let mut rng = InsecureSeededRng::new(seed);
+    let truth: Vec<f64> = (0..d)
+        .map(|j| {
+            if j < active {
+                rng.random_range(-1.0..1.0)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let scale = ((d + 1) as f64).sqrt();
+    let mut draw = |count: usize, rng: &mut InsecureSeededRng| {
+        let mut rows = Vec::with_capacity(count * (d + 1));
+        let mut targets = Vec::with_capacity(count);
+        for _ in 0..count {
+            let x: Vec<f64> = (0..d).map(|_| rng.random_range(0.0..1.0)).collect();
+            let signal: f64 = x
+                .iter()
+                .zip(&truth)
+                .map(|(a, b)| (a - 0.5) * b)
+                .sum::<f64>()
+                / (active as f64).sqrt();
+            let gaussian: f64 = {
+                let (u, v): (f64, f64) = (rng.random_range(1e-12..1.0), rng.random_range(0.0..1.0));
+                (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+            };
+            targets.push((0.6 * signal + noise * gaussian).clamp(-1.0, 1.0));
+            rows.extend(x.iter().map(|v| v / scale));
+            rows.push(1.0 / scale);
+        }
+        (rows, targets)
+    };
+    let (train_rows, train_targets) = draw(n, &mut rng);
+    let (test_rows, test_targets) = draw(5000, &mut rng);
+    let train_mean = train_targets.iter().sum::<f64>() / n as f64;
+    Problem {
+        train: RegressionSet::new(
+            TrainingSet::builder(d + 1).dense_rows(train_rows),
+            &train_targets,
+            TargetScale::new(-1.0, 1.0).unwrap(),
+            TargetClipping::Refuse,
+        )
+        .unwrap(),
+        test_rows: Features::dense(d + 1, test_rows).unwrap(),
+        test_targets,
+        train_mean,
+    }
+}
+
+fn rmse(predictions: &[f64], targets: &[f64]) -> f64 {
+    (predictions
+        .iter()
+        .zip(targets)
+        .map(|(p, y)| (p - y) * (p - y))
+        .sum::<f64>()
+        / targets.len() as f64)
+        .sqrt()
+}
+
+fn main() {
+    let loss = Loss::huber_regression(1.0).unwrap();
+    let lambdas: Vec<f64> = (0..29)
+        .map(|k| 10f64.powf(-6.0 + 0.25 * k as f64))
+        .collect();
+    let seeds = 3;
+    let mut cells = Vec::new(); // (d, n, ε, best Λ, rmse at each Λ, mean rmse)
+    for &(d, active, noise) in &[
+        (5, 5, 0.1),
+        (5, 3, 0.3),
+        (20, 10, 0.1),
+        (20, 20, 0.3),
+        (60, 20, 0.1),
+        (60, 60, 0.3),
+    ] {
+        for &n in &[2000usize, 6000, 20000] {
+            let problems: Vec<Problem> = (0..seeds)
+                .map(|s| problem(n, d, active, noise, 1000 * d as u64 + n as u64 + s))
+                .collect();
+            for &epsilon in &[0.1, 0.3, 1.0, 3.0] {
+                let mut curve = Vec::new();
+                for &lambda in &lambdas {
+                    let params = ErmParams::objective_perturbation(loss, lambda, epsilon);
+                    let mut total = 0.0;
+                    let mut ok = true;
+                    for (s, p) in problems.iter().enumerate() {
+                        let mut rng = InsecureSeededRng::new(77 + s as u64);
+                        match params.fit_regression(&p.train, &mut rng) {
+                            Ok(fit) => {
+                                let predictions = fit.model().predictions(&p.test_rows).unwrap();
+                                total += rmse(&predictions, &p.test_targets);
+                            }
+                            Err(_) => ok = false,
+                        }
+                    }
+                    curve.push(if ok {
+                        total / seeds as f64
+                    } else {
+                        f64::INFINITY
+                    });
+                }
+                let mean_rmse = problems
+                    .iter()
+                    .map(|p| rmse(&vec![p.train_mean; p.test_targets.len()], &p.test_targets))
+                    .sum::<f64>()
+                    / seeds as f64;
+                let best = (0..lambdas.len())
+                    .min_by(|&a, &b| curve[a].total_cmp(&curve[b]))
+                    .unwrap();
+                println!(
+                    "d={d:>2} active={active:>2} noise={noise} n={n:>5} eps={epsilon:<4} best Λ={:.2e} rmse={:.4} mean-predictor={:.4}",
+                    lambdas[best], curve[best], mean_rmse
+                );
+                cells.push((d + 1, n, epsilon, lambdas[best], curve.clone(), mean_rmse));
+            }
+        }
+    }
+    // Least squares: ln Λ = ln κ + a ln d − b ln(nε).
+    let rows: Vec<[f64; 3]> = cells
+        .iter()
+        .map(|c| [1.0, (c.0 as f64).ln(), -(c.1 as f64 * c.2).ln()])
+        .collect();
+    let ys: Vec<f64> = cells.iter().map(|c| c.3.ln()).collect();
+    let mut ata = [[0.0; 3]; 3];
+    let mut aty = [0.0; 3];
+    for (r, y) in rows.iter().zip(&ys) {
+        for i in 0..3 {
+            aty[i] += r[i] * y;
+            for j in 0..3 {
+                ata[i][j] += r[i] * r[j];
+            }
+        }
+    }
+    let solution = solve3(ata, aty);
+    let (kappa, a, b) = (solution[0].exp(), solution[1], solution[2]);
+    println!("fitted: Λ = {kappa:.4} · d^{a:.4} / (nε)^{b:.4}");
+    // Regret of the fitted rule (Λ interpolated to the nearest grid point).
+    let mut regrets = Vec::new();
+    for c in &cells {
+        let lambda = kappa * (c.0 as f64).powf(a) / (c.1 as f64 * c.2).powf(b);
+        let nearest = lambdas
+            .iter()
+            .enumerate()
+            .min_by(|x, y| {
+                (x.1.ln() - lambda.ln())
+                    .abs()
+                    .total_cmp(&(y.1.ln() - lambda.ln()).abs())
+            })
+            .unwrap()
+            .0;
+        let best = c.4.iter().cloned().fold(f64::INFINITY, f64::min);
+        let at_rule = c.4[nearest];
+        let r2 = 1.0 - (at_rule / c.5).powi(2);
+        regrets.push(at_rule / best - 1.0);
+        println!(
+            "d={:>2} n={:>5} eps={:<4} d/(nε)={:.4} rule Λ={lambda:.2e} rmse={at_rule:.4} best={best:.4} regret={:.3} R²={r2:.3}",
+            c.0,
+            c.1,
+            c.2,
+            c.0 as f64 / (c.1 as f64 * c.2),
+            at_rule / best - 1.0
+        );
+    }
+    println!(
+        "mean relative regret {:.4}, worst {:.4}",
+        regrets.iter().sum::<f64>() / regrets.len() as f64,
+        regrets.iter().cloned().fold(0.0, f64::max)
+    );
+}
+
+fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> [f64; 3] {
+    for col in 0..3 {
+        let pivot = (col..3)
+            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
+            .unwrap();
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        for row in col + 1..3 {
+            let f = a[row][col] / a[col][col];
+            for k in col..3 {
+                a[row][k] -= f * a[col][k];
+            }
+            b[row] -= f * b[col];
+        }
+    }
+    let mut x = [0.0; 3];
+    for row in (0..3).rev() {
+        x[row] = (b[row] - (row + 1..3).map(|k| a[row][k] * x[k]).sum::<f64>()) / a[row][row];
+    }
+    x
+}

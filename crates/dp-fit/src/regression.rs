@@ -1,0 +1,214 @@
+//! The recipe of a regressor, decided once for every face: the same mechanisms, Λ rule
+//! family and refusals as a classifier's ([`crate::recipe`]), one model at the whole
+//! (ε, δ), trained on targets scaled by public bounds.
+
+use dp_erm::{
+    ErmError, ErmParams, GaussianCalibration, GaussianRule, NoiseCalibration, RegressionModel,
+    RegressionSet, RegularizationRule,
+};
+use dp_noise::ReleaseRng;
+
+use crate::recipe::{ErmRecipe, ErmTrainer, Mechanism, Parameter, RecipeError, Regularization};
+
+/// The Huber threshold a face uses unless told otherwise, in the scaled target's units
+/// (targets scaled into [−1, 1], so 1 is half their public range): the rule was fitted
+/// with it ([`RegularizationRule::REGRESSION`]).
+pub const DEFAULT_HUBER_THRESHOLD: f64 = 1.0;
+
+/// A regressor's recipe made concrete for public sizes: everything decided and checked
+/// before any row is read.
+#[derive(Clone, Debug)]
+pub struct RegressionPlan {
+    /// The trainer at the whole (ε, δ).
+    pub trainer: ErmTrainer,
+    /// Λ, from the rule or as given.
+    pub regularization: f64,
+    /// The ε of the release (`None`: not private).
+    pub epsilon: Option<f64>,
+    /// The δ of the release (0 for the pure-ε mechanisms).
+    pub delta: f64,
+    /// The pure mechanisms' calibration (public: parameters and sizes).
+    pub calibration: Option<NoiseCalibration>,
+    /// The Gaussian mechanisms' calibration.
+    pub gaussian: Option<GaussianCalibration>,
+    /// The recipe's feature-map id, recorded in the model.
+    pub feature_map: String,
+}
+
+impl ErmRecipe {
+    /// The name of the rule [`Regularization::Rule`] applies to a regressor, for reports.
+    pub fn regression_rule_name(&self) -> &'static str {
+        match self.mechanism {
+            Mechanism::GaussianObjective { .. } => "GaussianRule::OBJECTIVE",
+            Mechanism::GaussianOutput { .. } => "GaussianRule::OUTPUT",
+            _ => "RegularizationRule::REGRESSION",
+        }
+    }
+
+    /// The plan of a regressor on `rows` rows of `features` trained features, every
+    /// refusal of the parameters and sizes made now, before any data are read. The loss
+    /// must be a regression loss (`Loss::huber_regression`).
+    ///
+    /// # Privacy
+    /// Reads only the public sizes, the spec and the public groups; n is public under
+    /// replace-one neighbours. One model spends the whole (ε, δ).
+    pub fn plan_regression(
+        &self,
+        rows: usize,
+        features: usize,
+    ) -> Result<RegressionPlan, RecipeError> {
+        if !self.loss.is_regression() {
+            return Err(RecipeError::Refused {
+                parameter: Parameter::Loss,
+                why: format!(
+                    "= {:?} is a classifier's loss; a regressor trains Huber regression",
+                    self.loss.name()
+                ),
+            });
+        }
+        let epsilon = self.mechanism.epsilon();
+        let lambda = match self.regularization {
+            Regularization::Fixed(lambda) => lambda,
+            Regularization::Rule => {
+                let Some(epsilon) = epsilon else {
+                    return Err(RecipeError::Refused {
+                        parameter: Parameter::Regularization,
+                        why: "= 'auto' needs a finite epsilon: pass a number for a \
+                              non-private fit"
+                            .into(),
+                    });
+                };
+                let delta = self.mechanism.delta();
+                match self.mechanism {
+                    Mechanism::GaussianObjective { .. } => GaussianRule::OBJECTIVE
+                        .trainer(rows, features, epsilon, delta)?
+                        .regularization(),
+                    Mechanism::GaussianOutput { .. } => GaussianRule::OUTPUT
+                        .trainer(rows, features, epsilon, delta)?
+                        .regularization(),
+                    _ => {
+                        ErmParams::recommended_regression(rows, features, epsilon)?.regularization()
+                    }
+                }
+            }
+        };
+        let single = self.plan(rows, features, 2).map(drop);
+        // The classifier's plan refuses the regression loss; every other refusal it makes
+        // (δ with groups, …) applies to a regressor alike.
+        match single {
+            Err(RecipeError::Erm(ErmError::MisplacedOption { .. })) | Ok(()) => {}
+            Err(e) => return Err(e),
+        }
+        let (trainer, calibration, gaussian) = if self.mechanism.delta() > 0.0 {
+            let erm = self.gaussian_at(lambda, epsilon)?;
+            let calibration = erm.regression_calibration(rows, features)?;
+            (ErmTrainer::Gaussian(erm), None, Some(calibration))
+        } else {
+            let params = self.params_at(lambda, epsilon);
+            let calibration = params.regression_noise_calibration(rows, features)?;
+            (ErmTrainer::Pure(params), calibration, None)
+        };
+        Ok(RegressionPlan {
+            trainer,
+            regularization: lambda,
+            epsilon,
+            delta: self.mechanism.delta(),
+            calibration,
+            gaussian,
+            feature_map: self.feature_map.clone(),
+        })
+    }
+}
+
+impl RegressionPlan {
+    /// Trains the regressor on `data`, every draw from `rng`.
+    ///
+    /// # Privacy
+    /// (ε, δ)-DP (ε-DP when δ = 0) for replace-one neighbours by the mechanism's
+    /// `# Privacy` (`ErmParams::fit_regression`, `GaussianErm::fit_regression`).
+    pub fn fit(
+        &self,
+        data: &RegressionSet,
+        rng: &mut dyn ReleaseRng,
+    ) -> Result<RegressionModel, ErmError> {
+        match &self.trainer {
+            ErmTrainer::Pure(params) => Ok(params.fit_regression(data, rng)?.into_model()),
+            ErmTrainer::Gaussian(erm) => {
+                let (model, _) = erm.fit_regression(data, rng)?;
+                model.with_feature_map(&self.feature_map)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dp_erm::{Loss, TargetClipping, TargetScale, TrainingSet};
+    use dp_noise::InsecureSeededRng;
+
+    use super::*;
+
+    fn recipe(mechanism: Mechanism) -> ErmRecipe {
+        ErmRecipe {
+            loss: Loss::huber_regression(DEFAULT_HUBER_THRESHOLD).unwrap(),
+            mechanism,
+            regularization: Regularization::Rule,
+            groups: None,
+            tolerance: None,
+            feature_map: "test-map".into(),
+        }
+    }
+
+    #[test]
+    fn a_regressor_plans_from_public_sizes_and_fits_with_its_rule() {
+        let data = RegressionSet::new(
+            TrainingSet::builder(2).dense_rows(vec![0.5, 0.1, -0.2, 0.4, 0.3, 0.3]),
+            &[3.0, 1.0, 2.0],
+            TargetScale::new(0.0, 4.0).unwrap(),
+            TargetClipping::Refuse,
+        )
+        .unwrap();
+        for mechanism in [
+            Mechanism::Objective {
+                epsilon: 1.0,
+                calibration: Default::default(),
+            },
+            Mechanism::Output { epsilon: 1.0 },
+            Mechanism::GaussianObjective {
+                epsilon: 1.0,
+                delta: 1e-6,
+            },
+            Mechanism::GaussianOutput {
+                epsilon: 1.0,
+                delta: 1e-6,
+            },
+        ] {
+            let recipe = recipe(mechanism);
+            let plan = recipe.plan_regression(3, 2).unwrap();
+            assert_eq!(plan.epsilon, Some(1.0));
+            let expected = match mechanism {
+                Mechanism::Objective { .. } | Mechanism::Output { .. } => {
+                    RegularizationRule::REGRESSION
+                        .regularization(3, 2, 1.0)
+                        .unwrap()
+                }
+                _ => plan.regularization,
+            };
+            assert!(plan.regularization >= expected, "{mechanism:?}");
+            let model = plan.fit(&data, &mut InsecureSeededRng::new(1)).unwrap();
+            assert_eq!(model.metadata().feature_map.as_deref(), Some("test-map"));
+            assert_eq!(model.epsilon(), Some(1.0));
+        }
+        // A classifier's loss is refused by name before any data.
+        let mut classifier = recipe(Mechanism::Output { epsilon: 1.0 });
+        classifier.loss = Loss::Logistic;
+        let error = classifier.plan_regression(3, 2).unwrap_err().to_string();
+        assert!(error.starts_with("loss"), "{error}");
+        // And a regression loss cannot plan a classifier.
+        assert!(
+            recipe(Mechanism::Output { epsilon: 1.0 })
+                .plan(3, 2, 2)
+                .is_err()
+        );
+    }
+}
