@@ -66,6 +66,28 @@ pub enum NoiseError {
     },
     /// The exponential mechanism needs at least one candidate.
     NoCandidates,
+    /// A mechanism that releases a fact about a data set needs at least one record (n ≥ 1).
+    EmptyData,
+    /// A candidate grid must be finite and strictly increasing (and, for norms, positive):
+    /// the candidate at `position` is not.
+    InvalidCandidate {
+        /// Position of the candidate in the grid.
+        position: usize,
+        /// The offending candidate.
+        value: f64,
+    },
+    /// A list of candidate levels names the same level twice.
+    DuplicateCandidate {
+        /// Position of the later occurrence in the list.
+        position: usize,
+    },
+    /// A probability parameter (a quantile's p, a failure probability) outside its range.
+    InvalidProbability {
+        /// Which parameter.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+    },
     /// A parameter combination that the exact samplers cannot represent.
     UnsupportedParameters(String),
     /// A spend would take the budget past its limit; nothing was charged.
@@ -151,6 +173,20 @@ impl fmt::Display for NoiseError {
                 write!(f, "value at index {index} is not finite: {value:?}")
             }
             Self::NoCandidates => write!(f, "the candidate list is empty"),
+            Self::EmptyData => write!(f, "the data set is empty: n must be at least 1"),
+            Self::InvalidCandidate { position, value } => write!(
+                f,
+                "candidate {position} is {value:?}: a candidate grid must be finite and strictly \
+                 increasing (and positive for norms)"
+            ),
+            Self::DuplicateCandidate { position } => write!(
+                f,
+                "candidate {position} repeats an earlier candidate: candidate levels must be \
+                 distinct"
+            ),
+            Self::InvalidProbability { name, value } => {
+                write!(f, "{name} is outside its allowed range, got {value:?}")
+            }
             Self::UnsupportedParameters(why) => write!(f, "unsupported parameters: {why}"),
             Self::BudgetExceeded {
                 requested,

@@ -14,6 +14,7 @@
 //! | Gaussian noise for a released vector | [`DiscreteGaussianVector`] | exact (grid + discrete Gaussian) |
 //! | track ρ-zCDP and convert to (ε, δ) | [`Zcdp`], [`ZcdpBudget`] | sums rounded up, CKS20 conversion |
 //! | account DP-SGD (subsampled Gaussian) with zCDP in one (ε, δ) | [`RdpCurve`], [`RdpAccountant`] | MTZ19 in log space, rounded up, Balle et al. 2020 conversion |
+//! | private facts about the data: quantile, bounds, levels, row-norm bound | [`PrivateQuantile`], [`QuantileBounds`], [`HistogramBounds`], [`CandidateLevels`], [`StabilityLevels`], [`RowNormBound`] | exact (exponential mechanism, discrete Laplace) |
 //! | randomness | [`DpRng`], [`InsecureSeededRng`] | ChaCha20 from OS entropy; seeded for experiments |
 //!
 //! Every sampler takes its randomness as `R: ReleaseRng`, a sealed trait: [`DpRng`]
@@ -54,6 +55,7 @@ mod discrete_laplace;
 mod error;
 mod exact;
 mod exponential;
+mod facts;
 mod grid;
 mod group_norm;
 mod laplace;
@@ -74,6 +76,11 @@ pub use discrete_gaussian::{DiscreteGaussian, DiscreteGaussianVector};
 pub use discrete_laplace::DiscreteLaplace;
 pub use error::{MAX_DELTA, NoiseError};
 pub use exponential::{ExponentialMechanism, PermuteAndFlip};
+pub use facts::{
+    Bounds, CandidateGrid, CandidateLevels, FactMechanism, GridCounts, HistogramBounds, LevelCount,
+    LevelCounts, MAX_CANDIDATES, MAX_ROWS, NormBound, PrivateQuantile, QuantileBounds, Released,
+    RowNormBound, StabilityLevels, row_norm,
+};
 pub use group_norm::{FeatureGroups, GroupNormVector, MAX_GROUPED_DIMENSION};
 pub use laplace::Laplace;
 pub use rdp::{
