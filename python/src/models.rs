@@ -284,6 +284,7 @@ impl Models {
         let (loss, huber_width) = match metadata.loss {
             Loss::Logistic => ("logistic", None),
             Loss::Huber { width } => ("huber", Some(width)),
+            Loss::HuberRegression { threshold } => ("huber-regression", Some(threshold)),
         };
         ModelInfo {
             kind,

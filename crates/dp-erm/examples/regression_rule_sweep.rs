@@ -32,7 +32,7 @@ fn problem(n: usize, d: usize, active: usize, noise: f64, seed: u64) -> Problem 
         })
         .collect();
     let scale = ((d + 1) as f64).sqrt();
-    let mut draw = |count: usize, rng: &mut InsecureSeededRng| {
+    let draw = |count: usize, rng: &mut InsecureSeededRng| {
         let mut rows = Vec::with_capacity(count * (d + 1));
         let mut targets = Vec::with_capacity(count);
         for _ in 0..count {

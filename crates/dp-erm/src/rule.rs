@@ -111,14 +111,18 @@ impl RegularizationRule {
     };
 
     /// The rule for Huber regression (threshold 1 on targets scaled into [−1, 1]):
-    /// `Λ = κ · d^a / (n·ε)^b`, fitted on a synthetic family of regression problems only
-    /// (`cargo run --release -p dp-erm --example regression_rule_sweep`; see there).
+    /// `Λ = 472.3 · d^1.408 / (n·ε)^1.729`, objective perturbation, fitted on a synthetic
+    /// family only (`cargo run --release -p dp-erm --example regression_rule_sweep`: six
+    /// problems — 5, 20 and 60 numeric columns plus an intercept, 3 to 60 informative,
+    /// Gaussian noise 0.1 or 0.3 on a [−1, 1] target — at n = 2,000 / 6,000 / 20,000 and
+    /// ε = 0.1 / 0.3 / 1 / 3, 3 seeds, Λ on a grid of quarter decades): mean relative
+    /// regret in test RMSE against each cell's best Λ in hindsight 0.36%, worst 3.0%.
     /// See [`ErmParams::recommended_regression`].
     pub const REGRESSION: RegularizationRule = RegularizationRule {
-        scale: 1.0,
-        features_exponent: 1.0,
-        rows_exponent: 1.0,
-        epsilon_exponent: 1.0,
+        scale: 472.3,
+        features_exponent: 1.408,
+        rows_exponent: 1.729,
+        epsilon_exponent: 1.729,
         loss: Loss::HuberRegression { threshold: 1.0 },
     };
 

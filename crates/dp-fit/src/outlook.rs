@@ -28,6 +28,12 @@ use dp_kernel::Kernel;
 
 use crate::recipe::{ErmPlan, ErmTrainer};
 
+/// Above this `d/(nε)` a regressor's outlook warns: on the regression rule's synthetic
+/// family (dp-erm's `examples/regression_rule_sweep.rs`) every cell whose R² at the rule's
+/// Λ fell below 0 had `d/(nε) ≥ 0.0105`, and none below; R² was already under 0.03 in most
+/// cells above 0.01.
+pub const REGRESSION_AT_RISK_RATIO: f64 = 0.01;
+
 /// Below this many rows DP-SGD's outlook warns: its rule was fitted on synthetic problems of
 /// 30,000 rows, and outside reviewers found it below majority-class prediction on a few
 /// thousand.
@@ -64,6 +70,26 @@ impl Outlook {
             near_chance: judged.near_chance,
             basis,
             warning: judged.warning().map(str::to_string),
+        }
+    }
+
+    /// A regressor's outlook from its noise ratio `d/(nε)`: at risk above
+    /// [`REGRESSION_AT_RISK_RATIO`], where a private regressor may be no better than
+    /// predicting the training mean (R² ≤ 0).
+    pub(crate) fn of_regression_ratio(noise_ratio: f64, basis: &'static str) -> Outlook {
+        let at_risk = noise_ratio > REGRESSION_AT_RISK_RATIO;
+        Outlook {
+            noise_ratio: Some(noise_ratio),
+            at_risk,
+            near_chance: at_risk,
+            basis,
+            warning: at_risk.then(|| {
+                format!(
+                    "d/(nε) = {noise_ratio:.3} > {REGRESSION_AT_RISK_RATIO}: a private linear \
+                     regressor is expected to be no better than predicting the mean (R² near \
+                     or below 0); compare with it, use fewer features, more rows or a larger ε"
+                )
+            }),
         }
     }
 

@@ -4,10 +4,11 @@
 
 use dp_erm::{
     ErmError, ErmParams, GaussianCalibration, GaussianRule, NoiseCalibration, RegressionModel,
-    RegressionSet, RegularizationRule,
+    RegressionSet,
 };
 use dp_noise::ReleaseRng;
 
+use crate::outlook::Outlook;
 use crate::recipe::{ErmRecipe, ErmTrainer, Mechanism, Parameter, RecipeError, Regularization};
 
 /// The Huber threshold a face uses unless told otherwise, in the scaled target's units
@@ -121,6 +122,23 @@ impl ErmRecipe {
 }
 
 impl RegressionPlan {
+    /// What this fit can be expected to reach, from public facts alone (`None` for a
+    /// non-private fit): the noise ratio in `d/(nε)`'s units, as a classifier's, against
+    /// [`crate::outlook::REGRESSION_AT_RISK_RATIO`].
+    pub fn outlook(&self, rows: usize, features: usize) -> Option<Outlook> {
+        let ratio = match (&self.trainer, &self.gaussian) {
+            (ErmTrainer::Pure(_), _) => features as f64 / (rows as f64 * self.epsilon?),
+            (ErmTrainer::Gaussian(_), Some(c)) => {
+                c.sigma / c.l2_sensitivity * (features as f64).sqrt() / rows as f64
+            }
+            (ErmTrainer::Gaussian(_), None) => return None,
+        };
+        Some(Outlook::of_regression_ratio(
+            ratio,
+            "d/(nε), or z·√d/n for the Gaussian mechanisms (as a classifier's)",
+        ))
+    }
+
     /// Trains the regressor on `data`, every draw from `rng`.
     ///
     /// # Privacy
@@ -143,7 +161,7 @@ impl RegressionPlan {
 
 #[cfg(test)]
 mod tests {
-    use dp_erm::{Loss, TargetClipping, TargetScale, TrainingSet};
+    use dp_erm::{Loss, RegularizationRule, TargetClipping, TargetScale, TrainingSet};
     use dp_noise::InsecureSeededRng;
 
     use super::*;
@@ -198,6 +216,9 @@ mod tests {
             let model = plan.fit(&data, &mut InsecureSeededRng::new(1)).unwrap();
             assert_eq!(model.metadata().feature_map.as_deref(), Some("test-map"));
             assert_eq!(model.epsilon(), Some(1.0));
+            // 2/(3·1) far above the ratio where the mean wins: warned of.
+            assert!(plan.outlook(3, 2).unwrap().warning.is_some());
+            assert!(plan.outlook(100_000, 2).unwrap().warning.is_none());
         }
         // A classifier's loss is refused by name before any data.
         let mut classifier = recipe(Mechanism::Output { epsilon: 1.0 });

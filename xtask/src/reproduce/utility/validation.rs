@@ -59,6 +59,7 @@ pub fn rule_variant(loss: Loss, grouped: bool) -> Variant {
     let width = match loss {
         Loss::Logistic => None,
         Loss::Huber { width } => Some(width),
+        Loss::HuberRegression { .. } => unreachable!("the utility study's rules train classifiers"),
     };
     let lever = if grouped {
         Lever::GroupNoise
