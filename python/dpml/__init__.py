@@ -28,9 +28,13 @@ from ._randomness import InsecureSeed
 from .schema import Schema
 from .kernel import RandomFeaturesSVC
 from .linear import HuberSVC, LogisticRegression
+from .regression import HuberRegressor, LinearRegression, Ridge
 from .sgd import DPSGDClassifier
 
 __all__ = [
+    "HuberRegressor",
+    "LinearRegression",
+    "Ridge",
     "BudgetExceededError",
     "DPMLError",
     "DPSGDClassifier",

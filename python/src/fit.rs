@@ -3,7 +3,7 @@
 
 use dp_erm::{
     ErmError, ErmParams, Features, GaussianCalibration, LinearModel, Loss, NoiseCalibration,
-    TrainingSet,
+    TrainingSet, TrainingSetBuilder,
 };
 use dp_kernel::{FeatureMap, Kernel, KernelModel, KernelParams, Sampling};
 use dp_noise::{DpRng, FeatureGroups, InsecureSeededRng, ReleaseRng, Witnessed};
@@ -156,6 +156,19 @@ pub fn training_set_from(
     transform: &RowTransform,
     first_row: usize,
 ) -> Result<TrainingSet, CoreError> {
+    row_builder(rows, transform)?
+        .labels(labels)
+        .build()
+        .map_err(|e| named_row_error(e, transform, first_row))
+}
+
+/// The builder a Rust user fills with these rows: the scaled rows with the transform's
+/// opt-in clipping and intercept, labels still to give (a classifier's) or none (a
+/// regressor's, which `RegressionSet::new` sets).
+pub(crate) fn row_builder(
+    rows: &Rows<'_>,
+    transform: &RowTransform,
+) -> Result<TrainingSetBuilder, CoreError> {
     let mut scaled = transform.scaled_csr(rows)?;
     if !transform.clip {
         scaled.settle_rounding();
@@ -179,16 +192,24 @@ pub fn training_set_from(
             })
             .collect();
         builder.sparse_rows(pairs)
-    }
-    .labels(labels);
+    };
     if transform.clip {
         builder = builder.clip_rows_to_unit_ball();
     }
     if let Some(c) = transform.intercept {
         builder = builder.append_intercept(c);
     }
-    builder.build().map_err(|e| match e {
-        // The row's norm is the data's: not in the message.
+    Ok(builder)
+}
+
+/// A build error in the face's terms: a row above the norm bound is named by its index in
+/// the whole (`first_row` on), never with its norm, which is the data's.
+pub(crate) fn named_row_error(
+    e: ErmError,
+    transform: &RowTransform,
+    first_row: usize,
+) -> CoreError {
+    match e {
         ErmError::RowNormAboveOne { row, .. } => CoreError::value(
             "X",
             format!(
@@ -199,7 +220,7 @@ pub fn training_set_from(
             ),
         ),
         other => other.into(),
-    })
+    }
 }
 
 impl LinearSpec {

@@ -9,6 +9,7 @@
 //! - [`fit`]: the fits, as a Rust user of dp-erm and dp-kernel writes them.
 //! - [`memory`]: the allocations sized by the input, fallible (a `MemoryError`, never an abort).
 //! - [`models`]: released models, their files and scores.
+//! - [`regress`]: the regressors' fit and predictions.
 //! - [`select`]: private model selection over dp-tune (`dpml.model_selection`).
 //! - [`frame`]: data frames encoded by a public schema (`dpml.Schema`, over dp-schema).
 //! - [`predict`]: private prediction interfaces over dp-predict (`dpml.predict`).
@@ -26,6 +27,7 @@ pub(crate) mod interrupt;
 pub mod memory;
 pub mod models;
 pub mod predict;
+pub mod regress;
 pub mod rows;
 pub mod select;
 pub mod spark;
@@ -40,6 +42,8 @@ mod py_fit;
 mod py_ledger;
 #[cfg(feature = "python")]
 mod py_predict;
+#[cfg(feature = "python")]
+mod py_regress;
 #[cfg(feature = "python")]
 mod py_schema;
 #[cfg(feature = "python")]

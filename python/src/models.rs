@@ -265,21 +265,7 @@ impl Models {
             Models::Linear { models, .. } => ("linear", models[0].metadata()),
             Models::Kernel { models } => ("kernel", models[0].linear().metadata()),
         };
-        let (mechanism, calibration) = match metadata.mechanism {
-            Mechanism::NonPrivate => ("non-private", None),
-            Mechanism::OutputPerturbation { .. } => ("output", None),
-            Mechanism::ObjectivePerturbation { calibration, .. } => (
-                "objective",
-                Some(match calibration {
-                    ObjectiveCalibration::CliffFree => "cliff-free",
-                    ObjectiveCalibration::Cms11 => "cms11",
-                }),
-            ),
-            // (ε, δ) models written by Rust (dp-erm's GaussianErm): loadable, with their δ.
-            Mechanism::GaussianOutputPerturbation { .. } => ("gaussian-output", None),
-            Mechanism::GaussianObjectivePerturbation { .. } => ("gaussian-objective", None),
-            Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => ("dp-sgd", None),
-        };
+        let (mechanism, calibration) = mechanism_name(&metadata.mechanism);
         let sgd = metadata.mechanism.sgd_record();
         let (loss, huber_width) = match metadata.loss {
             Loss::Logistic => ("logistic", None),
@@ -302,5 +288,24 @@ impl Models {
             crate_version: metadata.crate_version.clone(),
             sgd,
         }
+    }
+}
+
+/// The name `privacy_` gives a model's mechanism, and its objective calibration's.
+pub(crate) fn mechanism_name(mechanism: &Mechanism) -> (&'static str, Option<&'static str>) {
+    match *mechanism {
+        Mechanism::NonPrivate => ("non-private", None),
+        Mechanism::OutputPerturbation { .. } => ("output", None),
+        Mechanism::ObjectivePerturbation { calibration, .. } => (
+            "objective",
+            Some(match calibration {
+                ObjectiveCalibration::CliffFree => "cliff-free",
+                ObjectiveCalibration::Cms11 => "cms11",
+            }),
+        ),
+        // (ε, δ) models written by Rust (dp-erm's GaussianErm): loadable, with their δ.
+        Mechanism::GaussianOutputPerturbation { .. } => ("gaussian-output", None),
+        Mechanism::GaussianObjectivePerturbation { .. } => ("gaussian-objective", None),
+        Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => ("dp-sgd", None),
     }
 }

@@ -20,6 +20,11 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(utility_outlook, m)?)?;
     m.add_function(wrap_pyfunction!(sgd_auto_batch_size, m)?)?;
     m.add_class::<PyModels>()?;
+    m.add_function(wrap_pyfunction!(
+        crate::py_regress::fit_regression_model,
+        m
+    )?)?;
+    m.add_class::<crate::py_regress::Regressor>()?;
     m.add_class::<crate::py_ledger::PyLedgerCore>()?;
     // The ε ceiling every face checks against (dp-erm's), so Python holds no copy of it.
     m.add("MAX_EPSILON", dp_fit::spec::MAX_EPSILON)?;

@@ -1,0 +1,163 @@
+//! The regressors' fit (`dpml.LinearRegression`, `Ridge`, `HuberRegressor`), as plain
+//! Rust: dp-fit's regression recipe on a `RegressionSet` built as a Rust user builds one.
+
+use dp_erm::{
+    ErmError, GaussianCalibration, Loss, NoiseCalibration, RegressionModel, RegressionSet,
+    TargetClipping, TargetScale,
+};
+use dp_fit::outlook::Outlook;
+use dp_fit::recipe::{ErmRecipe, Mechanism, Regularization};
+
+use crate::error::CoreError;
+use crate::fit::{Randomness, drawing, generator, named_row_error, row_builder};
+use crate::rows::{RowTransform, Rows};
+
+/// Everything a regressor's fit needs besides the data.
+#[derive(Clone, Debug)]
+pub struct RegressionSpec {
+    /// The Huber threshold, in the scaled target's units.
+    pub threshold: f64,
+    /// The mechanism and its (ε, δ).
+    pub mechanism: Mechanism,
+    /// How Λ is chosen.
+    pub regularization: Regularization,
+    /// The solver's certified gradient norm (None: dp-erm's default).
+    pub tolerance: Option<f64>,
+    /// The public row transform.
+    pub transform: RowTransform,
+    /// The public target bounds.
+    pub target: TargetScale,
+    /// Clip targets outside the bounds instead of refusing them.
+    pub clip_targets: bool,
+}
+
+/// What a regressor's fit released, and the public numbers behind it.
+pub struct RegressionReport {
+    /// The model.
+    pub model: RegressionModel,
+    /// Λ used.
+    pub regularization: f64,
+    /// The ε of the release (None: not private).
+    pub epsilon: Option<f64>,
+    /// The δ of the release.
+    pub delta: f64,
+    /// The pure mechanisms' calibration.
+    pub calibration: Option<NoiseCalibration>,
+    /// The Gaussian mechanisms' calibration.
+    pub gaussian: Option<GaussianCalibration>,
+    /// dp-fit's a-priori outlook, from public facts.
+    pub outlook: Option<Outlook>,
+}
+
+/// Trains a regressor by dp-fit's recipe on `rows` and `targets` (one per row).
+pub fn fit_regression(
+    rows: Rows<'_>,
+    targets: &[f64],
+    spec: &RegressionSpec,
+    randomness: Randomness,
+) -> Result<RegressionReport, CoreError> {
+    let rows = rows.checked()?;
+    spec.transform.checked()?;
+    if targets.len() != rows.len() {
+        return Err(CoreError::value(
+            "y",
+            format!("has {} targets for {} rows of X", targets.len(), rows.len()),
+        ));
+    }
+    let features = spec.transform.output_features(rows.features());
+    let recipe = ErmRecipe {
+        loss: Loss::huber_regression(spec.threshold)?,
+        mechanism: spec.mechanism,
+        regularization: spec.regularization,
+        groups: None,
+        tolerance: spec.tolerance,
+        feature_map: spec.transform.id(),
+    };
+    // Every refusal of the parameters, before the rows are touched.
+    let plan = recipe.plan_regression(rows.len(), features)?;
+    let clipping = if spec.clip_targets {
+        TargetClipping::Clip
+    } else {
+        TargetClipping::Refuse
+    };
+    let data = RegressionSet::new(
+        row_builder(&rows, &spec.transform)?,
+        targets,
+        spec.target,
+        clipping,
+    )
+    .map_err(|e| match e {
+        ErmError::TargetOutsideBounds { row, lower, upper } => CoreError::value(
+            "y",
+            format!(
+                "row {row} is not a number within the public bounds \
+                     [{lower:?}, {upper:?}]: widen the bounds (never from the data) or pass \
+                     clip_targets=True"
+            ),
+        ),
+        other => named_row_error(other, &spec.transform, 0),
+    })?;
+    let mut rng = generator(randomness)?;
+    let model = drawing(&mut *rng, |rng| Ok(plan.fit(&data, rng)?))?;
+    Ok(RegressionReport {
+        model,
+        regularization: plan.regularization,
+        epsilon: plan.epsilon,
+        delta: plan.delta,
+        calibration: plan.calibration,
+        gaussian: plan.gaussian,
+        outlook: plan.outlook(rows.len(), features),
+    })
+}
+
+/// Predictions of `model` for `rows` (after the transform recorded in the model), in the
+/// target's units.
+pub fn predict_regression(model: &RegressionModel, rows: Rows<'_>) -> Result<Vec<f64>, CoreError> {
+    let rows = rows.checked()?;
+    let transform = transform_of(model)?;
+    let d = model.input_features() - transform.output_features(0);
+    if rows.features() != d {
+        return Err(CoreError::value(
+            "X",
+            format!(
+                "has {} features, but the model is expecting {d} features as input",
+                rows.features()
+            ),
+        ));
+    }
+    let mut out = crate::memory::with_capacity("the predictions", rows.len())?;
+    let mut row = vec![0.0; model.input_features()];
+    for r in 0..rows.len() {
+        transform.write_scoring_row(&rows, r, &mut row);
+        out.push(model.predict(&row)?);
+    }
+    Ok(out)
+}
+
+/// The transform a regressor's rows went through, from its feature map.
+pub fn transform_of(model: &RegressionModel) -> Result<RowTransform, CoreError> {
+    let id = model.metadata().feature_map.clone().unwrap_or_default();
+    let transform = RowTransform::from_id(&id)?;
+    if transform.output_features(0) >= model.input_features() {
+        return Err(CoreError::value("model file", "has no input features"));
+    }
+    Ok(transform)
+}
+
+/// `(coef, intercept)` in the input's and the target's units: the model predicts
+/// `clamp(coef·x + intercept)` into the target bounds.
+pub fn regression_coefficients(model: &RegressionModel) -> Result<(Vec<f64>, f64), CoreError> {
+    let transform = transform_of(model)?;
+    let d = model.input_features() - transform.output_features(0);
+    let shrink = transform.intercept.map_or(1.0, |c| 1.0 / 1f64.hypot(c));
+    let scale = model.target_scale();
+    let half_width = 0.5 * (scale.upper() - scale.lower());
+    let centre = scale.lower() + half_width;
+    let w = model.weights();
+    let coef = w[..d]
+        .iter()
+        .map(|v| v * shrink / transform.norm_bound * half_width)
+        .collect();
+    let intercept = centre + half_width * transform.intercept.map_or(0.0, |c| w[d] * c * shrink);
+    Ok((coef, intercept))
+}
