@@ -73,8 +73,9 @@ pub const MIN_DISCRETIZATION: f64 = 1e-7;
 pub const MAX_DISCRETIZATION: f64 = 0.1;
 
 /// Largest number of grid atoms one law may hold (a finer h or a wider law is refused,
-/// naming both, rather than allocating without bound): 2²⁴.
-pub const MAX_ATOMS: usize = 1 << 24;
+/// naming both, rather than allocating without bound): 2²², so one FFT buffer stays within
+/// 128 MiB.
+pub const MAX_ATOMS: usize = 1 << 22;
 
 /// Largest number of self-compositions accepted (as for RDP: [`crate::MAX_STEPS`]).
 pub const MAX_COMPOSITIONS: u64 = crate::rdp::MAX_STEPS;
@@ -130,6 +131,22 @@ struct Pmf {
 /// replace-one and an add/remove law compose (both are laws of pairs of outputs), but the
 /// result is then only as meaningful as the relation each part was stated for; compose laws
 /// of the same relation.
+///
+/// ```
+/// use dp_noise::{Neighbouring, PrivacyLossDistribution};
+///
+/// # fn main() -> Result<(), dp_noise::NoiseError> {
+/// // 1,000 DP-SGD steps at rate 1/100 and noise multiplier 1.1, then a Gaussian release of
+/// // sensitivity 1 at σ = 8, all replace-one.
+/// let h = 1e-3;
+/// let sgd = PrivacyLossDistribution::subsampled_gaussian(Neighbouring::ReplaceOne, 0.01, 1.1, h)?
+///     .self_compose(1000)?;
+/// let release = PrivacyLossDistribution::gaussian(2.0 / 8.0, h)?; // Δ = 2 for replace-one
+/// let epsilon = sgd.compose(&release)?.epsilon_for_delta(1e-5)?;
+/// assert!(epsilon > sgd.epsilon_for_delta(1e-5)?);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrivacyLossDistribution {
     remove: Pmf,
