@@ -290,7 +290,8 @@ fn kov_delta(eps: f64, k: u64, target: f64) -> f64 {
 }
 
 /// Composed pure-ε mechanisms (ε a multiple of h) reproduce the optimal composition theorem
-/// to a relative 10⁻⁹, never below it; and their ε never exceeds basic composition's kε.
+/// to a relative 10⁻⁷ (what remains is the FFT's error bound, added at +∞: about 3·10⁻¹¹
+/// over 50 compositions), never below it; and their ε never exceeds basic composition's kε.
 #[test]
 fn pure_composition_is_the_optimal_composition_theorem() {
     for &(eps, k) in &[(0.5, 10u64), (0.1, 50), (1.0, 3)] {
@@ -302,7 +303,7 @@ fn pure_composition_is_the_optimal_composition_theorem() {
             let exact = kov_delta(eps, k, target);
             let ours = pld.delta_for_epsilon(target).unwrap();
             assert!(
-                ours >= exact * (1.0 - 1e-15) && ours <= exact * (1.0 + 1e-6) + 1e-13,
+                ours >= exact * (1.0 - 1e-15) && ours <= exact * (1.0 + 1e-7) + 1e-13,
                 "eps {eps} k {k} at {target}: {ours:e} vs {exact:e}"
             );
         }
@@ -363,7 +364,7 @@ fn epsilon_for_delta_inverts_delta_for_epsilon() {
     }
     // A δ below the mass at +∞ has no finite ε.
     let mass = pld.infinity_mass();
-    assert!(mass > 0.0 && mass < 1e-8, "{mass:e}");
+    assert!(mass > 0.0 && mass < 1e-10, "{mass:e}");
     assert_eq!(pld.epsilon_for_delta(mass / 2.0).unwrap(), f64::INFINITY);
 }
 
@@ -617,8 +618,10 @@ fn quadrature_delta(p: &[(f64, f64)], q: &[(f64, f64)], sigma: f64, eps: f64) ->
 
 /// One step of the subsampled Gaussian, both relations: δ(ε) at grid points and between
 /// them, negative ε included, is at or above an independent quadrature of the dominating
-/// pair's densities and within a relative 10⁻⁴ (+10⁻⁹) of it (between grid points the
-/// connect-the-dots chord lies above the convex curve by up to ~10⁻⁵ here).
+/// pair's densities (up to the quadrature's own error, about 10⁻⁹ relative from the kink of
+/// `(·)₊`: the strict checks are against closed forms and dp-accounting) and within a
+/// relative 10⁻⁴ (+10⁻⁹) of it (between grid points the connect-the-dots chord lies above
+/// the convex curve by up to ~10⁻⁵ here).
 #[test]
 fn subsampled_laws_bound_an_independent_quadrature() {
     for &(q, sigma) in &[(0.01, 1.0), (0.3, 0.6), (1.0, 2.0)] {
@@ -640,10 +643,38 @@ fn subsampled_laws_bound_an_independent_quadrature() {
                 };
                 let ours = pld.delta_for_epsilon(eps).unwrap();
                 assert!(
-                    ours >= exact * (1.0 - 1e-9) && ours <= exact * (1.0 + 1e-4) + 1e-9,
+                    ours >= exact * (1.0 - 1e-8) - 1e-15 && ours <= exact * (1.0 + 1e-4) + 1e-9,
                     "{relation} q {q} σ {sigma} ε {eps}: {ours:e} vs {exact:e}"
                 );
             }
         }
     }
+}
+
+/// The double-double arithmetic of the shortfall measurement: e^{−h} to about 10⁻³²
+/// (against `exp_m1`'s double, itself within an ulp), and a long recurrence that stays
+/// within 10⁻²⁰ of its exact value where doubles drift by n·u.
+#[test]
+fn double_double_is_accurate() {
+    for h in [1e-7, 1e-4, 0.1] {
+        let e = DoubleDouble::exp_neg(h);
+        let double = (-h).exp_m1() + 1.0;
+        assert!(((e.hi + e.lo) - double).abs() <= 2.0 * f64::EPSILON);
+        // e^{−h}·e^{h} = 1 in double-double.
+        let mut up = DoubleDouble::from(1.0);
+        let mut term = DoubleDouble::from(1.0);
+        for k in 1..40 {
+            term = term.mul(DoubleDouble::from(h)).div_f64(k as f64);
+            up = up.add(term);
+        }
+        let one = e.mul(up);
+        assert!((one.hi - 1.0 + one.lo).abs() < 1e-30, "{h}: {one:?}");
+    }
+    // Σ 0.1 a million times.
+    let mut sum = DoubleDouble::from(0.0);
+    for _ in 0..1_000_000 {
+        sum = sum.add(DoubleDouble::from(0.1));
+    }
+    let exact = 100_000.000_000_000_005_551_115_123_125_782_702_118_158_340_454_101_562_5;
+    assert!((sum.hi - exact).abs() <= 1e-10 && (sum.hi + sum.lo - exact).abs() < 1e-10);
 }
