@@ -59,6 +59,7 @@ mod facts;
 mod grid;
 mod group_norm;
 mod laplace;
+mod pld;
 #[cfg(test)]
 #[path = "prop_tests.rs"]
 mod proptests;
@@ -83,6 +84,11 @@ pub use facts::{
 };
 pub use group_norm::{FeatureGroups, GroupNormVector, MAX_GROUPED_DIMENSION};
 pub use laplace::Laplace;
+pub use pld::{
+    MAX_ATOMS, MAX_COMPOSITIONS, MAX_DISCRETIZATION, MIN_DISCRETIZATION, PrivacyLossDistribution,
+    TAIL_MASS, pld_smallest_noise_multiplier, pld_subsampled_gaussian_epsilon,
+    smallest_scale_meeting,
+};
 pub use rdp::{
     MAX_ORDER, MAX_STEPS, Neighbouring, RdpAccountant, RdpCurve, UnknownNeighbouring,
     default_orders, opacus_orders, smallest_noise_multiplier,
