@@ -32,10 +32,15 @@ except ImportError as _e:  # pragma: no cover - scikit-learn is an optional extr
 def _targets(y, n_rows):
     """y as a 1-D float64 array of n_rows finite-or-not numbers (the bounds check is Rust's)."""
     array = _validation.labels(y, n_rows)
+    if array.dtype.kind == "O":
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
     if array.dtype.kind not in "biuf":
         raise DPMLValueError(
-            f"y must hold numbers for a regressor; got dtype {array.dtype} (for classes, "
-            "use a classifier)"
+            f"Unknown label type: y must hold numbers for a regressor; got dtype "
+            f"{array.dtype} (for classes, use a classifier)"
         )
     return np.ascontiguousarray(array, dtype=np.float64)
 
