@@ -111,6 +111,15 @@ pub fn predict(
     check_free(out, force)?;
     let schema = load_schema(schema_path)?;
     let (model, encoder) = load_matching(model_path, &schema)?;
+    if let Model::Regression(_) = &model {
+        if proba {
+            return Err(fail(format!(
+                "--proba: {} is a regressor, which gives no probabilities",
+                model_path.display()
+            )));
+        }
+        return predict_targets(&model, &schema, &encoder, data, out, force);
+    }
     if proba && model.metadata().loss != Loss::Logistic {
         return Err(fail(format!(
             "--proba: {} is a {} model, which gives no probabilities (train with --model \
@@ -165,6 +174,46 @@ pub fn predict(
     Ok(())
 }
 
+/// `dpml predict` for a regressor: one number per data row, in the target's units and
+/// within its public bounds.
+fn predict_targets(
+    model: &Model,
+    schema: &Schema,
+    encoder: &Encoder,
+    data: &Path,
+    out: &Path,
+    force: bool,
+) -> Result<(), Failure> {
+    let mut staged = Staged::create(out, force)?;
+    staged.write(b"prediction\n")?;
+    let d = encoder.features();
+    let bar = progress::reading(&data.display().to_string());
+    let out_name = out.display().to_string();
+    let options = ReadOptions {
+        labels: false,
+        batch_rows: dp_schema::DEFAULT_BATCH_ROWS,
+    };
+    let summary = dp_schema::read_batches::<Failure>(
+        data,
+        schema,
+        encoder,
+        options,
+        &mut progress::updater(&bar),
+        &mut |batch| {
+            let w = staged.writer();
+            for prediction in model.scores(d, batch.rows)? {
+                writeln!(w, "{prediction}")
+                    .map_err(|e| fail(format!("{out_name}: cannot write it: {e}")))?;
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    staged.commit()?;
+    eprintln!("wrote {} ({} predictions)", out.display(), summary.rows);
+    Ok(())
+}
+
 /// A CSV field, quoted if it needs to be.
 fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
@@ -183,6 +232,9 @@ pub fn evaluate(
 ) -> Result<(), Failure> {
     let schema = load_schema(schema_path)?;
     let (model, encoder) = load_matching(model_path, &schema)?;
+    if let Model::Regression(_) = &model {
+        return evaluate_targets(&model, &schema, &encoder, data, json);
+    }
     let d = encoder.features();
     let bar = progress::reading(&data.display().to_string());
     // [true positive, false negative, false positive, true negative]
@@ -244,6 +296,74 @@ pub fn evaluate(
     Ok(())
 }
 
+/// `dpml evaluate` for a regressor: RMSE, MAE and R² (against the evaluated rows' own
+/// mean) on the user's own data.
+fn evaluate_targets(
+    model: &Model,
+    schema: &Schema,
+    encoder: &Encoder,
+    data: &Path,
+    json: bool,
+) -> Result<(), Failure> {
+    let d = encoder.features();
+    let bar = progress::reading(&data.display().to_string());
+    let (mut n, mut squared, mut absolute) = (0u64, 0.0f64, 0.0f64);
+    let mut targets = Vec::new();
+    let options = ReadOptions {
+        labels: true,
+        batch_rows: dp_schema::DEFAULT_BATCH_ROWS,
+    };
+    dp_schema::read_batches::<Failure>(
+        data,
+        schema,
+        encoder,
+        options,
+        &mut progress::updater(&bar),
+        &mut |batch| {
+            let labels = batch.labels.unwrap_or_default();
+            for (prediction, y) in model.scores(d, batch.rows)?.into_iter().zip(labels) {
+                let residual = prediction - y;
+                squared += residual * residual;
+                absolute += residual.abs();
+                targets.push(y);
+                n += 1;
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    let rows = n.max(1) as f64;
+    let mean = targets.iter().sum::<f64>() / rows;
+    let total: f64 = targets.iter().map(|y| (y - mean) * (y - mean)).sum();
+    let rmse = (squared / rows).sqrt();
+    let mae = absolute / rows;
+    let r2 = if total > 0.0 {
+        1.0 - squared / total
+    } else {
+        f64::NAN
+    };
+    let notice = "NOT PRIVATE: computed on your own data, for you; these numbers are not \
+                  differentially private and must not be released as if they were";
+    if json {
+        let report = serde_json::json!({
+            "notice": notice,
+            "data_file": data.display().to_string(),
+            "rows": n,
+            "rmse": rmse,
+            "mae": mae,
+            "r2": r2,
+        });
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else {
+        println!("{notice}.");
+        println!("rows: {n}");
+        println!("rmse: {rmse:.6}");
+        println!("mae:  {mae:.6}");
+        println!("r2:   {r2:.4} (1 − squared error over the rows' variance about their mean)");
+    }
+    Ok(())
+}
+
 /// `dpml inspect`: the model's metadata (and its weights by feature name with `--schema`).
 pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Failure> {
     let model = Model::load(model_path)?;
@@ -257,6 +377,14 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
             map.sampling(),
             map.output_features(),
             map.input_features()
+        );
+    } else if let Model::Regression(r) = &model {
+        let bounds = r.target_scale();
+        println!(
+            "kind:           linear regression (predictions within the public target bounds \
+             [{}, {}])",
+            crate::text::number(bounds.lower()),
+            crate::text::number(bounds.upper())
         );
     } else {
         println!("kind:           linear");
@@ -304,9 +432,14 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         let schema = load_schema(path)?;
         let (model, encoder) = load_matching(model_path, &schema)?;
         match &model {
-            Model::Linear(m) => {
-                println!("weights:");
-                for (name, w) in encoder.feature_names().iter().zip(m.weights()) {
+            Model::Linear(_) | Model::Regression(_) => {
+                println!("weights (on the encoded features; a regressor's on the scaled target):");
+                let weights = match &model {
+                    Model::Regression(r) => r.weights(),
+                    Model::Linear(m) => m.weights(),
+                    Model::Kernel(_) => &[],
+                };
+                for (name, w) in encoder.feature_names().iter().zip(weights) {
                     println!("  {name:<40} {:>12}", crate::text::compact(*w, 6));
                 }
             }

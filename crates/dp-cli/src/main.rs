@@ -115,6 +115,11 @@ enum Command {
         /// The model (and loss).
         #[arg(long, value_enum, default_value = "huber")]
         model: train::Model,
+        /// Classification or regression: the schema decides (a `type = "target"` column
+        /// with public lower and upper makes a regression: Huber regression by objective
+        /// perturbation, predictions within the bounds); given, it must agree.
+        #[arg(long, value_enum)]
+        task: Option<train::Task>,
         /// --model dp-sgd: the expected Poisson batch size (q = batch/n) [default: 256].
         #[arg(long)]
         batch_size: Option<usize>,
@@ -338,6 +343,7 @@ fn train_request(command: Command) -> train::TrainRequest {
         epsilon,
         delta,
         model,
+        task,
         batch_size,
         epochs,
         learning_rate,
@@ -370,6 +376,7 @@ fn train_request(command: Command) -> train::TrainRequest {
         epsilon,
         delta,
         model,
+        task,
         sgd: train::SgdRequest {
             batch_size,
             epochs,

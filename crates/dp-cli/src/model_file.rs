@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use dp_erm::{Features, LinearModel, ModelMetadata};
+use dp_erm::{Features, LinearModel, ModelMetadata, RegressionModel};
 use dp_kernel::KernelModel;
 
 use crate::{Failure, fail};
@@ -15,6 +15,8 @@ pub enum Model {
     Linear(LinearModel),
     /// A random-features map of the encoded features and weights on the mapped ones.
     Kernel(KernelModel),
+    /// A linear regressor on the schema's encoded features, with its public target bounds.
+    Regression(RegressionModel),
 }
 
 impl Model {
@@ -23,10 +25,14 @@ impl Model {
         let bytes = crate::input::read_bounded(path, MAX_MODEL_FILE_BYTES, "a model file")?;
         match LinearModel::from_bytes(&bytes) {
             Ok(m) => Ok(Model::Linear(m)),
-            Err(linear) => match KernelModel::from_bytes(&bytes) {
-                Ok(m) => Ok(Model::Kernel(m)),
+            Err(linear) => match (
+                KernelModel::from_bytes(&bytes),
+                RegressionModel::from_bytes(&bytes),
+            ) {
+                (Ok(m), _) => Ok(Model::Kernel(m)),
+                (_, Ok(m)) => Ok(Model::Regression(m)),
                 // The linear reader's complaint names what the file is instead.
-                Err(_) => Err(fail(format!("{}: {linear}", path.display()))),
+                _ => Err(fail(format!("{}: {linear}", path.display()))),
             },
         }
     }
@@ -36,6 +42,7 @@ impl Model {
         match self {
             Model::Linear(m) => m.to_bytes(),
             Model::Kernel(m) => m.to_bytes(),
+            Model::Regression(m) => m.to_bytes(),
         }
         .map_err(|e| fail(format!("cannot encode the model: {e}")))
     }
@@ -45,6 +52,7 @@ impl Model {
         match self {
             Model::Linear(m) => m.metadata(),
             Model::Kernel(m) => m.linear().metadata(),
+            Model::Regression(m) => m.metadata(),
         }
     }
 
@@ -58,6 +66,7 @@ impl Model {
         match self {
             Model::Linear(m) => m.weights().len(),
             Model::Kernel(m) => m.map().input_features(),
+            Model::Regression(m) => m.input_features(),
         }
     }
 
@@ -68,6 +77,8 @@ impl Model {
         match self {
             Model::Linear(m) => x.scores(m.weights()),
             Model::Kernel(m) => m.decision_values(&x),
+            // A regressor's "score" is its prediction, in the target's units.
+            Model::Regression(m) => m.predictions(&x),
         }
         .map_err(|e| fail(format!("cannot score the rows: {e}")))
     }

@@ -102,6 +102,7 @@ fn released(model: &Model) -> Value {
             Some(m.map().id()),
             Some(sha256_hex(&model.to_bytes().unwrap())),
         ),
+        Model::Regression(_) => unreachable!("the parity fixtures are classifiers'"),
     };
     json!({
         "weights": linear

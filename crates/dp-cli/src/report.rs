@@ -69,6 +69,7 @@ pub fn report(
             "kind": match outcome.model {
                 Released::Linear(_) => "linear (dp-erm LinearModel)",
                 Released::Kernel(_) => "kernel (dp-kernel KernelModel, random features)",
+                Released::Regression(_) => "linear regression (dp-erm RegressionModel)",
             },
         },
         "neighbouring_relation": if add_remove {

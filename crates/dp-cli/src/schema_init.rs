@@ -94,6 +94,8 @@ pub fn skeleton(data: &Path, names: &[String], delimiter: char) -> String {
          #                unseen = \"error\" | \"ignore\" | \"other\", missing = \"error\" | \"zero\" | \"level\"\n\
          #   label:       type = \"label\", classes = [\"…\", …], positive = \"…\"  (exactly one column;\n\
          #                aliases = {{ \"other spelling\" = \"class\" }} if needed)\n\
+         #   target:      type = \"target\", lower = …, upper = …  (instead of a label: a\n\
+         #                regression; clip = true clamps targets outside the bounds)\n\
          #   ignore:      type = \"ignore\"  (read past, never used)\n\
          # Then check it: `dpml train` refuses a schema with a column left as \"FILL_IN\".\n\
          \n\

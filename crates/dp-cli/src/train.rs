@@ -11,6 +11,7 @@ use dp_fit::outlook::{Outlook, RowScale};
 use dp_fit::recipe::{
     ErmRecipe, KERNEL_MECHANISM, KernelName, Mechanism, RecipeError, Regularization, SamplingName,
 };
+use dp_fit::regression::DEFAULT_HUBER_THRESHOLD;
 use dp_fit::sgd::{
     DEFAULT_BATCH_SIZE, DEFAULT_CLIP_NORM, DEFAULT_EPOCHS, DEFAULT_LEARNING_RATE, SGD_MECHANISM,
     SgdOptions,
@@ -27,6 +28,15 @@ use crate::output::{ScratchFile, check_free, commit_all, parent, stage_all};
 use crate::report::{LedgerEntry, markdown, report};
 use crate::tune::{Tuner, tuned};
 use crate::{Failure, fail, grid, progress};
+
+/// What the schema's label column asks for: classes or a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Task {
+    /// A label with public classes (`type = "label"`).
+    Classification,
+    /// A number within public bounds (`type = "target"`): Huber regression.
+    Regression,
+}
 
 /// The model to train.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -107,6 +117,8 @@ pub struct TrainRequest {
     pub epsilon: f64,
     pub delta: f64,
     pub model: Model,
+    /// `--task`: as the schema says when not given (a target column: regression).
+    pub task: Option<Task>,
     pub sgd: SgdRequest,
     pub regularization: Option<f64>,
     pub noise: Option<Noise>,
@@ -557,6 +569,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         check_free(path, req.force)?;
     }
     let schema = Schema::load(&req.schema).map_err(|e| fail(e.to_string()))?;
+    let regression = check_task(&req, &schema)?;
     let hash = schema.hash();
     let tag = schema_tag(&hash);
     let encoder = Encoder::new(&schema);
@@ -564,7 +577,12 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         Model::Kernel => Some(draw_map(&req.kernel, encoder.features(), &mut rng)?),
         _ => None,
     };
-    let loss = loss_of(req.model, noise)?;
+    let loss = if regression {
+        Loss::huber_regression(DEFAULT_HUBER_THRESHOLD)
+            .map_err(|e| fail(format!("the loss was refused: {e}")))?
+    } else {
+        loss_of(req.model, noise)?
+    };
     let plan = Plan {
         grid,
         map,
@@ -678,6 +696,16 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
             shape: (n, encoder.features()),
             _file: cache,
         }
+    } else if regression {
+        Data::Regression(
+            dp_schema::read_regression_set(
+                &req.data,
+                &schema,
+                &encoder,
+                &mut progress::updater(&bar),
+            )
+            .map_err(|e| fail(e.to_string()))?,
+        )
     } else if needs_examples {
         Data::Examples(
             dp_schema::read_examples(&req.data, &schema, &encoder, &mut progress::updater(&bar))
@@ -768,6 +796,36 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                     outlook: planned.outlook(n, map.output_features()).map(|o| {
                         o.with_kernel_width(&map.kernel(), map.input_features(), RowScale::UnitBall)
                     }),
+                }
+            }
+            (Data::Regression(set), None, None, None) => {
+                let planned = plan.recipe.plan_regression(n, d).map_err(refused)?;
+                let model = planned
+                    .fit(&set, &mut witness)
+                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+                let gaussian = req.delta > 0.0;
+                Outcome {
+                    model: Released::Regression(model),
+                    mechanism: format!(
+                        "{}, Huber regression (threshold: half the target's public range)",
+                        plan.recipe.mechanism.description()
+                    ),
+                    regularization_choice: choice(
+                        req.regularization,
+                        plan.recipe.regression_rule_name(),
+                    ),
+                    epsilon_steps: if gaussian {
+                        json!([{ "step": "train (Gaussian objective perturbation, Huber regression)", "epsilon": req.epsilon, "delta": req.delta }])
+                    } else {
+                        json!([{ "step": "train (objective perturbation, Huber regression)", "epsilon": req.epsilon }])
+                    },
+                    epsilon: req.epsilon,
+                    delta: req.delta,
+                    tuning: None,
+                    kernel: None,
+                    sgd: None,
+                    training_rows: n,
+                    outlook: planned.outlook(n, d),
                 }
             }
             (Data::Training(t), _, _, _) => {
@@ -899,6 +957,45 @@ fn choice(given: Option<f64>, rule: &str) -> String {
     }
 }
 
+/// Whether the schema makes this a regression (a `type = "target"` column) — refusing a
+/// `--task` that says otherwise, and the options a regressor does not take yet, before
+/// anything is read.
+fn check_task(req: &TrainRequest, schema: &Schema) -> Result<bool, Failure> {
+    let regression = schema.target_bounds().is_some();
+    match (req.task, regression) {
+        (Some(Task::Regression), false) => {
+            return Err(fail(
+                "--task regression: the schema has no target column (type = \"target\", with \
+                 public lower and upper); its label column makes it a classification",
+            ));
+        }
+        (Some(Task::Classification), true) => {
+            return Err(fail(
+                "--task classification: the schema's label is a regression target (type = \
+                 \"target\"); declare a label with classes for a classifier",
+            ));
+        }
+        _ => {}
+    }
+    if regression {
+        let unsupported = [
+            (req.model == Model::DpSgd, "--model dp-sgd"),
+            (req.model == Model::Kernel, "--model kernel"),
+            (req.model == Model::Logistic, "--model logistic"),
+            (req.tune.is_some(), "--tune"),
+            (req.out_of_core.on, "--out-of-core"),
+        ];
+        if let Some((_, option)) = unsupported.iter().find(|(given, _)| *given) {
+            return Err(fail(format!(
+                "{option} does not apply to a regression (the schema's target column): a \
+                 regressor trains Huber regression by objective perturbation, pure ε or with \
+                 --delta"
+            )));
+        }
+    }
+    Ok(regression)
+}
+
 /// What a linear fit (`--model huber/logistic`, pure ε or Gaussian) released.
 fn linear_outcome(
     req: &TrainRequest,
@@ -941,6 +1038,8 @@ fn refused(e: RecipeError) -> Failure {
 /// The data as the trainer takes them.
 enum Data {
     Training(dp_erm::TrainingSet),
+    /// A regression schema's rows and targets.
+    Regression(dp_erm::RegressionSet),
     Examples(Examples),
     /// `--out-of-core`: the file's encoded rows (n, d) in a row cache, deleted with its
     /// [`ScratchFile`] once the fit is done.
@@ -955,6 +1054,7 @@ impl Data {
     fn shape(&self) -> (usize, usize) {
         match self {
             Data::Training(t) => (t.len(), t.features()),
+            Data::Regression(r) => (r.len(), r.features()),
             Data::Examples(x) => (x.len(), x.features()),
             Data::Cache { shape, .. } => *shape,
         }

@@ -56,6 +56,11 @@ enum Attr {
         /// Each class (and alias): its ±1 label and its index in the declared classes.
         classes: HashMap<String, (f64, usize)>,
     },
+    Target {
+        lower: f64,
+        upper: f64,
+        clip: bool,
+    },
     Ignore,
 }
 
@@ -163,6 +168,11 @@ impl Encoder {
                     map.extend(aliases.iter().map(|(a, c)| (a.clone(), entry(c))));
                     Attr::Label { classes: map }
                 }
+                ColumnKind::Target { lower, upper, clip } => Attr::Target {
+                    lower: *lower,
+                    upper: *upper,
+                    clip: *clip,
+                },
                 ColumnKind::Ignore => Attr::Ignore,
             };
             attrs.push(attr);
@@ -239,6 +249,12 @@ impl Encoder {
                         continue;
                     }
                     label = Some(self.label_entry(classes, k, cell(k))?.0);
+                }
+                Attr::Target { lower, upper, clip } => {
+                    if !with_label {
+                        continue;
+                    }
+                    label = Some(self.target(*lower, *upper, *clip, k, cell(k))?);
                 }
                 Attr::Numeric {
                     offset,
@@ -320,6 +336,38 @@ impl Encoder {
             unreachable!("a checked schema has one label column")
         };
         Ok(self.label_entry(classes, k, cell)?.1)
+    }
+
+    /// The regression target in target column `k`'s cell: a finite number within
+    /// `[lower, upper]`, or clamped into them with `clip`; missing, not a number, or
+    /// outside the bounds without `clip` is an error naming the cell (not its value).
+    fn target(
+        &self,
+        lower: f64,
+        upper: f64,
+        clip: bool,
+        k: usize,
+        cell: Cell<'_>,
+    ) -> Result<f64, CellError> {
+        let err = |problem| CellError { column: k, problem };
+        let value = match cell {
+            Cell::Number(v) => v,
+            Cell::Null => return Err(err(Problem::MissingLabel)),
+            Cell::Text(bytes) => match self.text(bytes, k)? {
+                None => return Err(err(Problem::MissingLabel)),
+                Some(text) => text.parse::<f64>().map_err(|_| err(Problem::NotANumber))?,
+            },
+        };
+        if !value.is_finite() {
+            return Err(err(Problem::NotFinite));
+        }
+        if (lower..=upper).contains(&value) {
+            Ok(value)
+        } else if clip {
+            Ok(value.clamp(lower, upper))
+        } else {
+            Err(err(Problem::OutsideTargetBounds))
+        }
     }
 
     /// The `(±1 label, class index)` of label column `k`'s cell.

@@ -69,6 +69,8 @@ pub enum Problem {
     MissingLabel,
     /// A label that is not among the schema's classes (nor an alias of one).
     NotAClass,
+    /// A regression target outside its public bounds (and the column does not clip).
+    OutsideTargetBounds,
     /// A record with the wrong number of fields.
     Ragged {
         /// Fields expected.
@@ -107,6 +109,10 @@ impl fmt::Display for Problem {
             Self::MissingLabel => {
                 f.write_str("a missing label (the label is never allowed to be missing)")
             }
+            Self::OutsideTargetBounds => f.write_str(
+                "a target outside the column's public bounds (widen them, never from the data, \
+                 or set clip = true to clamp such targets)",
+            ),
             Self::NotAClass => f.write_str(
                 "a label that is not among the schema's classes (add an alias if it is another \
                  spelling of one)",

@@ -51,7 +51,7 @@ pub use error::{Problem, ReadError, SchemaError};
 #[cfg(feature = "files")]
 pub use read::{
     Batch, DEFAULT_BATCH_ROWS, ReadOptions, ReadSummary, csv_text, is_gzip, is_parquet,
-    open_parquet, read_batches, read_examples, read_training_set,
+    open_parquet, read_batches, read_examples, read_regression_set, read_training_set,
 };
 pub use schema::{
     CategoricalMissing, Column, ColumnKind, CsvFormat, MAX_LEVELS, MAX_SCHEMA_BYTES,

@@ -128,6 +128,54 @@ pub fn read_training_set(
         })
 }
 
+/// Reads a whole file of a regression schema (one `type = "target"` column) into a
+/// [`dp_erm::RegressionSet`]: the encoded rows and the targets, checked against the
+/// schema's public bounds by the encoder (clamped where the column clips).
+pub fn read_regression_set(
+    path: &Path,
+    schema: &Schema,
+    encoder: &Encoder,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<dp_erm::RegressionSet, ReadError> {
+    let refused = |why: String| ReadError::Io {
+        file: path.display().to_string(),
+        why,
+    };
+    let Some((lower, upper)) = schema.target_bounds() else {
+        return Err(refused(
+            "the schema has no target column (type = \"target\"): it is a classifier's".into(),
+        ));
+    };
+    let (mut indptr, mut indices, mut values, mut targets) =
+        (vec![0usize], Vec::new(), Vec::new(), Vec::new());
+    let options = ReadOptions {
+        labels: true,
+        batch_rows: DEFAULT_BATCH_ROWS,
+    };
+    read_batches::<ReadError>(path, schema, encoder, options, progress, &mut |batch| {
+        for mut row in batch.rows {
+            row.sort_unstable_by_key(|&(c, _)| c);
+            for (c, v) in row {
+                indices.push(u32::try_from(c).unwrap_or(u32::MAX));
+                values.push(v);
+            }
+            indptr.push(indices.len());
+        }
+        targets.extend(batch.labels.unwrap_or_default());
+        Ok(())
+    })?;
+    let scale = dp_erm::TargetScale::new(lower, upper)
+        .map_err(|e| refused(format!("the target bounds were refused: {e}")))?;
+    dp_erm::RegressionSet::new(
+        dp_erm::TrainingSet::builder(encoder.features()).csr_rows(indptr, indices, values),
+        &targets,
+        scale,
+        // The encoder already refused or clamped every target outside the bounds.
+        dp_erm::TargetClipping::Refuse,
+    )
+    .map_err(|e| refused(format!("the encoded rows were refused: {e}")))
+}
+
 /// Reads a whole labelled file into [`dp_erm::Examples`] (sparse rows in the unit ball):
 /// the input of [`dp_erm::Trainer`]s such as private tuning and kernel estimators.
 pub fn read_examples(
@@ -322,7 +370,7 @@ impl<'s, E> Batcher<'s, E> {
 fn needed(schema: &Schema, column: usize, labels: bool) -> bool {
     match schema.columns[column].kind {
         ColumnKind::Ignore => false,
-        ColumnKind::Label { .. } => labels,
+        ColumnKind::Label { .. } | ColumnKind::Target { .. } => labels,
         _ => true,
     }
 }

@@ -103,6 +103,17 @@ pub enum ColumnKind {
         /// Other spellings of a class (`">50K." = ">50K"`).
         aliases: BTreeMap<String, String>,
     },
+    /// A regression's target: a number within public bounds, which scale it for training
+    /// and bound every prediction. A value outside them is an error naming its file, line
+    /// and column, unless `clip = true` clamps it (per row: no privacy cost).
+    Target {
+        /// Public lower bound.
+        lower: f64,
+        /// Public upper bound (> lower).
+        upper: f64,
+        /// Clamp values outside the bounds instead of refusing them.
+        clip: bool,
+    },
     /// Read past, never encoded.
     Ignore,
 }
@@ -182,6 +193,7 @@ struct RawColumn {
     classes: Option<Vec<String>>,
     positive: Option<String>,
     aliases: Option<BTreeMap<String, String>>,
+    clip: Option<bool>,
 }
 
 /// Builds [`SchemaError::Invalid`] for one file.
@@ -340,13 +352,19 @@ impl Schema {
         }
         let labels = columns
             .iter()
-            .filter(|col| matches!(col.kind, ColumnKind::Label { .. }))
+            .filter(|col| {
+                matches!(
+                    col.kind,
+                    ColumnKind::Label { .. } | ColumnKind::Target { .. }
+                )
+            })
             .count();
         if labels != 1 {
             return Err(c.err(
                 "columns[*].type",
-                format!("{labels} label columns"),
-                "exactly one column must have type = \"label\"",
+                format!("{labels} label or target columns"),
+                "exactly one column must have type = \"label\" (classification) or \
+                 type = \"target\" (regression)",
             ));
         }
         let attributes = columns
@@ -381,12 +399,26 @@ impl Schema {
         Ok(schema)
     }
 
-    /// The label column's index in [`Schema::columns`].
+    /// The label (or regression target) column's index in [`Schema::columns`].
     pub fn label_index(&self) -> usize {
         self.columns
             .iter()
-            .position(|col| matches!(col.kind, ColumnKind::Label { .. }))
-            .expect("a checked schema has one label column")
+            .position(|col| {
+                matches!(
+                    col.kind,
+                    ColumnKind::Label { .. } | ColumnKind::Target { .. }
+                )
+            })
+            .expect("a checked schema has one label or target column")
+    }
+
+    /// The regression target's public bounds `(lower, upper)`, if the schema has a target
+    /// column (a regression) rather than a label (a classification).
+    pub fn target_bounds(&self) -> Option<(f64, f64)> {
+        self.columns.iter().find_map(|col| match col.kind {
+            ColumnKind::Target { lower, upper, .. } => Some((lower, upper)),
+            _ => None,
+        })
     }
 
     /// The number of encoded features d.
@@ -405,7 +437,7 @@ impl Schema {
                         + usize::from(*unseen == Unseen::Other)
                         + usize::from(*missing == CategoricalMissing::Level)
                 }
-                ColumnKind::Label { .. } | ColumnKind::Ignore => 0,
+                ColumnKind::Label { .. } | ColumnKind::Target { .. } | ColumnKind::Ignore => 0,
             })
             .sum();
         columns + usize::from(self.intercept)
@@ -499,39 +531,45 @@ fn check_column(
             None => Ok(()),
         }
     };
+    let public_bounds = |kind: &str| -> Result<(f64, f64), SchemaError> {
+        let bound = |k: &str, v: Option<f64>| -> Result<f64, SchemaError> {
+            match v {
+                None => Err(c.err(
+                    key(k),
+                    "(absent)",
+                    &format!(
+                        "a {kind} column needs public bounds lower and upper (from the data's \
+                         documentation or domain knowledge, never computed from the data)"
+                    ),
+                )),
+                Some(v) if !v.is_finite() => {
+                    Err(c.err(key(k), format!("{v:?}"), "must be a finite number"))
+                }
+                Some(v) => Ok(v),
+            }
+        };
+        let lower = bound("lower", raw.lower)?;
+        let upper = bound("upper", raw.upper)?;
+        if lower >= upper {
+            return Err(c.err(
+                key("upper"),
+                format!("{upper:?}"),
+                &format!("must be above lower = {lower:?} ({name})"),
+            ));
+        }
+        if !(upper - lower).is_finite() {
+            return Err(c.err(
+                key("upper"),
+                format!("{upper:?}"),
+                "upper − lower overflows; choose narrower bounds",
+            ));
+        }
+        Ok((lower, upper))
+    };
     let kind = match kind_text {
         "numeric" => {
             allow(&["lower", "upper", "missing"])?;
-            let bound = |k: &str, v: Option<f64>| -> Result<f64, SchemaError> {
-                match v {
-                    None => Err(c.err(
-                        key(k),
-                        "(absent)",
-                        "a numeric column needs public bounds lower and upper (from the data's \
-                         documentation or domain knowledge, never computed from the data)",
-                    )),
-                    Some(v) if !v.is_finite() => {
-                        Err(c.err(key(k), format!("{v:?}"), "must be a finite number"))
-                    }
-                    Some(v) => Ok(v),
-                }
-            };
-            let lower = bound("lower", raw.lower)?;
-            let upper = bound("upper", raw.upper)?;
-            if lower >= upper {
-                return Err(c.err(
-                    key("upper"),
-                    format!("{upper:?}"),
-                    &format!("must be above lower = {lower:?} ({name})"),
-                ));
-            }
-            if !(upper - lower).is_finite() {
-                return Err(c.err(
-                    key("upper"),
-                    format!("{upper:?}"),
-                    "upper − lower overflows; choose narrower bounds",
-                ));
-            }
+            let (lower, upper) = public_bounds("numeric")?;
             let missing = c.choice(
                 key("missing"),
                 raw.missing.as_deref(),
@@ -635,6 +673,15 @@ fn check_column(
                 aliases,
             }
         }
+        "target" => {
+            allow(&["lower", "upper", "clip"])?;
+            let (lower, upper) = public_bounds("target")?;
+            ColumnKind::Target {
+                lower,
+                upper,
+                clip: raw.clip.unwrap_or(false),
+            }
+        }
         "ignore" => {
             allow(&[])?;
             ColumnKind::Ignore
@@ -646,7 +693,7 @@ fn check_column(
                 &format!(
                     "column {name}: type must be \"numeric\" (with public lower and upper), \
                      \"categorical\" (with public levels), \"label\" (with classes and \
-                     positive) or \"ignore\""
+                     positive), \"target\" (with public lower and upper) or \"ignore\""
                 ),
             ));
         }

@@ -891,3 +891,39 @@ fn rejects_a_full_cache_disk_as_one() {
     assert!(!err.contains("refused"), "{err}");
     assert!(Path::new("/dev/full").exists());
 }
+
+/// A regression schema: one `type = "target"` column with public bounds in place of the
+/// label; its bounds are checked as a numeric column's, and a schema with both a label and a
+/// target (or neither) is refused by name.
+#[test]
+fn a_target_column_makes_a_regression_schema() {
+    let regression = SMALL.replace(
+        "type = \"label\"\nclasses = [\"no\", \"yes\"]\npositive = \"yes\"\naliases = { \"yes.\" = \"yes\" }",
+        "type = \"target\"\nlower = 0\nupper = 5",
+    );
+    assert_ne!(regression, SMALL);
+    let schema = Schema::from_toml(&regression, "r.toml").unwrap();
+    assert_eq!(schema.target_bounds(), Some((0.0, 5.0)));
+    assert_eq!(schema.columns[schema.label_index()].name, "y");
+    assert_eq!(small().target_bounds(), None);
+    let inverted = regression.replace("lower = 0\nupper = 5", "lower = 5\nupper = 0");
+    let (key, _, text) = invalid(Schema::from_toml(&inverted, "bad.toml"));
+    assert!(
+        key.ends_with(".upper") && text.contains("above lower"),
+        "{key} {text}"
+    );
+    let missing = regression.replace("lower = 0\nupper = 5", "upper = 5");
+    let (key, _, text) = invalid(Schema::from_toml(&missing, "bad.toml"));
+    assert!(
+        key.ends_with(".lower") && text.contains("target column"),
+        "{key} {text}"
+    );
+    let both = format!(
+        "{regression}\n[[columns]]\nname = \"z\"\ntype = \"label\"\nclasses = [\"a\", \"b\"]\npositive = \"a\"\n"
+    );
+    let (_, value, text) = invalid(Schema::from_toml(&both, "bad.toml"));
+    assert!(
+        value.contains("2 label or target columns") && text.contains("target"),
+        "{text}"
+    );
+}
