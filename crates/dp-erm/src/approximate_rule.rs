@@ -8,8 +8,9 @@ use serde::Serialize;
 
 use crate::data::MAX_FEATURES;
 use crate::error::check_epsilon;
+use crate::estimator::Task;
 use crate::gaussian::check_delta;
-use crate::rule::MAX_MINIMIZER_NOISE_RATIO;
+use crate::rule::{MAX_MINIMIZER_NOISE_RATIO, MAX_REGRESSION_MINIMIZER_NOISE_NORM};
 use crate::{
     DpSgd, DpSgdConfig, ErmError, GaussianCalibration, GaussianErm, GaussianMechanism, Loss,
 };
@@ -96,6 +97,30 @@ impl GaussianRule {
         loss: Loss::Logistic,
     };
 
+    /// Gaussian objective perturbation, Huber regression (threshold 1 on targets scaled into
+    /// [−1, 1]): `Λ = 472.3 · d^0.5435 · (z/n)^1.729` — not fitted on Gaussian fits but
+    /// carried over from the pure-ε [`crate::RegularizationRule::REGRESSION`]
+    /// (`472.3·d^1.408/(nε)^1.729`) by matching the two linear terms' expected norms:
+    /// pure ε's `2d/ε` against the Gaussian's `2z√d` (b ~ N(0, (2z)²I)), i.e. ε ↦ √d/z,
+    /// which turns `d^1.408/(nε)^1.729` into `d^(1.408 − 1.729/2)·(z/n)^1.729`.
+    pub const REGRESSION_OBJECTIVE: GaussianRule = GaussianRule {
+        mechanism: GaussianMechanism::ObjectivePerturbation,
+        scale: 472.3,
+        features_exponent: 0.5435,
+        noise_exponent: 1.729,
+        loss: Loss::HuberRegression { threshold: 1.0 },
+    };
+
+    /// Gaussian output perturbation, Huber regression: [`Self::REGRESSION_OBJECTIVE`]'s
+    /// constants (the same carry-over; no output-perturbation fit of its own).
+    pub const REGRESSION_OUTPUT: GaussianRule = GaussianRule {
+        mechanism: GaussianMechanism::OutputPerturbation,
+        scale: 472.3,
+        features_exponent: 0.5435,
+        noise_exponent: 1.729,
+        loss: Loss::HuberRegression { threshold: 1.0 },
+    };
+
     /// The Λ the bisection may return, clamped into: wider than any fit on the synthetic
     /// family needed, narrower than what the solver can certify at tiny Λ.
     pub const LAMBDA_RANGE: (f64, f64) = (1e-9, 10.0);
@@ -139,6 +164,7 @@ impl GaussianRule {
         check_epsilon(epsilon)?;
         check_delta(delta)?;
         self.check_constants()?;
+        let task = Task::of(self.loss);
         let at = |lambda: f64| match self.mechanism {
             GaussianMechanism::ObjectivePerturbation => {
                 GaussianErm::objective_perturbation(self.loss, lambda, epsilon, delta)
@@ -150,7 +176,7 @@ impl GaussianRule {
         // g(ln Λ) = ln Λ − ln rule(z(Λ)): increasing, so its root is found by bisection.
         let gap = |log_lambda: f64| -> Result<f64, ErmError> {
             let lambda = log_lambda.exp();
-            let calibration = at(lambda).calibration(rows, features)?;
+            let calibration = at(lambda).calibration_for(task, rows, features)?;
             let z = calibration.sigma / calibration.l2_sensitivity;
             Ok(log_lambda - self.lambda_at(z, rows, features).ln())
         };
@@ -159,7 +185,7 @@ impl GaussianRule {
         // these sizes: raise the range's floor to it (doubling, as the pure rule does), a
         // function of the public sizes only.
         while lo < hi {
-            match at(lo.exp()).calibration(rows, features) {
+            match at(lo.exp()).calibration_for(task, rows, features) {
                 Err(ErmError::IllConditioned { .. }) => lo = (lo + std::f64::consts::LN_2).min(hi),
                 _ => break,
             }
@@ -185,9 +211,25 @@ impl GaussianRule {
         let mut lambda = chosen.exp();
         loop {
             let trainer = at(lambda);
-            let calibration = trainer.calibration(rows, features)?;
+            let calibration = trainer.calibration_for(task, rows, features)?;
             let ratio = gaussian_minimizer_noise_ratio(&calibration, lambda, rows, features);
-            if ratio <= MAX_MINIMIZER_NOISE_RATIO || lambda >= Self::LAMBDA_RANGE.1 {
+            // A regressor's minimizer noise is also capped in norm (see
+            // MAX_REGRESSION_MINIMIZER_NOISE_NORM); output perturbation has none, but its
+            // sensitivity carries the solver's radius 2(γ + floor)/Λ: capped the same way.
+            let regression_noise = match &calibration.minimizer_noise {
+                Some(m) => features as f64 / m.beta,
+                None => {
+                    let solver =
+                        (calibration.l2_sensitivity - 2.0 / (rows as f64 * lambda)).max(0.0);
+                    solver / calibration.l2_sensitivity
+                        * calibration.sigma
+                        * (features as f64).sqrt()
+                }
+            };
+            let settled = ratio <= MAX_MINIMIZER_NOISE_RATIO
+                && (task == Task::Classification
+                    || regression_noise <= MAX_REGRESSION_MINIMIZER_NOISE_NORM);
+            if settled || lambda >= Self::LAMBDA_RANGE.1 {
                 return Ok(trainer);
             }
             lambda = (2.0 * lambda).min(Self::LAMBDA_RANGE.1);

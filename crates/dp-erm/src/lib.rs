@@ -122,8 +122,8 @@ pub use regression::{RegressionFit, RegressionSet, TargetClipping};
 pub use row_block_bytes::{BlockEncoder, visit_encoded_block};
 pub use row_cache::{MAX_BLOCK_ROWS, RowCache, RowCacheWriter};
 pub use rule::{
-    GroupedRule, MAX_MINIMIZER_NOISE_RATIO, RegularizationRule, UtilityOutlook,
-    minimizer_noise_ratio,
+    GroupedRule, MAX_MINIMIZER_NOISE_RATIO, MAX_REGRESSION_MINIMIZER_NOISE_NORM,
+    RegularizationRule, UtilityOutlook, minimizer_noise_norm, minimizer_noise_ratio,
 };
 pub use trainer::{Classifier, Trainer};
 

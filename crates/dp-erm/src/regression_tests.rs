@@ -417,3 +417,36 @@ fn a_regressor_round_trips_through_the_one_container_and_is_no_classifier() {
     assert!(error.contains("classification loss"), "{error}");
     assert_eq!(RegressionModel::MODEL_TYPE, "dp-erm/linear-regression");
 }
+
+/// The regression rule caps the minimizer noise's norm where the plain rule's Λ would let
+/// it dominate (large ε, many rows), and leaves Λ alone where it is small.
+#[test]
+fn the_regression_rule_caps_the_minimizer_noise() {
+    use crate::{MAX_REGRESSION_MINIMIZER_NOISE_NORM, RegularizationRule, minimizer_noise_norm};
+    for (n, d, epsilon, raised) in [
+        (30_000, 11, 20.0, true),
+        (30_000, 11, 5.0, true),
+        (2_000, 6, 0.3, false),
+    ] {
+        let plain = RegularizationRule::REGRESSION
+            .regularization(n, d, epsilon)
+            .unwrap();
+        let params = ErmParams::recommended_regression(n, d, epsilon).unwrap();
+        let calibration = params.regression_noise_calibration(n, d).unwrap().unwrap();
+        let norm = minimizer_noise_norm(&calibration, d);
+        assert!(
+            norm <= MAX_REGRESSION_MINIMIZER_NOISE_NORM,
+            "{n} {d} {epsilon}: {norm}"
+        );
+        assert_eq!(params.regularization() > plain, raised, "{n} {d} {epsilon}");
+        // Without the cap, the plain Λ's minimizer noise is above it where Λ was raised.
+        let at_plain = ErmParams::objective_perturbation(params.loss(), plain, epsilon)
+            .regression_noise_calibration(n, d)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            minimizer_noise_norm(&at_plain, d) > MAX_REGRESSION_MINIMIZER_NOISE_NORM,
+            raised
+        );
+    }
+}

@@ -220,6 +220,27 @@ pub fn minimizer_noise_ratio(c: &NoiseCalibration, lambda: f64, rows: usize) -> 
     }
 }
 
+/// The largest expected norm of the minimizer noise a regression rule's Λ may leave, in
+/// the scaled problem's units (targets in [−1, 1], rows in the unit ball: a weight vector
+/// of this norm moves no prediction by more than 1% of half the target's range).
+///
+/// **Why a regressor needs it.** [`MAX_MINIMIZER_NOISE_RATIO`] compares the minimizer noise
+/// with the objective noise's effect where the data do not curve the objective (`‖b‖/(nμ)`).
+/// The objective noise is damped by the data's curvature, the minimizer noise (added after
+/// the solve) is not, and its norm grows as `1/μ²` (the solver's rounding floor as `1/μ`,
+/// the certified radius as floor/μ). At the regression rule's small Λ for large ε (n = 30,000,
+/// d = 11: Λ ≈ 1.6·10⁻⁵ at ε = 5, 5.7·10⁻⁶ at ε = 20) the ratio test passed while the
+/// minimizer noise moved the weights by about 0.3 — test RMSE up to 1.8× the non-private
+/// fit's at ε = 20, worse than at ε = 2. Capping its norm raises Λ there only.
+pub const MAX_REGRESSION_MINIMIZER_NOISE_NORM: f64 = 0.01;
+
+/// The minimizer noise's expected norm `d/β₂` (Gamma(d, 1/β₂)); 0 without one.
+pub fn minimizer_noise_norm(c: &NoiseCalibration, features: usize) -> f64 {
+    c.minimizer_noise
+        .as_ref()
+        .map_or(0.0, |m| features as f64 / m.beta)
+}
+
 /// Objective perturbation (cliff-free) with `loss` at `lambda`, Λ doubled until a fit at
 /// these sizes accepts it and its minimizer noise adds at most
 /// [`MAX_MINIMIZER_NOISE_RATIO`] to the objective noise's effect (see
@@ -239,7 +260,10 @@ fn certified_params(
         let plan = params.calibrate_for(Task::of(loss), rows, features);
         match plan.map(|p| p.calibration()) {
             Ok(Some(c))
-                if minimizer_noise_ratio(&c, lambda, rows) > MAX_MINIMIZER_NOISE_RATIO
+                if (minimizer_noise_ratio(&c, lambda, rows) > MAX_MINIMIZER_NOISE_RATIO
+                    || (loss.is_regression()
+                        && minimizer_noise_norm(&c, features)
+                            > MAX_REGRESSION_MINIMIZER_NOISE_NORM))
                     && lambda < MAX_REGULARIZATION =>
             {
                 lambda = (2.0 * lambda).min(MAX_REGULARIZATION);

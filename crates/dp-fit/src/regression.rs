@@ -40,8 +40,8 @@ impl ErmRecipe {
     /// The name of the rule [`Regularization::Rule`] applies to a regressor, for reports.
     pub fn regression_rule_name(&self) -> &'static str {
         match self.mechanism {
-            Mechanism::GaussianObjective { .. } => "GaussianRule::OBJECTIVE",
-            Mechanism::GaussianOutput { .. } => "GaussianRule::OUTPUT",
+            Mechanism::GaussianObjective { .. } => "GaussianRule::REGRESSION_OBJECTIVE",
+            Mechanism::GaussianOutput { .. } => "GaussianRule::REGRESSION_OUTPUT",
             _ => "RegularizationRule::REGRESSION",
         }
     }
@@ -81,10 +81,10 @@ impl ErmRecipe {
                 };
                 let delta = self.mechanism.delta();
                 match self.mechanism {
-                    Mechanism::GaussianObjective { .. } => GaussianRule::OBJECTIVE
+                    Mechanism::GaussianObjective { .. } => GaussianRule::REGRESSION_OBJECTIVE
                         .trainer(rows, features, epsilon, delta)?
                         .regularization(),
-                    Mechanism::GaussianOutput { .. } => GaussianRule::OUTPUT
+                    Mechanism::GaussianOutput { .. } => GaussianRule::REGRESSION_OUTPUT
                         .trainer(rows, features, epsilon, delta)?
                         .regularization(),
                     _ => {
@@ -135,7 +135,8 @@ impl RegressionPlan {
         };
         Some(Outlook::of_regression_ratio(
             ratio,
-            "d/(nε), or z·√d/n for the Gaussian mechanisms (as a classifier's)",
+            rows,
+            "d/(nε), or z·√d/n for the Gaussian mechanisms (as a classifier's), and n",
         ))
     }
 
@@ -219,6 +220,8 @@ mod tests {
             // 2/(3·1) far above the ratio where the mean wins: warned of.
             assert!(plan.outlook(3, 2).unwrap().warning.is_some());
             assert!(plan.outlook(100_000, 2).unwrap().warning.is_none());
+            // Under the rule's smallest n: warned of, whatever the ratio.
+            assert!(plan.outlook(1_999, 2).unwrap().warning.is_some());
         }
         // A classifier's loss is refused by name before any data.
         let mut classifier = recipe(Mechanism::Output { epsilon: 1.0 });
