@@ -24,7 +24,7 @@ import os
 import numpy as np
 
 from . import _dpml
-from ._errors import DPMLTypeError
+from ._errors import DPMLTypeError, DPMLValueError
 
 
 class Schema:
@@ -56,6 +56,14 @@ class Schema:
         if not isinstance(core, _dpml.Schema):
             raise DPMLTypeError(
                 "build a Schema with Schema.from_file(path) or Schema.from_toml(text)"
+            )
+        if any(kind == "target" for _, kind in core.columns):
+            # The command line trains regressors from such schemas; Python's schema encodes
+            # classifiers' frames only (a regressor takes X, y and bounds= directly).
+            raise DPMLValueError(
+                "this schema's label is a regression target (type = \"target\"): dpml.Schema "
+                "encodes classifiers' data; pass X, y and bounds= to dpml.LinearRegression "
+                "instead, or train it with `dpml train`"
             )
         self._core = core
         # The TOML it was read from: what dpml.spark ships to the executors.

@@ -91,7 +91,7 @@ pub struct Encoded {
 fn read_by_encoding(schema: &Schema, k: usize, labels: bool) -> bool {
     match schema.columns[k].kind {
         ColumnKind::Ignore => false,
-        ColumnKind::Label { .. } => labels,
+        ColumnKind::Label { .. } | ColumnKind::Target { .. } => labels,
         _ => true,
     }
 }
@@ -117,7 +117,10 @@ pub fn encode_columns(
                 format!(
                     "has no column {:?}, which the schema encodes{}",
                     column.name,
-                    if matches!(column.kind, ColumnKind::Label { .. }) {
+                    if matches!(
+                        column.kind,
+                        ColumnKind::Label { .. } | ColumnKind::Target { .. }
+                    ) {
                         " (the label: pass labels=False to encode features only)"
                     } else {
                         ""

@@ -85,7 +85,8 @@ impl PySchema {
         self.schema.hash()
     }
 
-    /// `(name, kind)` of every column: kind 'numeric', 'categorical', 'label' or 'ignore'.
+    /// `(name, kind)` of every column: kind 'numeric', 'categorical', 'label', 'target'
+    /// (a regression's) or 'ignore'.
     #[getter]
     fn columns(&self) -> Vec<(String, &'static str)> {
         self.schema
@@ -96,6 +97,7 @@ impl PySchema {
                     ColumnKind::Numeric { .. } => "numeric",
                     ColumnKind::Categorical { .. } => "categorical",
                     ColumnKind::Label { .. } => "label",
+                    ColumnKind::Target { .. } => "target",
                     ColumnKind::Ignore => "ignore",
                 };
                 (c.name.clone(), kind)

@@ -151,3 +151,23 @@ def test_sklearn_checks_private(estimator, check):
 def test_sklearn_checks_non_private(estimator, check):
     with dpml.testing.check_mode(non_private=True):
         check(estimator)
+
+
+def test_a_regression_schema_is_refused_by_the_classifiers_schema_encoder():
+    text = """
+version = 1
+[csv]
+header = true
+[[columns]]
+name = "x"
+type = "numeric"
+lower = 0
+upper = 1
+[[columns]]
+name = "cost"
+type = "target"
+lower = 0
+upper = 10
+"""
+    with pytest.raises(dpml.DPMLValueError, match="regression target"):
+        dpml.Schema.from_toml(text)
