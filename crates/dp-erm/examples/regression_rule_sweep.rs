@@ -190,24 +190,11 @@ fn main() {
     );
 }
 
-fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> [f64; 3] {
-    for col in 0..3 {
-        let pivot = (col..3)
-            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
-            .unwrap();
-        a.swap(col, pivot);
-        b.swap(col, pivot);
-        for row in col + 1..3 {
-            let f = a[row][col] / a[col][col];
-            for k in col..3 {
-                a[row][k] -= f * a[col][k];
-            }
-            b[row] -= f * b[col];
-        }
-    }
-    let mut x = [0.0; 3];
-    for row in (0..3).rev() {
-        x[row] = (b[row] - (row + 1..3).map(|k| a[row][k] * x[k]).sum::<f64>()) / a[row][row];
-    }
-    x
+/// The 3×3 normal equations solved by faer's LU.
+fn solve3(a: [[f64; 3]; 3], b: [f64; 3]) -> [f64; 3] {
+    use faer::linalg::solvers::Solve;
+    let matrix = faer::Mat::<f64>::from_fn(3, 3, |i, j| a[i][j]);
+    let mut rhs = faer::Mat::<f64>::from_fn(3, 1, |i, _| b[i]);
+    matrix.partial_piv_lu().solve_in_place(rhs.as_mut());
+    [rhs[(0, 0)], rhs[(1, 0)], rhs[(2, 0)]]
 }

@@ -13,7 +13,7 @@ use crate::recipe::{ErmRecipe, ErmTrainer, Mechanism, Parameter, RecipeError, Re
 
 /// The Huber threshold a face uses unless told otherwise, in the scaled target's units
 /// (targets scaled into [−1, 1], so 1 is half their public range): the rule was fitted
-/// with it ([`RegularizationRule::REGRESSION`]).
+/// with it ([`dp_erm::RegularizationRule::REGRESSION`]).
 pub const DEFAULT_HUBER_THRESHOLD: f64 = 1.0;
 
 /// A regressor's recipe made concrete for public sizes: everything decided and checked
