@@ -1,6 +1,6 @@
 //! Privacy-loss distributions (PLDs): tight (ε, δ) accounting of composed mechanisms —
 //! the Gaussian, Laplace and pure-ε mechanisms and DP-SGD's Poisson-subsampled Gaussian —
-//! by discretizing each mechanism's privacy loss and convolving (ALGORITHMS.md §8.2).
+//! by discretizing each mechanism's privacy loss and convolving (docs/src/reference/algorithms.md §8).
 //!
 //! For a pair of output laws (P, Q) of one mechanism on neighbouring datasets, the
 //! **privacy loss** is `L = ln(P(o)/Q(o))` with `o ~ P` (`+∞` where Q = 0), and the mechanism

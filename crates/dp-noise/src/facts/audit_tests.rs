@@ -1,5 +1,5 @@
 //! Shared helpers of the facts' tests: Clopper–Pearson ε lower bounds
-//! (PRIVACY_TESTING.md §2) and run counters.
+//! (docs/src/reference/privacy-testing.md §2) and run counters.
 
 use crate::stats::clopper_pearson;
 

@@ -142,7 +142,7 @@ impl QuantileBounds {
 ///
 /// # Privacy
 /// **ε-DP** under replace-one with n public. One replaced record leaves one cell and
-/// joins another: the vector of cell counts moves by at most 2 in L1 (ALGORITHMS.md §8.4),
+/// joins another: the vector of cell counts moves by at most 2 in L1 (docs/src/reference/algorithms.md §8),
 /// so exact discrete Laplace noise of scale `t ≥ 2/ε` on every cell makes the whole noisy
 /// histogram ε-DP (each output's probability changes by at most `e^{2/t} ≤ e^ε`); the
 /// threshold, the choice of the first and last passing cells and their ends are

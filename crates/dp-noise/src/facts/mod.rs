@@ -1,4 +1,4 @@
-//! Private estimates of the "public facts" a fit needs (ALGORITHMS.md §8.4): a quantile,
+//! Private estimates of the "public facts" a fit needs (docs/src/reference/algorithms.md §8): a quantile,
 //! a pair of bounds without a range, the levels of a categorical column (or the classes
 //! of a label), and a bound on row norms.
 //!
@@ -126,7 +126,7 @@ impl<T> Released<T> {
 }
 
 /// Exact discrete Laplace noise for a histogram under replace-one: one record leaves one
-/// cell and joins another, an L1 distance of at most 2 (ALGORITHMS.md §8.4), so the scale
+/// cell and joins another, an L1 distance of at most 2 (docs/src/reference/algorithms.md §8), so the scale
 /// is `t ≥ 2/ε` (rounded up twice: the quotient, then to the sampler's exact ratio).
 pub(crate) fn histogram_noise(epsilon: f64) -> Result<DiscreteLaplace, NoiseError> {
     DiscreteLaplace::with_scale_at_least(div_rounding_up(2.0, epsilon)).map_err(|_| {
