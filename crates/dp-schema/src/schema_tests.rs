@@ -115,7 +115,7 @@ fn every_schema_rule_is_checked_and_named() {
         Err(SchemaError::Invalid { key, value, .. }) => {
             assert_eq!(
                 (key.as_str(), value.as_str()),
-                ("columns[*].type", "2 label columns")
+                ("columns[*].type", "2 label or target columns")
             )
         }
         other => panic!("{other:?}"),
