@@ -71,6 +71,7 @@ mod calibration;
 mod csr_transform;
 mod data;
 mod dpsgd;
+mod sgd_accounting;
 mod error;
 mod estimator;
 mod features;
@@ -105,6 +106,9 @@ pub use data::{
 /// The largest δ any (ε, δ) guarantee of the workspace takes: dp-noise's, re-exported.
 pub use dp_noise::MAX_DELTA;
 pub use dpsgd::{DpSgd, DpSgdConfig, MAX_SGD_STEPS, SgdModel, SgdNeighbours};
+pub use sgd_accounting::{
+    Accountant, CALIBRATION_TOLERANCE, pld_calibration, pld_discretization, pld_epsilon,
+};
 pub use error::ErmError;
 pub use error::{MAX_EPSILON, MAX_REGULARIZATION, MIN_REGULARIZATION};
 pub use estimator::{ErmParams, Fit, SolverChoice};
