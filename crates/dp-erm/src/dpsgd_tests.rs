@@ -766,7 +766,11 @@ fn the_rules_pld_sigma_is_within_one_percent_of_dp_accounting() {
         let sgd = rule.trainer_for(30_162, epsilon, DELTA, relation).unwrap();
         let took = started.elapsed();
         assert_eq!(sgd.accountant(), Accountant::Pld);
-        assert_eq!(pld_discretization(epsilon), reference_h, "the grid the reference used");
+        assert_eq!(
+            pld_discretization(epsilon),
+            reference_h,
+            "the grid the reference used"
+        );
         let sigma = sgd.noise_multiplier();
         let rdp = DpSgd::for_target(sgd.config().with_accountant(Accountant::Rdp), epsilon)
             .unwrap()
@@ -780,7 +784,10 @@ fn the_rules_pld_sigma_is_within_one_percent_of_dp_accounting() {
             sigma <= reference * 1.01 && sigma >= reference * 0.999,
             "{relation} ε = {epsilon}: σ {sigma} vs dp-accounting's {reference}"
         );
-        assert!(sigma <= rdp * 0.93, "{relation} ε = {epsilon}: {sigma} vs RDP {rdp}");
+        assert!(
+            sigma <= rdp * 0.93,
+            "{relation} ε = {epsilon}: {sigma} vs RDP {rdp}"
+        );
         assert!(sgd.epsilon() <= epsilon && sgd.epsilon() >= epsilon * 0.99);
         // Calibrated once: the same configuration again is remembered.
         let again = std::time::Instant::now();
@@ -843,8 +850,7 @@ fn rdp_replace_one(sgd: &DpSgd) -> f64 {
 /// against 1 instead of C is caught too. Measured (RUNS = 100,000, α = 10⁻⁶, seed 54): see
 /// the printed line.
 #[test]
-fn dpsgd_audit_at_the_pld_sigma_stays_within_the_new_claim_and_catches_a_quarter_of_the_noise()
-{
+fn dpsgd_audit_at_the_pld_sigma_stays_within_the_new_claim_and_catches_a_quarter_of_the_noise() {
     let (q, clip, target) = (0.25, 0.25, 2.0);
     let mut c = DpSgdConfig::new(Loss::huber(0.5).unwrap(), q, 1, 1.0, DELTA);
     c.clip_norm = clip;
@@ -864,8 +870,14 @@ fn dpsgd_audit_at_the_pld_sigma_stays_within_the_new_claim_and_catches_a_quarter
     );
     assert!(honest <= claim, "{honest} > {claim}");
     assert!(honest > 0.0, "the audit has no power");
-    assert!(quarter > claim, "σ/4 mutant not caught: {quarter} vs {claim}");
-    assert!(unclipped > claim, "clipping mutant not caught: {unclipped} vs {claim}");
+    assert!(
+        quarter > claim,
+        "σ/4 mutant not caught: {quarter} vs {claim}"
+    );
+    assert!(
+        unclipped > claim,
+        "clipping mutant not caught: {unclipped} vs {claim}"
+    );
 }
 
 /// The clipped audit's bound with σ/4.

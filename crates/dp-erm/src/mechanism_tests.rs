@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use crate::{
-    Accountant, LinearModel, Loss, Mechanism, ModelKey, ModelMetadata, ModelPurpose, ObjectiveCalibration,
+    Accountant, LinearModel, Loss, Mechanism, ModelKey, ModelMetadata, ModelPurpose,
+    ObjectiveCalibration,
 };
 
 /// The folder of the fixtures.
@@ -313,8 +314,8 @@ fn a_pld_certified_dpsgd_model_has_its_own_code_and_reads_back_as_pld() {
             _ => continue,
         };
         let pld = LinearModel::new(rdp_model.weights().to_vec(), metadata.clone());
-        let bytes = bincode::serde::encode_to_vec(metadata.mechanism, bincode::config::standard())
-            .unwrap();
+        let bytes =
+            bincode::serde::encode_to_vec(metadata.mechanism, bincode::config::standard()).unwrap();
         assert_eq!(bytes[0], expected_code, "{name}");
         let old = bincode::serde::encode_to_vec(
             rdp_model.metadata().mechanism,
@@ -335,7 +336,12 @@ fn a_pld_certified_dpsgd_model_has_its_own_code_and_reads_back_as_pld() {
             metadata.mechanism
         );
         assert_eq!(
-            rdp_model.metadata().mechanism.sgd_record().unwrap().accountant,
+            rdp_model
+                .metadata()
+                .mechanism
+                .sgd_record()
+                .unwrap()
+                .accountant,
             Accountant::Rdp
         );
     }

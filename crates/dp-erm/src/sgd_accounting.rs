@@ -47,7 +47,9 @@ impl Accountant {
     pub fn description(&self) -> &'static str {
         match self {
             Accountant::Pld => "privacy-loss distribution (connect-the-dots, pessimistic)",
-            Accountant::Rdp => "Rényi DP (Mironov, Talwar & Zhang 2019; Balle et al. 2020 conversion)",
+            Accountant::Rdp => {
+                "Rényi DP (Mironov, Talwar & Zhang 2019; Balle et al. 2020 conversion)"
+            }
         }
     }
 }

@@ -44,9 +44,7 @@
 //! basic composition).
 
 use dp_erm::{DpSgd, pld_discretization};
-use dp_noise::{
-    MAX_DISCRETIZATION, Neighbouring, NoiseError, PrivacyLossDistribution, Zcdp,
-};
+use dp_noise::{MAX_DISCRETIZATION, Neighbouring, NoiseError, PrivacyLossDistribution, Zcdp};
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::Spend;
@@ -127,7 +125,8 @@ impl Curve {
             } => positive("noise_multiplier", noise_multiplier)
                 .or_else(|| positive("sampling_rate", sampling_rate))
                 .or_else(|| {
-                    (sampling_rate > 1.0).then(|| format!("sampling_rate = {sampling_rate:?} is above 1"))
+                    (sampling_rate > 1.0)
+                        .then(|| format!("sampling_rate = {sampling_rate:?} is above 1"))
                 })
                 .or_else(|| {
                     (!(1..=dp_erm::MAX_SGD_STEPS).contains(&steps))
@@ -194,14 +193,20 @@ fn pld_epsilon_at(spends: &[&Spend], delta: f64, h: f64, curves: bool) -> Result
                 rho = (rho + r).next_up();
                 continue;
             }
-            (true, Some(Curve::Gaussian {
-                sensitivity_over_sigma,
-            })) => PrivacyLossDistribution::gaussian(sensitivity_over_sigma, h)?,
-            (true, Some(Curve::SubsampledGaussian {
-                sampling_rate,
-                noise_multiplier,
-                steps,
-            })) => PrivacyLossDistribution::subsampled_gaussian(
+            (
+                true,
+                Some(Curve::Gaussian {
+                    sensitivity_over_sigma,
+                }),
+            ) => PrivacyLossDistribution::gaussian(sensitivity_over_sigma, h)?,
+            (
+                true,
+                Some(Curve::SubsampledGaussian {
+                    sampling_rate,
+                    noise_multiplier,
+                    steps,
+                }),
+            ) => PrivacyLossDistribution::subsampled_gaussian(
                 Neighbouring::ReplaceOne,
                 sampling_rate,
                 noise_multiplier,

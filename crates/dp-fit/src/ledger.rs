@@ -149,6 +149,18 @@ fn unix_time() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// What a ledger has spent ([`Ledger::composition`]) and has left, rounded down
+/// ([`Ledger::summary`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// The composed (ε, δ) spent and how it was composed.
+    pub composition: Composition,
+    /// ε left ([`Ledger::remaining`]).
+    pub remaining_epsilon: f64,
+    /// δ left ([`Ledger::remaining_delta`]).
+    pub remaining_delta: f64,
+}
+
 /// Why a ledger refused, or could not be used. `Display` names the ledger and the problem;
 /// nothing in it depends on the data of a fit.
 #[derive(Debug, Clone, PartialEq)]
@@ -358,6 +370,28 @@ impl Ledger {
         self.compose(&spends).0
     }
 
+    /// What the ledger has spent and has left, from one composition (each of
+    /// [`Ledger::spent`], [`Ledger::remaining`], … composes the spends anew: a face showing
+    /// several of them takes this).
+    pub fn summary(&self) -> Summary {
+        let composition = self.composition();
+        let (remaining_epsilon, remaining_delta) = match composition.method {
+            Method::Basic => (
+                left(self.total_epsilon, &self.exact_epsilon()),
+                left(self.total_delta, &self.exact_delta()),
+            ),
+            Method::Pld => (
+                left(self.total_epsilon, &ExactSum::of(composition.epsilon)),
+                0.0,
+            ),
+        };
+        Summary {
+            composition,
+            remaining_epsilon,
+            remaining_delta,
+        }
+    }
+
     /// ε spent so far, rounded up: [`Ledger::composition`]'s.
     pub fn spent(&self) -> f64 {
         self.composition().epsilon
@@ -372,21 +406,13 @@ impl Ledger {
     /// ε left, rounded down (never below 0): the total less [`Ledger::spent`]. Under PLD
     /// composition a spend of more than this may still fit (composition is subadditive).
     pub fn remaining(&self) -> f64 {
-        let c = self.composition();
-        match c.method {
-            Method::Basic => left(self.total_epsilon, &self.exact_epsilon()),
-            Method::Pld => left(self.total_epsilon, &ExactSum::of(c.epsilon)),
-        }
+        self.summary().remaining_epsilon
     }
 
     /// δ left, rounded down (never below 0): the total less [`Ledger::spent_delta`] (0 once
     /// PLD composition certifies the total: its ε is stated at the whole δ).
     pub fn remaining_delta(&self) -> f64 {
-        let c = self.composition();
-        match c.method {
-            Method::Basic => left(self.total_delta, &self.exact_delta()),
-            Method::Pld => 0.0,
-        }
+        self.summary().remaining_delta
     }
 
     /// The composition of `spends` (module docs of [`crate::composition`]) and whether it
@@ -406,8 +432,8 @@ impl Ledger {
             epsilon: epsilon.rounded_up(),
             delta: delta.rounded_up(),
         };
-        let tight = self.total_delta > 0.0
-            && spends.iter().any(|s| s.delta > 0.0 || s.curve.is_some());
+        let tight =
+            self.total_delta > 0.0 && spends.iter().any(|s| s.delta > 0.0 || s.curve.is_some());
         if !tight {
             return (basic, basic_fits);
         }
@@ -463,14 +489,15 @@ impl Ledger {
             });
         }
         let overspend = |which, after| {
+            let now = self.summary();
             LedgerError::Exceeded(Box::new(Overspend {
                 ledger: name.into(),
                 dataset: self.dataset.clone(),
                 which,
                 asked: (epsilon, delta),
-                left: (self.remaining(), self.remaining_delta()),
+                left: (now.remaining_epsilon, now.remaining_delta),
                 total: (self.total_epsilon, self.total_delta),
-                spent: self.spent(),
+                spent: now.composition.epsilon,
                 after,
                 runs: self.spends.len(),
             }))
@@ -500,6 +527,48 @@ impl Ledger {
         self.next_sequence = sequence + 1;
         self.spends.push(spend);
         Ok(sequence)
+    }
+
+    /// Gives the spend numbered `sequence`, charged as its (ε, δ) pair before its
+    /// mechanism's curve was known (DP-SGD's σ is calibrated on the data's n), that curve:
+    /// kept only when the composed total with it still fits and is no higher than without
+    /// it (its pair dominates the curve, but a discretized curve need not be below the pair's
+    /// law everywhere); returns whether it was kept. A spend that already has a curve keeps
+    /// it.
+    pub fn attach_curve(
+        &mut self,
+        name: &str,
+        sequence: u64,
+        curve: Curve,
+    ) -> Result<bool, LedgerError> {
+        if let Some(problem) = curve.problem() {
+            return Err(LedgerError::InvalidAmount {
+                what: format!("the spend's curve ({problem})"),
+                value: f64::NAN,
+                expected: "a curve of finite, positive numbers",
+            });
+        }
+        let index = self
+            .spends
+            .iter()
+            .position(|s| s.sequence == Some(sequence))
+            .ok_or_else(|| LedgerError::UnknownSpend {
+                ledger: name.into(),
+                sequence,
+            })?;
+        if self.spends[index].curve.is_some() {
+            return Ok(false);
+        }
+        let before = self.composition();
+        self.spends[index].curve = Some(curve);
+        let spends: Vec<&Spend> = self.spends.iter().collect();
+        let (after, fits) = self.compose(&spends);
+        if fits && after.epsilon <= before.epsilon {
+            Ok(true)
+        } else {
+            self.spends[index].curve = None;
+            Ok(false)
+        }
     }
 
     /// Takes back the spend numbered `sequence`: only for a fit refused before it drew any
@@ -601,7 +670,10 @@ impl Ledger {
         let within = fits
             || (composition.method == Method::Pld
                 && composition.epsilon <= self.total_epsilon * (1.0 + 1e-9));
-        if !within && composition.method == Method::Basic && self.exact_delta() > ExactSum::of(self.total_delta) {
+        if !within
+            && composition.method == Method::Basic
+            && self.exact_delta() > ExactSum::of(self.total_delta)
+        {
             return Err(corrupt(format!(
                 "its spends' δs add up to {:e}, above its total_delta = {:e}",
                 self.exact_delta().rounded_up(),

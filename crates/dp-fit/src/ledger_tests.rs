@@ -206,7 +206,10 @@ fn ten_gaussian_spends_compose_to_dp_accountings_total() {
     }
     let c = l.composition();
     assert_eq!(c.method, Method::Pld);
-    assert_eq!((c.method.name(), c.delta), ("privacy-loss distribution", 1e-5));
+    assert_eq!(
+        (c.method.name(), c.delta),
+        ("privacy-loss distribution", 1e-5)
+    );
     assert_within(c.epsilon, "ledger-gaussian-x10");
     assert!(c.epsilon <= 0.4);
     assert_eq!(l.spent(), c.epsilon);
@@ -238,10 +241,14 @@ fn ten_output_perturbation_spends_compose_by_zcdp() {
     let Curve::Zcdp { rho } = curve else {
         panic!("{curve:?}")
     };
-    assert!((rho / rho_reference - 1.0).abs() < 1e-6, "{rho} vs {rho_reference}");
-    let calibration = dp_erm::GaussianErm::output_perturbation(dp_erm::Loss::Logistic, 0.01, 0.1, 1e-6)
-        .calibration(10_000, 5)
-        .unwrap();
+    assert!(
+        (rho / rho_reference - 1.0).abs() < 1e-6,
+        "{rho} vs {rho_reference}"
+    );
+    let calibration =
+        dp_erm::GaussianErm::output_perturbation(dp_erm::Loss::Logistic, 0.01, 0.1, 1e-6)
+            .calibration(10_000, 5)
+            .unwrap();
     assert!(calibration.rho.unwrap() <= rho);
     let mut l = Ledger::new("d", 1.0, 1e-5).unwrap();
     for _ in 0..10 {
@@ -262,8 +269,7 @@ fn ten_output_perturbation_spends_compose_by_zcdp() {
     let not_added = dp_noise::Zcdp::new(rho).unwrap().epsilon(1e-5).unwrap();
     assert!(not_added < exact * 0.5);
     // One-vs-rest: K models at (ε/K, δ/K) each, ρ K times one share's.
-    let Some(Curve::Zcdp { rho: three }) = Curve::gaussian_output_perturbation(0.3, 3e-6, 3)
-    else {
+    let Some(Curve::Zcdp { rho: three }) = Curve::gaussian_output_perturbation(0.3, 3e-6, 3) else {
         panic!()
     };
     let share = dp_noise::Zcdp::largest_for(
@@ -301,7 +307,9 @@ fn a_mix_of_dp_sgd_gaussian_and_pure_spends_composes_to_dp_accountings_total() {
     let mut as_pair = Ledger::new("d", 5.0, 1e-5).unwrap();
     as_pair.record("l", sgd.with_curve(None)).unwrap();
     as_pair.record("l", gaussian_spend()).unwrap();
-    as_pair.record("l", Spend::new(0.1, 0.0, "t", "pure")).unwrap();
+    as_pair
+        .record("l", Spend::new(0.1, 0.0, "t", "pure"))
+        .unwrap();
     assert!(as_pair.spent() > reference("ledger-mix").0 * 1.2);
 }
 
@@ -324,8 +332,15 @@ fn a_spend_past_the_composed_total_is_refused_and_nothing_is_charged() {
         panic!("{err}")
     };
     assert_eq!(o.which, "ε");
-    assert!(o.after >= eleven_optimistic && o.after <= eleven * (1.0 + 1e-4), "{}", o.after);
-    assert!(err.to_string().contains("would bring the total spent to"), "{err}");
+    assert!(
+        o.after >= eleven_optimistic && o.after <= eleven * (1.0 + 1e-4),
+        "{}",
+        o.after
+    );
+    assert!(
+        err.to_string().contains("would bring the total spent to"),
+        "{err}"
+    );
     assert_eq!(l, before);
     assert_eq!(l.spends.len(), 10);
     // The same spends as pairs: basic composition refuses the fourth (4 × 0.1 > total).
@@ -393,11 +408,36 @@ fn curves_are_stored_compatibly_and_checked_on_reading() {
         assert!(err.contains("curve") && err.contains(pattern), "{err}");
         let fresh = Ledger::new("d", 1.0, 1e-5).unwrap();
         let err = fresh
-            .check_candidate("l", &Spend::new(0.1, 1e-6, "t", "m").with_curve(Some(curve)))
+            .check_candidate(
+                "l",
+                &Spend::new(0.1, 1e-6, "t", "m").with_curve(Some(curve)),
+            )
             .unwrap_err()
             .to_string();
         assert!(err.contains(pattern), "{err}");
     }
     let unknown = text.replacen("\"kind\":\"gaussian\"", "\"kind\":\"laplace\"", 1);
     assert!(serde_json::from_str::<Ledger>(&unknown).is_err());
+}
+
+/// A DP-SGD spend charged as its pair before the fit, its curve attached after: the total
+/// falls to the curves' composition; attaching twice, or to an unknown spend, changes
+/// nothing.
+#[test]
+fn a_curve_attached_after_the_fit_lowers_the_total() {
+    let mut l = Ledger::new("d", 5.0, 1e-5).unwrap();
+    let sgd = dp_sgd_spend();
+    let curve = sgd.curve.unwrap();
+    let sequence = l.record("l", sgd.with_curve(None)).unwrap();
+    l.record("l", gaussian_spend()).unwrap();
+    l.record("l", Spend::new(0.1, 0.0, "t", "pure")).unwrap();
+    let before = l.spent();
+    assert!(l.attach_curve("l", sequence, curve).unwrap());
+    assert_within(l.spent(), "ledger-mix");
+    assert!(l.spent() < before);
+    assert!(!l.attach_curve("l", sequence, curve).unwrap());
+    assert!(matches!(
+        l.attach_curve("l", 99, curve),
+        Err(LedgerError::UnknownSpend { .. })
+    ));
 }

@@ -40,5 +40,5 @@ pub mod split;
 
 pub use charge::{Charge, Pending};
 pub use composition::{Composition, Curve, Method};
-pub use ledger::{LEDGER_FORMAT, Ledger, LedgerError, Spend};
+pub use ledger::{LEDGER_FORMAT, Ledger, LedgerError, Spend, Summary};
 pub use ledger_file::{LedgerFile, LockWait};

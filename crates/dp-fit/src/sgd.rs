@@ -220,7 +220,10 @@ mod tests {
         };
         let (a, _) = pld.trainer(1.0, 1e-6, 1000).unwrap();
         let (b, _) = rdp.trainer(1.0, 1e-6, 1000).unwrap();
-        assert_eq!((a.accountant(), b.accountant()), (Accountant::Pld, Accountant::Rdp));
+        assert_eq!(
+            (a.accountant(), b.accountant()),
+            (Accountant::Pld, Accountant::Rdp)
+        );
         assert!(a.noise_multiplier() < b.noise_multiplier());
         assert!(a.epsilon() <= 1.0 && b.epsilon() <= 1.0);
         assert!(sgd_mechanism(Accountant::Pld).contains("privacy-loss distribution"));
