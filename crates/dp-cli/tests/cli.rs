@@ -910,6 +910,9 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
         report["outlook"]
     );
     let sgd = &report["dp_sgd"];
+    // Certified by the privacy-loss distribution accountant (the default), as reported.
+    assert_eq!(sgd["accountant"], "pld");
+    assert!(report["mechanism"].as_str().unwrap().contains("privacy-loss distribution"));
     // q = 40/400 and T = ⌈5·400/40⌉ = 50: public arithmetic.
     assert_eq!(sgd["steps"], 50);
     assert!((sgd["sampling_rate"].as_f64().unwrap() - 0.1).abs() < 1e-15);
@@ -969,6 +972,36 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
         .arg(&path),
     );
     assert!(err.contains("ε") || err.contains("δ"), "{err}");
+}
+
+/// `--accountant rdp` certifies DP-SGD by RDP (more noise than the default PLD at the same
+/// (ε, δ)), and the report says so; `--accountant` with another model is refused by name.
+#[test]
+fn the_accountant_option_picks_dpsgds_accountant_and_is_reported() {
+    let s = Setup::new();
+    let sigma = |name: &str, accountant: &str| {
+        succeeds(s.train(&s.path("data.csv"), name).args([
+            "--delta",
+            "1e-6",
+            "--model",
+            "dp-sgd",
+            "--batch-size",
+            "40",
+            "--epochs",
+            "2",
+            "--accountant",
+            accountant,
+        ]));
+        let sgd = report_of(&s, name)["dp_sgd"].clone();
+        assert_eq!(sgd["accountant"], accountant);
+        sgd["noise_multiplier"].as_f64().unwrap()
+    };
+    assert!(sigma("p.dpm", "pld") < sigma("r.dpm", "rdp"));
+    let err = fails(
+        s.train(&s.path("data.csv"), "x.dpm")
+            .args(["--accountant", "rdp"]),
+    );
+    assert!(err.contains("--accountant: applies to --model dp-sgd only"), "{err}");
 }
 
 /// `--sgd-rule` trains with dp-erm's `DpSgdRule::FITTED` setting at ε and reports it: at
