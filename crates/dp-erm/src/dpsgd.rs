@@ -253,6 +253,7 @@ const TWO_53: f64 = 9_007_199_254_740_992.0;
 ///   - [`Accountant::Rdp`]: the curve is T times one step's ([`DpSgd::rdp_curve`]),
 ///     converted to ε at δ by Balle et al. 2020 over dp-noise's [`default_orders`]
 ///     (integer orders 2…8192), rounded up.
+///
 ///   Both bound the same mechanism; PLD's bound is tighter (σ 8–10% lower at the same
 ///   target). The RDP curve is computed either way, for [`DpSgd::rdp_curve`].
 /// - The regularizer's gradient Λw is a function of the iterate only; the step divides by
