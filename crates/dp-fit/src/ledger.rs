@@ -45,6 +45,10 @@ use crate::composition::{Composition, Curve, Method, pld_epsilon};
 /// deny unknown fields) rather than composed as basic spends.
 pub const LEDGER_FORMAT: &str = "dpml-ledger/1";
 
+/// The relative gain in ε over basic composition below which a ledger reports basic
+/// composition's total rather than PLD's ([`Ledger::composition`]).
+pub const REPORTED_GAIN: f64 = 1e-3;
+
 /// The largest total ε a ledger takes (the mechanisms' own ceiling, `dp_erm::MAX_EPSILON`,
 /// is far below it; a larger ledger is a typo).
 pub const MAX_TOTAL_EPSILON: f64 = 1e6;
@@ -364,7 +368,8 @@ impl Ledger {
 
     /// The (ε, δ) everything recorded is certified at, and by which composition (module
     /// docs): basic composition's `(Σ ε, Σ δ)` or the privacy-loss distributions' ε at the
-    /// ledger's δ, whichever ε is less.
+    /// ledger's δ, whichever ε is less — PLD's only where it is less by more than
+    /// [`REPORTED_GAIN`] (0.1%), since it states the whole δ as spent.
     pub fn composition(&self) -> Composition {
         let spends: Vec<&Spend> = self.spends.iter().collect();
         self.compose(&spends).0
@@ -449,7 +454,11 @@ impl Ledger {
             .flatten()
             .fold(f64::INFINITY, f64::min);
         let pld_fits = pld <= total_epsilon;
-        let composition = if pld < basic.epsilon || !basic_delta_fits {
+        // PLD's (ε, δ) states the whole δ as spent: reported where its ε is below basic
+        // composition's by more than 0.1% (or basic's δs overflow), so that a gain in the
+        // last digits (one spend's pair, recomposed) does not turn (1, 4·10⁻⁶) into
+        // (0.99999, 10⁻⁵). Either certifies the spends; acceptance takes whichever fits.
+        let composition = if pld < basic.epsilon * (1.0 - REPORTED_GAIN) || !basic_delta_fits {
             Composition {
                 method: Method::Pld,
                 epsilon: pld,

@@ -441,3 +441,14 @@ fn a_curve_attached_after_the_fit_lowers_the_total() {
         Err(LedgerError::UnknownSpend { .. })
     ));
 }
+
+/// One (ε, δ) spend is reported as its own pair, not as PLD's ε a few 10⁻⁶ lower at the
+/// whole δ: basic composition is kept unless PLD saves more than 0.1%.
+#[test]
+fn a_negligible_pld_gain_keeps_the_basic_total() {
+    let mut l = Ledger::new("d", 2.0, 1e-5).unwrap();
+    l.record("l", Spend::new(1.0, 4e-6, "t", "m")).unwrap();
+    let c = l.composition();
+    assert_eq!((c.method, c.epsilon, c.delta), (Method::Basic, 1.0, 4e-6));
+    assert!((l.remaining_delta() - 6e-6).abs() < 1e-20);
+}
