@@ -912,7 +912,12 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
     let sgd = &report["dp_sgd"];
     // Certified by the privacy-loss distribution accountant (the default), as reported.
     assert_eq!(sgd["accountant"], "pld");
-    assert!(report["mechanism"].as_str().unwrap().contains("privacy-loss distribution"));
+    assert!(
+        report["mechanism"]
+            .as_str()
+            .unwrap()
+            .contains("privacy-loss distribution")
+    );
     // q = 40/400 and T = ⌈5·400/40⌉ = 50: public arithmetic.
     assert_eq!(sgd["steps"], 50);
     assert!((sgd["sampling_rate"].as_f64().unwrap() - 0.1).abs() < 1e-15);
@@ -1001,7 +1006,10 @@ fn the_accountant_option_picks_dpsgds_accountant_and_is_reported() {
         s.train(&s.path("data.csv"), "x.dpm")
             .args(["--accountant", "rdp"]),
     );
-    assert!(err.contains("--accountant: applies to --model dp-sgd only"), "{err}");
+    assert!(
+        err.contains("--accountant: applies to --model dp-sgd only"),
+        "{err}"
+    );
 }
 
 /// `--sgd-rule` trains with dp-erm's `DpSgdRule::FITTED` setting at ε and reports it: at
