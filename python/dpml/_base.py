@@ -191,7 +191,11 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
             kwargs["delta"] = delta
         record = None
         if ledger is not None:
-            record = ledger.charge(epsilon, delta, what=type(self).__name__, mechanism=released)
+            # The class count lets the ledger record a Gaussian output perturbation's
+            # zCDP curve (one model, or one per class at its share).
+            record = ledger.charge(
+                epsilon, delta, what=type(self).__name__, mechanism=released, classes=len(classes)
+            )
         try:
             models, report = self._fit_rust(call, indices, len(classes), kwargs, seed)
         except (DPMLValueError, DPMLMemoryError):
@@ -202,6 +206,9 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
             raise
         self.classes_ = classes
         self._models = models
+        if record is not None and (curve := self._ledger_curve(report, models)) is not None:
+            # Known only now (DP-SGD's σ is calibrated on n): the ledger composes it tightly.
+            ledger._attach_curve(record, curve)
         self.privacy_ = self._privacy_report(report, epsilon, released, seed, kwargs)
         per_model = self.privacy_.get("epsilon_per_model")
         if report.get("outlook") is not None:
@@ -219,6 +226,11 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
     def _public_rows(self, n_rows):
         """The row count that may be reported: the rows' own, public under replace-one."""
         return n_rows
+
+    def _ledger_curve(self, report, models):
+        """The fit's privacy curve for a ledger, known only after the fit: None (the charge's
+        own pair or curve stands)."""
+        return None
 
     def _fit_kwargs(self, shape, call, epsilon, mechanism):
         loss, width = self._loss()

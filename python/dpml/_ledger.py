@@ -38,10 +38,16 @@ class Ledger:
     Pass it to ``fit(X, y, ledger=ledger)`` or make it active for a block with
     ``with ledger:``. Each private fit charges its ε before any work is done; a fit that
     would take the total above ``epsilon`` is refused with ``BudgetExceededError``, and
-    nothing is trained. Spends add up exactly (as rationals, no rounding), so the
-    guarantee of everything recorded is ``(spent_epsilon, spent_delta)``-DP by basic
-    sequential composition (each fit sees the whole dataset it is given; fits on disjoint
-    parts compose better, which this ledger does not claim).
+    nothing is trained. A pure-ε ledger (and any ledger of pure-ε spends) adds ε up
+    exactly (as rationals, no rounding): basic sequential composition. An ``(ε, δ)``
+    ledger composes tightly: each spend records its mechanism's privacy curve where it has
+    one (a Gaussian output perturbation's ρ-zCDP, a DP-SGD fit's rate, σ and steps), and
+    the total is the least ε certified at the ledger's δ by basic composition or by the
+    privacy-loss distributions of all the spends convolved — never more than basic
+    composition. ``composition`` says which certified the total; the guarantee of
+    everything recorded is ``(spent_epsilon, spent_delta)``-DP (each fit sees the whole
+    dataset it is given; fits on disjoint parts compose better, which this ledger does not
+    claim).
 
     A ledger keeps its identity under ``copy``, ``deepcopy`` and ``sklearn.base.clone``
     (it is not an estimator parameter), so ``GridSearchCV(...).fit(X, y, ledger=l)`` and
@@ -133,8 +139,15 @@ class Ledger:
 
     @property
     def spent_delta(self):
-        """The δ spent so far (the exact sum, rounded up)."""
+        """The δ spent so far: the exact sum, rounded up (basic composition), or the
+        ledger's δ (privacy-loss distribution composition, whose ε is stated at it)."""
         return self._state()["spent_delta"]
+
+    @property
+    def composition(self):
+        """Which composition certified ``spent_epsilon``: ``"basic"`` (ε and δ added up)
+        or ``"privacy-loss distribution"`` (the spends' curves composed at the whole δ)."""
+        return self._state()["composition"]
 
     @property
     def remaining_epsilon(self):
@@ -156,7 +169,7 @@ class Ledger:
     def __len__(self):
         return len(self._state()["spends"])
 
-    def charge(self, epsilon, delta=0.0, *, what="a fit", mechanism=None):
+    def charge(self, epsilon, delta=0.0, *, what="a fit", mechanism=None, classes=None):
         """Records a spend, or refuses it (``BudgetExceededError``) if it does not fit.
         The sums are exact (ten spends of 0.1 exceed 1, as in the reals).
 
@@ -173,7 +186,9 @@ class Ledger:
                 f"epsilon={epsilon!r}: a spend must be > 0 (every private fit spends some "
                 "epsilon; a zero spend would record a fit that spent nothing)"
             )
-        sequence = self._core.charge(epsilon, delta, str(what), str(mechanism or ""))
+        sequence = self._core.charge(
+            epsilon, delta, str(what), str(mechanism or ""), None if classes is None else int(classes)
+        )
         return {
             "estimator": what,
             "epsilon": epsilon,
@@ -181,6 +196,11 @@ class Ledger:
             "mechanism": mechanism,
             "sequence": sequence,
         }
+
+    def _attach_curve(self, record, curve):
+        """Gives the spend of ``record`` its DP-SGD curve ``(q, sigma, steps)``, known after
+        the fit; kept only where it does not raise the composed total."""
+        return self._core.attach_sgd_curve(record["sequence"], *curve)
 
     def refund(self, record):
         """Takes back a spend whose fit was refused before it drew any noise."""
@@ -218,7 +238,8 @@ class Ledger:
         return (
             f"Ledger({where}epsilon={state['total_epsilon']!r}, "
             f"delta={state['total_delta']!r}; spent {state['spent_epsilon']!r}, "
-            f"{state['spent_delta']!r} in {len(state['spends'])} fits)"
+            f"{state['spent_delta']!r} in {len(state['spends'])} fits, "
+            f"{state['composition']} composition)"
         )
 
 

@@ -103,6 +103,11 @@ class DPSGDClassifier(_LinearClassifier):
         With ``neighbouring="add-remove"``: a public estimate n̂ ≥ 1 of the number of rows
         (q = ``batch_size``/n̂, T = ⌈``epochs``·n̂/``batch_size``⌉, each step divided by
         ``batch_size``). Must be None under "replace-one" (n is then the data's).
+    accountant : {"pld", "rdp"}, default="pld"
+        The accountant that calibrates σ to (ε, δ) and certifies the model: "pld", the
+        privacy-loss distribution of the subsampled Gaussian (tight: 8–10% less noise than
+        RDP at the rule's settings on Adult), or "rdp", Rényi DP converted to (ε, δ) (the
+        accountant before PLDs). ``privacy_["accountant"]`` says which certified the model.
     random_state : None or dpml.InsecureSeed, default=None
         None: noise from the operating system's entropy (private).
 
@@ -117,7 +122,7 @@ class DPSGDClassifier(_LinearClassifier):
     Attributes
     ----------
     classes_, n_features_in_, coef_, intercept_, privacy_ (ε, δ, mechanism "dp-sgd",
-    neighbouring relation, noise multiplier σ, sampling rate q, steps T, clip norm, and
+    the accountant that certified it ("pld" or "rdp"), neighbouring relation, noise multiplier σ, sampling rate q, steps T, clip norm, and
     the ε each model's accounting gives, at most its share).
     """
 
@@ -144,6 +149,7 @@ class DPSGDClassifier(_LinearClassifier):
         schedule="given",
         neighbouring="replace-one",
         public_rows=None,
+        accountant="pld",
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -163,6 +169,7 @@ class DPSGDClassifier(_LinearClassifier):
         self.schedule = schedule
         self.neighbouring = neighbouring
         self.public_rows = public_rows
+        self.accountant = accountant
         self.random_state = random_state
 
     def fit(self, X, y, ledger=None, **params):
@@ -259,6 +266,7 @@ class DPSGDClassifier(_LinearClassifier):
             if self.fit_intercept
             else None,
             add_remove_rows=self._add_remove_rows(),
+            accountant=_choice("accountant", self.accountant, ("pld", "rdp")),
         )
 
     def _batch_size(self, n_rows):
@@ -314,11 +322,21 @@ class DPSGDClassifier(_LinearClassifier):
                 "at the defaults, or pass schedule='given'"
             )
 
+    def _ledger_curve(self, report, models):
+        """DP-SGD's curve (q, σ, steps) for a ledger: the K one-vs-rest models share σ, q
+        and T, so together they are K·T steps of the same subsampled Gaussian."""
+        c = report["calibration"]
+        return (c["sampling_rate"], c["noise_multiplier"], c["steps"] * len(models))
+
     def _fit_rust(self, call, indices, n_classes, kwargs, seed):
         return _dpml.fit_sgd_model(y=indices, n_classes=n_classes, seed=seed, **call, **kwargs)
 
     def _privacy_report(self, report, epsilon, mechanism, seed, kwargs):
-        shared = {k: v for k, v in kwargs.items() if k not in ("data_norm", "add_remove_rows")}
+        shared = {
+            k: v
+            for k, v in kwargs.items()
+            if k not in ("data_norm", "add_remove_rows", "accountant")
+        }
         privacy = super()._privacy_report(report, epsilon, mechanism, seed, shared)
         accounting = report["calibration"]
         public_rows = kwargs["add_remove_rows"]
@@ -332,6 +350,7 @@ class DPSGDClassifier(_LinearClassifier):
             neighbouring_relation="replace-one" if public_rows is None else "add-remove",
             public_rows=public_rows,
             replace_one_epsilon_per_model=accounting["replace_one_epsilon_per_model"],
+            accountant=accounting["accountant"],
             noise_multiplier=accounting["noise_multiplier"],
             sampling_rate=accounting["sampling_rate"],
             steps=accounting["steps"],

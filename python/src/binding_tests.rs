@@ -416,6 +416,7 @@ fn sgd_spec() -> crate::fit::SgdSpec {
             rule: false,
             neighbouring: dp_fit::spec::Neighbouring::ReplaceOne,
             public_rows: None,
+            accountant: dp_fit::spec::Accountant::Pld,
         },
         transform: transform(),
     }

@@ -126,6 +126,8 @@ pub struct SgdReport {
     pub replace_one_epsilon_per_model: f64,
     /// Each model's δ.
     pub delta_per_model: f64,
+    /// The accountant that certified each model: `"pld"` or `"rdp"`.
+    pub accountant: &'static str,
     /// The expected batch trained with (the rule's, capped at n, where it chose it).
     pub batch_size: usize,
     /// The epochs trained with.
@@ -448,6 +450,7 @@ pub fn fit_sgd_interruptible(
             epsilon_per_model: sgd.epsilon(),
             replace_one_epsilon_per_model: sgd.replace_one_epsilon(),
             delta_per_model: delta_share,
+            accountant: sgd.accountant().name(),
             batch_size: resolved.batch_size,
             epochs: resolved.epochs,
             learning_rate: resolved.learning_rate,

@@ -369,6 +369,7 @@ pub(crate) fn report<'py, M>(py: Python<'py>, fit: &FitReport<M>) -> PyResult<Bo
             s.replace_one_epsilon_per_model,
         )?;
         cal.set_item("delta_per_model", s.delta_per_model)?;
+        cal.set_item("accountant", s.accountant)?;
         cal.set_item("noise_multiplier", s.noise_multiplier)?;
         cal.set_item("sampling_rate", s.sampling_rate)?;
         cal.set_item("steps", s.steps)?;

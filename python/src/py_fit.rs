@@ -5,7 +5,7 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::error::guarded;
+use crate::error::{CoreError, guarded};
 use crate::fit::{
     LinearSpec, MapSpec, Regularization, SgdSpec, fit_kernel, fit_linear, fit_sgd_interruptible,
 };
@@ -86,7 +86,7 @@ pub(crate) fn fit_linear_model<'py>(
 #[pyo3(signature = (
     x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, epsilon, delta,
     batch_size, epochs, learning_rate, clip_norm, regularization, average_iterates, data_norm,
-    intercept, seed, rule=false, add_remove_rows=None
+    intercept, seed, rule=false, add_remove_rows=None, accountant="pld"
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_sgd_model<'py>(
@@ -111,6 +111,7 @@ pub(crate) fn fit_sgd_model<'py>(
     seed: Option<u64>,
     rule: bool,
     add_remove_rows: Option<usize>,
+    accountant: &str,
 ) -> PyResult<(Models, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = SgdSpec {
@@ -130,6 +131,12 @@ pub(crate) fn fit_sgd_model<'py>(
                     None => Neighbouring::ReplaceOne,
                 },
                 public_rows: add_remove_rows,
+                accountant: dp_fit::spec::parse_accountant(accountant).map_err(|problem| {
+                    CoreError::Value {
+                        what: "accountant".into(),
+                        problem,
+                    }
+                })?,
             },
             transform: RowTransform {
                 norm_bound: data_norm,
@@ -327,6 +334,7 @@ impl PyModels {
             };
             d.set_item("neighbouring", relation.name())?;
             d.set_item("expected_batch", sgd.expected_batch)?;
+            d.set_item("accountant", sgd.accountant.name())?;
         }
         Ok(d)
     }

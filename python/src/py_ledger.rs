@@ -95,7 +95,10 @@ impl PyLedgerCore {
 
     /// Checks and records a spend of `epsilon`, `delta` by `what` (the estimator) for
     /// `mechanism`, before the fit; returns its number. Refused with `BudgetExceededError`
-    /// if it does not fit.
+    /// if it does not fit. A Gaussian output perturbation (`mechanism` "gaussian-output")
+    /// of a `classes`-class classifier records its zCDP curve (dp-fit's
+    /// `Curve::gaussian_output_perturbation`), which the ledger composes tightly.
+    #[pyo3(signature = (epsilon, delta, what, mechanism, classes=None))]
     fn charge(
         &self,
         py: Python<'_>,
@@ -103,10 +106,41 @@ impl PyLedgerCore {
         delta: f64,
         what: String,
         mechanism: String,
+        classes: Option<usize>,
     ) -> PyResult<u64> {
         detached(py, || {
-            let spend = Spend::new(epsilon, delta, &format!("python: {what}"), &mechanism);
+            let curve = match (mechanism.as_str(), classes) {
+                ("gaussian-output", Some(k)) if delta > 0.0 => {
+                    dp_fit::Curve::gaussian_output_perturbation(epsilon, delta, k)
+                }
+                _ => None,
+            };
+            let spend = Spend::new(epsilon, delta, &format!("python: {what}"), &mechanism)
+                .with_curve(curve);
             self.budget.charge(spend).map_err(|e| converted(e, &what))
+        })
+    }
+
+    /// Gives spend `sequence` its DP-SGD curve (replace-one, rate `sampling_rate`, noise
+    /// multiplier `noise_multiplier`, `steps` steps), known after the fit; returns whether
+    /// the ledger kept it (dp-fit's `Ledger::attach_curve`).
+    fn attach_sgd_curve(
+        &self,
+        py: Python<'_>,
+        sequence: u64,
+        sampling_rate: f64,
+        noise_multiplier: f64,
+        steps: u64,
+    ) -> PyResult<bool> {
+        detached(py, || {
+            let curve = dp_fit::Curve::SubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+                steps,
+            };
+            self.budget
+                .attach_curve(sequence, curve)
+                .map_err(|e| converted(e, "the ledger"))
         })
     }
 
@@ -141,10 +175,12 @@ impl PyLedgerCore {
         state.set_item("id", &ledger.id)?;
         state.set_item("total_epsilon", ledger.total_epsilon)?;
         state.set_item("total_delta", ledger.total_delta)?;
-        state.set_item("spent_epsilon", ledger.spent())?;
-        state.set_item("spent_delta", ledger.spent_delta())?;
-        state.set_item("remaining_epsilon", ledger.remaining())?;
-        state.set_item("remaining_delta", ledger.remaining_delta())?;
+        let summary = ledger.summary();
+        state.set_item("spent_epsilon", summary.composition.epsilon)?;
+        state.set_item("spent_delta", summary.composition.delta)?;
+        state.set_item("remaining_epsilon", summary.remaining_epsilon)?;
+        state.set_item("remaining_delta", summary.remaining_delta)?;
+        state.set_item("composition", summary.composition.method.name())?;
         let spends = PyList::empty(py);
         for s in &ledger.spends {
             let spend = PyDict::new(py);

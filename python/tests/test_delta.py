@@ -85,9 +85,10 @@ def spec_epsilon(q, sigma, steps, delta):
 def test_dpsgd_privacy_report_matches_the_spec_accounting(blobs):
     X, y = blobs
     clf = dpml.DPSGDClassifier(
-        epsilon=1.0, delta=1e-5, classes=[0, 1], batch_size=40, epochs=3
+        epsilon=1.0, delta=1e-5, classes=[0, 1], batch_size=40, epochs=3, accountant="rdp"
     ).fit(X, y)
     p = clf.privacy_
+    assert p["accountant"] == "rdp"
     assert p["mechanism"] == "dp-sgd" and p["private"] is True
     assert (p["epsilon"], p["delta"]) == (1.0, 1e-5)
     assert p["neighbouring_relation"] == "replace-one"
@@ -126,6 +127,7 @@ def test_dpsgd_add_remove_is_scheduled_on_the_public_rows_and_accounted_by_mtz19
         epochs=3,
         neighbouring="add-remove",
         public_rows=1000,
+        accountant="rdp",
     ).fit(X, y)
     p = clf.privacy_
     assert p["neighbouring_relation"] == "add-remove" and p["public_rows"] == 1000
@@ -255,10 +257,14 @@ def test_dpsgd_charges_the_ledger_epsilon_and_delta(blobs):
         dpml.DPSGDClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1], batch_size=50).fit(
             X, y, ledger=ledger
         )
-    assert (ledger.spent_epsilon, ledger.spent_delta) == (2.0, 2e-5)
+    # Each fit records its curve after the fit: the two compose by privacy-loss
+    # distributions below basic composition's (2, 2e-5), stated at the whole δ.
+    assert ledger.composition == "privacy-loss distribution"
+    assert ledger.spent_epsilon < 1.6 and ledger.spent_delta == 2e-5
     assert [r["mechanism"] for r in ledger.records] == ["dp-sgd", "dp-sgd"]
     with pytest.raises(dpml.BudgetExceededError):
-        dpml.DPSGDClassifier(epsilon=0.1, delta=1e-6, classes=[0, 1]).fit(X, y, ledger=ledger)
+        dpml.DPSGDClassifier(epsilon=1.9, delta=1e-6, classes=[0, 1]).fit(X, y, ledger=ledger)
+    assert len(ledger) == 2
 
 
 def test_dpsgd_model_is_the_rust_fit_and_loads_both_ways(tmp_path, fixtures, reference_data):
@@ -489,3 +495,56 @@ def test_private_search_with_a_delta_refuses_a_pure_ledger_and_random_stopping(b
     )
     with pytest.raises(dpml.DPMLValueError, match="DP-SGD"):
         sgd.fit(X, y)
+
+
+def test_dpsgd_is_certified_by_pld_by_default_with_less_noise_than_rdp(blobs):
+    """The default accountant is the privacy-loss distribution: it certifies the same target
+    with less noise than RDP (whose spec formula then gives more than the target), and the
+    report and the model say which accountant certified it; a stranger is refused by name."""
+    X, y = blobs
+    params = dict(epsilon=1.0, delta=1e-5, classes=[0, 1], batch_size=40, epochs=3)
+    pld = dpml.DPSGDClassifier(**params).fit(X, y).privacy_
+    rdp = dpml.DPSGDClassifier(accountant="rdp", **params).fit(X, y).privacy_
+    assert (pld["accountant"], rdp["accountant"]) == ("pld", "rdp")
+    assert pld["noise_multiplier"] < 0.97 * rdp["noise_multiplier"]
+    assert pld["epsilon_per_model"] <= 1.0
+    assert spec_epsilon(pld["sampling_rate"], pld["noise_multiplier"], 30, 1e-5) > 1.0
+    model = dpml.DPSGDClassifier(**params).fit(X, y)
+    assert model._models.info()["accountant"] == "pld"
+    with pytest.raises(dpml.DPMLValueError, match="accountant"):
+        dpml.DPSGDClassifier(accountant="prv", **params).fit(X, y)
+
+
+def test_ten_gaussian_output_fits_compose_tightly_in_one_ledger(blobs):
+    """Ten Gaussian output-perturbation fits at (0.1, 1e-6) in a (1, 1e-5) ledger: basic
+    composition refused the tenth; the composing ledger records each fit's zCDP curve and
+    certifies all ten at about 0.295 (dp-noise's reference, CKS20 in mpmath), saying it used
+    the privacy-loss distribution composition. A pure-ε ledger's spends add up as before."""
+    X, y = blobs
+    ledger = dpml.Ledger(1.0, delta=1e-5)
+    assert ledger.composition == "basic"
+    for _ in range(10):
+        seeded_gaussian(epsilon=0.1, delta=1e-6, mechanism="output", classes=[0, 1]).fit(
+            X, y, ledger=ledger
+        )
+    assert len(ledger) == 10
+    assert ledger.composition == "privacy-loss distribution"
+    assert 0.2954 <= ledger.spent_epsilon <= 0.2955
+    assert ledger.spent_delta == 1e-5
+    assert "privacy-loss distribution" in repr(ledger)
+    pure = dpml.Ledger(1.0)
+    for _ in range(2):
+        dpml.LogisticRegression(epsilon=0.5, data_norm=2.0, classes=[0, 1]).fit(X, y, ledger=pure)
+    assert (pure.spent_epsilon, pure.composition) == (1.0, "basic")
+
+
+def test_dpsgd_fits_charged_to_a_ledger_record_their_curves(blobs):
+    """A DP-SGD fit is charged its (ε, δ) before the fit and given its curve (q, σ, T)
+    after it: two fits at (1, 1e-5) in a (3, 2e-5) ledger compose below basic's 2."""
+    X, y = blobs
+    ledger = dpml.Ledger(3.0, delta=2e-5)
+    for _ in range(2):
+        seeded_sgd(epsilon=1.0, delta=1e-5, classes=[0, 1]).fit(X, y, ledger=ledger)
+    assert ledger.composition == "privacy-loss distribution"
+    assert ledger.spent_epsilon < 1.9
+    assert ledger.spent_delta == 2e-5

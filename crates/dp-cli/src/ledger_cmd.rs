@@ -54,11 +54,27 @@ pub fn show(path: &Path) -> Result<(), Failure> {
             .unwrap_or("(none yet: given with its next spend)")
     );
     println!("dataset: {}", l.dataset);
+    let summary = l.summary();
+    let composition = summary.composition;
     println!("total ε: {}", number(l.total_epsilon));
-    println!("spent:   {} in {} runs", number(l.spent()), l.spends.len());
-    println!("left:    {}", number(l.remaining()));
+    println!(
+        "spent:   {} in {} runs ({} composition)",
+        number(composition.epsilon),
+        l.spends.len(),
+        composition.method.name()
+    );
+    println!("left:    {}", number(summary.remaining_epsilon));
     if l.total_delta > 0.0 {
-        println!("total δ: {:e}, spent {:e}", l.total_delta, l.spent_delta());
+        println!(
+            "total δ: {:e}, spent {:e}{}",
+            l.total_delta,
+            composition.delta,
+            match composition.method {
+                dp_fit::Method::Basic => " (the spends' δs added up)",
+                dp_fit::Method::Pld =>
+                    " (the ε above is the composed privacy-loss distribution's at the whole δ)",
+            }
+        );
     } else {
         println!("total δ: 0 (pure ε: runs that spend a δ are refused)");
     }
@@ -71,6 +87,20 @@ pub fn show(path: &Path) -> Result<(), Failure> {
         let number = s
             .sequence
             .map_or(String::from("  -"), |n| format!("{n:>3}"));
+        let delta = match s.curve {
+            None => delta,
+            Some(dp_fit::Curve::Gaussian {
+                sensitivity_over_sigma,
+            }) => format!("{delta}, Gaussian Δ/σ = {sensitivity_over_sigma:.6}"),
+            Some(dp_fit::Curve::Zcdp { rho }) => format!("{delta}, ρ-zCDP ρ = {rho:e}"),
+            Some(dp_fit::Curve::SubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+                steps,
+            }) => format!(
+                "{delta}, DP-SGD q = {sampling_rate:.6}, σ = {noise_multiplier:.4}, T = {steps}"
+            ),
+        };
         println!(
             "{number}  ε = {:<8}{delta} {} → {} (schema {})",
             crate::text::number(s.epsilon),

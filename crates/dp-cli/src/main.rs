@@ -147,6 +147,10 @@ enum Command {
         /// from the file): it sets q = batch/n̂, the steps and the divisor of each step.
         #[arg(long)]
         public_rows: Option<usize>,
+        /// --model dp-sgd: the accountant that calibrates σ and certifies the model: pld
+        /// (privacy-loss distribution, tight; the default) or rdp (Rényi DP, as before).
+        #[arg(long, value_parser = accountant())]
+        accountant: Option<dp_fit::spec::Accountant>,
         /// Λ, or "auto" for the library's data-independent rule (from n, d and ε).
         #[arg(long, default_value = "auto", value_parser = parse_regularization)]
         regularization: Regularization,
@@ -351,6 +355,7 @@ fn train_request(command: Command) -> train::TrainRequest {
         sgd_rule,
         neighbouring,
         public_rows,
+        accountant,
         regularization,
         noise,
         tune,
@@ -385,6 +390,7 @@ fn train_request(command: Command) -> train::TrainRequest {
             rule: sgd_rule,
             neighbouring,
             public_rows,
+            accountant,
         },
         regularization: match regularization {
             Regularization::Auto => None,
@@ -453,6 +459,13 @@ fn neighbouring() -> impl clap::builder::TypedValueParser<Value = dp_fit::spec::
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(["replace-one", "add-remove"])
         .try_map(|name| name.parse::<dp_fit::spec::Neighbouring>())
+}
+
+/// `--accountant`'s values: dp-erm's names, parsed by dp-fit.
+fn accountant() -> impl clap::builder::TypedValueParser<Value = dp_fit::spec::Accountant> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["pld", "rdp"])
+        .map(|name| dp_fit::spec::parse_accountant(&name).unwrap_or_default())
 }
 
 /// A value named by one of dp-fit's tables (`names`: the table's spellings, shown in the help).

@@ -131,9 +131,10 @@ pub fn report(
             "sequence": sequence,
             "dataset": l.dataset,
             "total_epsilon": l.total_epsilon,
-            "spent_after_this_run": l.spent(),
+            "spent_after_this_run": l.summary().composition.epsilon,
             "total_delta": l.total_delta,
-            "delta_spent_after_this_run": l.spent_delta(),
+            "delta_spent_after_this_run": l.summary().composition.delta,
+            "composition": l.summary().composition.method.name(),
             "runs": l.spends.len(),
         })),
     })

@@ -13,8 +13,7 @@ use dp_fit::recipe::{
 };
 use dp_fit::regression::DEFAULT_HUBER_THRESHOLD;
 use dp_fit::sgd::{
-    DEFAULT_BATCH_SIZE, DEFAULT_CLIP_NORM, DEFAULT_EPOCHS, DEFAULT_LEARNING_RATE, SGD_MECHANISM,
-    SgdOptions,
+    DEFAULT_BATCH_SIZE, DEFAULT_CLIP_NORM, DEFAULT_EPOCHS, DEFAULT_LEARNING_RATE, SgdOptions,
 };
 use dp_fit::spec::Neighbouring;
 use dp_fit::{Charge, Pending, Spend};
@@ -63,6 +62,8 @@ pub struct SgdRequest {
     pub neighbouring: Neighbouring,
     /// `--public-rows`: the public n̂ an add/remove fit is scheduled on.
     pub public_rows: Option<usize>,
+    /// `--accountant` (`None`: not given, privacy-loss distributions).
+    pub accountant: Option<dp_fit::spec::Accountant>,
 }
 
 impl SgdRequest {
@@ -337,6 +338,7 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
                 s.neighbouring == Neighbouring::AddRemove,
             ),
             ("--public-rows", s.public_rows.is_some()),
+            ("--accountant", s.accountant.is_some()),
         ];
         if let Some((option, _)) = given.iter().find(|(_, given)| *given) {
             return Err(fail(format!(
@@ -435,6 +437,7 @@ fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Fail
         rule: s.rule,
         neighbouring: s.neighbouring,
         public_rows: s.public_rows,
+        accountant: s.accountant.unwrap_or_default(),
     };
     // `n` is already the schedule's n (n̂ under add/remove): dp-fit's options read it so.
     let (sgd, resolved) = options.trainer(req.epsilon, req.delta, n).map_err(|e| {
@@ -479,12 +482,22 @@ fn sgd_facts(sgd: &DpSgd, batch: usize, epochs: f64, req: &TrainRequest) -> Valu
                          replace_one_epsilon",
             }),
         },
-        "accounting": match sgd.config().neighbours {
-            SgdNeighbours::ReplaceOne => "RDP of the Poisson-subsampled Gaussian for \
-                replace-one neighbours (dp-noise), T-fold, converted to (ε, δ) by Balle et al. 2020",
-            SgdNeighbours::AddRemove { .. } => "RDP of the Poisson-subsampled Gaussian for \
-                add/remove neighbours (MTZ19, dp-noise), T-fold, converted to (ε, δ) by Balle \
-                et al. 2020",
+        "accountant": sgd.accountant().name(),
+        "accounting": match (sgd.config().neighbours, sgd.accountant()) {
+            (SgdNeighbours::ReplaceOne, dp_fit::spec::Accountant::Rdp) => "RDP of the \
+                Poisson-subsampled Gaussian for replace-one neighbours (dp-noise), T-fold, \
+                converted to (ε, δ) by Balle et al. 2020 (--accountant rdp)",
+            (SgdNeighbours::AddRemove { .. }, dp_fit::spec::Accountant::Rdp) => "RDP of the \
+                Poisson-subsampled Gaussian for add/remove neighbours (MTZ19, dp-noise), \
+                T-fold, converted to (ε, δ) by Balle et al. 2020 (--accountant rdp)",
+            (SgdNeighbours::ReplaceOne, dp_fit::spec::Accountant::Pld) => "privacy-loss \
+                distribution of the Poisson-subsampled Gaussian for replace-one neighbours \
+                (dp-noise, connect the dots, pessimistic), T-fold by FFT convolution, ε at δ \
+                (--accountant pld, the default)",
+            (SgdNeighbours::AddRemove { .. }, dp_fit::spec::Accountant::Pld) => "privacy-loss \
+                distribution of the Poisson-subsampled Gaussian for add/remove neighbours \
+                (dp-noise, connect the dots, pessimistic), T-fold by FFT convolution, ε at δ \
+                (--accountant pld, the default)",
         },
     })
 }
@@ -747,7 +760,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                     .map_err(|e| fail(format!("the fit was refused: {e}")))?;
                 Outcome {
                     model: Released::Linear(model),
-                    mechanism: SGD_MECHANISM.into(),
+                    mechanism: dp_fit::sgd::sgd_mechanism(sgd.accountant()),
                     regularization_choice: choice(req.regularization, "Λ = 0 for DP-SGD"),
                     epsilon_steps: json!([{ "step": "train (DP-SGD)", "epsilon": req.epsilon, "delta": req.delta }]),
                     epsilon: req.epsilon,
@@ -865,7 +878,23 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
     // nothing; a crash after the spend is stored over-counts, never under-counts.
     let ledger_entry = match (&mut pending, &req.ledger) {
         (Some(pending), Some(path)) => {
-            let (sequence, after) = pending.record(spend).map_err(|e| fail(e.to_string()))?;
+            // DP-SGD's curve (its σ, rate and steps, known only now) lets the ledger compose
+            // it tightly; the spend was checked as its (ε, δ) pair, which dominates it.
+            let curve = match &outcome.model {
+                Released::Linear(m) if req.model == Model::DpSgd => m
+                    .metadata()
+                    .mechanism
+                    .sgd_record()
+                    .map(|r| dp_fit::Curve::SubsampledGaussian {
+                        sampling_rate: r.sampling_rate,
+                        noise_multiplier: r.noise_multiplier,
+                        steps: r.steps,
+                    }),
+                _ => None,
+            };
+            let (sequence, after) = pending
+                .record(spend.with_curve(curve))
+                .map_err(|e| fail(e.to_string()))?;
             Some(LedgerEntry {
                 path: path.clone(),
                 ledger: after.clone(),

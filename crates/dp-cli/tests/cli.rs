@@ -910,6 +910,14 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
         report["outlook"]
     );
     let sgd = &report["dp_sgd"];
+    // Certified by the privacy-loss distribution accountant (the default), as reported.
+    assert_eq!(sgd["accountant"], "pld");
+    assert!(
+        report["mechanism"]
+            .as_str()
+            .unwrap()
+            .contains("privacy-loss distribution")
+    );
     // q = 40/400 and T = ⌈5·400/40⌉ = 50: public arithmetic.
     assert_eq!(sgd["steps"], 50);
     assert!((sgd["sampling_rate"].as_f64().unwrap() - 0.1).abs() < 1e-15);
@@ -919,9 +927,18 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
             .unwrap()
             .contains("| DP-SGD | σ = ")
     );
+    // The DP-SGD spend records its curve; the ledger composes the pair of the Gaussian fit
+    // with it by privacy-loss distributions, never above basic composition's 2.
     let shown = succeeds(dpml().args(["ledger", "show"]).arg(&path));
-    assert!(shown.contains("spent:   2 in 2 runs"), "{shown}");
+    assert!(shown.contains(" in 2 runs ("), "{shown}");
+    assert!(shown.contains("composition)"), "{shown}");
     assert!(shown.contains("spent 2e-6"), "{shown}");
+    assert!(shown.contains("DP-SGD q = 0.100000"), "{shown}");
+    let ledger: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(ledger["spends"][1]["curve"]["kind"], "subsampled-gaussian");
+    assert_eq!(ledger["spends"][1]["curve"]["steps"], 50);
+    assert!(report["ledger"]["composition"].is_string());
     // Both models load for prediction and evaluation like any linear model.
     for model in ["g.dpm", "s.dpm"] {
         let unlabelled = s.write("u.csv", b"c,x\na,1\nb,2\n");
@@ -947,18 +964,52 @@ fn delta_trains_gaussian_and_dpsgd_models_that_predict_and_are_charged() {
     let inspected = succeeds(dpml().arg("inspect").arg(s.path("s.dpm")));
     assert!(inspected.contains("DpSgd"), "{inspected}");
     assert!(inspected.contains("delta:          1e-6"), "{inspected}");
-    // The ledger's δ is spent: a third (ε, δ) run is refused before reading any data.
+    // The composed total is near 2: a third (ε, δ) run of 1.5 is refused before reading
+    // any data.
     let err = fails(
         s.train_with(
             &s.path("no-such-file.csv"),
             "t.dpm",
             &s.path("schema.toml"),
-            "0.0001",
+            "1.5",
         )
         .args(["--delta", "1e-9", "--ledger"])
         .arg(&path),
     );
     assert!(err.contains("ε") || err.contains("δ"), "{err}");
+}
+
+/// `--accountant rdp` certifies DP-SGD by RDP (more noise than the default PLD at the same
+/// (ε, δ)), and the report says so; `--accountant` with another model is refused by name.
+#[test]
+fn the_accountant_option_picks_dpsgds_accountant_and_is_reported() {
+    let s = Setup::new();
+    let sigma = |name: &str, accountant: &str| {
+        succeeds(s.train(&s.path("data.csv"), name).args([
+            "--delta",
+            "1e-6",
+            "--model",
+            "dp-sgd",
+            "--batch-size",
+            "40",
+            "--epochs",
+            "2",
+            "--accountant",
+            accountant,
+        ]));
+        let sgd = report_of(&s, name)["dp_sgd"].clone();
+        assert_eq!(sgd["accountant"], accountant);
+        sgd["noise_multiplier"].as_f64().unwrap()
+    };
+    assert!(sigma("p.dpm", "pld") < sigma("r.dpm", "rdp"));
+    let err = fails(
+        s.train(&s.path("data.csv"), "x.dpm")
+            .args(["--accountant", "rdp"]),
+    );
+    assert!(
+        err.contains("--accountant: applies to --model dp-sgd only"),
+        "{err}"
+    );
 }
 
 /// `--sgd-rule` trains with dp-erm's `DpSgdRule::FITTED` setting at ε and reports it: at

@@ -13,7 +13,7 @@
 //! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2 + approximate-minima noise) | ε-DP for the released (approximate) minimizer | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2`, plus noise of rate `ε₂/(2(γ + floor)/(Λ+Δ))`, `ε₂ = ε/100` |
 //! | [`GaussianErm::output_perturbation`] | (ε, δ)-DP (ρ-zCDP) | `f̂` snapped, plus discrete Gaussian noise on the sensitivity `2/(nΛ) + 2γ'/Λ` |
 //! | [`GaussianErm::objective_perturbation`] (KST12) | (ε, δ)-DP | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `b ~ N(0, σ²I)`, plus minimizer noise |
-//! | [`DpSgd`] (DP-SGD / DP-GD) | (ε, δ)-DP (RDP of the subsampled Gaussian) | clipped per-example gradients, Poisson batches, Gaussian noise on each sum |
+//! | [`DpSgd`] (DP-SGD / DP-GD) | (ε, δ)-DP (the subsampled Gaussian's privacy-loss distribution by default, or its RDP) | clipped per-example gradients, Poisson batches, Gaussian noise on each sum |
 //!
 //! Pure ε is the default; the Gaussian mechanisms and DP-SGD are for users who accept a δ.
 //!
@@ -87,6 +87,7 @@ mod regression;
 mod row_block_bytes;
 mod row_cache;
 mod rule;
+mod sgd_accounting;
 mod trainer;
 mod variant_codes;
 
@@ -124,6 +125,9 @@ pub use row_cache::{MAX_BLOCK_ROWS, RowCache, RowCacheWriter};
 pub use rule::{
     GroupedRule, MAX_MINIMIZER_NOISE_RATIO, MAX_REGRESSION_MINIMIZER_NOISE_NORM,
     RegularizationRule, UtilityOutlook, minimizer_noise_norm, minimizer_noise_ratio,
+};
+pub use sgd_accounting::{
+    Accountant, CALIBRATION_TOLERANCE, pld_calibration, pld_discretization, pld_epsilon,
 };
 pub use trainer::{Classifier, Trainer};
 

@@ -6,6 +6,7 @@ use serde::ser::{SerializeStructVariant, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::ObjectiveCalibration;
+use crate::sgd_accounting::Accountant;
 use crate::variant_codes::{Fields, Variant, VariantSeed, names};
 
 /// Which mechanism trains the model.
@@ -16,6 +17,12 @@ use crate::variant_codes::{Fields, Variant, VariantSeed, names};
 /// `DpSgdAddRemove` 6 (bincode writes it as a varint; formats that name variants, such as
 /// JSON, use the name). These are the codes the declaration order gave before they were
 /// written down, so every earlier file reads the same; a new variant takes a new code.
+/// The DP-SGD variants certified by [`Accountant::Pld`] are written under codes of their
+/// own, `DpSgdPld` 7 and `DpSgdAddRemovePld` 8, with the same fields: a file written before
+/// accountants were recorded (codes 5 and 6) reads as [`Accountant::Rdp`], the accountant
+/// that certified it, and an RDP-certified model is written exactly as before, byte for
+/// byte; a reader older than accountants refuses a PLD model as an unknown mechanism
+/// rather than misreading it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Mechanism {
     /// Plain regularized ERM: **no privacy**.
@@ -63,6 +70,8 @@ pub enum Mechanism {
         steps: u64,
         /// The clipping norm C of one example's gradient.
         clip_norm: f64,
+        /// The accountant that certified the guarantee.
+        accountant: Accountant,
     },
     /// DP-SGD for add/remove neighbours ([`crate::SgdNeighbours::AddRemove`]): as
     /// [`Mechanism::DpSgd`], its (ε, δ) for one example added or removed, each step's noisy
@@ -82,6 +91,8 @@ pub enum Mechanism {
         clip_norm: f64,
         /// The public expected batch size each step's noisy sum was divided by.
         expected_batch: f64,
+        /// The accountant that certified the guarantee.
+        accountant: Accountant,
     },
 }
 
@@ -99,6 +110,9 @@ pub struct SgdRecord {
     pub clip_norm: f64,
     /// Add/remove: the public expected batch each step divided by; `None`: replace-one.
     pub expected_batch: Option<f64>,
+    /// The accountant that certified the guarantee ([`Accountant::Rdp`] for model files
+    /// that name none).
+    pub accountant: Accountant,
 }
 
 impl Mechanism {
@@ -110,6 +124,7 @@ impl Mechanism {
                 sampling_rate,
                 steps,
                 clip_norm,
+                accountant,
                 ..
             } => Some(SgdRecord {
                 noise_multiplier,
@@ -117,6 +132,7 @@ impl Mechanism {
                 steps,
                 clip_norm,
                 expected_batch: None,
+                accountant,
             }),
             Mechanism::DpSgdAddRemove {
                 noise_multiplier,
@@ -124,6 +140,7 @@ impl Mechanism {
                 steps,
                 clip_norm,
                 expected_batch,
+                accountant,
                 ..
             } => Some(SgdRecord {
                 noise_multiplier,
@@ -131,6 +148,7 @@ impl Mechanism {
                 steps,
                 clip_norm,
                 expected_batch: Some(expected_batch),
+                accountant,
             }),
             _ => None,
         }
@@ -165,11 +183,31 @@ impl Mechanism {
     /// the one a reader of "ε" assumes (None if non-private): the recorded pair, except for
     /// [`Mechanism::DpSgdAddRemove`], whose recorded ε is for one record added or removed
     /// (about half the replace-one ε at the same noise): its replace-one ε is accounted
-    /// here from the recorded σ, q and T at its δ, as [`crate::DpSgd::replace_one_epsilon`]
-    /// accounts it at training (∞ if the record is one no accountant takes).
+    /// here from the recorded σ, q and T at its δ by the recorded accountant, as
+    /// [`crate::DpSgd::replace_one_epsilon`] accounts it at training (∞ if the record is one
+    /// no accountant takes).
     pub fn replace_one_guarantee(&self) -> Option<(f64, f64)> {
         match *self {
             Mechanism::NonPrivate => None,
+            Mechanism::DpSgdAddRemove {
+                epsilon,
+                delta,
+                noise_multiplier,
+                sampling_rate,
+                steps,
+                accountant: Accountant::Pld,
+                ..
+            } => {
+                let epsilon = crate::sgd_accounting::pld_replace_one_epsilon(
+                    sampling_rate,
+                    noise_multiplier,
+                    steps,
+                    delta,
+                    epsilon,
+                )
+                .unwrap_or(f64::INFINITY);
+                Some((epsilon, delta))
+            }
             Mechanism::DpSgdAddRemove {
                 delta,
                 noise_multiplier,
@@ -222,8 +260,16 @@ const DP_SGD_ADD_REMOVE: Variant = Variant {
     code: 6,
     name: "DpSgdAddRemove",
 };
+const DP_SGD_PLD: Variant = Variant {
+    code: 7,
+    name: "DpSgdPld",
+};
+const DP_SGD_ADD_REMOVE_PLD: Variant = Variant {
+    code: 8,
+    name: "DpSgdAddRemovePld",
+};
 
-const TABLE: [Variant; 7] = [
+const TABLE: [Variant; 9] = [
     NON_PRIVATE,
     OUTPUT_PERTURBATION,
     OBJECTIVE_PERTURBATION,
@@ -231,8 +277,10 @@ const TABLE: [Variant; 7] = [
     GAUSSIAN_OBJECTIVE_PERTURBATION,
     DP_SGD,
     DP_SGD_ADD_REMOVE,
+    DP_SGD_PLD,
+    DP_SGD_ADD_REMOVE_PLD,
 ];
-const NAMES: [&str; 7] = names(&TABLE);
+const NAMES: [&str; 9] = names(&TABLE);
 
 impl Mechanism {
     /// The variant's code and name.
@@ -243,8 +291,16 @@ impl Mechanism {
             Mechanism::ObjectivePerturbation { .. } => OBJECTIVE_PERTURBATION,
             Mechanism::GaussianOutputPerturbation { .. } => GAUSSIAN_OUTPUT_PERTURBATION,
             Mechanism::GaussianObjectivePerturbation { .. } => GAUSSIAN_OBJECTIVE_PERTURBATION,
-            Mechanism::DpSgd { .. } => DP_SGD,
-            Mechanism::DpSgdAddRemove { .. } => DP_SGD_ADD_REMOVE,
+            Mechanism::DpSgd {
+                accountant: Accountant::Rdp,
+                ..
+            } => DP_SGD,
+            Mechanism::DpSgd { .. } => DP_SGD_PLD,
+            Mechanism::DpSgdAddRemove {
+                accountant: Accountant::Rdp,
+                ..
+            } => DP_SGD_ADD_REMOVE,
+            Mechanism::DpSgdAddRemove { .. } => DP_SGD_ADD_REMOVE_PLD,
         }
     }
 }
@@ -289,6 +345,7 @@ impl Serialize for Mechanism {
                 sampling_rate,
                 steps,
                 clip_norm,
+                ..
             } => struct_variant!(
                 serializer,
                 variant,
@@ -307,6 +364,7 @@ impl Serialize for Mechanism {
                 steps,
                 clip_norm,
                 expected_batch,
+                ..
             } => struct_variant!(
                 serializer,
                 variant,
@@ -433,7 +491,7 @@ impl<'de> Visitor<'de> for MechanismVisitor {
                     delta: f.delta,
                 }
             }
-            DP_SGD => {
+            DP_SGD | DP_SGD_PLD => {
                 let f: SgdFields = access.struct_variant(SGD_FIELDS, Fields::new())?;
                 Mechanism::DpSgd {
                     epsilon: f.epsilon,
@@ -442,9 +500,10 @@ impl<'de> Visitor<'de> for MechanismVisitor {
                     sampling_rate: f.sampling_rate,
                     steps: f.steps,
                     clip_norm: f.clip_norm,
+                    accountant: accountant_of(variant),
                 }
             }
-            DP_SGD_ADD_REMOVE => {
+            DP_SGD_ADD_REMOVE | DP_SGD_ADD_REMOVE_PLD => {
                 let f: SgdAddRemoveFields =
                     access.struct_variant(SGD_ADD_REMOVE_FIELDS, Fields::new())?;
                 Mechanism::DpSgdAddRemove {
@@ -455,11 +514,22 @@ impl<'de> Visitor<'de> for MechanismVisitor {
                     steps: f.steps,
                     clip_norm: f.clip_norm,
                     expected_batch: f.expected_batch,
+                    accountant: accountant_of(variant),
                 }
             }
             // The seed returns only the table's variants.
             other => return Err(de::Error::unknown_variant(other.name, &NAMES)),
         })
+    }
+}
+
+/// The accountant a DP-SGD variant's code names: PLD under codes 7 and 8, RDP under 5 and 6
+/// (written before accountants were recorded, when RDP was the only one).
+fn accountant_of(variant: Variant) -> Accountant {
+    if variant == DP_SGD_PLD || variant == DP_SGD_ADD_REMOVE_PLD {
+        Accountant::Pld
+    } else {
+        Accountant::Rdp
     }
 }
 

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use crate::{
-    LinearModel, Loss, Mechanism, ModelKey, ModelMetadata, ModelPurpose, ObjectiveCalibration,
+    Accountant, LinearModel, Loss, Mechanism, ModelKey, ModelMetadata, ModelPurpose,
+    ObjectiveCalibration,
 };
 
 /// The folder of the fixtures.
@@ -59,6 +60,7 @@ fn fixture_models() -> Vec<(&'static str, LinearModel)> {
             sampling_rate: 0.015625,
             steps: 300,
             clip_norm: 1.0,
+            accountant: Accountant::Rdp,
         },
         Loss::Logistic,
         3,
@@ -73,6 +75,7 @@ fn fixture_models() -> Vec<(&'static str, LinearModel)> {
             steps: 1000,
             clip_norm: 0.5,
             expected_batch: 64.0,
+            accountant: Accountant::Rdp,
         },
         huber,
         2,
@@ -239,11 +242,11 @@ fn write_mechanism_fixtures() {
 fn unknown_codes_and_names_are_refused() {
     crate::variant_codes::assert_distinct(&super::TABLE);
     let config = bincode::config::standard();
-    // Code 7, then an f64 that would be an ε.
-    let mut bytes = vec![7u8];
+    // Code 9 (the first no variant has), then an f64 that would be an ε.
+    let mut bytes = vec![9u8];
     bytes.extend(1.0f64.to_le_bytes());
     let error = bincode::serde::decode_from_slice::<Mechanism, _>(&bytes, config).unwrap_err();
-    assert!(error.to_string().contains("integer `7`"), "{error}");
+    assert!(error.to_string().contains("integer `9`"), "{error}");
     let error = serde_json::from_str::<Mechanism>(r#"{"Laplace":{"epsilon":1.0}}"#).unwrap_err();
     assert!(
         error.to_string().contains("unknown variant `Laplace`"),
@@ -286,6 +289,60 @@ fn calibration_and_loss_codes_are_pinned() {
         assert_eq!(
             serde_json::from_str::<ObjectiveCalibration>(json).unwrap(),
             value
+        );
+    }
+}
+
+/// A model certified by the PLD accountant is written under codes of its own (7 and 8, the
+/// names `DpSgdPld` and `DpSgdAddRemovePld`) with the same fields, and reads back with its
+/// accountant; the fixtures written before accountants were recorded (codes 5 and 6) read as
+/// RDP (above), and the same models certified by RDP encode exactly as those fixtures. A PLD
+/// model's bytes differ from its RDP twin's in the code alone.
+#[test]
+fn a_pld_certified_dpsgd_model_has_its_own_code_and_reads_back_as_pld() {
+    for (name, rdp_model) in fixture_models() {
+        let mut metadata = rdp_model.metadata().clone();
+        let expected_code = match &mut metadata.mechanism {
+            Mechanism::DpSgd { accountant, .. } => {
+                *accountant = Accountant::Pld;
+                7
+            }
+            Mechanism::DpSgdAddRemove { accountant, .. } => {
+                *accountant = Accountant::Pld;
+                8
+            }
+            _ => continue,
+        };
+        let pld = LinearModel::new(rdp_model.weights().to_vec(), metadata.clone());
+        let bytes =
+            bincode::serde::encode_to_vec(metadata.mechanism, bincode::config::standard()).unwrap();
+        assert_eq!(bytes[0], expected_code, "{name}");
+        let old = bincode::serde::encode_to_vec(
+            rdp_model.metadata().mechanism,
+            bincode::config::standard(),
+        )
+        .unwrap();
+        assert_eq!(bytes[1..], old[1..], "{name}");
+        let loaded = LinearModel::from_bytes(&pld.to_bytes().unwrap()).unwrap();
+        assert_eq!(loaded, pld, "{name}");
+        assert_eq!(
+            loaded.metadata().mechanism.sgd_record().unwrap().accountant,
+            Accountant::Pld
+        );
+        let json = serde_json::to_string(&metadata.mechanism).unwrap();
+        assert!(json.contains("Pld\""), "{json}");
+        assert_eq!(
+            serde_json::from_str::<Mechanism>(&json).unwrap(),
+            metadata.mechanism
+        );
+        assert_eq!(
+            rdp_model
+                .metadata()
+                .mechanism
+                .sgd_record()
+                .unwrap()
+                .accountant,
+            Accountant::Rdp
         );
     }
 }

@@ -169,6 +169,19 @@ impl Budget {
         self.with(|ledger, name| ledger.refund(name, sequence), true)
     }
 
+    /// Gives spend `sequence` its mechanism's curve, known after the fit
+    /// ([`Ledger::attach_curve`]); returns whether it was kept.
+    pub fn attach_curve(
+        &self,
+        sequence: u64,
+        curve: crate::composition::Curve,
+    ) -> Result<bool, LedgerError> {
+        self.with(
+            |ledger, name| ledger.attach_curve(name, sequence, curve),
+            true,
+        )
+    }
+
     /// The ledger as it is now.
     pub fn snapshot(&self) -> Result<Ledger, LedgerError> {
         self.with(|ledger, _| Ok(ledger.clone()), false)

@@ -11,7 +11,17 @@
 //! safe direction: spent up, remaining down.
 //!
 //! **A pure-ε ledger refuses any δ > 0**: a δ is a probability that the ε guarantee fails
-//! outright, which no ε budget covers. δs add up by basic composition, like the εs.
+//! outright, which no ε budget covers. A pure-ε ledger, and a ledger whose spends are all
+//! pure ε, add up ε exactly (basic composition).
+//!
+//! **An (ε, δ) ledger composes tightly.** Each spend records its mechanism's privacy curve
+//! where it has one ([`Spend::curve`]: a Gaussian's noise-to-sensitivity ratio, a zCDP ρ,
+//! DP-SGD's rate, σ and steps); the ledger's total is then the least ε certified at its
+//! δ by basic composition (ε and δ added up) or by the privacy-loss distributions of all the
+//! spends convolved ([`crate::composition`]), rounded up: never more than basic
+//! composition, never less than the truth. A spend is accepted when the composition with
+//! it is within both totals, and refused otherwise, nothing charged.
+//! [`Ledger::composition`] says which composition certified the total.
 //!
 //! **Resets are visible, not prevented.** A ledger file is a local file: whoever can write
 //! it can edit it, delete spends or restore an older copy, and no file format can stop
@@ -26,9 +36,18 @@ use std::fmt;
 use dp_noise::ExactSum;
 use serde::{Deserialize, Serialize};
 
+use crate::composition::{Composition, Curve, Method, pld_epsilon};
+
 /// The ledger format's name and version (files written before identities were added load
-/// unchanged; they are given an identity the first time a spend is stored).
+/// unchanged; they are given an identity the first time a spend is stored). Spends gained
+/// an optional `curve` (absent: the spend is its (ε, δ) pair, as every spend written before
+/// curves is read); a file holding one is refused by a reader older than curves (spends
+/// deny unknown fields) rather than composed as basic spends.
 pub const LEDGER_FORMAT: &str = "dpml-ledger/1";
+
+/// The relative gain in ε over basic composition below which a ledger reports basic
+/// composition's total rather than PLD's ([`Ledger::composition`]).
+pub const REPORTED_GAIN: f64 = 1e-3;
 
 /// The largest total ε a ledger takes (the mechanisms' own ceiling, `dp_erm::MAX_EPSILON`,
 /// is far below it; a larger ledger is a typo).
@@ -56,9 +75,20 @@ pub struct Spend {
     /// Absent in spends recorded before ledgers numbered them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence: Option<u64>,
+    /// The mechanism's privacy curve, or enough to rebuild it (absent: its (ε, δ) pair is
+    /// all the ledger knows of it — a pure-ε spend, objective perturbation, every spend
+    /// recorded before curves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Curve>,
 }
 
 impl Spend {
+    /// The same spend with its mechanism's curve.
+    pub fn with_curve(mut self, curve: Option<Curve>) -> Self {
+        self.curve = curve;
+        self
+    }
+
     /// A spend of `epsilon` and `delta` by `command`, for `model`, stamped now.
     pub fn new(epsilon: f64, delta: f64, command: &str, model: &str) -> Self {
         Self {
@@ -69,6 +99,7 @@ impl Spend {
             delta,
             time_unix: unix_time(),
             sequence: None,
+            curve: None,
         }
     }
 }
@@ -120,6 +151,18 @@ fn unix_time() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// What a ledger has spent ([`Ledger::composition`]) and has left, rounded down
+/// ([`Ledger::summary`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// The composed (ε, δ) spent and how it was composed.
+    pub composition: Composition,
+    /// ε left ([`Ledger::remaining`]).
+    pub remaining_epsilon: f64,
+    /// δ left ([`Ledger::remaining_delta`]).
+    pub remaining_delta: f64,
 }
 
 /// Why a ledger refused, or could not be used. `Display` names the ledger and the problem;
@@ -323,31 +366,130 @@ impl Ledger {
         sum
     }
 
-    /// ε spent so far, rounded up.
+    /// The (ε, δ) everything recorded is certified at, and by which composition (module
+    /// docs): basic composition's `(Σ ε, Σ δ)` or the privacy-loss distributions' ε at the
+    /// ledger's δ, whichever ε is less — PLD's only where it is less by more than
+    /// [`REPORTED_GAIN`] (0.1%), since it states the whole δ as spent.
+    pub fn composition(&self) -> Composition {
+        let spends: Vec<&Spend> = self.spends.iter().collect();
+        self.compose(&spends).0
+    }
+
+    /// What the ledger has spent and has left, from one composition (each of
+    /// [`Ledger::spent`], [`Ledger::remaining`], … composes the spends anew: a face showing
+    /// several of them takes this).
+    pub fn summary(&self) -> Summary {
+        let composition = self.composition();
+        let (remaining_epsilon, remaining_delta) = match composition.method {
+            Method::Basic => (
+                left(self.total_epsilon, &self.exact_epsilon()),
+                left(self.total_delta, &self.exact_delta()),
+            ),
+            Method::Pld => (
+                left(self.total_epsilon, &ExactSum::of(composition.epsilon)),
+                0.0,
+            ),
+        };
+        Summary {
+            composition,
+            remaining_epsilon,
+            remaining_delta,
+        }
+    }
+
+    /// ε spent so far, rounded up: [`Ledger::composition`]'s.
     pub fn spent(&self) -> f64 {
-        self.exact_epsilon().rounded_up()
+        self.composition().epsilon
     }
 
-    /// δ spent so far, rounded up.
+    /// δ spent so far, rounded up: [`Ledger::composition`]'s (the spends' δs added up under
+    /// basic composition; the ledger's δ under PLD composition, whose ε is stated at it).
     pub fn spent_delta(&self) -> f64 {
-        self.exact_delta().rounded_up()
+        self.composition().delta
     }
 
-    /// ε left, rounded down (never below 0).
+    /// ε left, rounded down (never below 0): the total less [`Ledger::spent`]. Under PLD
+    /// composition a spend of more than this may still fit (composition is subadditive).
     pub fn remaining(&self) -> f64 {
-        left(self.total_epsilon, &self.exact_epsilon())
+        self.summary().remaining_epsilon
     }
 
-    /// δ left, rounded down (never below 0).
+    /// δ left, rounded down (never below 0): the total less [`Ledger::spent_delta`] (0 once
+    /// PLD composition certifies the total: its ε is stated at the whole δ).
     pub fn remaining_delta(&self) -> f64 {
-        left(self.total_delta, &self.exact_delta())
+        self.summary().remaining_delta
     }
 
-    /// Refuses a spend of `epsilon` and `delta` that would take either total above the
-    /// budget, and any δ > 0 on a pure-ε ledger. `name` names the ledger in messages.
+    /// The composition of `spends` (module docs of [`crate::composition`]) and whether it
+    /// fits in the totals: basic composition's exact sums within both totals, or a PLD ε at
+    /// the ledger's δ within its ε. PLDs are used only in an (ε, δ) ledger and when some
+    /// spend has a δ or a curve.
+    fn compose(&self, spends: &[&Spend]) -> (Composition, bool) {
+        let (mut epsilon, mut delta) = (ExactSum::new(), ExactSum::new());
+        for s in spends {
+            epsilon.add(s.epsilon);
+            delta.add(s.delta);
+        }
+        let basic_delta_fits = delta <= ExactSum::of(self.total_delta);
+        let basic_fits = basic_delta_fits && epsilon <= ExactSum::of(self.total_epsilon);
+        let basic = Composition {
+            method: Method::Basic,
+            epsilon: epsilon.rounded_up(),
+            delta: delta.rounded_up(),
+        };
+        let tight =
+            self.total_delta > 0.0 && spends.iter().any(|s| s.delta > 0.0 || s.curve.is_some());
+        if !tight {
+            return (basic, basic_fits);
+        }
+        let (total_epsilon, total_delta) = (self.total_epsilon, self.total_delta);
+        let pairs = pld_epsilon(spends, total_delta, total_epsilon, false);
+        let curves = if spends.iter().any(|s| s.curve.is_some()) {
+            pld_epsilon(spends, total_delta, total_epsilon, true)
+        } else {
+            None
+        };
+        let pld = [pairs, curves]
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, f64::min);
+        let pld_fits = pld <= total_epsilon;
+        // PLD's (ε, δ) states the whole δ as spent: reported where its ε is below basic
+        // composition's by more than 0.1% (or basic's δs overflow), so that a gain in the
+        // last digits (one spend's pair, recomposed) does not turn (1, 4·10⁻⁶) into
+        // (0.99999, 10⁻⁵). Either certifies the spends; acceptance takes whichever fits.
+        let composition = if pld < basic.epsilon * (1.0 - REPORTED_GAIN) || !basic_delta_fits {
+            Composition {
+                method: Method::Pld,
+                epsilon: pld,
+                delta: total_delta,
+            }
+        } else {
+            basic
+        };
+        (composition, basic_fits || pld_fits)
+    }
+
+    /// Refuses a spend of `epsilon` and `delta` (known by that pair alone) that would take
+    /// the composed total above the budget, and any δ > 0 on a pure-ε ledger. `name` names
+    /// the ledger in messages.
     pub fn check_spend(&self, name: &str, epsilon: f64, delta: f64) -> Result<(), LedgerError> {
+        self.check_candidate(name, &Spend::new(epsilon, delta, "", ""))
+    }
+
+    /// [`Ledger::check_spend`] for a spend with its curve, if any: refused when the
+    /// composition of the recorded spends with it does not fit both totals.
+    pub fn check_candidate(&self, name: &str, spend: &Spend) -> Result<(), LedgerError> {
+        let (epsilon, delta) = (spend.epsilon, spend.delta);
         check_epsilon("the spend's ε", epsilon, MAX_TOTAL_EPSILON)?;
         check_delta("the spend's δ", delta)?;
+        if let Some(problem) = spend.curve.as_ref().and_then(Curve::problem) {
+            return Err(LedgerError::InvalidAmount {
+                what: format!("the spend's curve ({problem})"),
+                value: epsilon,
+                expected: "a curve of finite, positive numbers",
+            });
+        }
         if delta > 0.0 && self.total_delta == 0.0 {
             return Err(LedgerError::PureEpsilon {
                 ledger: name.into(),
@@ -356,39 +498,86 @@ impl Ledger {
             });
         }
         let overspend = |which, after| {
+            let now = self.summary();
             LedgerError::Exceeded(Box::new(Overspend {
                 ledger: name.into(),
                 dataset: self.dataset.clone(),
                 which,
                 asked: (epsilon, delta),
-                left: (self.remaining(), self.remaining_delta()),
+                left: (now.remaining_epsilon, now.remaining_delta),
                 total: (self.total_epsilon, self.total_delta),
-                spent: self.spent(),
+                spent: now.composition.epsilon,
                 after,
                 runs: self.spends.len(),
             }))
         };
+        let mut with: Vec<&Spend> = self.spends.iter().collect();
+        with.push(spend);
+        let (after, fits) = self.compose(&with);
+        if fits {
+            return Ok(());
+        }
         let mut after_delta = self.exact_delta();
         after_delta.add(delta);
-        if after_delta > ExactSum::of(self.total_delta) {
+        if after.method == Method::Basic && after_delta > ExactSum::of(self.total_delta) {
             return Err(overspend("δ", after_delta.rounded_up()));
         }
-        let mut after = self.exact_epsilon();
-        after.add(epsilon);
-        if after > ExactSum::of(self.total_epsilon) {
-            return Err(overspend("ε", after.rounded_up()));
+        if !after.epsilon.is_finite() && after_delta > ExactSum::of(self.total_delta) {
+            return Err(overspend("δ", after_delta.rounded_up()));
         }
-        Ok(())
+        Err(overspend("ε", after.epsilon))
     }
 
     /// Checks `spend` ([`Ledger::check_spend`]) and records it, numbered; returns its number.
     pub fn record(&mut self, name: &str, mut spend: Spend) -> Result<u64, LedgerError> {
-        self.check_spend(name, spend.epsilon, spend.delta)?;
+        self.check_candidate(name, &spend)?;
         let sequence = self.next_sequence.max(1);
         spend.sequence = Some(sequence);
         self.next_sequence = sequence + 1;
         self.spends.push(spend);
         Ok(sequence)
+    }
+
+    /// Gives the spend numbered `sequence`, charged as its (ε, δ) pair before its
+    /// mechanism's curve was known (DP-SGD's σ is calibrated on the data's n), that curve:
+    /// kept only when the composed total with it still fits and is no higher than without
+    /// it (its pair dominates the curve, but a discretized curve need not be below the pair's
+    /// law everywhere); returns whether it was kept. A spend that already has a curve keeps
+    /// it.
+    pub fn attach_curve(
+        &mut self,
+        name: &str,
+        sequence: u64,
+        curve: Curve,
+    ) -> Result<bool, LedgerError> {
+        if let Some(problem) = curve.problem() {
+            return Err(LedgerError::InvalidAmount {
+                what: format!("the spend's curve ({problem})"),
+                value: f64::NAN,
+                expected: "a curve of finite, positive numbers",
+            });
+        }
+        let index = self
+            .spends
+            .iter()
+            .position(|s| s.sequence == Some(sequence))
+            .ok_or_else(|| LedgerError::UnknownSpend {
+                ledger: name.into(),
+                sequence,
+            })?;
+        if self.spends[index].curve.is_some() {
+            return Ok(false);
+        }
+        let before = self.composition();
+        self.spends[index].curve = Some(curve);
+        let spends: Vec<&Spend> = self.spends.iter().collect();
+        let (after, fits) = self.compose(&spends);
+        if fits && after.epsilon <= before.epsilon {
+            Ok(true)
+        } else {
+            self.spends[index].curve = None;
+            Ok(false)
+        }
     }
 
     /// Takes back the spend numbered `sequence`: only for a fit refused before it drew any
@@ -471,6 +660,9 @@ impl Ledger {
                      or empty for data without a schema)"
                 )));
             }
+            if let Some(problem) = spend.curve.as_ref().and_then(Curve::problem) {
+                return Err(corrupt(format!("spends[{i}].curve: {problem}")));
+            }
             if let Some(n) = spend.sequence
                 && (n == 0 || n >= self.next_sequence.max(1) || !numbers.insert(n))
             {
@@ -480,17 +672,28 @@ impl Ledger {
                 )));
             }
         }
-        if self.exact_delta() > ExactSum::of(self.total_delta) {
+        let spends: Vec<&Spend> = self.spends.iter().collect();
+        let (composition, fits) = self.compose(&spends);
+        // A PLD total accepted at the limit may be recomputed a few ulps higher elsewhere
+        // (the FFT's rounding is the platform's): 10⁻⁹ of slack on reading, none on spending.
+        let within = fits
+            || (composition.method == Method::Pld
+                && composition.epsilon <= self.total_epsilon * (1.0 + 1e-9));
+        if !within
+            && composition.method == Method::Basic
+            && self.exact_delta() > ExactSum::of(self.total_delta)
+        {
             return Err(corrupt(format!(
                 "its spends' δs add up to {:e}, above its total_delta = {:e}",
-                self.spent_delta(),
+                self.exact_delta().rounded_up(),
                 self.total_delta
             )));
         }
-        if self.exact_epsilon() > ExactSum::of(self.total_epsilon) {
+        if !within {
             return Err(corrupt(format!(
-                "its spends add up to {:?}, above its total_epsilon = {:?}",
-                self.spent(),
+                "its spends add up to {:?} ({} composition), above its total_epsilon = {:?}",
+                composition.epsilon,
+                composition.method.name(),
                 self.total_epsilon
             )));
         }

@@ -7,6 +7,8 @@
 //!   one JSON file format and one locking discipline shared by all faces (exact sums, the
 //!   safe rounding, a file reached by any name locks and replaces the one canonical file,
 //!   a file with several hard links is refused);
+//! - [`composition`]: how a ledger composes its spends — basic composition, or the
+//!   privacy-loss distributions of the spends' curves, whichever certifies less;
 //! - [`charge`]: when a spend counts — a fit is charged once it may have drawn noise,
 //!   whatever happens after; a refusal before any draw costs nothing; and the outputs of a
 //!   fit are staged before its charge is stored;
@@ -26,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod charge;
+pub mod composition;
 pub mod ledger;
 mod ledger_file;
 pub mod outlook;
@@ -36,5 +39,6 @@ pub mod spec;
 pub mod split;
 
 pub use charge::{Charge, Pending};
-pub use ledger::{LEDGER_FORMAT, Ledger, LedgerError, Spend};
+pub use composition::{Composition, Curve, Method};
+pub use ledger::{LEDGER_FORMAT, Ledger, LedgerError, Spend, Summary};
 pub use ledger_file::{LedgerFile, LockWait};

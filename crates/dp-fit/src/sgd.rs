@@ -2,7 +2,7 @@
 //! configuration: the library's rule (if asked), the schedule on the public n (or n̂ under
 //! add/remove), the divisor of each step, σ calibrated to (ε, δ).
 
-use dp_erm::{DpSgd, DpSgdConfig, DpSgdRule, ErmError, Loss, OneVsRest};
+use dp_erm::{Accountant, DpSgd, DpSgdConfig, DpSgdRule, ErmError, Loss, OneVsRest};
 use dp_noise::Neighbouring;
 
 /// The public defaults (Opacus-like): expected batches of 256, 10 epochs, η = 1, C = 1.
@@ -47,6 +47,10 @@ pub struct SgdOptions {
     /// Under add/remove, the public estimate n̂ of the rows the schedule is on (the row
     /// count is then private); `None` under replace-one.
     pub public_rows: Option<usize>,
+    /// The accountant that calibrates σ and certifies the model (privacy-loss
+    /// distributions by default; `"pld"` / `"rdp"` parse to it, see
+    /// [`crate::spec::parse_accountant`]).
+    pub accountant: Accountant,
 }
 
 impl Default for SgdOptions {
@@ -62,6 +66,7 @@ impl Default for SgdOptions {
             rule: false,
             neighbouring: Neighbouring::ReplaceOne,
             public_rows: None,
+            accountant: Accountant::Pld,
         }
     }
 }
@@ -109,6 +114,7 @@ impl SgdOptions {
         config.clip_norm = self.clip_norm;
         config.regularization = self.regularization;
         config.average_iterates = self.average_iterates;
+        config.accountant = self.accountant;
         Ok(match self.neighbouring {
             Neighbouring::ReplaceOne => config,
             Neighbouring::AddRemove => config.add_remove(self.batch_size as f64),
@@ -152,10 +158,24 @@ impl SgdOptions {
     }
 }
 
-/// What a report says DP-SGD is.
+/// What a report says DP-SGD is (the accountant that certified it is reported beside it:
+/// [`sgd_mechanism`]).
 pub const SGD_MECHANISM: &str = "DP-SGD (Abadi et al. 2016; dp-erm DpSgd): Poisson-sampled \
      batches, each row's gradient clipped, Gaussian noise on each batch sum; (ε, δ)-DP by the \
-     RDP of the subsampled Gaussian";
+     privacy-loss distribution (default) or the RDP of the subsampled Gaussian";
+
+/// What a report says DP-SGD certified by `accountant` is.
+pub fn sgd_mechanism(accountant: Accountant) -> String {
+    let how = match accountant {
+        Accountant::Pld => "privacy-loss distribution (connect the dots, pessimistic)",
+        Accountant::Rdp => "RDP",
+    };
+    format!(
+        "DP-SGD (Abadi et al. 2016; dp-erm DpSgd): Poisson-sampled batches, each row's gradient \
+         clipped, Gaussian noise on each batch sum; (ε, δ)-DP by the {how} of the subsampled \
+         Gaussian"
+    )
+}
 
 #[cfg(test)]
 mod tests {
@@ -183,6 +203,31 @@ mod tests {
             assert_eq!(resolved.batch_size, schedule.batch_for(n));
             assert!(resolved.average_iterates && !resolved.rule);
         }
+    }
+
+    /// The accountant option reaches dp-erm's configuration (PLD by default), and the
+    /// trainer it gives is certified by it: PLD with less noise than RDP at the same target.
+    #[test]
+    fn the_accountant_option_picks_dp_erms_accountant() {
+        let pld = SgdOptions {
+            batch_size: 50,
+            epochs: 2.0,
+            ..SgdOptions::default()
+        };
+        let rdp = SgdOptions {
+            accountant: Accountant::Rdp,
+            ..pld.clone()
+        };
+        let (a, _) = pld.trainer(1.0, 1e-6, 1000).unwrap();
+        let (b, _) = rdp.trainer(1.0, 1e-6, 1000).unwrap();
+        assert_eq!(
+            (a.accountant(), b.accountant()),
+            (Accountant::Pld, Accountant::Rdp)
+        );
+        assert!(a.noise_multiplier() < b.noise_multiplier());
+        assert!(a.epsilon() <= 1.0 && b.epsilon() <= 1.0);
+        assert!(sgd_mechanism(Accountant::Pld).contains("privacy-loss distribution"));
+        assert!(sgd_mechanism(Accountant::Rdp).contains("RDP"));
     }
 
     #[test]

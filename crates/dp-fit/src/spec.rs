@@ -10,6 +10,18 @@ pub use dp_erm::MAX_EPSILON;
 /// dp-noise's, which its accountants take); `"replace-one"` and `"add-remove"` parse to it.
 pub use dp_noise::{Neighbouring, UnknownNeighbouring};
 
+/// The accountant that certifies a DP-SGD fit (dp-erm's): `"pld"` (the default) and `"rdp"`
+/// parse to it ([`parse_accountant`]).
+pub use dp_erm::Accountant;
+
+/// The accountant named `text` (`"pld"` or `"rdp"`, any case); the error names the text and
+/// the choices.
+pub fn parse_accountant(text: &str) -> Result<Accountant, String> {
+    Accountant::parse(text).ok_or_else(|| {
+        format!("accountant {text:?} is not one of \"pld\" (privacy-loss distribution, the default) or \"rdp\"")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -20,6 +32,12 @@ mod tests {
             assert_eq!(n.name().parse::<Neighbouring>(), Ok(n));
             assert_eq!(n.to_string(), n.name());
         }
+        for a in [Accountant::Pld, Accountant::Rdp] {
+            assert_eq!(parse_accountant(a.name()), Ok(a));
+            assert_eq!(parse_accountant(&a.name().to_uppercase()), Ok(a));
+        }
+        let e = parse_accountant("prv").unwrap_err();
+        assert!(e.contains("\"prv\"") && e.contains("pld"), "{e}");
         let err = "add_remove".parse::<Neighbouring>().unwrap_err();
         assert!(err.to_string().contains("\"add_remove\""), "{err}");
         assert!(err.to_string().contains("add-remove"), "{err}");

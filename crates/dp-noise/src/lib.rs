@@ -86,8 +86,8 @@ pub use group_norm::{FeatureGroups, GroupNormVector, MAX_GROUPED_DIMENSION};
 pub use laplace::Laplace;
 pub use pld::{
     MAX_ATOMS, MAX_COMPOSITIONS, MAX_DISCRETIZATION, MIN_DISCRETIZATION, PrivacyLossDistribution,
-    TAIL_MASS, pld_smallest_noise_multiplier, pld_subsampled_gaussian_epsilon,
-    smallest_scale_meeting,
+    TAIL_MASS, pld_smallest_noise_multiplier, pld_smallest_noise_multiplier_within,
+    pld_subsampled_gaussian_epsilon, smallest_scale_meeting,
 };
 pub use rdp::{
     MAX_ORDER, MAX_STEPS, Neighbouring, RdpAccountant, RdpCurve, UnknownNeighbouring,

@@ -104,8 +104,10 @@ fn meets(row: &Reference, value: f64) -> Result<(), String> {
     }
 }
 
+/// Rows other than σ calibrations and the composing ledger's cases (dp-fit's ledger tests
+/// read those).
 fn is_ordinary(row: &Reference) -> bool {
-    row.query != "sigma"
+    row.query != "sigma" && !row.kind.starts_with("ledger-")
 }
 
 /// Every reference row: the library's ε (or δ) is never below dp-accounting's optimistic
@@ -677,4 +679,76 @@ fn double_double_is_accurate() {
     }
     let exact = 100_000.000_000_000_005_551_115_123_125_782_702_118_158_340_454_101_562_5;
     assert!((sum.hi - exact).abs() <= 1e-10 && (sum.hi + sum.lo - exact).abs() < 1e-10);
+}
+
+/// The (ε, δ) law is δ at +∞ over randomized response scaled by 1 − δ: composed k times,
+/// its curve is `1 − (1−δ)^k·(1 − δ_KOV)` (Kairouz et al.'s optimal composition of (ε, δ)
+/// pairs), never below it and within a relative 10⁻⁷; δ = 0 is the pure law. A mutant that
+/// forgets the δ at +∞ falls below the exact curve.
+#[test]
+fn approximate_composition_is_the_optimal_composition_of_pairs() {
+    for &(eps, delta, k) in &[(0.5, 1e-6, 10u64), (0.1, 1e-7, 20), (1.0, 1e-3, 3)] {
+        let one = PrivacyLossDistribution::approximate(eps, delta, 1e-4).unwrap();
+        let pld = one.self_compose(k).unwrap();
+        for target in [0.0, 0.3, 1.0, 2.2] {
+            let pure = kov_delta(eps, k, target);
+            let keep = (1.0 - delta).powi(k as i32);
+            let exact = 1.0 - keep * (1.0 - pure);
+            let ours = pld.delta_for_epsilon(target).unwrap();
+            assert!(
+                ours >= exact * (1.0 - 1e-12) && ours <= exact * (1.0 + 1e-7) + 1e-10,
+                "eps {eps} delta {delta} k {k} at {target}: {ours:e} vs {exact:e}"
+            );
+            let forgetting = PrivacyLossDistribution::pure(eps, 1e-4)
+                .unwrap()
+                .self_compose(k)
+                .unwrap()
+                .delta_for_epsilon(target)
+                .unwrap();
+            assert!(forgetting < exact, "the mutant is not caught at {target}");
+        }
+        // Never worse than basic composition (kε, kδ), given a little more δ than kδ for the
+        // error bounds added at +∞ (at kδ itself the mass at +∞ may exceed kδ: ε = ∞).
+        let basic = k as f64 * eps;
+        let composed = pld.epsilon_for_delta(k as f64 * delta * 1.01).unwrap();
+        assert!(composed <= basic * (1.0 + 1e-9), "{composed} vs {basic}");
+    }
+    assert_eq!(
+        PrivacyLossDistribution::approximate(0.5, 0.0, 1e-4).unwrap(),
+        PrivacyLossDistribution::pure(0.5, 1e-4).unwrap()
+    );
+    assert!(PrivacyLossDistribution::approximate(0.5, 0.5, 1e-4).is_err());
+}
+
+/// The tolerance search returns a σ that meets the target, within its tolerance of the
+/// bisection's smallest σ, in few evaluations' time.
+#[test]
+fn the_tolerance_search_meets_the_target_near_the_smallest_sigma() {
+    let (q, steps, eps, h) = (0.05, 200, 1.0, 1e-3);
+    for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+        let exact = pld_smallest_noise_multiplier(relation, q, steps, eps, DELTA, h).unwrap();
+        for tolerance in [1e-3, 1e-6] {
+            let sigma =
+                pld_smallest_noise_multiplier_within(relation, q, steps, eps, DELTA, h, tolerance)
+                    .unwrap();
+            let at = pld_subsampled_gaussian_epsilon(relation, q, sigma, steps, DELTA, h).unwrap();
+            assert!(at <= eps, "{relation}: ε {at} at σ {sigma}");
+            assert!(
+                sigma >= exact * (1.0 - 1e-9) && sigma <= exact * (1.0 + 2.0 * tolerance),
+                "{relation} {tolerance}: {sigma} vs {exact}"
+            );
+        }
+    }
+    assert!(
+        pld_smallest_noise_multiplier_within(
+            Neighbouring::ReplaceOne,
+            q,
+            steps,
+            eps,
+            DELTA,
+            h,
+            0.5
+        )
+        .is_err()
+    );
 }

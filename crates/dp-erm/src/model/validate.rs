@@ -146,6 +146,7 @@ fn check_dpsgd(metadata: &ModelMetadata) -> Result<(), ErmError> {
         steps,
         clip_norm,
         expected_batch,
+        ..
     }) = metadata.mechanism.sgd_record()
     else {
         return Ok(());

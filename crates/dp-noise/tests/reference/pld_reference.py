@@ -21,6 +21,7 @@ error, about steps·h, dominate).
   relation: add-remove or replace-one (dp-accounting's ADD_OR_REMOVE_ONE / REPLACE_ONE;
         REPLACE_ONE places the two sampled components at -1 and +1, a difference of 2)
   query: epsilon (epsilon at delta = target) or delta (delta at epsilon = target)
+  kind ledger-*: the composing ledger's cases (dp-fit), see ledger_rows.
 """
 import math
 import sys
@@ -107,6 +108,97 @@ SIGMA_CASES = [
 ]
 
 
+def analytic_gaussian_sigma(eps, delta):
+    """Balle & Wang's smallest sigma (sensitivity 1) for (eps, delta), in mpmath."""
+    mpmath.mp.dps = 50
+    e = mpmath.mpf(eps)
+
+    def d(sigma):
+        s = mpmath.mpf(sigma)
+        return mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.e**e * mpmath.ncdf(-1 / (2 * s) - e * s)
+
+    lo, hi = mpmath.mpf("0.01"), mpmath.mpf(1000)
+    for _ in range(300):
+        mid = (lo + hi) / 2
+        if d(mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return float(hi)
+
+
+def cks_epsilon(rho, delta):
+    """CKS20's conversion of rho-zCDP to (eps, delta): the least over alpha > 1 of
+    alpha*rho + ln(1/delta)/(alpha-1) + ln(1-1/alpha) - ln(alpha)/(alpha-1), in mpmath
+    (golden-section search on ln(alpha-1), the objective being unimodal there)."""
+    mpmath.mp.dps = 50
+    r, dl = mpmath.mpf(rho), mpmath.mpf(delta)
+
+    def f(t):
+        a = 1 + mpmath.e**t
+        return a * r + mpmath.log(1 / dl) / (a - 1) + mpmath.log(1 - 1 / a) - mpmath.log(a) / (a - 1)
+
+    lo, hi = mpmath.mpf(-20), mpmath.mpf(40)
+    g = (mpmath.sqrt(5) - 1) / 2
+    for _ in range(400):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        if f(a) < f(b):
+            hi = b
+        else:
+            lo = a
+    return float(f((lo + hi) / 2))
+
+
+def cks_largest_rho(eps, delta):
+    lo, hi = 0.0, max(eps, 1.0)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if cks_epsilon(mid, delta) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def ledger_rows():
+    """The composing ledger's cases (dp-fit's ledger tests), all at delta = 1e-5 and h = 1e-4:
+    - ledger-gaussian-x10 / -x11: ten (eleven) continuous Gaussian releases, each calibrated
+      by Balle & Wang to (0.1, 1e-6) at sensitivity 1 (sigma_or_scale: that sigma);
+    - ledger-zcdp-x10: ten releases of the largest rho that CKS20 certifies at (0.1, 1e-6),
+      composed by adding rho and converted back by CKS20 (exact, mpmath: both columns);
+      sigma_or_scale holds the one release's rho;
+    - ledger-mix: DP-SGD (replace-one, q = 0.01, sigma = 1.0, 100 steps), one Gaussian
+      release (sigma as above) and one pure 0.1-DP release (randomized response), composed."""
+    D, h = 1e-5, 1e-4
+    out = []
+    sigma = analytic_gaussian_sigma(0.1, 1e-6)
+    for k in (10, 11):
+        out += rows_for(f"ledger-gaussian-x{k}", "ledger-gaussian", "replace-one", 1.0, sigma, k,
+                        h, lambda p, h, k=k: compose(pld_lib.from_gaussian_mechanism(
+                            standard_deviation=sigma, sensitivity=1.0, pessimistic_estimate=p,
+                            value_discretization_interval=h, use_connect_dots=p), k),
+                        [("epsilon", D)])
+    rho = cks_largest_rho(0.1, 1e-6)
+    e = cks_epsilon(10 * rho, D)
+    out.append(("ledger-zcdp-x10", "ledger-zcdp", "replace-one", 1.0, rho, 10, 0.0, "epsilon", D,
+                e, 0.0, e))
+
+    def mix(p, h):
+        sgd = compose(gaussian(1.0, h, p, "replace-one", 0.01), 100)
+        release = pld_lib.from_gaussian_mechanism(
+            standard_deviation=sigma, sensitivity=1.0, pessimistic_estimate=p,
+            value_discretization_interval=h, use_connect_dots=p)
+        # Randomized response on 2 buckets at noise p = 2/(1 + e^0.1): pure 0.1-DP.
+        pure = pld_lib.from_randomized_response(
+            noise_parameter=2 / (1 + math.exp(0.1)), num_buckets=2,
+            pessimistic_estimate=p, value_discretization_interval=h)
+        return sgd.compose(release).compose(pure)
+
+    out += rows_for("ledger-mix", "ledger-mix", "replace-one", 0.01, 1.0, 100, h, mix,
+                    [("epsilon", D)])
+    return out
+
+
 def main():
     D = 1e-5
     rows = []
@@ -181,6 +273,7 @@ def main():
             rows.append((f"sigma-{relation}-q{q:.6g}-T{steps}-eps{eps}", "subsampled", relation,
                          q, rdp_sigma,
                          steps, h, "sigma", eps, hi, 0.0, float("nan")))
+    rows += ledger_rows()
     print("name,kind,relation,q,sigma_or_scale,steps,h,query,target,pessimistic,h_optimistic,"
           "optimistic")
     for r in rows:
