@@ -194,6 +194,16 @@ class Schema:
         schema._privacy = schema_privacy
         return schema
 
+    def to_toml(self):
+        """The schema's TOML text (for ``from_data``: with each released fact annotated)."""
+        return self._text
+
+    def save(self, path):
+        """Writes ``to_toml()`` to ``path``, never replacing an existing file (a private
+        description is a spend: its file is its only record)."""
+        with open(os.fspath(path), "x", encoding="utf-8") as f:
+            f.write(self._text)
+
     @property
     def privacy_(self):
         """For a schema from ``from_data``: the (ε, δ) it spent and each released fact
