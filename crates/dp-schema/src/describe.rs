@@ -668,7 +668,18 @@ impl<'p> Describer<'p> {
                 }
                 (Counter::Levels(counts), Plan::Candidates(m, list), _) => {
                     let kept = if counts.rows() == 0 {
-                        Vec::new()
+                        // Every cell missing: the same noisy counts, of all-zero counts
+                        // (the mechanism itself refuses n = 0).
+                        let threshold = i128::from(m.threshold(list.len()));
+                        list.iter()
+                            .filter_map(|level| {
+                                let noisy = m.noise().sample(rng);
+                                (noisy >= threshold).then(|| LevelCount {
+                                    level: level.clone(),
+                                    noisy_count: noisy.clamp(0, i128::from(i64::MAX)) as i64,
+                                })
+                            })
+                            .collect()
                     } else {
                         m.release(counts, list, rng).map_err(failed)?.into_value()
                     };
