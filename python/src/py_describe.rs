@@ -7,16 +7,16 @@ use std::collections::BTreeMap;
 
 use arrow_array::RecordBatchReader;
 use dp_schema::{
-    CsvFormat, DescribeColumn, DescribeError, DescribeKind, DescribePlan, DescribeSpec,
-    Describer, NumericMissing, RowScaling,
+    CsvFormat, DescribeColumn, DescribeError, DescribeKind, DescribePlan, DescribeSpec, Describer,
+    NumericMissing, RowScaling,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::error::CoreError;
+use crate::error::guarded;
 use crate::fit::{Randomness, drawing, generator};
 use crate::frame::FrameColumn;
-use crate::error::guarded;
 use crate::py_common::{detached, raise};
 use crate::py_schema::stream_reader;
 
@@ -136,7 +136,12 @@ pub struct PyDescribePlan {
 
 impl PyDescribePlan {
     fn names(&self) -> Vec<String> {
-        self.plan.spec().columns.iter().map(|c| c.name.clone()).collect()
+        self.plan
+            .spec()
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     fn finish(
