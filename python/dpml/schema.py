@@ -24,7 +24,7 @@ import os
 import numpy as np
 
 from . import _dpml
-from ._errors import DPMLTypeError, DPMLValueError
+from ._errors import DPMLMemoryError, DPMLTypeError, DPMLValueError
 
 
 class Schema:
@@ -50,7 +50,7 @@ class Schema:
         SHA-256 of the schema's canonical form.
     """
 
-    __slots__ = ("_core", "_text")
+    __slots__ = ("_core", "_text", "_privacy")
 
     def __init__(self, core, text=None):
         if not isinstance(core, _dpml.Schema):
@@ -68,6 +68,7 @@ class Schema:
         self._core = core
         # The TOML it was read from: what dpml.spark ships to the executors.
         self._text = text
+        self._privacy = None
 
     @classmethod
     def from_file(cls, path):
@@ -84,6 +85,138 @@ class Schema:
         if not isinstance(text, str):
             raise DPMLTypeError(f"text must be a str (TOML); got {type(text).__name__}")
         return cls(_dpml.Schema.from_toml(text), text)
+
+    @classmethod
+    def from_data(
+        cls,
+        frame,
+        *,
+        label,
+        positive,
+        epsilon,
+        delta=0.0,
+        ledger=None,
+        categorical=(),
+        ignore=(),
+        levels=None,
+        classes=None,
+        aliases=None,
+        missing=(),
+        row_scaling="unit_norm",
+        intercept=True,
+        numeric_missing_zero=False,
+        random_state=None,
+    ):
+        """A schema whose bounds, levels and classes are **private releases** from ``frame``
+        (pandas, polars, pyarrow, or a dict of columns), for data nobody has documented.
+
+        Public inputs: the column names (the frame's), which are ``categorical`` (every
+        other column not in ``ignore`` and not the ``label`` is numeric), the ``positive``
+        class, and optionally public ``levels`` (``{column: [candidates]}``, released with
+        pure ε) and the label's ``classes``. Each numeric column's bounds (a noisy
+        power-of-two histogram), each categorical column's levels and the label's classes
+        (when not given) are released by dp-schema's mechanisms — the same code as
+        ``dpml schema init --private`` — with ``epsilon`` split equally among the facts
+        and ``delta`` among the releases of levels without a public list (which need it:
+        ``delta=0`` refuses them before anything is charged).
+
+        The description is a spend like a fit: charged to ``ledger`` (a ``dpml.Ledger``, or
+        the active ``with ledger:`` block's) before any noise is drawn, refunded only when
+        refused before any draw. The schema's text annotates each released fact with its
+        mechanism and spend; ``schema.privacy_`` lists them. A model trained with the
+        schema on the same data spends its own budget on top.
+        """
+        from . import _active
+        from ._randomness import resolve_seed
+
+        if not isinstance(label, str) or not isinstance(positive, str):
+            raise DPMLTypeError("label and positive must be str (a column name and a class)")
+        names = _frame_names(frame)
+        if label not in names:
+            raise DPMLValueError(
+                f"label={label!r}: the frame has no column of that name (its columns: "
+                f"{', '.join(names)})"
+            )
+        categorical = [str(c) for c in categorical]
+        ignore = [str(c) for c in ignore]
+        levels = dict(levels or {})
+        for name in [*categorical, *ignore, *levels]:
+            if name not in names:
+                raise DPMLValueError(f"column {name!r} is not in the frame")
+        for name in levels:
+            if name not in categorical:
+                raise DPMLValueError(f"levels[{name!r}]: {name!r} is not among categorical")
+        spec = []
+        for name in names:
+            if name == label:
+                kind = "label"
+            elif name in ignore:
+                kind = "ignore"
+            elif name in categorical:
+                kind = "categorical"
+            else:
+                kind = "numeric"
+            candidates = levels.get(name)
+            spec.append(
+                (name, kind, None if candidates is None else [str(v) for v in candidates])
+            )
+        plan = _dpml.DescribePlan.build(
+            spec,
+            positive,
+            None if classes is None else [str(c) for c in classes],
+            {str(k): str(v) for k, v in (aliases or {}).items()},
+            [str(m) for m in missing],
+            str(row_scaling),
+            bool(intercept),
+            bool(numeric_missing_zero),
+            float(epsilon),
+            float(delta),
+        )
+        seed = resolve_seed(random_state, allow_int=False)
+        charged_epsilon, charged_delta = plan.charge
+        ledger = _active.resolve_ledger(ledger)
+        record = None
+        if ledger is not None:
+            record = ledger.charge(
+                charged_epsilon,
+                charged_delta,
+                what="Schema.from_data",
+                mechanism="private schema description (dp-schema)",
+            )
+        try:
+            text, facts = _describe(plan, frame, spec, seed)
+        except (DPMLValueError, DPMLMemoryError):
+            # Refused before any noise was drawn: nothing was spent.
+            if record is not None:
+                ledger.refund(record)
+            raise
+        schema = cls.from_toml(text)
+        schema_privacy = {
+            "epsilon": charged_epsilon,
+            "delta": charged_delta,
+            "facts": [
+                dict(zip(("column", "fact", "mechanism", "epsilon", "delta", "released"), f))
+                for f in facts
+            ],
+        }
+        schema._privacy = schema_privacy
+        return schema
+
+    def to_toml(self):
+        """The schema's TOML text (for ``from_data``: with each released fact annotated)."""
+        return self._text
+
+    def save(self, path):
+        """Writes ``to_toml()`` to ``path``, never replacing an existing file (a private
+        description is a spend: its file is its only record)."""
+        with open(os.fspath(path), "x", encoding="utf-8") as f:
+            f.write(self._text)
+
+    @property
+    def privacy_(self):
+        """For a schema from ``from_data``: the (ε, δ) it spent and each released fact
+        (column, fact, mechanism, epsilon, delta, released); None for a public schema."""
+        return self._privacy
 
     @property
     def feature_names(self):
@@ -182,6 +315,52 @@ class Schema:
 
     def __repr__(self):
         return f"Schema({self.n_features} features, label {self.label_name!r}, hash {self.hash[:12]})"
+
+
+def _frame_names(frame):
+    """The frame's column names, in order."""
+    if isinstance(frame, dict):
+        return [str(k) for k in frame]
+    columns = getattr(frame, "columns", None)
+    if columns is not None:
+        return [str(c) for c in columns]
+    schema = getattr(frame, "schema", None)
+    if schema is not None and hasattr(schema, "names"):
+        return [str(n) for n in schema.names]
+    raise DPMLTypeError(
+        "frame must be a data frame (pandas, polars, pyarrow) or a dict of columns; got "
+        f"{type(frame).__name__}"
+    )
+
+
+def _describe(plan, frame, spec, seed):
+    """The describing pass over ``frame``: through Arrow's C stream when it has one, else
+    column by column."""
+    stream = getattr(frame, "__arrow_c_stream__", None)
+    if stream is not None and not isinstance(frame, dict):
+        try:
+            capsule = stream()
+        except ImportError:
+            capsule = None  # pandas without pyarrow: read its columns below
+        if capsule is not None:
+            return plan.describe_stream(capsule, seed)
+    columns = []
+    for name, kind, _ in spec:
+        if kind == "ignore":
+            columns.append(None)
+            continue
+        values = frame[name]
+        raw = values.to_numpy() if hasattr(values, "to_numpy") else values
+        array = np.asarray(raw)
+        if array.ndim != 1:
+            raise DPMLTypeError(f"column {name!r} must be one-dimensional")
+        if kind == "numeric" and array.dtype.kind in "biuf":
+            columns.append(np.ascontiguousarray(array, dtype=np.float64))
+        elif array.dtype.kind in "biu":
+            columns.append([str(v) for v in array.tolist()])
+        else:
+            columns.append([_text(v) for v in np.asarray(raw, dtype=object).tolist()])
+    return plan.describe_columns(columns, seed)
 
 
 def _text(value):

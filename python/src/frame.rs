@@ -29,6 +29,12 @@ impl FrameColumn {
         }
     }
 
+    /// The number of rows.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) fn rows(&self) -> usize {
+        self.len()
+    }
+
     pub(crate) fn cell(&self, i: usize) -> Cell<'_> {
         match self {
             FrameColumn::Numbers(v) => v[i].map_or(Cell::Null, Cell::Number),

@@ -37,6 +37,8 @@ mod py;
 #[cfg(feature = "python")]
 mod py_common;
 #[cfg(feature = "python")]
+mod py_describe;
+#[cfg(feature = "python")]
 mod py_fit;
 #[cfg(feature = "python")]
 mod py_ledger;

@@ -33,6 +33,7 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_select::register(m)?;
     crate::py_predict::register(m)?;
     crate::py_schema::register(m)?;
+    crate::py_describe::register(m)?;
     crate::py_spark::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

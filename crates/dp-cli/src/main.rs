@@ -268,7 +268,19 @@ enum SchemaCommand {
     #[command(
         after_help = "Example:\n  dpml schema init data.csv --out schema.toml\n\nEvery \
         column is left as type = \"FILL_IN\": bounds, levels and classes must be public \
-        (documentation, domain knowledge), never read off the data."
+        (documentation, domain knowledge), never read off the data.\n\nWith --private, the \
+        data are read once and the bounds, levels and classes are differentially private \
+        releases, each annotated in the schema with its mechanism and spend, charged to \
+        --ledger like a fit (UCI Adult, only names, types and the positive class public):\n  \
+        dpml schema init --private --epsilon 0.5 --delta 1e-6 --ledger adult-ledger.json \\\n    \
+        adult.data --out adult-private.toml --columns age,workclass,...,income \\\n    \
+        --categorical workclass,education,... --label income --positive '>50K' \\\n    \
+        --alias '>50K.,>50K' --missing '?' --comment '|'\n  dpml train --data adult.data \
+        --schema adult-private.toml --epsilon 0.5 --ledger adult-ledger.json --out adult.dpm\n\
+        \nSplitting a total ε: half to the description, half to the fit (dp-schema's \
+        DESCRIBE_SHARE = 0.5, a data-independent rule measured on Adult). ε is split equally \
+        among the facts released; δ (needed by levels or classes without a public list: \
+        --levels COLUMN=L1,L2,… and --classes make them pure ε) equally among those releases."
     )]
     Init {
         /// The data file (CSV with a header, or Parquet).
@@ -279,9 +291,63 @@ enum SchemaCommand {
         /// The CSV field separator.
         #[arg(long, default_value = ",")]
         delimiter: char,
-        /// Replace an existing output.
-        #[arg(long)]
+        /// Replace an existing output (never with --private).
+        #[arg(long, conflicts_with = "private")]
         force: bool,
+        /// Read the data and write a schema whose bounds, levels and classes are private
+        /// releases (each annotated with its mechanism and spend), charged to --ledger.
+        #[arg(long, requires_all = ["epsilon", "label", "positive", "out"])]
+        private: bool,
+        /// --private: the ε of the whole description, split equally among its facts.
+        #[arg(long, requires = "private")]
+        epsilon: Option<f64>,
+        /// --private: the δ of the description, shared by the releases of levels without a
+        /// public list (needed by them; 0 refuses them).
+        #[arg(long, default_value_t = 0.0, requires = "private")]
+        delta: f64,
+        /// --private: a ledger (dpml ledger init) to charge the description to.
+        #[arg(long, requires = "private")]
+        ledger: Option<PathBuf>,
+        /// --private: the label column.
+        #[arg(long, requires = "private")]
+        label: Option<String>,
+        /// --private: the label's class encoded +1 (public).
+        #[arg(long, requires = "private")]
+        positive: Option<String>,
+        /// --private: the label's classes, if public (comma-separated); else released.
+        #[arg(long, requires = "private", value_delimiter = ',')]
+        classes: Option<Vec<String>>,
+        /// --private: the categorical columns (comma-separated); every other column not
+        /// ignored and not the label is numeric.
+        #[arg(long, requires = "private", value_delimiter = ',')]
+        categorical: Vec<String>,
+        /// --private: columns to read past (comma-separated).
+        #[arg(long, requires = "private", value_delimiter = ',')]
+        ignore: Vec<String>,
+        /// --private: a public list of a categorical column's possible levels,
+        /// COLUMN=L1,L2,… (repeatable): released with pure ε.
+        #[arg(long, requires = "private", value_name = "COLUMN=LEVELS")]
+        levels: Vec<String>,
+        /// --private: another spelling of a class, ALIAS,CLASS (repeatable; split at the
+        /// comma, since class names such as "<=50K" hold '=').
+        #[arg(long, requires = "private", value_name = "ALIAS,CLASS")]
+        alias: Vec<String>,
+        /// --private: the column names of a CSV file without a header, in order
+        /// (comma-separated).
+        #[arg(long, requires = "private", value_delimiter = ',')]
+        columns: Option<Vec<String>>,
+        /// --private: cells that mean "missing" (comma-separated, e.g. "?,NA").
+        #[arg(long, requires = "private", value_delimiter = ',')]
+        missing: Vec<String>,
+        /// --private: skip CSV lines starting with this character.
+        #[arg(long, requires = "private")]
+        comment: Option<char>,
+        /// --private: encode a missing numeric value as 0 (default: refuse it).
+        #[arg(long, requires = "private")]
+        numeric_missing_zero: bool,
+        /// --private: the written schema's row scaling.
+        #[arg(long, requires = "private", default_value = "unit_norm", value_parser = ["unit_norm", "attributes"])]
+        row_scaling: String,
     },
 }
 
@@ -417,13 +483,66 @@ fn train_request(command: Command) -> train::TrainRequest {
     }
 }
 
+/// `dpml schema init --private`'s arguments as the request `schema_init::run_private` takes.
+fn private_request(command: SchemaCommand) -> schema_init::PrivateRequest {
+    let SchemaCommand::Init {
+        data,
+        out,
+        delimiter,
+        epsilon,
+        delta,
+        ledger,
+        label,
+        positive,
+        classes,
+        categorical,
+        ignore,
+        levels,
+        alias,
+        columns,
+        missing,
+        comment,
+        numeric_missing_zero,
+        row_scaling,
+        ..
+    } = command;
+    schema_init::PrivateRequest {
+        data,
+        out: out.expect("--private requires --out"),
+        epsilon: epsilon.expect("--private requires --epsilon"),
+        delta,
+        ledger,
+        label,
+        positive,
+        classes,
+        categorical,
+        ignore,
+        levels,
+        aliases: alias,
+        columns,
+        missing,
+        comment,
+        delimiter,
+        row_scaling: if row_scaling == "attributes" {
+            dp_schema::RowScaling::Attributes
+        } else {
+            dp_schema::RowScaling::UnitNorm
+        },
+        numeric_missing_zero,
+    }
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
+        Command::Schema(init @ SchemaCommand::Init { private: true, .. }) => {
+            schema_init::run_private(private_request(init))
+        }
         Command::Schema(SchemaCommand::Init {
             data,
             out,
             delimiter,
             force,
+            ..
         }) => schema_init::run(&data, out.as_deref(), delimiter, force),
         train @ Command::Train { .. } => train::run(train_request(train)),
         Command::Predict {

@@ -150,3 +150,309 @@ pub fn run(data: &Path, out: Option<&Path>, delimiter: char, force: bool) -> Res
     }
     Ok(())
 }
+
+/// `dpml schema init --private`'s public inputs: the column types, the label, and the
+/// budget of the description.
+pub struct PrivateRequest {
+    pub data: std::path::PathBuf,
+    pub out: std::path::PathBuf,
+    pub epsilon: f64,
+    pub delta: f64,
+    pub ledger: Option<std::path::PathBuf>,
+    /// The label column.
+    pub label: Option<String>,
+    /// The class encoded +1.
+    pub positive: Option<String>,
+    /// The label's classes, when public.
+    pub classes: Option<Vec<String>>,
+    /// Categorical columns (every other column not ignored is numeric).
+    pub categorical: Vec<String>,
+    /// Columns read past.
+    pub ignore: Vec<String>,
+    /// `COL=L1,L2,…`: a public candidate list of a categorical column's levels.
+    pub levels: Vec<String>,
+    /// `ALIAS,CLASS`: another spelling of a class.
+    pub aliases: Vec<String>,
+    /// The column names of a file without a header, in order (then header = false).
+    pub columns: Option<Vec<String>>,
+    /// Missing-value tokens.
+    pub missing: Vec<String>,
+    /// Lines starting with this character are skipped.
+    pub comment: Option<char>,
+    pub delimiter: char,
+    /// `attributes` or `unit_norm`.
+    pub row_scaling: dp_schema::RowScaling,
+    /// Encode a missing numeric value as 0 (else a missing numeric value is an error).
+    pub numeric_missing_zero: bool,
+}
+
+/// `COL=VALUE` split at its first `=`.
+fn pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), Failure> {
+    text.split_once('=')
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| fail(format!("{flag} {text:?}: write it as NAME=VALUE")))
+}
+
+/// The public spec of the description, checked against the file's column names.
+fn private_spec(
+    req: &PrivateRequest,
+    names: &[String],
+) -> Result<dp_schema::DescribeSpec, Failure> {
+    use dp_schema::{DescribeColumn, DescribeKind, DescribeSpec, NumericMissing};
+    let known = |flag: &str, name: &str| -> Result<(), Failure> {
+        if names.iter().any(|n| n == name) {
+            Ok(())
+        } else {
+            Err(fail(format!(
+                "{flag} {name:?}: no column of that name in {} (its columns: {})",
+                req.data.display(),
+                names.join(", ")
+            )))
+        }
+    };
+    let label = req.label.as_deref().ok_or_else(|| {
+        fail("--private needs --label NAME: the label column (and --positive CLASS)")
+    })?;
+    known("--label", label)?;
+    let positive = req
+        .positive
+        .clone()
+        .ok_or_else(|| fail("--private needs --positive CLASS: the class encoded +1"))?;
+    for name in req.categorical.iter().chain(&req.ignore) {
+        known("--categorical/--ignore", name)?;
+    }
+    let mut candidates = std::collections::BTreeMap::new();
+    for text in &req.levels {
+        let (name, list) = pair("--levels", text)?;
+        known("--levels", name)?;
+        if !req.categorical.iter().any(|c| c == name) {
+            return Err(fail(format!(
+                "--levels {name}=…: {name} is not among --categorical"
+            )));
+        }
+        let list: Vec<String> = list.split(',').map(str::to_owned).collect();
+        if candidates.insert(name.to_owned(), list).is_some() {
+            return Err(fail(format!("--levels {name}=… given twice")));
+        }
+    }
+    let mut aliases = std::collections::BTreeMap::new();
+    for text in &req.aliases {
+        // Split at a comma: class names such as Adult's "<=50K" hold '='.
+        let (alias, class) = text
+            .split_once(',')
+            .filter(|(a, c)| !a.is_empty() && !c.is_empty())
+            .ok_or_else(|| fail(format!("--alias {text:?}: write it as ALIAS,CLASS")))?;
+        aliases.insert(alias.to_owned(), class.to_owned());
+    }
+    let mut columns = Vec::with_capacity(names.len());
+    for name in names {
+        let categorical = req.categorical.contains(name);
+        let ignored = req.ignore.contains(name);
+        let kind = if name == label {
+            if categorical || ignored {
+                return Err(fail(format!(
+                    "--label {name:?} is also given as --categorical or --ignore"
+                )));
+            }
+            DescribeKind::Label {
+                positive: positive.clone(),
+                classes: req.classes.clone(),
+                aliases: aliases.clone(),
+            }
+        } else if categorical && ignored {
+            return Err(fail(format!(
+                "column {name:?} is given as both --categorical and --ignore"
+            )));
+        } else if categorical {
+            DescribeKind::Categorical {
+                candidates: candidates.get(name).cloned(),
+            }
+        } else if ignored {
+            DescribeKind::Ignore
+        } else {
+            DescribeKind::Numeric {
+                missing: if req.numeric_missing_zero {
+                    NumericMissing::Zero
+                } else {
+                    NumericMissing::Error
+                },
+            }
+        };
+        columns.push(DescribeColumn {
+            name: name.clone(),
+            kind,
+        });
+    }
+    let csv = dp_schema::CsvFormat {
+        header: req.columns.is_none(),
+        delimiter: req.delimiter,
+        comment: req.comment,
+        trim: true,
+        missing: req.missing.clone(),
+    };
+    Ok(DescribeSpec {
+        row_scaling: req.row_scaling,
+        ..DescribeSpec::new(columns, csv, req.epsilon, req.delta)
+    })
+}
+
+/// `dpml schema init --private`: a schema whose bounds, levels and classes are private
+/// releases, charged to `--ledger` like a fit. Refusals that need no data (the options,
+/// the column names from the header, δ = 0 with levels to release, a ledger that cannot pay)
+/// come before any record is read; the description's spend is charged once its noise may
+/// have been drawn (dp-fit's rule), and the schema is staged before the charge is stored.
+pub fn run_private(req: PrivateRequest) -> Result<(), Failure> {
+    run_private_with(
+        req,
+        dp_noise::DpRng::from_os_entropy().map_err(|e| fail(e.to_string()))?,
+    )
+}
+
+/// [`run_private`] with the release's generator given (the tests' seeded one).
+pub(crate) fn run_private_with<R: dp_noise::ReleaseRng>(
+    req: PrivateRequest,
+    mut rng: R,
+) -> Result<(), Failure> {
+    if !req.delimiter.is_ascii() {
+        return Err(fail(format!(
+            "--delimiter {:?}: must be one ASCII character",
+            req.delimiter
+        )));
+    }
+    // Never replaces a file: a description is a spend, and its output is its only record.
+    check_free(&req.out, false)?;
+    let names = match &req.columns {
+        Some(names) => names.clone(),
+        None => column_names(&req.data, req.delimiter as u8)?,
+    };
+    let spec = private_spec(&req, &names)?;
+    let plan = dp_schema::DescribePlan::new(spec).map_err(|e| fail(e.to_string()))?;
+    let (epsilon, delta) = plan.charge();
+    let charge = dp_fit::Charge { epsilon, delta };
+    let mut pending = match &req.ledger {
+        None => None,
+        Some(path) => Some(dp_fit::Pending::begin(path, charge).map_err(|e| fail(e.to_string()))?),
+    };
+    let spend = dp_fit::Spend::new(
+        epsilon,
+        delta,
+        "schema init --private",
+        &req.out.display().to_string(),
+    );
+    let file = req.data.display().to_string();
+    let bar = crate::progress::reading(&file);
+    // Reading refuses before any draw: nothing is charged.
+    let describer =
+        dp_schema::describe_file(&req.data, &plan, &mut crate::progress::updater(&bar))?;
+    bar.finish_and_clear();
+    let mut witness = dp_noise::Witnessed::new(&mut rng);
+    let released = describer.release(&mut witness);
+    let drew = witness.drew();
+    let description = match released {
+        Ok(d) => d,
+        Err(e) => return Err(settle(pending, drew, spend, fail(e.to_string()))),
+    };
+    let spend = dp_fit::Spend {
+        schema_sha256: description.schema.hash(),
+        ..spend
+    };
+    let mut staged = match Staged::create(&req.out, false) {
+        Ok(s) => s,
+        Err(failure) => return Err(settle(pending, drew, spend, failure)),
+    };
+    let mut text = description.text.clone();
+    if let Some(pending) = pending.as_mut() {
+        let (sequence, _) = pending.record(spend).map_err(|e| fail(e.to_string()))?;
+        text.push_str(&format!(
+            "\n# Charged to the ledger {} as spend {sequence}.\n",
+            req.ledger
+                .as_ref()
+                .expect("a pending charge has a ledger")
+                .display()
+        ));
+    }
+    if let Err(failure) = staged.write(text.as_bytes()).and_then(|()| staged.finish()) {
+        // Noise was drawn: the spend stands even though the schema could not be written.
+        return Err(match pending {
+            Some(p) => match p.store() {
+                Ok(_) => fail(format!(
+                    "{}; the description had drawn its noise, so its spend was charged",
+                    failure.0
+                )),
+                Err(e) => fail(format!(
+                    "{}; and its spend could not be stored: {e}",
+                    failure.0
+                )),
+            },
+            None => failure,
+        });
+    }
+    if let Some(pending) = pending {
+        pending.store().map_err(|e| fail(e.to_string()))?;
+    }
+    staged.commit()?;
+    let dropped = description
+        .schema
+        .columns
+        .iter()
+        .zip(plan.spec().columns.iter())
+        .filter(|(w, s)| {
+            matches!(w.kind, dp_schema::ColumnKind::Ignore)
+                && !matches!(s.kind, dp_schema::DescribeKind::Ignore)
+        })
+        .map(|(w, _)| w.name.clone())
+        .collect::<Vec<_>>();
+    if !dropped.is_empty() {
+        eprintln!(
+            "warning: no usable release for column(s) {}: written as type = \"ignore\" (more \
+             epsilon, or public facts, would keep them)",
+            dropped.join(", ")
+        );
+    }
+    eprintln!(
+        "wrote {} ({} facts released privately from {} rows; ε = {}{} spent{})",
+        req.out.display(),
+        description.facts.len(),
+        description.rows,
+        crate::text::number(epsilon),
+        if delta > 0.0 {
+            format!(", δ = {delta:e}")
+        } else {
+            String::new()
+        },
+        if req.ledger.is_some() {
+            ", charged to the ledger"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+/// A description that failed: its spend is stored if its noise may have been drawn.
+fn settle(
+    pending: Option<dp_fit::Pending>,
+    drew: bool,
+    spend: dp_fit::Spend,
+    failure: Failure,
+) -> Failure {
+    let Some(pending) = pending else {
+        return failure;
+    };
+    match pending.settle_failure(drew, spend) {
+        Ok(None) => failure,
+        Ok(Some(sequence)) => fail(format!(
+            "{}; the description had drawn its noise, so its spend was charged to the \
+             ledger (spend {sequence})",
+            failure.0
+        )),
+        Err(e) => fail(format!(
+            "{}; and its spend could not be stored: {e}",
+            failure.0
+        )),
+    }
+}
+
+#[cfg(test)]
+#[path = "schema_init_tests.rs"]
+mod tests;

@@ -24,6 +24,13 @@
 //!   `‖x‖₂ ≤ 1` and `‖x‖_G ≤ 1`), times `1 − 10⁻¹²` so rounding cannot push a row past 1;
 //! - the label: +1 for the positive class, −1 for every other.
 //!
+//! # Private descriptions
+//! For data nobody has documented, [`DescribePlan`] and [`Describer`] (and
+//! [`describe_file`] for a file) release the schema's bounds, levels and classes by
+//! differentially private mechanisms, from the column names and types alone, in one pass:
+//! see the `describe` module's documentation for the mechanisms, the split of ε and δ
+//! among them, and the annotated schema they write.
+//!
 //! # Privacy
 //! The encoding reads one record and the public schema, nothing else, so a mechanism that
 //! is ε-DP on encoded rows (replace-one neighbours) is ε-DP on the records. Errors name the
@@ -37,6 +44,9 @@
 mod arrow_cells;
 #[cfg(feature = "files")]
 mod cache;
+mod describe;
+#[cfg(feature = "files")]
+mod describe_read;
 mod encode;
 mod error;
 #[cfg(feature = "files")]
@@ -46,6 +56,12 @@ mod schema;
 pub use arrow_cells::{arrow_numbers, arrow_text_cell};
 #[cfg(feature = "files")]
 pub use cache::write_row_cache;
+pub use describe::{
+    DEFAULT_FAILURE_PROBABILITY, DESCRIBE_SHARE, DescribeColumn, DescribeError, DescribeKind,
+    DescribePlan, DescribeSpec, Describer, Description, Fact,
+};
+#[cfg(feature = "files")]
+pub use describe_read::describe_file;
 pub use encode::{Cell, CellError, EncodedRow, Encoder};
 pub use error::{Problem, ReadError, SchemaError};
 #[cfg(feature = "files")]

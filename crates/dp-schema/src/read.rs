@@ -254,7 +254,7 @@ type FileBytes = Rc<CountCell<u64>>;
 /// name, or gzip's magic bytes at its start, peeked from the stream itself), with the
 /// counter of file bytes consumed and the size the file claims (0 for a pipe). Nothing is
 /// read twice and nothing seeks, so a pipe or a FIFO reads as a file does.
-fn csv_stream(path: &Path) -> std::io::Result<(Box<dyn Read>, FileBytes, u64)> {
+pub(crate) fn csv_stream(path: &Path) -> std::io::Result<(Box<dyn Read>, FileBytes, u64)> {
     let handle = File::open(path)?;
     let size = handle.metadata()?.len();
     let count = Rc::new(CountCell::new(0));
@@ -312,7 +312,7 @@ pub fn open_parquet(path: &Path) -> Result<File, ReadError> {
     File::open(path).map_err(|e| io(e.to_string()))
 }
 
-fn file_name(path: &Path) -> String {
+pub(crate) fn file_name(path: &Path) -> String {
     path.display().to_string()
 }
 
@@ -536,7 +536,7 @@ fn read_csv<E: From<ReadError>>(
 
 /// The line breaks inside a record's cells (a record quoted over several lines). Line
 /// breaks inside a quoted cell that encodes fine (an ignored column) are legal CSV.
-fn line_breaks(record: &csv::ByteRecord) -> u64 {
+pub(crate) fn line_breaks(record: &csv::ByteRecord) -> u64 {
     let last = record.len().saturating_sub(1);
     record
         .iter()
@@ -549,7 +549,7 @@ fn line_breaks(record: &csv::ByteRecord) -> u64 {
 
 /// The next record and the line it starts on (blank and comment lines are skipped by the
 /// parser; the record's own position counts them).
-fn next_record(
+pub(crate) fn next_record(
     reader: &mut csv::Reader<Box<dyn Read>>,
     record: &mut csv::ByteRecord,
     file: &str,

@@ -1,0 +1,321 @@
+//! `dpml.Schema.from_data`'s core: dp-schema's private description (`DescribePlan`,
+//! `Describer`) over a frame's columns — Arrow arrays from the C stream interface, or plain
+//! columns Python extracted. The mechanisms, the split of ε and δ and the written schema
+//! are dp-schema's, the same as `dpml schema init --private`'s; this module only converts.
+
+use std::collections::BTreeMap;
+
+use arrow_array::RecordBatchReader;
+use dp_schema::{
+    CsvFormat, DescribeColumn, DescribeError, DescribeKind, DescribePlan, DescribeSpec, Describer,
+    NumericMissing, RowScaling,
+};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::error::CoreError;
+use crate::error::guarded;
+use crate::fit::{Randomness, drawing, generator};
+use crate::frame::FrameColumn;
+use crate::py_common::{detached, raise};
+use crate::py_schema::stream_reader;
+
+fn refusal(e: DescribeError) -> CoreError {
+    match e {
+        DescribeError::Refused(why) => CoreError::value("Schema.from_data", why),
+        DescribeError::Release(why) => CoreError::Schema(why),
+    }
+}
+
+/// The spec from Python's arguments: `columns` is `(name, kind, candidates)` per column in
+/// the frame's order, kind one of "numeric", "categorical", "label", "ignore".
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn spec(
+    columns: Vec<(String, String, Option<Vec<String>>)>,
+    positive: String,
+    classes: Option<Vec<String>>,
+    aliases: BTreeMap<String, String>,
+    missing: Vec<String>,
+    row_scaling: &str,
+    intercept: bool,
+    numeric_missing_zero: bool,
+    epsilon: f64,
+    delta: f64,
+) -> Result<DescribePlan, CoreError> {
+    let mut described = Vec::with_capacity(columns.len());
+    for (name, kind, candidates) in columns {
+        let kind = match kind.as_str() {
+            "numeric" => DescribeKind::Numeric {
+                missing: if numeric_missing_zero {
+                    NumericMissing::Zero
+                } else {
+                    NumericMissing::Error
+                },
+            },
+            "categorical" => DescribeKind::Categorical { candidates },
+            "label" => DescribeKind::Label {
+                positive: positive.clone(),
+                classes: classes.clone(),
+                aliases: aliases.clone(),
+            },
+            "ignore" => DescribeKind::Ignore,
+            other => {
+                return Err(CoreError::value(
+                    "kind",
+                    format!("{other:?}: numeric, categorical, label or ignore"),
+                ));
+            }
+        };
+        described.push(DescribeColumn { name, kind });
+    }
+    let row_scaling = match row_scaling {
+        "unit_norm" => RowScaling::UnitNorm,
+        "attributes" => RowScaling::Attributes,
+        other => {
+            return Err(CoreError::value(
+                "row_scaling",
+                format!("= {other:?}: must be \"unit_norm\" or \"attributes\""),
+            ));
+        }
+    };
+    // Frames carry their own names and types: the CSV format only states the missing-value
+    // tokens of text cells (and is what the written schema says for CSV files).
+    let csv = CsvFormat {
+        header: true,
+        delimiter: ',',
+        comment: None,
+        trim: true,
+        missing,
+    };
+    DescribePlan::new(DescribeSpec {
+        row_scaling,
+        intercept,
+        ..DescribeSpec::new(described, csv, epsilon, delta)
+    })
+    .map_err(refusal)
+}
+
+/// Counts `columns` (one per spec column, `None` for ignored ones) into `describer`.
+pub(crate) fn count(
+    describer: &mut Describer<'_>,
+    names: &[String],
+    columns: &[Option<FrameColumn>],
+    row_base: usize,
+) -> Result<(), CoreError> {
+    let rows = columns
+        .iter()
+        .flatten()
+        .map(FrameColumn::rows)
+        .next()
+        .unwrap_or(0);
+    for r in 0..rows {
+        describer
+            .add_record(|k| {
+                columns[k]
+                    .as_ref()
+                    .map_or(dp_schema::Cell::Null, |c| c.cell(r))
+            })
+            .map_err(|e| {
+                CoreError::Schema(format!(
+                    "row {}, column {}: {}",
+                    row_base + r + 1,
+                    names[e.column],
+                    e.problem
+                ))
+            })?;
+    }
+    Ok(())
+}
+
+/// A checked description plan (`dpml.Schema.from_data`): refusals come from building it,
+/// before any charge.
+#[pyclass(name = "DescribePlan", module = "dpml._dpml", frozen)]
+pub struct PyDescribePlan {
+    plan: DescribePlan,
+}
+
+impl PyDescribePlan {
+    fn names(&self) -> Vec<String> {
+        self.plan
+            .spec()
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    fn finish(
+        &self,
+        py: Python<'_>,
+        describer: Describer<'_>,
+        seed: Option<u64>,
+    ) -> PyResult<(String, Vec<(String, String, String, f64, f64, String)>)> {
+        let randomness = seed.map_or(Randomness::Secure, Randomness::InsecureSeed);
+        let description = detached(py, || {
+            let mut rng = generator(randomness)?;
+            drawing(rng.as_mut(), |watched| {
+                describer.release(watched).map_err(refusal)
+            })
+        })?;
+        let facts = description
+            .facts
+            .iter()
+            .map(|f| {
+                (
+                    f.column.clone(),
+                    f.what.to_owned(),
+                    f.mechanism.name().to_owned(),
+                    f.epsilon,
+                    f.delta,
+                    f.outcome.clone(),
+                )
+            })
+            .collect();
+        Ok((description.text, facts))
+    }
+}
+
+#[pymethods]
+impl PyDescribePlan {
+    /// Checks the spec and fixes the split (refusals as `DPMLValueError`).
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (columns, positive, classes, aliases, missing, row_scaling, intercept, numeric_missing_zero, epsilon, delta))]
+    fn build(
+        py: Python<'_>,
+        columns: Vec<(String, String, Option<Vec<String>>)>,
+        positive: String,
+        classes: Option<Vec<String>>,
+        aliases: BTreeMap<String, String>,
+        missing: Vec<String>,
+        row_scaling: String,
+        intercept: bool,
+        numeric_missing_zero: bool,
+        epsilon: f64,
+        delta: f64,
+    ) -> PyResult<Self> {
+        let plan = detached(py, || {
+            spec(
+                columns,
+                positive,
+                classes,
+                aliases,
+                missing,
+                &row_scaling,
+                intercept,
+                numeric_missing_zero,
+                epsilon,
+                delta,
+            )
+        })?;
+        Ok(Self { plan })
+    }
+
+    /// `(epsilon, delta)`: what the description spends in all.
+    #[getter]
+    fn charge(&self) -> (f64, f64) {
+        self.plan.charge()
+    }
+
+    /// Describes the frame behind an Arrow C stream capsule: `(toml_text, facts)`. An error
+    /// before any noise is drawn is a `DPMLValueError` (refund the charge); after, a
+    /// `DPMLError` (the spend stands).
+    #[pyo3(signature = (capsule, seed = None))]
+    fn describe_stream<'py>(
+        &self,
+        py: Python<'py>,
+        capsule: &Bound<'py, PyAny>,
+        seed: Option<u64>,
+    ) -> PyResult<(String, Vec<(String, String, String, f64, f64, String)>)> {
+        let reader = stream_reader(py, capsule)?;
+        let names = self.names();
+        let mut describer = self.plan.describer();
+        let schema = reader.schema();
+        for name in &names {
+            if schema.column_with_name(name).is_none() {
+                return Err(raise(
+                    py,
+                    CoreError::value(
+                        "frame",
+                        format!("has no column {name:?} (each described column must be in it)"),
+                    ),
+                ));
+            }
+        }
+        guarded(|| {
+            let mut base = 0usize;
+            for batch in reader {
+                let batch = batch
+                    .map_err(|e| CoreError::Schema(format!("the Arrow stream failed: {e}")))?;
+                let mut columns = Vec::with_capacity(names.len());
+                for (k, name) in names.iter().enumerate() {
+                    columns.push(if describer.reads(k) {
+                        let array = batch.column_by_name(name).ok_or_else(|| {
+                            CoreError::value("frame", format!("has no column {name:?}"))
+                        })?;
+                        Some(FrameColumn::from_arrow(name, array)?)
+                    } else {
+                        None
+                    });
+                }
+                count(&mut describer, &names, &columns, base)?;
+                base += batch.num_rows();
+            }
+            Ok(())
+        })
+        .map_err(|e| raise(py, e))?;
+        self.finish(py, describer, seed)
+    }
+
+    /// Describes plain columns, one entry per spec column: None (ignored), a float64 array
+    /// (NaN missing) or a list of str/None.
+    #[pyo3(signature = (columns, seed = None))]
+    fn describe_columns<'py>(
+        &self,
+        py: Python<'py>,
+        columns: &Bound<'py, PyList>,
+        seed: Option<u64>,
+    ) -> PyResult<(String, Vec<(String, String, String, f64, f64, String)>)> {
+        let names = self.names();
+        if columns.len() != names.len() {
+            return Err(raise(
+                py,
+                CoreError::value(
+                    "columns",
+                    format!("has {} entries for {} columns", columns.len(), names.len()),
+                ),
+            ));
+        }
+        let mut data = Vec::with_capacity(columns.len());
+        for (k, item) in columns.iter().enumerate() {
+            data.push(if item.is_none() {
+                None
+            } else if let Ok(array) = item.extract::<numpy::PyReadonlyArray1<'_, f64>>() {
+                Some(FrameColumn::Numbers(
+                    array
+                        .as_array()
+                        .iter()
+                        .map(|&v| (!v.is_nan()).then_some(v))
+                        .collect(),
+                ))
+            } else if let Ok(texts) = item.extract::<Vec<Option<String>>>() {
+                Some(FrameColumn::Texts(texts))
+            } else {
+                return Err(raise(
+                    py,
+                    CoreError::type_error(
+                        format!("column {:?}", names[k]),
+                        "must be a float64 array or a list of str/None",
+                    ),
+                ));
+            });
+        }
+        let mut describer = self.plan.describer();
+        detached(py, || count(&mut describer, &names, &data, 0))?;
+        self.finish(py, describer, seed)
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDescribePlan>()
+}
