@@ -92,6 +92,31 @@ def warn_outlook(outlook, estimator):
     if outlook and outlook.get("warning"):
         warnings.warn(f"{estimator}: {outlook['warning']}", DPMLUtilityWarning, stacklevel=3)
 
+def epsilon_and_mechanism(estimator):
+    """The estimator's ε (inf only in the non-private check mode) and its mechanism,
+    checked: what every linear estimator, classifier or regressor, takes."""
+    epsilon = estimator.epsilon
+    if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool):
+        if math.isinf(epsilon) and epsilon > 0:
+            if testing.allow_non_private():
+                return math.inf, "non-private"
+            raise DPMLValueError(
+                "epsilon=inf would train without privacy; pass a finite epsilon in "
+                f"(0, {_MAX_EPSILON}]"
+            )
+    epsilon = _number("epsilon", epsilon)
+    if epsilon > _MAX_EPSILON:
+        raise DPMLValueError(f"epsilon={epsilon!r} must be at most {_MAX_EPSILON}")
+    mechanism = _choice("mechanism", estimator.mechanism, ("objective", "output"))
+    _choice("calibration", estimator.calibration, ("cliff-free", "cms11"))
+    if mechanism == "output" and estimator.calibration != "cliff-free":
+        raise DPMLValueError(
+            "calibration applies to mechanism='objective' only; leave it at its default "
+            "with mechanism='output'"
+        )
+    return epsilon, mechanism
+
+
 class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
     """Base of dpml's estimators (scikit-learn's mixins only: no scikit-learn model is
     subclassed and no private module imported). Subclasses define ``_kind`` (the model
@@ -106,26 +131,7 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
     # -- parameters shared by every estimator ------------------------------------------
 
     def _epsilon_and_mechanism(self):
-        epsilon = self.epsilon
-        if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool):
-            if math.isinf(epsilon) and epsilon > 0:
-                if testing.allow_non_private():
-                    return math.inf, "non-private"
-                raise DPMLValueError(
-                    "epsilon=inf would train without privacy; pass a finite epsilon in "
-                    f"(0, {_MAX_EPSILON}]"
-                )
-        epsilon = _number("epsilon", epsilon)
-        if epsilon > _MAX_EPSILON:
-            raise DPMLValueError(f"epsilon={epsilon!r} must be at most {_MAX_EPSILON}")
-        mechanism = _choice("mechanism", self.mechanism, ("objective", "output"))
-        _choice("calibration", self.calibration, ("cliff-free", "cms11"))
-        if mechanism == "output" and self.calibration != "cliff-free":
-            raise DPMLValueError(
-                "calibration applies to mechanism='objective' only; leave it at its default "
-                "with mechanism='output'"
-            )
-        return epsilon, mechanism
+        return epsilon_and_mechanism(self)
 
     def _delta(self):
         """The δ the fit is (ε, δ)-DP at: 0 unless the estimator takes a ``delta``."""

@@ -14,6 +14,7 @@ from ._base import (
     _choice,
     _delta,
     _number,
+    epsilon_and_mechanism,
     require_data_norm,
     warn_outlook,
 )
@@ -133,35 +134,13 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             return None
         return _number("regularization", value)
 
-    def _epsilon_and_mechanism(self):
-        epsilon = self.epsilon
-        if isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool):
-            if math.isinf(epsilon) and epsilon > 0:
-                if testing.allow_non_private():
-                    return math.inf, "non-private"
-                raise DPMLValueError(
-                    "epsilon=inf would train without privacy; pass a finite epsilon in "
-                    f"(0, {_dpml.MAX_EPSILON}]"
-                )
-        epsilon = _number("epsilon", epsilon)
-        if epsilon > _dpml.MAX_EPSILON:
-            raise DPMLValueError(f"epsilon={epsilon!r} must be at most {_dpml.MAX_EPSILON}")
-        mechanism = _choice("mechanism", self.mechanism, ("objective", "output"))
-        _choice("calibration", self.calibration, ("cliff-free", "cms11"))
-        if mechanism == "output" and self.calibration != "cliff-free":
-            raise DPMLValueError(
-                "calibration applies to mechanism='objective' only; leave it at its default "
-                "with mechanism='output'"
-            )
-        return epsilon, mechanism
-
     def fit(self, X, y, ledger=None, **params):
         """Trains on ``X`` (n_samples × n_features) and ``y`` (one number per row, within
         ``bounds``), charging ``ledger`` (or the ledger active in a ``with`` block) the
         fit's (ε, δ) before any work. Returns ``self``. ``sample_weight`` must be None."""
         ledger = resolve_ledger(ledger, self)
         _validation.fit_params(self, params)
-        epsilon, mechanism = self._epsilon_and_mechanism()
+        epsilon, mechanism = epsilon_and_mechanism(self)
         delta = _delta(self.delta, required=False) if mechanism != "non-private" else 0.0
         released = f"gaussian-{mechanism}" if delta > 0 else mechanism
         seed = resolve_seed(self.random_state, testing.allow_int_seed())

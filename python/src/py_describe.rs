@@ -20,6 +20,10 @@ use crate::frame::FrameColumn;
 use crate::py_common::{detached, raise};
 use crate::py_schema::stream_reader;
 
+/// A description as Python receives it: the schema's TOML text, and per released fact
+/// `(column, fact, mechanism, ε, δ, released value as text)`.
+type Described = (String, Vec<(String, String, String, f64, f64, String)>);
+
 fn refusal(e: DescribeError) -> CoreError {
     match e {
         DescribeError::Refused(why) => CoreError::value("Schema.from_data", why),
@@ -149,7 +153,7 @@ impl PyDescribePlan {
         py: Python<'_>,
         describer: Describer<'_>,
         seed: Option<u64>,
-    ) -> PyResult<(String, Vec<(String, String, String, f64, f64, String)>)> {
+    ) -> PyResult<Described> {
         let randomness = seed.map_or(Randomness::Secure, Randomness::InsecureSeed);
         let description = detached(py, || {
             let mut rng = generator(randomness)?;
@@ -226,7 +230,7 @@ impl PyDescribePlan {
         py: Python<'py>,
         capsule: &Bound<'py, PyAny>,
         seed: Option<u64>,
-    ) -> PyResult<(String, Vec<(String, String, String, f64, f64, String)>)> {
+    ) -> PyResult<Described> {
         let reader = stream_reader(py, capsule)?;
         let names = self.names();
         let mut describer = self.plan.describer();
@@ -275,7 +279,7 @@ impl PyDescribePlan {
         py: Python<'py>,
         columns: &Bound<'py, PyList>,
         seed: Option<u64>,
-    ) -> PyResult<(String, Vec<(String, String, String, f64, f64, String)>)> {
+    ) -> PyResult<Described> {
         let names = self.names();
         if columns.len() != names.len() {
             return Err(raise(

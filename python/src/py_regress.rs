@@ -9,7 +9,9 @@ use dp_erm::{RegressionModel, TargetScale};
 
 use crate::error::guarded;
 use crate::fit::Regularization;
-use crate::py_common::{Held, detached, interruptible, mechanism, raise, randomness, vector};
+use crate::py_common::{
+    Held, detached, interruptible, mechanism, raise, randomness, report, vector,
+};
 use crate::regress::{
     RegressionSpec, fit_regression, predict_regression, regression_coefficients, transform_of,
 };
@@ -69,38 +71,13 @@ pub(crate) fn fit_regression_model<'py>(
     let fit = interruptible(py, |_| {
         fit_regression(rows, &targets, &spec, randomness(seed))
     })?;
-    let d = PyDict::new(py);
-    d.set_item("regularization", fit.regularization)?;
-    d.set_item("epsilon", fit.epsilon)?;
-    d.set_item("delta", fit.delta)?;
-    if let Some(o) = &fit.outlook {
-        let outlook = PyDict::new(py);
-        outlook.set_item("noise_ratio", o.noise_ratio)?;
-        outlook.set_item("at_risk", o.at_risk)?;
-        outlook.set_item("near_chance", o.near_chance)?;
-        outlook.set_item("warning", o.warning.as_deref())?;
-        outlook.set_item("basis", o.basis)?;
-        d.set_item("outlook", outlook)?;
-    }
-    if let Some(c) = &fit.calibration {
-        let cal = PyDict::new(py);
-        cal.set_item("epsilon_prime", c.epsilon_prime)?;
-        cal.set_item("extra_regularization", c.extra_regularization)?;
-        cal.set_item("beta", c.beta)?;
-        cal.set_item("l2_sensitivity", c.l2_sensitivity)?;
-        cal.set_item("tolerance", c.tolerance)?;
-        d.set_item("calibration", cal)?;
-    }
-    if let Some(g) = &fit.gaussian {
-        let cal = PyDict::new(py);
-        cal.set_item("sigma", g.sigma)?;
-        cal.set_item("l2_sensitivity", g.l2_sensitivity)?;
-        cal.set_item("rho", g.rho)?;
-        cal.set_item("extra_regularization", g.extra_regularization)?;
-        cal.set_item("tolerance", g.tolerance)?;
-        d.set_item("calibration", cal)?;
-    }
-    Ok((Regressor { inner: fit.model }, d))
+    let info = report(py, &fit)?;
+    let model = fit
+        .models
+        .into_iter()
+        .next()
+        .expect("a regressor's fit releases one model");
+    Ok((Regressor { inner: model }, info))
 }
 
 /// A released regressor, held in Rust; crosses into Python as dp-erm's model file

@@ -1,15 +1,11 @@
 //! The regressors' fit (`dpml.LinearRegression`, `Ridge`, `HuberRegressor`), as plain
 //! Rust: dp-fit's regression recipe on a `RegressionSet` built as a Rust user builds one.
 
-use dp_erm::{
-    ErmError, GaussianCalibration, Loss, NoiseCalibration, RegressionModel, RegressionSet,
-    TargetClipping, TargetScale,
-};
-use dp_fit::outlook::Outlook;
+use dp_erm::{ErmError, Loss, RegressionModel, RegressionSet, TargetClipping, TargetScale};
 use dp_fit::recipe::{ErmRecipe, Mechanism, Regularization};
 
 use crate::error::CoreError;
-use crate::fit::{Randomness, drawing, generator, named_row_error, row_builder};
+use crate::fit::{FitReport, Randomness, drawing, generator, named_row_error, row_builder};
 use crate::rows::{RowTransform, Rows};
 
 /// Everything a regressor's fit needs besides the data.
@@ -31,31 +27,13 @@ pub struct RegressionSpec {
     pub clip_targets: bool,
 }
 
-/// What a regressor's fit released, and the public numbers behind it.
-pub struct RegressionReport {
-    /// The model.
-    pub model: RegressionModel,
-    /// Λ used.
-    pub regularization: f64,
-    /// The ε of the release (None: not private).
-    pub epsilon: Option<f64>,
-    /// The δ of the release.
-    pub delta: f64,
-    /// The pure mechanisms' calibration.
-    pub calibration: Option<NoiseCalibration>,
-    /// The Gaussian mechanisms' calibration.
-    pub gaussian: Option<GaussianCalibration>,
-    /// dp-fit's a-priori outlook, from public facts.
-    pub outlook: Option<Outlook>,
-}
-
 /// Trains a regressor by dp-fit's recipe on `rows` and `targets` (one per row).
 pub fn fit_regression(
     rows: Rows<'_>,
     targets: &[f64],
     spec: &RegressionSpec,
     randomness: Randomness,
-) -> Result<RegressionReport, CoreError> {
+) -> Result<FitReport<RegressionModel>, CoreError> {
     let rows = rows.checked()?;
     spec.transform.checked()?;
     if targets.len() != rows.len() {
@@ -99,13 +77,14 @@ pub fn fit_regression(
     })?;
     let mut rng = generator(randomness)?;
     let model = drawing(&mut *rng, |rng| Ok(plan.fit(&data, rng)?))?;
-    Ok(RegressionReport {
-        model,
+    Ok(FitReport {
+        models: vec![model],
         regularization: plan.regularization,
         epsilon: plan.epsilon,
         delta: plan.delta,
         calibration: plan.calibration,
         gaussian: plan.gaussian,
+        sgd: None,
         outlook: plan.outlook(rows.len(), features),
     })
 }

@@ -1,5 +1,5 @@
 //! A **private** description of a data file: a schema whose bounds, levels and classes are
-//! differentially private releases (ALGORITHMS.md §8.4), for data nobody has documented.
+//! differentially private releases (docs/src/reference/algorithms.md §8), for data nobody has documented.
 //!
 //! What is public: the column names, each column's type (numeric, categorical, label or
 //! ignored), the label's positive class, the CSV format, and optionally a public list of a
