@@ -99,6 +99,26 @@ pub fn read_training_set(
     encoder: &Encoder,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<dp_erm::TrainingSet, ReadError> {
+    let (indptr, indices, values, labels) = read_csr(path, schema, encoder, progress)?;
+    dp_erm::TrainingSet::builder(encoder.features())
+        .csr_rows(indptr, indices, values)
+        .labels(labels)
+        .build()
+        .map_err(|e| ReadError::Io {
+            file: path.display().to_string(),
+            why: format!("the encoded rows were refused: {e}"),
+        })
+}
+
+/// A whole labelled file's encoded rows as CSR (sorted columns) and its labels (±1, or a
+/// regression's targets): what both in-memory readers build from.
+#[allow(clippy::type_complexity)]
+fn read_csr(
+    path: &Path,
+    schema: &Schema,
+    encoder: &Encoder,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(Vec<usize>, Vec<u32>, Vec<f64>, Vec<f64>), ReadError> {
     let (mut indptr, mut indices, mut values, mut labels) =
         (vec![0usize], Vec::new(), Vec::new(), Vec::new());
     let options = ReadOptions {
@@ -118,14 +138,7 @@ pub fn read_training_set(
         labels.extend(batch.labels.unwrap_or_default());
         Ok(())
     })?;
-    dp_erm::TrainingSet::builder(encoder.features())
-        .csr_rows(indptr, indices, values)
-        .labels(labels)
-        .build()
-        .map_err(|e| ReadError::Io {
-            file: path.display().to_string(),
-            why: format!("the encoded rows were refused: {e}"),
-        })
+    Ok((indptr, indices, values, labels))
 }
 
 /// Reads a whole file of a regression schema (one `type = "target"` column) into a
@@ -146,24 +159,7 @@ pub fn read_regression_set(
             "the schema has no target column (type = \"target\"): it is a classifier's".into(),
         ));
     };
-    let (mut indptr, mut indices, mut values, mut targets) =
-        (vec![0usize], Vec::new(), Vec::new(), Vec::new());
-    let options = ReadOptions {
-        labels: true,
-        batch_rows: DEFAULT_BATCH_ROWS,
-    };
-    read_batches::<ReadError>(path, schema, encoder, options, progress, &mut |batch| {
-        for mut row in batch.rows {
-            row.sort_unstable_by_key(|&(c, _)| c);
-            for (c, v) in row {
-                indices.push(u32::try_from(c).unwrap_or(u32::MAX));
-                values.push(v);
-            }
-            indptr.push(indices.len());
-        }
-        targets.extend(batch.labels.unwrap_or_default());
-        Ok(())
-    })?;
+    let (indptr, indices, values, targets) = read_csr(path, schema, encoder, progress)?;
     let scale = dp_erm::TargetScale::new(lower, upper)
         .map_err(|e| refused(format!("the target bounds were refused: {e}")))?;
     dp_erm::RegressionSet::new(
