@@ -100,9 +100,10 @@ pub fn skeleton(data: &Path, names: &[String], delimiter: char) -> String {
          # Then check it: `dpml train` refuses a schema with a column left as \"FILL_IN\".\n\
          \n\
          version = 1\n\
-         # Each row is divided by its own norm to lie in the unit ball (or \"attributes\": by\n\
-         # √(number of attributes)); unit_norm measured better on every table tried.\n\
-         row_scaling = \"unit_norm\"\n\
+         # How each row is put into the unit ball: \"unit_norm\" (divided by its own norm; the\n\
+         # classifiers' default, measured better on every table tried) or \"attributes\" (by\n\
+         # √(number of attributes); the only choice, and the default, for a target column).\n\
+         # row_scaling = \"unit_norm\"\n\
          intercept = true\n\
          \n\
          [csv]\n\

@@ -95,7 +95,7 @@ fn a_regressor_trains_predicts_evaluates_and_is_inspected() {
         "{}",
         report["regularization_choice"]
     );
-    std::fs::write(s.path("new.csv"), "x1,x2\n0,0\n9,7.5\n").unwrap();
+    std::fs::write(s.path("new.csv"), "x1,x2\n0,0\n9,7.5\n4.5,4.5\n").unwrap();
     succeeds(
         dpml()
             .args(["predict", "--model"])
@@ -113,10 +113,13 @@ fn a_regressor_trains_predicts_evaluates_and_is_inspected() {
         .skip(1)
         .map(|l| l.parse().unwrap())
         .collect();
-    // The truth is 20 and 87.5; within a few units at ε = 1 on 20,000 rows.
-    assert_eq!(predictions.len(), 2);
-    assert!((predictions[0] - 20.0).abs() < 6.0, "{predictions:?}");
-    assert!((predictions[1] - 87.5).abs() < 6.0, "{predictions:?}");
+    // The truth is 20, 87.5 and 56: within a unit or two at ε = 1 on 20,000 rows (seen:
+    // at most 0.9 off in ten fits). A model whose rows were divided by their own norms is
+    // not linear in the features and misses all three by 2 to 6.
+    assert_eq!(predictions.len(), 3);
+    for (got, truth) in predictions.iter().zip([20.0, 87.5, 56.0]) {
+        assert!((got - truth).abs() < 2.5, "{predictions:?}");
+    }
     let shown: serde_json::Value = serde_json::from_str(&succeeds(
         dpml()
             .args(["evaluate", "--json", "--model"])

@@ -19,8 +19,9 @@
 //!   "other"`) and a "missing" slot (`missing = "level"`) where chosen; `unseen = "ignore"`
 //!   and `missing = "zero"` give an all-zero group;
 //! - an optional intercept attribute 1;
-//! - the row divided by its own norm (`row_scaling = "unit_norm"`, the default) or by `√A`
-//!   (`"attributes"`: A attributes, each contributing at most 1 to the squared norm, so
+//! - the row divided by its own norm (`row_scaling = "unit_norm"`, a classifier's default) or
+//!   by `√A` (`"attributes"`, a regression's default and only choice, which keeps predictions
+//!   linear in the features: A attributes, each contributing at most 1 to the squared norm, so
 //!   `‖x‖₂ ≤ 1` and `‖x‖_G ≤ 1`), times `1 − 10⁻¹²` so rounding cannot push a row past 1;
 //! - the label: +1 for the positive class, −1 for every other.
 //!

@@ -28,13 +28,16 @@ pub enum RowScaling {
     /// each attribute contributes at most 1 to the squared norm (a numeric value in [0, 1],
     /// one non-zero of 1 per categorical group), so `‖x‖₂ ≤ 1` and the group norm
     /// `‖x‖_G ≤ 1`. Every row keeps its relative magnitude, so rows with few large values
-    /// lie deep inside the ball and pull little against the noise.
+    /// lie deep inside the ball and pull little against the noise. A regression's default
+    /// and only choice.
     Attributes,
     /// Divide each non-zero row by its own Euclidean norm (zero rows stay zero): every row
     /// on the unit sphere, as large as the contract allows. The default: measured better
     /// than [`RowScaling::Attributes`] at every ε on every table tried (scikit-learn's
     /// breast cancer, wine and digits tables by `python/bench/row_scaling.py`: e.g. breast
     /// cancer 0.289 against 0.454 test error at ε = 1; Adult 0.182 against 0.187 at ε = 0.1).
+    /// Classifiers only: a regression's prediction `wᵀx/‖x‖` would not be linear in the
+    /// features, so a schema with a target column refuses it.
     UnitNorm,
 }
 
@@ -318,17 +321,6 @@ impl Schema {
             None => return Err(c.err("version", "(absent)", "required: version = 1")),
         }
         let csv = check_csv(&c, raw.csv)?;
-        let row_scaling = c.choice(
-            "row_scaling".into(),
-            raw.row_scaling.as_deref(),
-            // Measured better on every table tried (python/bench/row_scaling.py, Adult, KDD).
-            RowScaling::UnitNorm,
-            &[
-                ("attributes", RowScaling::Attributes),
-                ("unit_norm", RowScaling::UnitNorm),
-            ],
-            "must be \"attributes\" (divide by √(number of attributes)) or \"unit_norm\"",
-        )?;
         let raw_columns = raw.columns.unwrap_or_default();
         if raw_columns.is_empty() {
             return Err(c.err(
@@ -365,6 +357,35 @@ impl Schema {
                 format!("{labels} label or target columns"),
                 "exactly one column must have type = \"label\" (classification) or \
                  type = \"target\" (regression)",
+            ));
+        }
+        let regression = columns
+            .iter()
+            .any(|col| matches!(col.kind, ColumnKind::Target { .. }));
+        let row_scaling = c.choice(
+            "row_scaling".into(),
+            raw.row_scaling.as_deref(),
+            // Classifiers: measured better on every table tried (python/bench/row_scaling.py,
+            // Adult, KDD). A regression needs one public factor for every row, or its
+            // predictions stop being linear in the features.
+            if regression {
+                RowScaling::Attributes
+            } else {
+                RowScaling::UnitNorm
+            },
+            &[
+                ("attributes", RowScaling::Attributes),
+                ("unit_norm", RowScaling::UnitNorm),
+            ],
+            "must be \"attributes\" (divide by √(number of attributes)) or \"unit_norm\"",
+        )?;
+        if regression && row_scaling == RowScaling::UnitNorm {
+            return Err(c.err(
+                "row_scaling",
+                "\"unit_norm\"",
+                "a regression (a type = \"target\" column) needs row_scaling = \"attributes\": \
+                 dividing each row by its own norm would make the predictions depend on the \
+                 row's length, not linearly on its features",
             ));
         }
         let attributes = columns

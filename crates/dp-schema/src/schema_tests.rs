@@ -906,6 +906,18 @@ fn a_target_column_makes_a_regression_schema() {
     assert_eq!(schema.target_bounds(), Some((0.0, 5.0)));
     assert_eq!(schema.columns[schema.label_index()].name, "y");
     assert_eq!(small().target_bounds(), None);
+    // One public factor for every row keeps a regression linear in its features: it is the
+    // default, and dividing each row by its own norm is refused by name.
+    let unstated = regression.replace("row_scaling = \"attributes\"\n", "");
+    assert_ne!(unstated, regression);
+    let unstated = Schema::from_toml(&unstated, "r.toml").unwrap();
+    assert_eq!(unstated.row_scaling, crate::RowScaling::Attributes);
+    let per_row = regression.replace("\"attributes\"", "\"unit_norm\"");
+    let (key, _, text) = invalid(Schema::from_toml(&per_row, "bad.toml"));
+    assert!(
+        key == "row_scaling" && text.contains("\"attributes\"") && text.contains("linear"),
+        "{key} {text}"
+    );
     let inverted = regression.replace("lower = 0\nupper = 5", "lower = 5\nupper = 0");
     let (key, _, text) = invalid(Schema::from_toml(&inverted, "bad.toml"));
     assert!(
