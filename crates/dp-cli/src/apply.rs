@@ -6,6 +6,7 @@
 //! schema is checked by the number of encoded features and, where the training report
 //! (`MODEL.report.json`) lies beside the model, by the hash that report records.
 
+use crate::text::say;
 use std::io::Write;
 use std::path::Path;
 
@@ -283,15 +284,15 @@ pub fn evaluate(
                 "false_positive": fp, "true_negative": tn,
             },
         });
-        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        say!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else {
-        println!("{notice}.");
-        println!("rows: {n}");
-        println!("error: {error:.4}");
-        println!("confusion matrix (rows: true class, columns: predicted):");
-        println!("  {:>14} {:>14} {:>14}", "", positive, negative);
-        println!("  {:>14} {:>14} {:>14}", positive, tp, fn_);
-        println!("  {:>14} {:>14} {:>14}", negative, fp, tn);
+        say!("{notice}.");
+        say!("rows: {n}");
+        say!("error: {error:.4}");
+        say!("confusion matrix (rows: true class, columns: predicted):");
+        say!("  {:>14} {:>14} {:>14}", "", positive, negative);
+        say!("  {:>14} {:>14} {:>14}", positive, tp, fn_);
+        say!("  {:>14} {:>14} {:>14}", negative, fp, tn);
     }
     Ok(())
 }
@@ -353,13 +354,13 @@ fn evaluate_targets(
             "mae": mae,
             "r2": r2,
         });
-        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        say!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else {
-        println!("{notice}.");
-        println!("rows: {n}");
-        println!("rmse: {rmse:.6}");
-        println!("mae:  {mae:.6}");
-        println!("r2:   {r2:.4} (1 − squared error over the rows' variance about their mean)");
+        say!("{notice}.");
+        say!("rows: {n}");
+        say!("rmse: {rmse:.6}");
+        say!("mae:  {mae:.6}");
+        say!("r2:   {r2:.4} (1 − squared error over the rows' variance about their mean)");
     }
     Ok(())
 }
@@ -368,10 +369,10 @@ fn evaluate_targets(
 pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Failure> {
     let model = Model::load(model_path)?;
     let meta = model.metadata();
-    println!("model:          {}", model_path.display());
+    say!("model:          {}", model_path.display());
     if let Model::Kernel(k) = &model {
         let map = k.map();
-        println!(
+        say!(
             "kind:           kernel ({:?}, {:?} sampling, {} random features of {} inputs)",
             map.kernel(),
             map.sampling(),
@@ -380,70 +381,70 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         );
     } else if let Model::Regression(r) = &model {
         let bounds = r.target_scale();
-        println!(
+        say!(
             "kind:           linear regression (predictions within the public target bounds \
              [{}, {}])",
             crate::text::number(bounds.lower()),
             crate::text::number(bounds.upper())
         );
     } else {
-        println!("kind:           linear");
+        say!("kind:           linear");
     }
-    println!("mechanism:      {:?}", meta.mechanism);
+    say!("mechanism:      {:?}", meta.mechanism);
     match model.epsilon() {
         Some(e) => {
-            println!(
+            say!(
                 "epsilon:        {} (the file's claim: a plain file is not authenticated)",
                 crate::text::number(e)
             )
         }
-        None => println!("epsilon:        none — NOT PRIVATE"),
+        None => say!("epsilon:        none — NOT PRIVATE"),
     }
     if meta.mechanism.delta() > 0.0 {
-        println!(
+        say!(
             "delta:          {:e} (an (epsilon, delta) guarantee; the file's claim)",
             meta.mechanism.delta()
         );
     }
-    println!("loss:           {}", meta.loss.name());
-    println!(
+    say!("loss:           {}", meta.loss.name());
+    say!(
         "regularization: {}",
         crate::text::number(meta.regularization)
     );
-    println!("features:       {}", meta.features);
+    say!("features:       {}", meta.features);
     match meta.noise_groups {
-        Some(g) => println!("noise:          shaped to {g} feature groups"),
-        None => println!("noise:          Euclidean (or none)"),
+        Some(g) => say!("noise:          shaped to {g} feature groups"),
+        None => say!("noise:          Euclidean (or none)"),
     }
     match (&model, meta.feature_map.as_deref()) {
         (Model::Kernel(_), Some(map)) => {
-            println!("feature map:    {map} (the schema's hash is in the training report)")
+            say!("feature map:    {map} (the schema's hash is in the training report)")
         }
         (_, Some(tag)) if tag.starts_with("dp-schema:sha256:") => {
-            println!(
+            say!(
                 "schema sha256:  {}",
                 tag.strip_prefix("dp-schema:sha256:").unwrap_or(tag)
             )
         }
-        _ => println!("schema:         none recorded"),
+        _ => say!("schema:         none recorded"),
     }
-    println!("trained by:     dp-erm {}", meta.crate_version);
+    say!("trained by:     dp-erm {}", meta.crate_version);
     if let Some(path) = schema_path {
         let schema = load_schema(path)?;
         let (model, encoder) = load_matching(model_path, &schema)?;
         match &model {
             Model::Linear(_) | Model::Regression(_) => {
-                println!("weights (on the encoded features; a regressor's on the scaled target):");
+                say!("weights (on the encoded features; a regressor's on the scaled target):");
                 let weights = match &model {
                     Model::Regression(r) => r.weights(),
                     Model::Linear(m) => m.weights(),
                     Model::Kernel(_) => &[],
                 };
                 for (name, w) in encoder.feature_names().iter().zip(weights) {
-                    println!("  {name:<40} {:>12}", crate::text::compact(*w, 6));
+                    say!("  {name:<40} {:>12}", crate::text::compact(*w, 6));
                 }
             }
-            Model::Kernel(_) => println!(
+            Model::Kernel(_) => say!(
                 "weights:        on random features, not on the schema's features (none to \
                  name); the schema matches the model's {} inputs",
                 encoder.features()

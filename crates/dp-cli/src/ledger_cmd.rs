@@ -1,5 +1,6 @@
 //! `dpml ledger init | show | check`: the command line's view of dp-fit's ledger.
 
+use crate::text::say;
 use std::path::{Path, PathBuf};
 
 use dp_fit::{Ledger, LedgerError, LedgerFile};
@@ -47,25 +48,25 @@ pub fn init(
 /// `dpml ledger show`: what a ledger has spent and has left.
 pub fn show(path: &Path) -> Result<(), Failure> {
     let l = dp_fit::ledger::read(path).map_err(failure)?;
-    println!("ledger:  {}", path.display());
-    println!(
+    say!("ledger:  {}", path.display());
+    say!(
         "id:      {}",
         l.id.as_deref()
             .unwrap_or("(none yet: given with its next spend)")
     );
-    println!("dataset: {}", l.dataset);
+    say!("dataset: {}", l.dataset);
     let summary = l.summary();
     let composition = summary.composition;
-    println!("total ε: {}", number(l.total_epsilon));
-    println!(
+    say!("total ε: {}", number(l.total_epsilon));
+    say!(
         "spent:   {} in {} runs ({} composition)",
         number(composition.epsilon),
         l.spends.len(),
         composition.method.name()
     );
-    println!("left:    {}", number(summary.remaining_epsilon));
+    say!("left:    {}", number(summary.remaining_epsilon));
     if l.total_delta > 0.0 {
-        println!(
+        say!(
             "total δ: {:e}, spent {:e}{}",
             l.total_delta,
             composition.delta,
@@ -76,7 +77,7 @@ pub fn show(path: &Path) -> Result<(), Failure> {
             }
         );
     } else {
-        println!("total δ: 0 (pure ε: runs that spend a δ are refused)");
+        say!("total δ: 0 (pure ε: runs that spend a δ are refused)");
     }
     for s in &l.spends {
         let delta = if s.delta > 0.0 {
@@ -101,7 +102,7 @@ pub fn show(path: &Path) -> Result<(), Failure> {
                 "{delta}, DP-SGD q = {sampling_rate:.6}, σ = {noise_multiplier:.4}, T = {steps}"
             ),
         };
-        println!(
+        say!(
             "{number}  ε = {:<8}{delta} {} → {} (schema {})",
             crate::text::number(s.epsilon),
             s.command,
@@ -153,7 +154,7 @@ pub fn check(path: &Path, models: &[PathBuf]) -> Result<(), Failure> {
         ));
     }
     if problems.is_empty() {
-        println!(
+        say!(
             "ledger {}: holds the spend of every model given ({})",
             path.display(),
             models.len()

@@ -90,7 +90,7 @@ enum Command {
         --epsilon 1 --model logistic --out-of-core --out claims.dpm\n\n--delta δ > 0 \
         trades pure ε for (ε, δ): --model huber/logistic then use Gaussian objective \
         perturbation (dp-erm GaussianErm; Euclidean noise). --model dp-sgd trains logistic \
-        regression by DP-SGD (Poisson batches, clipped gradients, Gaussian noise, RDP \
+        regression (Huber regression on a schema with a target column) by DP-SGD (Poisson batches, clipped gradients, Gaussian noise, RDP \
         accounting; σ calibrated to (ε, δ)) and needs --delta:\n  dpml train --data \
         adult.data --schema schemas/adult.toml --epsilon 1 --delta 1e-6 --model dp-sgd \
         --batch-size 256 --epochs 10 --out adult-sgd.dpm\nEvery guarantee is for datasets \
@@ -117,7 +117,8 @@ enum Command {
         model: train::Model,
         /// Classification or regression: the schema decides (a `type = "target"` column
         /// with public lower and upper makes a regression: Huber regression by objective
-        /// perturbation, predictions within the bounds); given, it must agree.
+        /// perturbation, or by DP-SGD with --model dp-sgd, predictions within the bounds);
+        /// given, it must agree.
         #[arg(long, value_enum)]
         task: Option<train::Task>,
         /// --model dp-sgd: the expected Poisson batch size (q = batch/n) [default: 256].

@@ -137,7 +137,7 @@ pub fn run(data: &Path, out: Option<&Path>, delimiter: char, force: bool) -> Res
     let names = column_names(data, delimiter as u8)?;
     let text = skeleton(data, &names, delimiter);
     match out {
-        None => print!("{text}"),
+        None => crate::text::emit(format_args!("{text}")),
         Some(out) => {
             let mut staged = Staged::create(out, force)?;
             staged.write(text.as_bytes())?;

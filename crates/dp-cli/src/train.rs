@@ -424,10 +424,10 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
 /// DP-SGD for `n` public rows (the file's under replace-one, `--public-rows` under
 /// add/remove), σ calibrated to (ε, δ) for the relation, with the expected batch and the
 /// epochs it was configured with; refused naming the option.
-fn sgd_trainer(req: &TrainRequest, n: usize) -> Result<(DpSgd, usize, f64), Failure> {
+fn sgd_trainer(req: &TrainRequest, n: usize, loss: Loss) -> Result<(DpSgd, usize, f64), Failure> {
     let s = &req.sgd;
     let options = SgdOptions {
-        loss: Loss::Logistic,
+        loss,
         batch_size: s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
         epochs: s.epochs.unwrap_or(DEFAULT_EPOCHS),
         learning_rate: s.learning_rate.unwrap_or(DEFAULT_LEARNING_RATE),
@@ -655,7 +655,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
     // the data are read; a ledger, which adds replace-one ε, is charged the same fit's
     // replace-one ε.
     let mut add_remove_sgd = match req.sgd.add_remove_rows() {
-        Some(rows) if req.model == Model::DpSgd => Some(sgd_trainer(&req, rows)?),
+        Some(rows) if req.model == Model::DpSgd => Some(sgd_trainer(&req, rows, loss)?),
         _ => None,
     };
     let ledger_epsilon = add_remove_sgd
@@ -752,7 +752,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
             (Data::Examples(x), None, None, None) if req.model == Model::DpSgd => {
                 let (sgd, batch, epochs) = match add_remove_sgd.take() {
                     Some(trainer) => trainer,
-                    None => sgd_trainer(&req, n)?,
+                    None => sgd_trainer(&req, n, loss)?,
                 };
                 let model = sgd
                     .fit(&x, &mut witness)
@@ -809,6 +809,32 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                     outlook: planned.outlook(n, map.output_features()).map(|o| {
                         o.with_kernel_width(&map.kernel(), map.input_features(), RowScale::UnitBall)
                     }),
+                }
+            }
+            (Data::Regression(set), None, None, None) if req.model == Model::DpSgd => {
+                let (sgd, batch, epochs) = match add_remove_sgd.take() {
+                    Some(trainer) => trainer,
+                    None => sgd_trainer(&req, n, loss)?,
+                };
+                let model = sgd
+                    .fit_regression(&set, &mut witness)
+                    .and_then(|m| m.with_feature_map(&tag))
+                    .map_err(|e| fail(format!("the fit was refused: {e}")))?;
+                Outcome {
+                    model: Released::Regression(model),
+                    mechanism: format!(
+                        "{}, Huber regression (threshold: half the target's public range)",
+                        dp_fit::sgd::sgd_mechanism(sgd.accountant())
+                    ),
+                    regularization_choice: choice(req.regularization, "Λ = 0 for DP-SGD"),
+                    epsilon_steps: json!([{ "step": "train (DP-SGD, Huber regression)", "epsilon": req.epsilon, "delta": req.delta }]),
+                    epsilon: req.epsilon,
+                    delta: req.delta,
+                    tuning: None,
+                    kernel: None,
+                    sgd: Some(sgd_facts(&sgd, batch, epochs, &req)),
+                    training_rows: req.sgd.add_remove_rows().unwrap_or(n),
+                    outlook: None,
                 }
             }
             (Data::Regression(set), None, None, None) => {
@@ -880,18 +906,18 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         (Some(pending), Some(path)) => {
             // DP-SGD's curve (its σ, rate and steps, known only now) lets the ledger compose
             // it tightly; the spend was checked as its (ε, δ) pair, which dominates it.
-            let curve = match &outcome.model {
-                Released::Linear(m) if req.model == Model::DpSgd => m
-                    .metadata()
-                    .mechanism
-                    .sgd_record()
-                    .map(|r| dp_fit::Curve::SubsampledGaussian {
-                        sampling_rate: r.sampling_rate,
-                        noise_multiplier: r.noise_multiplier,
-                        steps: r.steps,
-                    }),
+            let metadata = match &outcome.model {
+                Released::Linear(m) if req.model == Model::DpSgd => Some(m.metadata()),
+                Released::Regression(m) if req.model == Model::DpSgd => Some(m.metadata()),
                 _ => None,
             };
+            let curve = metadata.and_then(|m| m.mechanism.sgd_record()).map(|r| {
+                dp_fit::Curve::SubsampledGaussian {
+                    sampling_rate: r.sampling_rate,
+                    noise_multiplier: r.noise_multiplier,
+                    steps: r.steps,
+                }
+            });
             let (sequence, after) = pending
                 .record(spend.with_curve(curve))
                 .map_err(|e| fail(e.to_string()))?;
@@ -1008,7 +1034,8 @@ fn check_task(req: &TrainRequest, schema: &Schema) -> Result<bool, Failure> {
     }
     if regression {
         let unsupported = [
-            (req.model == Model::DpSgd, "--model dp-sgd"),
+            // Its settings were fitted on classifiers.
+            (req.model == Model::DpSgd && req.sgd.rule, "--sgd-rule"),
             (req.model == Model::Kernel, "--model kernel"),
             (req.model == Model::Logistic, "--model logistic"),
             (req.tune.is_some(), "--tune"),
@@ -1018,7 +1045,7 @@ fn check_task(req: &TrainRequest, schema: &Schema) -> Result<bool, Failure> {
             return Err(fail(format!(
                 "{option} does not apply to a regression (the schema's target column): a \
                  regressor trains Huber regression by objective perturbation, pure ε or with \
-                 --delta"
+                 --delta, or by DP-SGD (--model dp-sgd with --delta and its own options)"
             )));
         }
     }

@@ -719,3 +719,40 @@ fn rejects_missing_values_naming_what_is_missing() {
     );
     assert!(!s.path("m.dpm").exists());
 }
+
+// ---------------------------------------------------------------------------------------
+// A reader that goes away: `dpml inspect m.dpm | head -1` once panicked ("failed printing
+// to stdout: Broken pipe"). Every printing command now ends as Unix tools end: quietly,
+// with status 141 (what a shell reports for SIGPIPE).
+
+#[test]
+fn ends_quietly_when_the_reader_of_its_output_goes_away() {
+    let s = Setup::new();
+    let model = s.model();
+    let data = model.with_file_name("train.csv");
+    let schema = s.path("schema.toml");
+    let inspect = vec![model.as_os_str(), "--schema".as_ref(), schema.as_os_str()];
+    let evaluate = vec![
+        "--json".as_ref(),
+        "--model".as_ref(),
+        model.as_os_str(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        "--data".as_ref(),
+        data.as_os_str(),
+    ];
+    for (command, args) in [("inspect", inspect), ("evaluate", evaluate)] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("dpml"))
+            .arg(command)
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{command}: {err}");
+        assert_eq!(out.status.code(), Some(141), "{command}: {err}");
+    }
+}

@@ -1,4 +1,5 @@
-//! DP-SGD / DP-GD for logistic regression and the Huber SVM: Poisson-subsampled batches,
+//! DP-SGD / DP-GD for logistic regression, the Huber SVM and Huber regression
+//! ([`DpSgd::fit_regression`]): Poisson-subsampled batches,
 //! per-example clipping, Gaussian noise on the batch sum, accounted with the privacy-loss
 //! distribution of the subsampled Gaussian (dp-noise's
 //! [`dp_noise::PrivacyLossDistribution`], the default) or its RDP (dp-noise's
@@ -10,12 +11,16 @@ use dp_noise::{
 use dp_optim::MarginLoss;
 
 use crate::calibration::release_grid;
+use crate::estimator::Task;
 use crate::estimator::snap_to_grid;
 use crate::gaussian::check_delta;
 use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
 use crate::sgd_accounting::{Accountant, pld_calibration, pld_discretization, pld_epsilon};
-use crate::{Classifier, ErmError, Examples, Features, Loss, MAX_EPSILON, Trainer};
+use crate::{
+    Classifier, ErmError, Examples, Features, Loss, MAX_EPSILON, RegressionModel, RegressionSet,
+    Trainer,
+};
 
 /// Largest number of steps T a fit may take.
 pub const MAX_SGD_STEPS: u64 = 1_000_000;
@@ -520,6 +525,76 @@ impl DpSgd {
         clip_against: Option<f64>,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<SgdModel, ErmError> {
+        Task::Classification.check_loss(self.config.loss)?;
+        self.descend(data, None, rng, factor, clip_against, interrupted)
+    }
+
+    /// Trains a regressor on `data` with this configuration's loss (a regression loss:
+    /// [`Loss::huber_regression`]); see `# Privacy`.
+    ///
+    /// # Privacy
+    /// [`DpSgd`]'s guarantee ((ε, δ)-DP for the configuration's relation, at the ε and δ
+    /// [`DpSgd::epsilon`] and [`DpSgd::delta`] report), for [`RegressionSet`]'s data: each
+    /// row's gradient is `ℓ'(fᵀx − t)·x` with t its target scaled into [−1, 1] by the
+    /// public bounds, clipped to norm C like a classifier's `ℓ'(y·fᵀx)·y·x`. The clipping
+    /// bounds a replaced row's effect on a batch sum by C whatever the row and target,
+    /// which is all the accounting uses (docs/src/reference/algorithms.md §10). Refused
+    /// before any step: a classification loss.
+    pub fn fit_regression<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &RegressionSet,
+        rng: &mut R,
+    ) -> Result<RegressionModel, ErmError> {
+        self.fit_regression_interruptible(data, rng, &|| false)
+    }
+
+    /// [`DpSgd::fit_regression`], asking `interrupted` before each step whether to stop, as
+    /// [`DpSgd::fit_interruptible`] does.
+    pub fn fit_regression_interruptible<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &RegressionSet,
+        rng: &mut R,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<RegressionModel, ErmError> {
+        self.fit_regression_mutated(data, rng, 1.0, interrupted)
+    }
+
+    /// [`DpSgd::fit_regression`] with σ multiplied by `factor` (1 in production; the audit
+    /// passes less).
+    pub(crate) fn fit_regression_mutated<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &RegressionSet,
+        rng: &mut R,
+        factor: f64,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<RegressionModel, ErmError> {
+        Task::Regression.check_loss(self.config.loss)?;
+        let rows = data.rows().to_examples();
+        let fit = self.descend(
+            &rows,
+            Some(data.scaled_targets()),
+            rng,
+            factor,
+            None,
+            interrupted,
+        )?;
+        Ok(RegressionModel::from_linear(
+            fit.into_model(),
+            data.target_scale(),
+        ))
+    }
+
+    /// The descent: each row's margin is `y·fᵀx`, less its offset `t` where `offsets` are
+    /// given (a regression's scaled targets, every label +1).
+    fn descend<R: ReleaseRng + ?Sized>(
+        &self,
+        data: &Examples,
+        offsets: Option<&[f64]>,
+        rng: &mut R,
+        factor: f64,
+        clip_against: Option<f64>,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<SgdModel, ErmError> {
         let (n, d) = (data.len(), data.features());
         let config = &self.config;
         let noise = GaussianVector::new(d, self.noise_multiplier * config.clip_norm * factor)?;
@@ -564,8 +639,8 @@ impl DpSgd {
             let batch = &batch[..members];
             coefficients.clear();
             coefficients.extend(batch.iter().map(|&i| {
-                let y = data.labels()[i];
-                config.loss.derivative(y * data.inputs().row(i).dot(&w)) * y
+                let (y, t) = (data.labels()[i], offsets.map_or(0.0, |t| t[i]));
+                config.loss.derivative(y * data.inputs().row(i).dot(&w) - t) * y
             }));
             for (slope, &i) in coefficients.iter_mut().zip(batch) {
                 let length = slope.abs() * norms[i];

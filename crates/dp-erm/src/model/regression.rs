@@ -107,11 +107,6 @@ impl TryFrom<RawRegressionModel> for RegressionModel {
                 raw.metadata.loss.name()
             )));
         }
-        if raw.metadata.mechanism.sgd_record().is_some() {
-            return Err(ErmError::InvalidModelFile(
-                "DP-SGD does not train regressors".into(),
-            ));
-        }
         validate::check_weights(&raw.weights, &raw.metadata)?;
         Ok(Self {
             weights: raw.weights,
