@@ -29,7 +29,7 @@ from .schema import Schema
 from .kernel import RandomFeaturesSVC
 from .linear import HuberSVC, LogisticRegression
 from .regression import HuberRegressor, LinearRegression, Ridge
-from .sgd import DPSGDClassifier
+from .sgd import DPSGDClassifier, DPSGDRegressor
 
 __all__ = [
     "HuberRegressor",
@@ -38,6 +38,7 @@ __all__ = [
     "BudgetExceededError",
     "DPMLError",
     "DPSGDClassifier",
+    "DPSGDRegressor",
     "DPMLIOError",
     "DPMLMemoryError",
     "DPMLTypeError",

@@ -140,9 +140,9 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
         fit's (ε, δ) before any work. Returns ``self``. ``sample_weight`` must be None."""
         ledger = resolve_ledger(ledger, self)
         _validation.fit_params(self, params)
-        epsilon, mechanism = epsilon_and_mechanism(self)
-        delta = _delta(self.delta, required=False) if mechanism != "non-private" else 0.0
-        released = f"gaussian-{mechanism}" if delta > 0 else mechanism
+        self._check_ledger(ledger)
+        epsilon, mechanism, delta = self._epsilon_mechanism_delta()
+        released = f"gaussian-{mechanism}" if delta > 0 and mechanism != "dp-sgd" else mechanism
         seed = resolve_seed(self.random_state, testing.allow_int_seed())
         shape, call = _validation.rows(self, X, reset=True)
         y = _targets(y, shape[0])
@@ -155,28 +155,27 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             target_lower=bounds[0],
             target_upper=bounds[1],
             clip_targets=bool(self.clip_targets),
-            mechanism_name=mechanism,
             epsilon=epsilon if math.isfinite(epsilon) else 1.0,
             delta=delta,
-            calibration=self.calibration,
-            regularization=self._regularization(shape[0], bounds),
-            tol=None if self.tol is None else _number("tol", self.tol),
             data_norm=require_data_norm(self.data_norm, call),
             clip_rows=bool(self.clip_rows),
             intercept=_number("intercept_scaling", self.intercept_scaling)
             if self.fit_intercept
             else None,
+            **self._mechanism_kwargs(shape, bounds, mechanism),
         )
         record = None
         if ledger is not None:
             record = ledger.charge(epsilon, delta, what=type(self).__name__, mechanism=released)
         try:
-            model, report = _dpml.fit_regression_model(y=y, seed=seed, **call, **kwargs)
+            model, report = self._fit_rust(y, seed, call, kwargs)
         except (DPMLValueError, DPMLMemoryError):
             # Refused before any noise was drawn: nothing was spent.
             if record is not None:
                 ledger.refund(record)
             raise
+        if record is not None and (curve := self._ledger_curve(report)) is not None:
+            ledger._attach_curve(record, curve)
         self._model = model
         test_mode = testing.infer_public_facts()
         self.privacy_ = {
@@ -199,6 +198,7 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             "noise": report.get("calibration"),
             "outlook": report.get("outlook"),
             "library_version": _dpml.__version__,
+            **self._privacy_extra(report, kwargs),
         }
         if seed is not None:
             self.privacy_["warning"] = (
@@ -207,6 +207,34 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             )
         warn_outlook(self.privacy_.get("outlook"), type(self).__name__)
         return self
+
+    # What the DP-SGD regressor (dpml.DPSGDRegressor) replaces.
+
+    def _check_ledger(self, ledger):
+        """Refuses a ledger the fit cannot be charged to (none here)."""
+
+    def _epsilon_mechanism_delta(self):
+        epsilon, mechanism = epsilon_and_mechanism(self)
+        delta = _delta(self.delta, required=False) if mechanism != "non-private" else 0.0
+        return epsilon, mechanism, delta
+
+    def _mechanism_kwargs(self, shape, bounds, mechanism):
+        return dict(
+            mechanism_name=mechanism,
+            calibration=self.calibration,
+            regularization=self._regularization(shape[0], bounds),
+            tol=None if self.tol is None else _number("tol", self.tol),
+        )
+
+    def _fit_rust(self, y, seed, call, kwargs):
+        return _dpml.fit_regression_model(y=y, seed=seed, **call, **kwargs)
+
+    def _ledger_curve(self, report):
+        """The fit's privacy curve for a ledger (DP-SGD's), None for the others."""
+        return None
+
+    def _privacy_extra(self, report, kwargs):
+        return {}
 
     def _check_fitted(self):
         if getattr(self, "_model", None) is None:

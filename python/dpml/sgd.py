@@ -11,6 +11,7 @@ from ._base import _MAX_DELTA, _MAX_EPSILON, _choice, _count, _delta, _number
 from ._errors import DPMLTypeError, DPMLValueError
 from ._active import resolve_ledger
 from .linear import _LinearClassifier, logistic_proba
+from .regression import _PrivateRegressor
 from sklearn.utils.metaestimators import available_if  # scikit-learn: see _base
 
 _LOSSES = ("logistic", "huber")
@@ -22,7 +23,96 @@ def _is_former_default(batch_size):
     return isinstance(batch_size, numbers.Integral) and batch_size == 256
 
 
-class DPSGDClassifier(_LinearClassifier):
+class _SgdSchedule:
+    """What DP-SGD's estimators share: the relation, the schedule's public n, the batch,
+    ε and δ checked before any work."""
+
+    def _check_ledger(self, ledger):
+        """An add/remove fit cannot be charged to a ledger, which adds replace-one ε."""
+        if self._add_remove_rows() is not None and ledger is not None:
+            raise DPMLValueError(
+                "neighbouring='add-remove' with a Ledger: a ledger adds replace-one epsilon, "
+                "and an add/remove epsilon is for another relation; fit without the ledger, "
+                "or with neighbouring='replace-one'"
+            )
+
+    def _add_remove_rows(self):
+        """The public n̂ under add/remove, None under replace-one; refused when they do not
+        match."""
+        neighbouring = _choice("neighbouring", self.neighbouring, ("replace-one", "add-remove"))
+        rows = self.public_rows
+        if neighbouring == "replace-one":
+            if rows is not None:
+                raise DPMLValueError(
+                    f"public_rows={rows!r} with neighbouring='replace-one': the row count is "
+                    "then the data's own; leave public_rows=None, or pass "
+                    "neighbouring='add-remove'"
+                )
+            return None
+        if rows is None:
+            raise DPMLValueError(
+                "neighbouring='add-remove' needs public_rows: under add/remove the number of "
+                "rows is private, so the sampling rate, the steps and each step's divisor "
+                "come from a public estimate of it; pass public_rows=N"
+            )
+        return _count("public_rows", rows)
+
+    def _public_rows(self, n_rows):
+        rows = self._add_remove_rows()
+        return n_rows if rows is None else rows
+
+    def _epsilon_and_mechanism(self):
+        epsilon = self.epsilon
+        if isinstance(epsilon, numbers.Real) and math.isinf(epsilon):
+            raise DPMLValueError(
+                "epsilon=inf: DP-SGD has no non-private mode; pass a finite epsilon in "
+                f"(0, {_MAX_EPSILON}]"
+            )
+        epsilon = _number("epsilon", epsilon)
+        if epsilon > _MAX_EPSILON:
+            raise DPMLValueError(f"epsilon={epsilon!r} must be at most {_MAX_EPSILON}")
+        self._add_remove_rows()
+        return epsilon, "dp-sgd"
+
+    def _delta(self):
+        if self.delta is None:
+            raise DPMLValueError(
+                "delta is required: DP-SGD is (epsilon, delta)-DP and has no pure-epsilon "
+                f"form; pass a delta in (0, {_MAX_DELTA!r}], well below 1/n"
+            )
+        return _delta(self.delta, required=True)
+
+    def _batch_size(self, n_rows):
+        """The expected batch: ``batch_size``, or "auto"'s on the schedule's public n; one
+        above n is refused naming n (public: the data's count under replace-one, the
+        public estimate under add/remove) and the fix."""
+        rows = self._public_rows(n_rows)
+        if isinstance(self.batch_size, str) and self.batch_size == "auto":
+            return _dpml.sgd_auto_batch_size(rows)
+        if isinstance(self.batch_size, str):
+            raise DPMLValueError(f"batch_size={self.batch_size!r}; expected an integer or 'auto'")
+        batch = _count("batch_size", self.batch_size)
+        if batch > rows and not self._uses_rule():
+            n = "public_rows" if self._add_remove_rows() is not None else "n"
+            raise DPMLValueError(
+                f"batch_size={batch!r} is above the {n}={rows} rows the schedule is on (the "
+                f"expected batch qn is at most n); pass batch_size='auto' (256, or all {rows} "
+                f"rows below 256) or a batch_size of at most {rows}"
+            )
+        return batch
+
+    def _uses_rule(self):
+        schedule = getattr(self, "schedule", "given")
+        return isinstance(schedule, str) and schedule == "rule"
+
+    def _ledger_curve(self, report, models=(None,)):
+        """DP-SGD's curve (q, σ, steps) for a ledger: the K one-vs-rest models share σ, q
+        and T, so together they are K·T steps of the same subsampled Gaussian."""
+        c = report["calibration"]
+        return (c["sampling_rate"], c["noise_multiplier"], c["steps"] * len(models))
+
+
+class DPSGDClassifier(_SgdSchedule, _LinearClassifier):
     """(ε, δ)-differentially private linear classifier trained by DP-SGD (Abadi et al. 2016),
     as Opacus trains one, with dp-erm's ``DpSgd``.
 
@@ -179,59 +269,8 @@ class DPSGDClassifier(_LinearClassifier):
         ``KeyboardInterrupt`` and the ledger keeps the charge (noise may have been drawn)."""
         ledger = resolve_ledger(ledger, self)
         _validation.fit_params(self, params)
-        if self._add_remove_rows() is not None and ledger is not None:
-            raise DPMLValueError(
-                "neighbouring='add-remove' with a Ledger: a ledger adds replace-one epsilon, "
-                "and an add/remove epsilon is for another relation; fit without the ledger, "
-                "or with neighbouring='replace-one'"
-            )
+        self._check_ledger(ledger)
         return super().fit(X, y, ledger=ledger, **params)
-
-    def _add_remove_rows(self):
-        """The public n̂ under add/remove, None under replace-one; refused when they do not
-        match."""
-        neighbouring = _choice("neighbouring", self.neighbouring, ("replace-one", "add-remove"))
-        rows = self.public_rows
-        if neighbouring == "replace-one":
-            if rows is not None:
-                raise DPMLValueError(
-                    f"public_rows={rows!r} with neighbouring='replace-one': the row count is "
-                    "then the data's own; leave public_rows=None, or pass "
-                    "neighbouring='add-remove'"
-                )
-            return None
-        if rows is None:
-            raise DPMLValueError(
-                "neighbouring='add-remove' needs public_rows: under add/remove the number of "
-                "rows is private, so the sampling rate, the steps and each step's divisor "
-                "come from a public estimate of it; pass public_rows=N"
-            )
-        return _count("public_rows", rows)
-
-    def _public_rows(self, n_rows):
-        rows = self._add_remove_rows()
-        return n_rows if rows is None else rows
-
-    def _epsilon_and_mechanism(self):
-        epsilon = self.epsilon
-        if isinstance(epsilon, numbers.Real) and math.isinf(epsilon):
-            raise DPMLValueError(
-                "epsilon=inf: DP-SGD has no non-private mode; pass a finite epsilon in "
-                f"(0, {_MAX_EPSILON}]"
-            )
-        epsilon = _number("epsilon", epsilon)
-        if epsilon > _MAX_EPSILON:
-            raise DPMLValueError(f"epsilon={epsilon!r} must be at most {_MAX_EPSILON}")
-        self._add_remove_rows()
-        return epsilon, "dp-sgd"
-
-    def _delta(self):
-        if self.delta is None:
-            raise DPMLValueError(
-                "delta is required: DP-SGD is (epsilon, delta)-DP and has no pure-epsilon "
-                f"form; pass a delta in (0, {_MAX_DELTA!r}], well below 1/n"
-            )
-        return _delta(self.delta, required=True)
 
     def _released_mechanism(self, mechanism, delta):
         return mechanism
@@ -269,28 +308,6 @@ class DPSGDClassifier(_LinearClassifier):
             accountant=_choice("accountant", self.accountant, ("pld", "rdp")),
         )
 
-    def _batch_size(self, n_rows):
-        """The expected batch: ``batch_size``, or "auto"'s on the schedule's public n; one
-        above n is refused naming n (public: the data's count under replace-one, the
-        public estimate under add/remove) and the fix."""
-        rows = self._public_rows(n_rows)
-        if isinstance(self.batch_size, str) and self.batch_size == "auto":
-            return _dpml.sgd_auto_batch_size(rows)
-        if isinstance(self.batch_size, str):
-            raise DPMLValueError(f"batch_size={self.batch_size!r}; expected an integer or 'auto'")
-        batch = _count("batch_size", self.batch_size)
-        if batch > rows and not self._uses_rule():
-            n = "public_rows" if self._add_remove_rows() is not None else "n"
-            raise DPMLValueError(
-                f"batch_size={batch!r} is above the {n}={rows} rows the schedule is on (the "
-                f"expected batch qn is at most n); pass batch_size='auto' (256, or all {rows} "
-                f"rows below 256) or a batch_size of at most {rows}"
-            )
-        return batch
-
-    def _uses_rule(self):
-        return isinstance(self.schedule, str) and self.schedule == "rule"
-
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
         """P(class | x) of a logistic model (``loss="logistic"`` only): the logistic
@@ -321,12 +338,6 @@ class DPSGDClassifier(_LinearClassifier):
                 f"norm itself (averaged iterates, no regularization); leave {', '.join(given)} "
                 "at the defaults, or pass schedule='given'"
             )
-
-    def _ledger_curve(self, report, models):
-        """DP-SGD's curve (q, σ, steps) for a ledger: the K one-vs-rest models share σ, q
-        and T, so together they are K·T steps of the same subsampled Gaussian."""
-        c = report["calibration"]
-        return (c["sampling_rate"], c["noise_multiplier"], c["steps"] * len(models))
 
     def _fit_rust(self, call, indices, n_classes, kwargs, seed):
         return _dpml.fit_sgd_model(y=indices, n_classes=n_classes, seed=seed, **call, **kwargs)
@@ -365,3 +376,146 @@ class DPSGDClassifier(_LinearClassifier):
             intercept_scaling=kwargs["intercept"],
         )
         return privacy
+
+
+class DPSGDRegressor(_SgdSchedule, _PrivateRegressor):
+    """(ε, δ)-differentially private linear regression trained by DP-SGD (dp-erm's
+    ``DpSgd::fit_regression``), as ``DPSGDClassifier`` trains a classifier.
+
+    The loss is Huber regression on targets scaled into [−1, 1] by the public ``bounds``
+    (least squares for every residual within the bounds' range by default). Each step puts
+    every row in the batch with probability q = ``batch_size``/n, clips each member's
+    gradient ``ℓ'(wᵀx − t)·x`` to norm ``clip_norm``, adds Gaussian noise of standard
+    deviation σ·``clip_norm`` to their sum and steps on the sum divided by qn; σ is the
+    smallest noise multiplier the accountant certifies at (ε, δ). Predictions are mapped
+    back to the target's units and clamped into ``bounds``.
+
+    Privacy: (ε, δ)-DP for training sets of the same size n that differ in one row (its
+    features and target) replaced — or, with ``neighbouring="add-remove"`` and
+    ``public_rows``, one row added or removed (then no ledger). Clipping bounds every row's
+    effect whatever its target; the bounds only scale the targets and the predictions.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        The ε of the guarantee, in (0, 1000].
+    delta : float, required
+        The δ, in (0, 0.01]; well below 1/n. DP-SGD has no pure-ε form.
+    data_norm : float, required
+        A public bound B on the norm of every row of X (rows are divided by B; a row above
+        it is refused unless ``clip_rows=True``), as for the other regressors.
+    bounds : (float, float), required
+        The public range (lower, upper) of the target, never read from the data.
+    clip_targets, clip_rows : bool, default=False
+        Clip targets outside ``bounds`` (rows above ``data_norm``) instead of refusing them.
+    huber_threshold : float or None, default=None
+        The Huber threshold in the target's units; None: the bounds' whole range (least
+        squares for every residual between two values inside the bounds).
+    batch_size : int or "auto", default="auto"
+    epochs : float, default=10.0
+    learning_rate : float, default=1.0
+    clip_norm : float, default=1.0
+    regularization : float, default=0.0
+    average_iterates : bool, default=False
+        As for ``DPSGDClassifier``.
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+    public_rows : int or None, default=None
+    accountant : {"pld", "rdp"}, default="pld"
+    random_state : None or dpml.InsecureSeed, default=None
+
+    Attributes
+    ----------
+    n_features_in_, coef_, intercept_, privacy_ (ε, δ, mechanism "dp-sgd", the accountant,
+    σ, q, T, clip norm, bounds). ``score`` is R².
+    """
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        *,
+        delta=None,
+        data_norm=None,
+        bounds=None,
+        clip_targets=False,
+        clip_rows=False,
+        huber_threshold=None,
+        batch_size="auto",
+        epochs=10.0,
+        learning_rate=1.0,
+        clip_norm=1.0,
+        regularization=0.0,
+        average_iterates=False,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        neighbouring="replace-one",
+        public_rows=None,
+        accountant="pld",
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.bounds = bounds
+        self.clip_targets = clip_targets
+        self.clip_rows = clip_rows
+        self.huber_threshold = huber_threshold
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.clip_norm = clip_norm
+        self.regularization = regularization
+        self.average_iterates = average_iterates
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.neighbouring = neighbouring
+        self.public_rows = public_rows
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _threshold(self, bounds):
+        if self.huber_threshold is None:
+            return bounds[1] - bounds[0]
+        return _number("huber_threshold", self.huber_threshold)
+
+    def _epsilon_mechanism_delta(self):
+        epsilon, mechanism = self._epsilon_and_mechanism()
+        return epsilon, mechanism, self._delta()
+
+    def _mechanism_kwargs(self, shape, bounds, mechanism):
+        if not isinstance(self.average_iterates, (bool, np.bool_)):
+            raise DPMLTypeError(f"average_iterates={self.average_iterates!r} must be True or False")
+        return dict(
+            batch_size=self._batch_size(shape[0]),
+            epochs=_number("epochs", self.epochs),
+            learning_rate=_number("learning_rate", self.learning_rate),
+            clip_norm=_number("clip_norm", self.clip_norm),
+            regularization=_number("regularization", self.regularization, positive=False),
+            average_iterates=bool(self.average_iterates),
+            add_remove_rows=self._add_remove_rows(),
+            accountant=_choice("accountant", self.accountant, ("pld", "rdp")),
+        )
+
+    def _fit_rust(self, y, seed, call, kwargs):
+        return _dpml.fit_sgd_regression_model(y=y, seed=seed, **call, **kwargs)
+
+    def _privacy_extra(self, report, kwargs):
+        accounting = report["calibration"]
+        return dict(
+            noise=None,
+            accountant=accounting["accountant"],
+            neighbouring_relation="replace-one"
+            if kwargs["add_remove_rows"] is None
+            else "add-remove",
+            public_rows=kwargs["add_remove_rows"],
+            replace_one_epsilon=accounting["replace_one_epsilon_per_model"],
+            noise_multiplier=accounting["noise_multiplier"],
+            sampling_rate=accounting["sampling_rate"],
+            steps=accounting["steps"],
+            clip_norm=accounting["clip_norm"],
+            batch_size=accounting["batch_size"],
+            epochs=accounting["epochs"],
+            learning_rate=accounting["learning_rate"],
+            average_iterates=accounting["average_iterates"],
+        )

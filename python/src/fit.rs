@@ -140,6 +140,27 @@ pub struct SgdReport {
     pub average_iterates: bool,
 }
 
+impl SgdReport {
+    /// The numbers of `sgd` (each model's trainer, built from the `resolved` options) at
+    /// each model's δ.
+    pub(crate) fn of(sgd: &dp_erm::DpSgd, resolved: &SgdOptions, delta_per_model: f64) -> Self {
+        SgdReport {
+            noise_multiplier: sgd.noise_multiplier(),
+            sampling_rate: sgd.sampling_rate(),
+            steps: sgd.config().steps,
+            epsilon_per_model: sgd.epsilon(),
+            replace_one_epsilon_per_model: sgd.replace_one_epsilon(),
+            delta_per_model,
+            accountant: sgd.accountant().name(),
+            batch_size: resolved.batch_size,
+            epochs: resolved.epochs,
+            learning_rate: resolved.learning_rate,
+            clip_norm: resolved.clip_norm,
+            average_iterates: resolved.average_iterates,
+        }
+    }
+}
+
 /// The training set a Rust user builds from these rows: the scaled rows through
 /// `TrainingSetBuilder` with its opt-in clipping and intercept.
 pub fn training_set(
@@ -443,20 +464,7 @@ pub fn fit_sgd_interruptible(
         delta: spec.delta,
         calibration: None,
         gaussian: None,
-        sgd: Some(SgdReport {
-            noise_multiplier: sgd.noise_multiplier(),
-            sampling_rate: sgd.sampling_rate(),
-            steps: sgd.config().steps,
-            epsilon_per_model: sgd.epsilon(),
-            replace_one_epsilon_per_model: sgd.replace_one_epsilon(),
-            delta_per_model: delta_share,
-            accountant: sgd.accountant().name(),
-            batch_size: resolved.batch_size,
-            epochs: resolved.epochs,
-            learning_rate: resolved.learning_rate,
-            clip_norm: resolved.clip_norm,
-            average_iterates: resolved.average_iterates,
-        }),
+        sgd: Some(SgdReport::of(&sgd, &resolved, delta_share)),
         outlook: Some(Outlook::sgd(spec.options.schedule_rows(rows.len()))),
     })
 }

@@ -9,7 +9,7 @@
 //! - [`fit`]: the fits, as a Rust user of dp-erm and dp-kernel writes them.
 //! - [`memory`]: the allocations sized by the input, fallible (a `MemoryError`, never an abort).
 //! - [`models`]: released models, their files and scores.
-//! - [`regress`]: the regressors' fit and predictions.
+//! - [`regress`]: the regressors' fit and predictions; [`sgd_regress`]: DP-SGD's.
 //! - [`select`]: private model selection over dp-tune (`dpml.model_selection`).
 //! - [`frame`]: data frames encoded by a public schema (`dpml.Schema`, over dp-schema).
 //! - [`predict`]: private prediction interfaces over dp-predict (`dpml.predict`).
@@ -30,6 +30,7 @@ pub mod predict;
 pub mod regress;
 pub mod rows;
 pub mod select;
+pub mod sgd_regress;
 pub mod spark;
 
 #[cfg(feature = "python")]
@@ -50,6 +51,8 @@ mod py_regress;
 mod py_schema;
 #[cfg(feature = "python")]
 mod py_select;
+#[cfg(feature = "python")]
+mod py_sgd_regress;
 #[cfg(feature = "python")]
 mod py_spark;
 

@@ -24,6 +24,10 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
         crate::py_regress::fit_regression_model,
         m
     )?)?;
+    m.add_function(wrap_pyfunction!(
+        crate::py_sgd_regress::fit_sgd_regression_model,
+        m
+    )?)?;
     m.add_class::<crate::py_regress::Regressor>()?;
     m.add_class::<crate::py_ledger::PyLedgerCore>()?;
     // The ε ceiling every face checks against (dp-erm's), so Python holds no copy of it.

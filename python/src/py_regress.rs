@@ -87,6 +87,13 @@ pub struct Regressor {
     inner: RegressionModel,
 }
 
+impl Regressor {
+    /// Holds a released model.
+    pub(crate) fn new(inner: RegressionModel) -> Self {
+        Regressor { inner }
+    }
+}
+
 #[pymethods]
 impl Regressor {
     /// Reads a model file (plain, checksummed).
