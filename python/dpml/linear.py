@@ -1,9 +1,11 @@
 """Private linear classifiers: logistic regression and the Huber SVM (dp-erm)."""
 
+import math
+
 import numpy as np
 
 from . import _dpml
-from ._base import PrivateClassifier, _delta, _number, require_data_norm
+from ._base import PrivateClassifier, _choice, _delta, _number, require_data_norm
 from ._errors import DPMLTypeError, DPMLValueError
 
 
@@ -60,15 +62,42 @@ class _LinearClassifier(PrivateClassifier):
                     f"feature; got {groups!r}"
                 )
             groups = [int(g) for g in array]
+        if isinstance(self.data_norm, str):
+            kwargs.update(self._private_norm(epsilon, mechanism))
+        else:
+            kwargs["data_norm"] = require_data_norm(self.data_norm, call)
         kwargs.update(
             feature_groups=groups,
-            data_norm=require_data_norm(self.data_norm, call),
             clip_rows=bool(self.clip_rows),
             intercept=_number("intercept_scaling", self.intercept_scaling)
             if self.fit_intercept
             else None,
         )
         return kwargs
+
+    def _private_norm(self, epsilon, mechanism):
+        """data_norm="private": dp-fit's share of ε releases the row-norm bound (a private
+        quantile of the rows' norms, rows above it clipped), the fit gets the rest."""
+        _choice("data_norm", self.data_norm, ("private",))
+        if mechanism == "non-private" or not math.isfinite(epsilon):
+            raise DPMLValueError(
+                "data_norm='private' releases the row-norm bound privately from a share of "
+                "epsilon; it needs a finite epsilon (pass a number as data_norm otherwise)"
+            )
+        norm_epsilon, fit_epsilon = _dpml.private_norm_split(epsilon)
+        # A placeholder the released bound replaces before any row is scaled.
+        return dict(data_norm=1.0, epsilon=fit_epsilon, private_norm_epsilon=norm_epsilon)
+
+    def _privacy_report(self, report, epsilon, mechanism, seed, kwargs):
+        privacy = super()._privacy_report(report, epsilon, mechanism, seed, kwargs)
+        if "private_norm_epsilon" in kwargs:
+            privacy.update(
+                data_norm=report["data_norm"],
+                data_norm_epsilon=kwargs["private_norm_epsilon"],
+                data_norm_mechanism=_dpml.PRIVATE_NORM_MECHANISM,
+                clip_rows=True,
+            )
+        return privacy
 
     def _fit_rust(self, call, indices, n_classes, kwargs, seed):
         return _dpml.fit_linear_model(y=indices, n_classes=n_classes, seed=seed, **call, **kwargs)
@@ -102,10 +131,15 @@ _SHARED_DOC = """
         stay "cliff-free" and ``feature_groups`` None). δ is the probability mass on which the
         ε bound may fail: pick it well below 1/n. With K > 2 classes each model gets
         (ε/K, δ/K). The ledger is charged (ε, δ).
-    data_norm : float, required
+    data_norm : float or "private", required
         A public bound B on the Euclidean norm of every row, known without looking at the
         data. Rows are divided by B. A row above B is refused (naming it) unless
         ``clip_rows=True``. There is no default: a bound read from the data would leak it.
+        "private": where no bound is known, B is released privately from 10% of ε (dp-fit's
+        ``private_norm``: the 0.9-quantile of the rows' norms by the exponential mechanism
+        over a fixed log grid; rows above it are clipped to it) and the fit gets the other
+        90%; the whole ε is charged once, and ``privacy_`` reports the released B
+        (``data_norm``), its ε (``data_norm_epsilon``) and its mechanism.
     clip_rows : bool, default=False
         Clip rows of norm above ``data_norm`` to norm ``data_norm`` instead of refusing
         them (per row, so it costs no privacy; it changes those rows).

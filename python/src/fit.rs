@@ -354,20 +354,80 @@ pub fn fit_linear(
     spec: &LinearSpec,
     randomness: Randomness,
 ) -> Result<FitReport<LinearModel>, CoreError> {
+    Ok(fit_linear_bounded(rows, classes, class_count, spec, None, randomness)?.0)
+}
+
+/// [`fit_linear`], with the row bound B released privately first when `norm_epsilon` is
+/// given (`data_norm="private"`: [`privately_bounded`]; `spec`'s mechanism then carries the
+/// fit's share of ε). Returns the fit and the transform it trained with.
+pub fn fit_linear_bounded(
+    rows: Rows<'_>,
+    classes: &[usize],
+    class_count: usize,
+    spec: &LinearSpec,
+    norm_epsilon: Option<f64>,
+    randomness: Randomness,
+) -> Result<(FitReport<LinearModel>, RowTransform), CoreError> {
     let rows = rows.checked()?;
     spec.transform.checked()?;
     check_classes(classes, rows.len(), class_count)?;
     // Every refusal of the parameters, before the rows are touched.
     let plan = spec.plan(rows.len(), rows.features(), class_count)?;
     let mut rng = generator(randomness)?;
-    let data = training_set(&rows, binary_labels(classes), &spec.transform)?;
-    let models = drawing(&mut *rng, |rng| Ok(plan.fit(&data, classes, rng)?))?;
-    Ok(FitReport::of(
+    let (models, transform) = drawing(&mut *rng, |rng| {
+        let transform = match norm_epsilon {
+            Some(epsilon) => privately_bounded(&rows, spec.transform, epsilon, rng)?,
+            None => spec.transform,
+        };
+        let data = training_set(&rows, binary_labels(classes), &transform)?;
+        let models = plan.fit(&data, classes, rng)?;
+        if transform == spec.transform {
+            return Ok((models, transform));
+        }
+        // The plan recorded the placeholder bound: each model records the released one,
+        // which its file's loaders scale new rows by.
+        let id = transform.id();
+        let models = models
+            .into_iter()
+            .map(|m| m.with_feature_map(&id))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((models, transform))
+    })?;
+    let report = FitReport::of(
         &plan,
         models,
         rows.len(),
-        spec.transform.output_features(rows.features()),
-    ))
+        transform.output_features(rows.features()),
+    );
+    Ok((report, transform))
+}
+
+/// `transform` with its bound B released privately from `rows` (`data_norm="private"`):
+/// dp-fit's private quantile of the rows' norms ([`dp_fit::private_norm`]) at `epsilon`,
+/// rows above it clipped to it.
+///
+/// # Privacy
+/// ε-DP (replace-one, n public) by dp-fit's `private_norm`; the clipping and scaling that
+/// follow act on each row alone, so the fit on the result composes with it.
+pub(crate) fn privately_bounded<R: ReleaseRng + ?Sized>(
+    rows: &Rows<'_>,
+    transform: RowTransform,
+    epsilon: f64,
+    rng: &mut R,
+) -> Result<RowTransform, CoreError> {
+    let mut counts = dp_fit::private_norm::row_norm_counts();
+    let mut row = Vec::new();
+    for r in 0..rows.len() {
+        row.clear();
+        rows.for_each_entry(r, |_, v| row.push(v));
+        counts.add_row_norm(&row)?;
+    }
+    let released = dp_fit::private_norm::release_counted_row_norm(&counts, epsilon, rng)?;
+    Ok(RowTransform {
+        norm_bound: released.value().bound(),
+        clip: true,
+        ..transform
+    })
 }
 
 /// Everything a DP-SGD fit needs besides the data (dp-erm's `DpSgdConfig`, in the terms a

@@ -6,8 +6,8 @@
 use pyo3::prelude::*;
 
 use crate::py_fit::{
-    PyModels, fit_kernel_model, fit_linear_model, fit_sgd_model, sgd_auto_batch_size,
-    utility_outlook,
+    PyModels, fit_kernel_model, fit_linear_model, fit_sgd_model, private_norm_split,
+    sgd_auto_batch_size, utility_outlook,
 };
 
 /// `dpml._dpml`: the Rust core.
@@ -19,6 +19,11 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_sgd_model, m)?)?;
     m.add_function(wrap_pyfunction!(utility_outlook, m)?)?;
     m.add_function(wrap_pyfunction!(sgd_auto_batch_size, m)?)?;
+    m.add_function(wrap_pyfunction!(private_norm_split, m)?)?;
+    m.add(
+        "PRIVATE_NORM_MECHANISM",
+        dp_fit::private_norm::PRIVATE_NORM_MECHANISM,
+    )?;
     m.add_class::<PyModels>()?;
     m.add_function(wrap_pyfunction!(
         crate::py_regress::fit_regression_model,

@@ -7,7 +7,8 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::error::{CoreError, guarded};
 use crate::fit::{
-    LinearSpec, MapSpec, Regularization, SgdSpec, fit_kernel, fit_linear, fit_sgd_interruptible,
+    LinearSpec, MapSpec, Regularization, SgdSpec, fit_kernel, fit_linear_bounded,
+    fit_sgd_interruptible,
 };
 use dp_fit::sgd::SgdOptions;
 use dp_fit::spec::Neighbouring;
@@ -23,7 +24,7 @@ use crate::rows::RowTransform;
 #[pyo3(signature = (
     x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, mechanism_name,
     epsilon, delta=0.0, calibration, regularization, feature_groups, tol, data_norm, clip_rows,
-    intercept, seed
+    intercept, seed, private_norm_epsilon=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_linear_model<'py>(
@@ -46,6 +47,7 @@ pub(crate) fn fit_linear_model<'py>(
     clip_rows: bool,
     intercept: Option<f64>,
     seed: Option<u64>,
+    private_norm_epsilon: Option<f64>,
 ) -> PyResult<(Models, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = LinearSpec {
@@ -71,14 +73,33 @@ pub(crate) fn fit_linear_model<'py>(
     let (spec, held, classes) = prepared;
     let rows = held.rows().map_err(|e| raise(py, e))?;
     // Ctrl-C stops the solver between iterations (`interruptible`).
-    let fit = interruptible(py, |_| {
-        fit_linear(rows, &classes, n_classes, &spec, randomness(seed))
+    let (fit, transform) = interruptible(py, |_| {
+        fit_linear_bounded(
+            rows,
+            &classes,
+            n_classes,
+            &spec,
+            private_norm_epsilon,
+            randomness(seed),
+        )
     })?;
     let info = report(py, &fit)?;
+    if private_norm_epsilon.is_some() {
+        // The released bound: a privatized fact, part of the release.
+        info.set_item("data_norm", transform.norm_bound)?;
+    }
     Ok((
-        Models::linear(fit.models, spec.transform).map_err(|e| raise(py, e))?,
+        Models::linear(fit.models, transform).map_err(|e| raise(py, e))?,
         info,
     ))
+}
+
+/// `(norm ε, fit ε)`: how dp-fit shares a fit's ε with a privately released row-norm bound
+/// (`data_norm="private"`).
+#[pyfunction]
+pub(crate) fn private_norm_split(epsilon: f64) -> (f64, f64) {
+    let split = dp_fit::private_norm::NormSplit::of(epsilon);
+    (split.norm_epsilon, split.fit_epsilon)
 }
 
 /// Trains a linear classifier by DP-SGD (see `dpml.DPSGDClassifier`).

@@ -19,6 +19,8 @@
 //! - [`regression`]: a regressor's recipe — the same mechanisms and refusals, one model,
 //!   targets scaled by public bounds;
 //! - [`outlook`]: what a planned fit can be expected to reach, from public facts alone;
+//! - [`private_norm`]: a row-norm bound released privately for rows no schema scales, and
+//!   the share of ε it spends;
 //! - [`split`]: how a fit's (ε, δ) is shared among one-vs-rest models;
 //! - [`sgd`]: DP-SGD's options and the one way they become dp-erm's configuration.
 //!
@@ -32,6 +34,7 @@ pub mod composition;
 pub mod ledger;
 mod ledger_file;
 pub mod outlook;
+pub mod private_norm;
 pub mod recipe;
 pub mod regression;
 pub mod sgd;

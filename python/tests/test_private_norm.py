@@ -1,0 +1,61 @@
+"""data_norm="private": a linear classifier whose row-norm bound is released privately from
+a share of its ε (dp-fit's private_norm: the 0.9-quantile of the rows' norms, rows above it
+clipped), the fit at the rest, the whole ε charged once."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dpml
+
+
+@pytest.fixture
+def unscaled():
+    """6,000 rows of 5 features of scale ~30 (no public bound known), two classes."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, size=6_000)
+    X = rng.normal(scale=30.0, size=(6_000, 5))
+    X[:, 0] += np.where(y == 1, 40.0, -40.0)
+    return X, y
+
+
+def test_the_bound_is_released_from_a_share_and_the_fit_gets_the_rest(unscaled):
+    X, y = unscaled
+    ledger = dpml.Ledger(2.0)
+    model = dpml.LogisticRegression(epsilon=1.0, data_norm="private", classes=[0, 1]).fit(
+        X, y, ledger=ledger
+    )
+    privacy = model.privacy_
+    assert privacy["epsilon"] == 1.0 and ledger.spent_epsilon == pytest.approx(1.0)
+    assert privacy["data_norm_epsilon"] == pytest.approx(0.1)
+    assert privacy["epsilon_per_model"] == pytest.approx(0.9)
+    assert "quantile" in privacy["data_norm_mechanism"] and privacy["clip_rows"]
+    # Near the rows' 0.9-quantile norm (a grid step is 2^(1/4)).
+    quantile = np.quantile(np.linalg.norm(X, axis=1), 0.9)
+    assert quantile / 1.5 < privacy["data_norm"] < quantile * 1.5, (privacy["data_norm"], quantile)
+    assert model.score(X, y) > 0.85
+    # coef_ is in the input's units: the scores follow from it and the released bound.
+    scores = model.decision_function(X[:20])
+    np.testing.assert_allclose(scores, X[:20] @ model.coef_[0] + model.intercept_[0], rtol=1e-9, atol=1e-9)
+
+
+def test_a_saved_model_keeps_its_released_bound(unscaled, tmp_path):
+    X, y = unscaled
+    model = dpml.HuberSVC(epsilon=1.0, delta=1e-6, data_norm="private", classes=[0, 1]).fit(X, y)
+    assert model.privacy_["mechanism"] == "gaussian-objective"
+    path = tmp_path / "m.dpml"
+    model.save(path)
+    loaded = dpml.HuberSVC.load(path, classes=[0, 1])
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_bad_spellings_and_a_non_private_fit_are_refused_by_name(unscaled):
+    X, y = unscaled
+    with pytest.raises(dpml.DPMLValueError, match="data_norm"):
+        dpml.LogisticRegression(data_norm="privat", classes=[0, 1]).fit(X, y)
+    with dpml.testing.check_mode(non_private=True):
+        with pytest.raises(dpml.DPMLValueError, match="finite epsilon"):
+            dpml.LogisticRegression(
+                epsilon=math.inf, data_norm="private", classes=[0, 1]
+            ).fit(X, y)
