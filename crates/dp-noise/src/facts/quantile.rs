@@ -9,10 +9,18 @@ use crate::{ExponentialMechanism, NoiseError, ReleaseRng};
 /// utility grid for sensitivity 1, so that utilities are exact in floating point.
 const TARGET_GRID: f64 = 1.0 / (1u64 << 20) as f64;
 
-/// A private p-quantile: the exponential mechanism over a public candidate grid with
-/// utility `u(c) = −|#{x ≤ c} − p·n|`, candidate `c` chosen with probability
-/// `∝ exp(ε·u(c)/2)`, sampled exactly ([`ExponentialMechanism`]: integer arithmetic,
-/// no floating-point Gumbel trick).
+/// A private p-quantile: the exponential mechanism over a public candidate grid
+/// `c_0 < c_1 < …` with utility `u(c_j) = −dist(p·n, [#{x ≤ c_{j−1}}, #{x ≤ c_j}])` (the
+/// distance from the target rank to the ranks the cell `(c_{j−1}, c_j]` spans; `#{x ≤ c_{−1}}
+/// = 0`), candidate `c_j` chosen with probability `∝ exp(ε·u(c_j)/2)`, sampled exactly
+/// ([`ExponentialMechanism`]: integer arithmetic, no floating-point Gumbel trick). The
+/// smallest candidate at or above the quantile has utility 0.
+///
+/// **Why the cell, not `−|#{x ≤ c} − p·n|`.** That utility is flat above the data: when a
+/// point mass holds the quantile (every row of one-hot data has the same norm; a column
+/// with one value), every candidate above it scores the same and the release was uniform
+/// over them — up to 2⁶⁴ on a norm grid. The cell's distance gives that mass's own cell
+/// utility 0 and every other cell at least `min(p, 1 − p)·n` less.
 ///
 /// The grid is public: the caller's ([`CandidateGrid::new`]), or one built from the value
 /// type alone when the range is unknown ([`CandidateGrid::for_f64`], `±2^k` and 0).
@@ -23,8 +31,10 @@ const TARGET_GRID: f64 = 1.0 / (1u64 << 20) as f64;
 /// # Privacy
 /// **ε-DP** under replace-one with n public. Replacing one record `x` by `x'` changes
 /// `#{x ≤ c}` by −1, 0 or +1 for every candidate `c` (the old record leaves, the new one
-/// joins), and `k ↦ −|k − t|` is 1-Lipschitz, so every utility moves by at most 1
-/// whatever the target `t` — an integer or not: sensitivity 1.
+/// joins), so both ends of every cell's rank interval move by at most 1, and the distance
+/// from a fixed point `t` to an interval `[a, b]` (`a ≤ b`) moves by at most the larger of
+/// the ends' moves: every utility moves by at most 1 whatever the target `t` — an integer
+/// or not: sensitivity 1.
 ///
 /// The target is `t = p·n` rounded to a multiple of 2⁻²⁰, a function of the public p and n
 /// only. With `n ≤ 2³²` ([`super::MAX_ROWS`]), `k − t` is then exact in floating point,
@@ -122,14 +132,19 @@ impl PrivateQuantile {
         self.p
     }
 
-    /// `u(c_j) = −|#{x ≤ c_j} − t|`, exactly, for the target `t` (sensitivity 1).
+    /// `u(c_j) = −dist(t, [#{x ≤ c_{j−1}}, #{x ≤ c_j}])`, exactly, for the target `t`
+    /// (sensitivity 1).
     pub(crate) fn utilities(&self, counts: &GridCounts) -> Result<Vec<f64>, NoiseError> {
         counts.check_not_empty()?;
         let target = snapped_target(self.p, counts.rows());
-        Ok(counts
-            .at_most()
+        let at_most = counts.at_most();
+        Ok(at_most
             .iter()
-            .map(|&k| -(k as f64 - target).abs())
+            .enumerate()
+            .map(|(j, &upper)| {
+                let lower = if j == 0 { 0 } else { at_most[j - 1] };
+                -(lower as f64 - target).max(target - upper as f64).max(0.0)
+            })
             .collect())
     }
 }

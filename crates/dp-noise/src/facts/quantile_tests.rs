@@ -13,15 +13,25 @@ fn counts_of(data: &[f64], grid: &CandidateGrid) -> GridCounts {
     counts
 }
 
-/// The ideal law `∝ exp(ε·u(c)/2)`, `u(c) = −|#{x ≤ c} − p·n|`, computed by brute force
+/// The ideal law `∝ exp(ε·u(c_j)/2)`, `u(c_j)` minus the distance from `p·n` to the ranks
+/// `[#{x ≤ c_{j−1}}, #{x ≤ c_j}]` (0 below the first candidate), computed by brute force
 /// (O(n·m)) independently of the code under test.
 fn ideal_law(data: &[f64], grid: &[f64], p: f64, epsilon: f64) -> Vec<f64> {
     let target = p * data.len() as f64;
+    let rank = |c: f64| data.iter().filter(|&&x| x <= c).count() as f64;
     let weights: Vec<f64> = grid
         .iter()
-        .map(|&c| {
-            let k = data.iter().filter(|&&x| x <= c).count() as f64;
-            (-epsilon * (k - target).abs() / 2.0).exp()
+        .enumerate()
+        .map(|(j, &c)| {
+            let (low, high) = (if j == 0 { 0.0 } else { rank(grid[j - 1]) }, rank(c));
+            let distance = if target < low {
+                low - target
+            } else if target > high {
+                target - high
+            } else {
+                0.0
+            };
+            (-epsilon * distance / 2.0).exp()
         })
         .collect();
     let total: f64 = weights.iter().sum();
@@ -124,8 +134,9 @@ fn exact_probabilities_are_epsilon_dp_on_random_neighbours() {
             worst <= epsilon * (1.0 + 1e-9),
             "ε = {epsilon}, p = {p}: {worst}"
         );
+        // Random pairs on six candidates reach 0.72ε at (2, 0.9), ≥ 0.8ε at the others.
         assert!(
-            worst > 0.8 * epsilon,
+            worst > 0.7 * epsilon,
             "the pairs come close to the bound: {worst}"
         );
         // Mutation check: the same mechanism at 2ε breaks the claim for ε.
@@ -134,18 +145,18 @@ fn exact_probabilities_are_epsilon_dp_on_random_neighbours() {
     }
 }
 
-/// The extreme-value pair: D has four records at 0.5 and four at 5; D′ replaces one 5 by
-/// −10³⁰⁰. On the grid {0, 1} with p = ½ (target 4), candidate 0 has utility −4 on D and
-/// −3 on D′, candidate 1 has 0 and −1. At ε = 1, P_D(0) = e^{−2}/(e^{−2} + 1) = 0.119 and
-/// P_D′(0) = e^{−1.5}/(e^{−1.5} + e^{−0.5}) = 0.269: the pair's ε for "the release is 0"
-/// is 0.81. At 2ε (the missing-half mutant) the same event has 0.018 and 0.119, a ratio
-/// of e^{1.89}.
+/// The extreme-value pair: D = {0.5, 10³⁰⁰}, D′ replaces 10³⁰⁰ by −10³⁰⁰, on the grid
+/// {0, 1, …, 21} with p = ½ (target 1). On D candidate 0 has utility −1 (its ranks [0, 0]),
+/// every other 0; on D′ candidates 0 and 1 have 0 and the twenty others −1 (ranks [2, 2]).
+/// At ε = 1, P_D(0) = e^{−½}/(e^{−½} + 21) = 0.0281 and P_D′(0) = 1/(2 + 20e^{−½}) =
+/// 0.0708: the pair's ε for "the release is 0" is 0.925, near ε (the one candidate gains
+/// what the twenty lose). At 2ε (the missing-half mutant) the same event has 0.0172 and
+/// 0.107, a ratio of e^{1.83}.
 fn extreme_pair() -> (Vec<f64>, Vec<f64>, CandidateGrid) {
-    let mut d = vec![0.5; 4];
-    d.extend([5.0; 4]);
-    let mut d_prime = d.clone();
-    d_prime[7] = -1e300;
-    (d, d_prime, CandidateGrid::new(vec![0.0, 1.0]).unwrap())
+    let d = vec![0.5, 1e300];
+    let d_prime = vec![0.5, -1e300];
+    let grid = CandidateGrid::new((0..=21).map(f64::from).collect()).unwrap();
+    (d, d_prime, grid)
 }
 
 const AUDIT_RUNS: u64 = 200_000;
@@ -174,7 +185,7 @@ fn audit_on_an_extreme_value_pair_stays_below_epsilon_and_catches_mutants() {
             .unwrap()[0]
     };
     let pair_epsilon = (law(&d_prime) / law(&d)).ln();
-    assert!((pair_epsilon - 0.8133).abs() < 1e-3, "{pair_epsilon}");
+    assert!((pair_epsilon - 0.9247).abs() < 1e-3, "{pair_epsilon}");
     assert!(
         honest <= pair_epsilon,
         "ε_LB {honest} > ε_pair {pair_epsilon}"
@@ -227,7 +238,24 @@ fn the_extreme_record_changes_the_law_not_the_value() {
                     .to_bits()
             })
             .collect();
-        assert_eq!(outputs.len(), 2, "both candidates seen");
+        assert_eq!(outputs.len(), grid.values().len(), "every candidate seen");
+    }
+}
+
+/// A point mass holding the quantile (every row of one-hot data has the same norm): its own
+/// cell is released, not a candidate drawn uniformly from those above it, as the utility
+/// `−|#{x ≤ c} − p·n|` (flat above the data) did.
+#[test]
+fn a_point_mass_releases_its_own_cell() {
+    let grid = CandidateGrid::log_spaced(2f64.powi(-64), 2f64.powi(64), 4).unwrap();
+    let data = vec![3f64.sqrt(); 5_000];
+    let counts = counts_of(&data, &grid);
+    let mechanism = PrivateQuantile::new(0.1, 0.9).unwrap();
+    let mut rng = InsecureSeededRng::new(4);
+    let cell = grid.values().iter().copied().find(|&c| c >= 3f64.sqrt()).unwrap();
+    for _ in 0..50 {
+        let released = *mechanism.release_from_counts(&counts, &mut rng).unwrap().value();
+        assert_eq!(released, cell);
     }
 }
 

