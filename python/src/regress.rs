@@ -53,28 +53,13 @@ pub fn fit_regression(
     };
     // Every refusal of the parameters, before the rows are touched.
     let plan = recipe.plan_regression(rows.len(), features)?;
-    let clipping = if spec.clip_targets {
-        TargetClipping::Clip
-    } else {
-        TargetClipping::Refuse
-    };
-    let data = RegressionSet::new(
-        row_builder(&rows, &spec.transform)?,
+    let data = regression_set(
+        &rows,
         targets,
+        &spec.transform,
         spec.target,
-        clipping,
-    )
-    .map_err(|e| match e {
-        ErmError::TargetOutsideBounds { row, lower, upper } => CoreError::value(
-            "y",
-            format!(
-                "row {row} is not a number within the public bounds \
-                     [{lower:?}, {upper:?}]: widen the bounds (never from the data) or pass \
-                     clip_targets=True"
-            ),
-        ),
-        other => named_row_error(other, &spec.transform, 0),
-    })?;
+        spec.clip_targets,
+    )?;
     let mut rng = generator(randomness)?;
     let model = drawing(&mut *rng, |rng| Ok(plan.fit(&data, rng)?))?;
     Ok(FitReport {
@@ -87,6 +72,35 @@ pub fn fit_regression(
         sgd: None,
         outlook: plan.outlook(rows.len(), features),
     })
+}
+
+/// The regression set a Rust user builds from these rows (the public transform) and
+/// targets (within `target`, else refused naming the row, or clipped with `clip_targets`).
+pub fn regression_set(
+    rows: &Rows<'_>,
+    targets: &[f64],
+    transform: &RowTransform,
+    target: TargetScale,
+    clip_targets: bool,
+) -> Result<RegressionSet, CoreError> {
+    let clipping = if clip_targets {
+        TargetClipping::Clip
+    } else {
+        TargetClipping::Refuse
+    };
+    RegressionSet::new(row_builder(rows, transform)?, targets, target, clipping).map_err(
+        |e| match e {
+            ErmError::TargetOutsideBounds { row, lower, upper } => CoreError::value(
+                "y",
+                format!(
+                    "row {row} is not a number within the public bounds \
+                     [{lower:?}, {upper:?}]: widen the bounds (never from the data) or pass \
+                     clip_targets=True"
+                ),
+            ),
+            other => named_row_error(other, transform, 0),
+        },
+    )
 }
 
 /// Predictions of `model` for `rows` (after the transform recorded in the model), in the

@@ -1,5 +1,5 @@
 //! Subsample-and-aggregate for real values (Dwork & Feldman 2018, §4;
-//! docs/src/reference/algorithms.md §7.7): `k` regressors on disjoint parts, whose
+//! docs/src/reference/algorithms.md §7.8): `k` regressors on disjoint parts, whose
 //! predictions, each clamped to the public target bounds, are aggregated privately per
 //! query — by a private median or by a clipped mean with Laplace noise.
 
@@ -144,7 +144,7 @@ impl std::fmt::Debug for RegressionEnsemble {
     }
 }
 
-/// Subsample-and-aggregate, clipped mean (§7.7): answers the mean of the `k` clamped
+/// Subsample-and-aggregate, clipped mean (§7.8): answers the mean of the `k` clamped
 /// predictions plus Laplace noise of scale `range/(kε)`, clamped to the public bounds.
 ///
 /// # Privacy
@@ -234,7 +234,7 @@ impl PrivatePredictor for RegressionMeanEnsemble {
     }
 }
 
-/// Subsample-and-aggregate, private median (§7.7): answers a median of the `k` clamped
+/// Subsample-and-aggregate, private median (§7.8): answers a median of the `k` clamped
 /// predictions chosen by the exponential mechanism over 1025 public, equally spaced
 /// candidates spanning the target's bounds (dp-noise's [`PrivateQuantile`]).
 ///

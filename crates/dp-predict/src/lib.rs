@@ -14,9 +14,9 @@
 //! | §7.3 stable regularized ERM + Laplace | [`StableErm`] | noisy score, ±1 | the score moves by ≤ `2/(λn) + 2(γ + floor)/λ` |
 //! | §7.4 one-pass projected SGD + Laplace | [`ProjectedSgd`] | noisy score, ±1 | the score moves by ≤ `2η` |
 //! | §7.5 exponential projected walk (thresholds, unions of intervals on a line) | [`ExponentialWalk`] | 0/1 | the walk is 1-Lipschitz per step: moves by ≤ 2, log-odds by ≤ ε |
-//! | §7.6 stable regularized ERM for regression + Laplace | [`StableRegression`] | noisy prediction in the target's bounds | the scaled prediction moves by ≤ `2/(λn) + 2(γ + floor)/λ` |
-//! | §7.7 subsample-and-aggregate for real values, clipped mean | [`RegressionMeanEnsemble`] | noisy mean prediction | one clamped prediction changes: the sum of votes in [0, 1] moves by ≤ 1; snapping Laplace |
-//! | §7.7 subsample-and-aggregate for real values, private median | [`RegressionMedianEnsemble`] | a candidate near the median prediction | one prediction changes: quantile utilities move by ≤ 1; exponential mechanism |
+//! | §7.7 stable regularized ERM for regression + Laplace | [`StableRegression`] | noisy prediction in the target's bounds | the scaled prediction moves by ≤ `2/(λn) + 2(γ + floor)/λ` |
+//! | §7.8 subsample-and-aggregate for real values, clipped mean | [`RegressionMeanEnsemble`] | noisy mean prediction | one clamped prediction changes: the sum of votes in [0, 1] moves by ≤ 1; snapping Laplace |
+//! | §7.8 subsample-and-aggregate for real values, private median | [`RegressionMedianEnsemble`] | a candidate near the median prediction | one prediction changes: quantile utilities move by ≤ 1; exponential mechanism |
 //!
 //! Every guarantee is for neighbouring datasets that differ in one example (replaced).
 //! Released real numbers use dp-noise's snapping Laplace (grid + exact discrete Laplace),

@@ -1,5 +1,5 @@
 //! Stable regularized ERM for regression with Laplace noise on the prediction (Dwork &
-//! Feldman 2018, §4 for convex Lipschitz losses; docs/src/reference/algorithms.md §7.6).
+//! Feldman 2018, §4 for convex Lipschitz losses; docs/src/reference/algorithms.md §7.7).
 //! The classification version's sensitivity and solver machinery ([`StableErmParams`]),
 //! applied to dp-erm's Huber regression on targets scaled into [−1, 1].
 
@@ -11,7 +11,7 @@ use crate::interface::PrivatePredictor;
 use crate::pool::{Drawn, NoiseSource, release_with};
 use crate::stable::{StableErmParams, check_row, score_in_unit_ball};
 
-/// Parameters of stable ERM for regression (§7.6): a regression loss
+/// Parameters of stable ERM for regression (§7.7): a regression loss
 /// ([`Loss::huber_regression`]: 1-Lipschitz in the residual), regularization λ, per-query
 /// ε, and optionally the solver's gradient tolerance. Every value is checked by
 /// [`StableRegressionParams::fit`] (or [`StableRegressionParams::sensitivity`]) before any
@@ -34,7 +34,7 @@ impl StableRegressionParams {
     /// classification formula ([`StableErmParams::balanced_regularization`]), because the
     /// bound it minimizes — `λB²/2` of bias plus `2/(λn)` of instability plus `2/(λnε)` of
     /// expected noise, each for a 1-Lipschitz loss — is the same for the residual's loss
-    /// (derivation: docs/src/reference/algorithms.md §7.6).
+    /// (derivation: docs/src/reference/algorithms.md §7.7).
     pub fn balanced_regularization(
         comparator_norm: f64,
         epsilon: f64,
@@ -82,7 +82,7 @@ impl StableRegressionParams {
     }
 }
 
-/// A trained stable-ERM regressor (§7.6): answers `unscale(clamp(⟨w, x̂⟩ + Lap(Δ/ε), −1, 1))`,
+/// A trained stable-ERM regressor (§7.7): answers `unscale(clamp(⟨w, x̂⟩ + Lap(Δ/ε), −1, 1))`,
 /// with `x̂` the query moved into the unit ball and `unscale` the public target scaling
 /// undone: a value within the public target bounds, in the target's units.
 ///

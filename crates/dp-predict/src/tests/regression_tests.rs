@@ -1,4 +1,4 @@
-//! Private prediction of real values (docs/src/reference/algorithms.md §7.6, §7.7): the
+//! Private prediction of real values (docs/src/reference/algorithms.md §7.7, §7.8): the
 //! stable regressor's sensitivity on adversarial neighbouring pairs (exact recomputation),
 //! audits of the Laplace answers with halved-sensitivity mutants, the private median's
 //! exact law, the budget, and utility on synthetic data. Every expected ε and sensitivity is
@@ -57,7 +57,7 @@ fn canary_set(n: usize, canary_target: f64) -> RegressionSet {
     regression_set(2, &rows, &targets)
 }
 
-/// §7.6: `Δ = 2/(λn) + 2(γ + floor)/λ`, with γ the default tolerance raised to dp-erm's
+/// §7.7: `Δ = 2/(λn) + 2(γ + floor)/λ`, with γ the default tolerance raised to dp-erm's
 /// rounding floor, before the dot product's rounding allowance.
 fn spec_sensitivity(n: usize, d: usize, lambda: f64) -> f64 {
     let floor = dp_erm::tolerance_floor(n, d, huber(), lambda, None).total();
@@ -158,7 +158,7 @@ fn stable_regression_audit_reaches_its_pair_epsilon_and_halved_sensitivity_is_ca
     let moved = first.secret_scaled_prediction(&[1.0, 0.0]).unwrap()
         - second.secret_scaled_prediction(&[1.0, 0.0]).unwrap();
     assert!((moved - 0.4).abs() < 1e-6, "moved by {moved}");
-    // ε_pair = moved/scale with scale ≥ Δ/ε and Δ ≥ 2/(λn) = 0.4 (§7.6): at most ε.
+    // ε_pair = moved/scale with scale ≥ Δ/ε and Δ ≥ 2/(λn) = 0.4 (§7.7): at most ε.
     let pair = moved / first.laplace().scale();
     assert!(pair <= epsilon && pair > 0.99 * epsilon, "{pair}");
     assert_passes(&audit(&first, &second, |a| *a, 51), epsilon, pair);
@@ -171,7 +171,7 @@ fn stable_regression_audit_reaches_its_pair_epsilon_and_halved_sensitivity_is_ca
 
 /// k = 10 parts of one row each, every row `e₁`: nine targets at +10, the canary at +10 or
 /// −10. Whatever the partition, one regressor's clamped prediction moves from about +1 to
-/// about −1, its vote `(s + 1)/2` by about 1: the whole sensitivity of the vote sum (§7.7).
+/// about −1, its vote `(s + 1)/2` by about 1: the whole sensitivity of the vote sum (§7.8).
 #[test]
 fn regression_mean_audit_reaches_its_pair_epsilon_and_halved_sensitivity_is_caught() {
     let epsilon = 1.0;
