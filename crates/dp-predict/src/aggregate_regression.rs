@@ -1,13 +1,14 @@
 //! Subsample-and-aggregate for real values (Dwork & Feldman 2018, §4;
 //! docs/src/reference/algorithms.md §7.8): `k` regressors on disjoint parts, whose
 //! predictions, each clamped to the public target bounds, are aggregated privately per
-//! query — by a private median or by a clipped mean with Laplace noise.
+//! query — by a private median (the exponential mechanism over rank utilities) or by a
+//! clipped mean with Laplace noise.
 
 use dp_erm::{ErmParams, RegressionModel, RegressionSet, TargetScale};
-use dp_noise::{CandidateGrid, GridCounts, PrivateQuantile, ReleaseRng};
+use dp_noise::{ExponentialMechanism, ReleaseRng};
 
 use crate::aggregate::{part_positions, random_order};
-use crate::error::{PredictError, check_finite};
+use crate::error::{PredictError, check_epsilon, check_finite};
 use crate::interface::PrivatePredictor;
 use crate::pool::{Drawn, NoiseSource};
 use crate::stable::score_in_unit_ball;
@@ -234,36 +235,38 @@ impl PrivatePredictor for RegressionMeanEnsemble {
     }
 }
 
-/// Subsample-and-aggregate, private median (§7.8): answers a median of the `k` clamped
-/// predictions chosen by the exponential mechanism over 1025 public, equally spaced
-/// candidates spanning the target's bounds (dp-noise's [`PrivateQuantile`]).
+/// Subsample-and-aggregate, private median (§7.8): each of the `k` clamped predictions is
+/// snapped to the nearest of 1025 public, equally spaced candidates spanning the target's
+/// bounds, and the answer is a candidate drawn by the exponential mechanism with the rank
+/// utility `u(c) = −max(#{s < c}, #{s > c})`, unscaled.
+///
+/// The utility counts the predictions strictly on each side, so a candidate that many
+/// predictions share scores well: when the parts agree (large n), their common value is
+/// the answer with high probability. (A one-sided count `#{s ≤ c}` would give every
+/// candidate the same utility when all predictions share one cell, and answer uniformly.)
 ///
 /// # Privacy
 /// Each answer is **ε-DP** with respect to the training data (replace one example): one
-/// part changes, so one of the k predictions changes, and the private quantile is ε-DP
-/// under replacing one of its inputs (each candidate's utility `−|#{s ≤ c} − k/2|` moves by
-/// at most 1; [`PrivateQuantile`]'s `# Privacy`). The candidates depend on nothing but
-/// the public bounds; unscaling is post-processing. Its noise depends on the data, so it
-/// cannot be drawn ahead: not for a [`crate::ServingInterface`]. `q` answers cost `q·ε`.
+/// part changes, so one snapped prediction changes (snapping reads that prediction only).
+/// For every candidate, `#{s < c}` and `#{s > c}` each move by at most 1, so `u(c)` moves by
+/// at most 1, and the candidate is drawn with probability `∝ exp(ε·u(c)/2)` by dp-noise's
+/// exact [`ExponentialMechanism`] at sensitivity 1. The candidates depend on nothing but
+/// the public bounds; unscaling is post-processing. Its law depends on the data, so no
+/// noise is drawn ahead (through a [`crate::ServingInterface`] only the fixed slots apply).
+/// `q` answers cost `q·ε`.
 #[derive(Debug, Clone)]
 pub struct RegressionMedianEnsemble {
     ensemble: RegressionEnsemble,
-    median: PrivateQuantile,
-    candidates: CandidateGrid,
+    selector: ExponentialMechanism,
 }
 
 impl RegressionMedianEnsemble {
     /// The ensemble, answering with the ε-DP median.
     pub fn new(ensemble: RegressionEnsemble, epsilon: f64) -> Result<Self, PredictError> {
-        crate::error::check_epsilon(epsilon)?;
-        let step = 2.0 / (MEDIAN_CANDIDATES - 1) as f64;
-        let candidates = (0..MEDIAN_CANDIDATES)
-            .map(|i| -1.0 + step * i as f64)
-            .collect();
+        let epsilon = check_epsilon(epsilon)?;
         Ok(Self {
             ensemble,
-            median: PrivateQuantile::new(epsilon, 0.5)?,
-            candidates: CandidateGrid::new(candidates)?,
+            selector: ExponentialMechanism::new(epsilon, 1.0)?,
         })
     }
 
@@ -272,35 +275,46 @@ impl RegressionMedianEnsemble {
         &self.ensemble
     }
 
-    /// The k clamped predictions counted on the candidates.
-    fn counts(&self, query: &[f64]) -> Result<GridCounts, PredictError> {
-        let mut counts = GridCounts::new(self.candidates.clone());
-        counts.add_chunk(&self.ensemble.scaled_predictions(query))?;
-        Ok(counts)
-    }
-
-    /// The public candidates, on the scaled target (tests).
-    #[cfg(test)]
-    pub(crate) fn candidates(&self) -> &[f64] {
-        self.candidates.values()
-    }
-
-    /// **Not private**: the exact probability of each candidate at `x` (tests and analysis).
+    /// **Not private**: the exact probability of each candidate at `x` (tests and analysis),
+    /// candidate `j` being `−1 + j/512` on the scaled target.
     pub fn secret_law(&self, x: &[f64]) -> Result<Vec<f64>, PredictError> {
         self.ensemble.check_query(x)?;
-        Ok(self.median.selection_probabilities(&self.counts(x)?)?)
+        self.law_of(&self.ensemble.scaled_predictions(x))
     }
 
-    /// The exact law of the answer for given scaled predictions (tests: neighbouring
-    /// prediction vectors).
-    #[cfg(test)]
-    pub(crate) fn law_of(&self, predictions: &[f64]) -> Vec<f64> {
-        let mut counts = GridCounts::new(self.candidates.clone());
-        counts.add_chunk(predictions).expect("finite predictions");
-        self.median
-            .selection_probabilities(&counts)
-            .expect("counted predictions")
+    /// The exact law of the answer's candidate for given scaled predictions in [−1, 1].
+    pub(crate) fn law_of(&self, predictions: &[f64]) -> Result<Vec<f64>, PredictError> {
+        Ok(self
+            .selector
+            .selection_probabilities(&rank_utilities(predictions))?)
     }
+}
+
+/// Spacing of the median's candidates on the scaled target: 2/1024, a power of two, so
+/// every candidate `−1 + j·step` is exact.
+const CANDIDATE_STEP: f64 = 2.0 / (MEDIAN_CANDIDATES - 1) as f64;
+
+/// The candidate nearest a scaled prediction in [−1, 1].
+fn nearest_candidate(s: f64) -> usize {
+    (((s + 1.0) / CANDIDATE_STEP).round().max(0.0) as usize).min(MEDIAN_CANDIDATES - 1)
+}
+
+/// `u(c_j) = −max(#{s < c_j}, #{s > c_j})` for the predictions snapped to the candidates:
+/// integers, so the exponential mechanism's utilities are exact.
+fn rank_utilities(predictions: &[f64]) -> Vec<f64> {
+    let mut at = vec![0usize; MEDIAN_CANDIDATES];
+    for &s in predictions {
+        at[nearest_candidate(s)] += 1;
+    }
+    let mut below = 0;
+    at.iter()
+        .map(|&here| {
+            let above = predictions.len() - below - here;
+            let utility = -(below.max(above) as f64);
+            below += here;
+            utility
+        })
+        .collect()
 }
 
 impl PrivatePredictor for RegressionMedianEnsemble {
@@ -308,7 +322,7 @@ impl PrivatePredictor for RegressionMedianEnsemble {
     type Answer = f64;
 
     fn epsilon(&self) -> f64 {
-        self.median.epsilon()
+        self.selector.epsilon()
     }
 
     fn check_query(&self, query: &[f64]) -> Result<(), PredictError> {
@@ -320,7 +334,9 @@ impl PrivatePredictor for RegressionMedianEnsemble {
         query: &[f64],
         rng: &mut R,
     ) -> Result<f64, PredictError> {
-        let released = self.median.release_from_counts(&self.counts(query)?, rng)?;
-        Ok(self.ensemble.scale.unscale(*released.value()))
+        let utilities = rank_utilities(&self.ensemble.scaled_predictions(query));
+        let chosen = self.selector.select(&utilities, rng)?;
+        let scaled = -1.0 + chosen as f64 * CANDIDATE_STEP;
+        Ok(self.ensemble.scale.unscale(scaled))
     }
 }
