@@ -466,7 +466,7 @@ class _PrivateRegressor(_PrivatePredictor):
     """What the regression predictors share: bounded targets, real-valued answers."""
 
     def _fit_regression(self, X, y, ledger, params, *, method, n_parts, regularization):
-        ledger = resolve_ledger(ledger, self)
+        """``ledger`` is resolved by ``fit`` (``resolve_ledger``), before anything else."""
         _validation.fit_params(self, params)
         per_query, total, slot, seed = self._checked()
         bounds = _target_bounds(self.target_bounds)
@@ -577,6 +577,7 @@ class StableRegression(_PrivateRegressor):
         """Trains the regressor and opens the budget, charging ``ledger`` (or the active
         one) ``total_epsilon`` before any work. Returns ``self``.
         ``sample_weight`` must be None (a private fit takes no per-row weights)."""
+        ledger = resolve_ledger(ledger, self)
         seed, bounds, data_norm = self._fit_regression(
             X, y, ledger, params, method="stable", n_parts=None,
             regularization=self.regularization,
@@ -654,6 +655,7 @@ class SubsampleAndAggregateRegressor(_PrivateRegressor):
         """Trains the parts' regressors and opens the budget, charging ``ledger`` (or the
         active one) ``total_epsilon`` before any work. Returns ``self``.
         ``sample_weight`` must be None (a private fit takes no per-row weights)."""
+        ledger = resolve_ledger(ledger, self)
         k = self.n_parts
         if k is None:
             raise DPMLValueError("n_parts is required: the number k of disjoint parts")
