@@ -462,6 +462,10 @@ fn a_selection_keeps_the_chosen_rows_targets_and_bounds_and_refuses_bad_indices(
     assert!(matches!(data.select(&[]), Err(ErmError::EmptyData)));
     assert!(matches!(
         data.select(&[0, 3]),
-        Err(ErmError::IndexOutOfRange { index: 3, len: 3, .. })
+        Err(ErmError::IndexOutOfRange {
+            index: 3,
+            len: 3,
+            ..
+        })
     ));
 }

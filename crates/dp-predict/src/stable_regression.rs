@@ -16,6 +16,31 @@ use crate::stable::{StableErmParams, check_row, score_in_unit_ball};
 /// ε, and optionally the solver's gradient tolerance. Every value is checked by
 /// [`StableRegressionParams::fit`] (or [`StableRegressionParams::sensitivity`]) before any
 /// work; a classification loss is refused there.
+///
+/// ```
+/// use dp_erm::{Loss, RegressionSet, TargetClipping, TargetScale, TrainingSet};
+/// use dp_noise::DpRng;
+/// use dp_predict::{PredictionInterface, StableRegressionParams};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // y = 4·x on rows x ∈ [0, 1), targets within the public bounds [0, 4].
+/// let xs: Vec<f64> = (0..2000).map(|i| i as f64 / 2000.0).collect();
+/// let ys: Vec<f64> = xs.iter().map(|x| 4.0 * x).collect();
+/// let rows = TrainingSet::builder(1).dense_rows(xs).append_intercept(1.0);
+/// let data = RegressionSet::new(rows, &ys, TargetScale::new(0.0, 4.0)?, TargetClipping::Refuse)?;
+///
+/// let mut rng = DpRng::from_os_entropy()?;
+/// let lambda = StableRegressionParams::balanced_regularization(1.0, 1.0, data.len())?;
+/// let regressor = StableRegressionParams::new(Loss::huber_regression(1.0)?, lambda, 1.0)
+///     .fit(&data, &mut rng)?;
+/// // Five answers at ε = 1 each; every answer lies within [0, 4].
+/// let mut interface = PredictionInterface::new(regressor, 5.0)?;
+/// let query = [0.5 / 2f64.sqrt(), 1.0 / 2f64.sqrt()]; // the row 0.5 with its intercept
+/// let answer = interface.answer(&query, &mut rng)?;
+/// assert!((0.0..=4.0).contains(&answer));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StableRegressionParams {
     stable: StableErmParams,
