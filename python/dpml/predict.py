@@ -12,6 +12,13 @@ one example (replaced).
   mechanism over the counts; or Laplace averaging of the vote fraction).
 - ``ExponentialWalk``: points on a line with two labels; answers from the exponential
   projected walk (1-Lipschitz per step).
+- ``StableRegression``: real values from a non-private λ-regularized Huber regression,
+  each prediction released with Laplace noise calibrated to its replace-one sensitivity.
+- ``SubsampleAndAggregateRegressor``: real values from k non-private regressors on
+  disjoint random parts, aggregated per query by a private median or a clipped mean.
+
+The regressors take the target's public bounds (``bounds``) and the rows' public
+norm bound (``data_norm``); every answer lies within the bounds, in the target's units.
 
 With ``slot`` (seconds) answers are served by dp-predict's ``ServingInterface``: the
 Laplace noise is drawn ahead and every call returns a whole number of slots after it
@@ -403,4 +410,275 @@ class ExponentialWalk(_PrivatePredictor):
         return predictor.answer(x=np.ascontiguousarray(points.reshape(-1, 1)))
 
 
-__all__ = ["ExponentialWalk", "SubsampleAndAggregate"]
+def _bounds_of(bounds):
+    """The public target bounds ``(lower, upper)``, never read from the data."""
+    if bounds is None:
+        raise DPMLValueError(
+            "bounds is required: pass the public range (lower, upper) of the target, "
+            "known without looking at the data. Every answer lies within it; a target "
+            "outside it is refused, naming its row, unless you also pass clip_targets=True."
+        )
+    try:
+        low, high = bounds
+    except (TypeError, ValueError):
+        raise DPMLTypeError(f"bounds={bounds!r} must be a pair (lower, upper)") from None
+    low = _number("bounds[0]", low, positive=False)
+    high = _number("bounds[1]", high, positive=False)
+    if not high > low:
+        raise DPMLValueError(f"bounds={bounds!r} must have lower < upper")
+    return low, high
+
+
+def _regression_targets(y, n_rows):
+    """``y`` as float64, one number per row (the bounds check is Rust's, naming the row)."""
+    array = _validation.labels(y, n_rows)
+    try:
+        array = np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DPMLValueError(f"y must hold numbers for a regressor; got dtype {array.dtype}") from None
+    return np.ascontiguousarray(array)
+
+
+_REGRESSOR_PARAMETERS = """
+    bounds : (float, float), required
+        The public range of the target, known without looking at the data. Targets are
+        scaled into [−1, 1] by it; every answer lies within it.
+    data_norm : float, required
+        A public bound B on the Euclidean norm of every row (rows are divided by B; a row
+        above B is refused, naming it, unless ``clip_rows=True``).
+    huber_threshold : float, default=1.0
+        The Huber threshold h on the scaled target (its range is 2 wide): the loss is
+        ``r²/(2h)`` for residuals ``|r| ≤ h`` and ``|r| − h/2`` beyond, 1-Lipschitz for
+        every h (h = 2 is the squared loss ``r²/4`` on every residual between a target and
+        a prediction both within the bounds).
+    clip_rows, clip_targets : bool, default=False
+        Clip rows above ``data_norm`` / targets outside ``bounds`` (per row, no
+        privacy cost) instead of refusing them.
+    fit_intercept, intercept_scaling
+        As for ``dpml.LinearRegression`` (the intercept is a regularized constant feature).
+    slot : float or None, default=None
+        Serve at fixed slots of this many seconds (dp-predict's ``ServingInterface``).
+    random_state : None or dpml.InsecureSeed
+    """
+
+
+class _PrivateRegressor(_PrivatePredictor):
+    """What the regression predictors share: bounded targets, real-valued answers."""
+
+    def _fit_regression(self, X, y, ledger, params, *, method, n_parts, regularization):
+        """``ledger`` is resolved by ``fit`` (``resolve_ledger``), before anything else."""
+        _validation.fit_params(self, params)
+        per_query, total, slot, seed = self._checked()
+        bounds = _bounds_of(self.bounds)
+        threshold = _number("huber_threshold", self.huber_threshold)
+        for name in ("fit_intercept", "clip_rows", "clip_targets"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise DPMLTypeError(f"{name}={getattr(self, name)!r} must be True or False")
+        if self.data_norm is None:
+            raise DPMLValueError(
+                "data_norm is required: pass a public bound B on the Euclidean norm of every "
+                "row of X, known without looking at the data"
+            )
+        data_norm = _number("data_norm", self.data_norm)
+        intercept = (
+            _number("intercept_scaling", self.intercept_scaling) if self.fit_intercept else None
+        )
+        if regularization is not None:
+            regularization = _number("regularization", regularization)
+        shape, call = _validation.rows(self, X, reset=True)
+        y = _regression_targets(y, shape[0])
+        if n_parts is not None and n_parts > shape[0]:
+            raise DPMLValueError(f"n_parts={n_parts} is above the number of rows, {shape[0]}")
+        self._charge_and_build(
+            ledger,
+            lambda: _dpml.Predictor.regression(
+                y=y,
+                method=method,
+                n_parts=n_parts,
+                regularization=regularization,
+                huber_threshold=threshold,
+                target_lower=bounds[0],
+                target_upper=bounds[1],
+                clip_targets=bool(self.clip_targets),
+                epsilon_per_query=per_query,
+                total_epsilon=total,
+                slot_seconds=slot,
+                data_norm=data_norm,
+                clip_rows=bool(self.clip_rows),
+                intercept=intercept,
+                seed=seed,
+                **call,
+            ),
+        )
+        return seed, bounds, data_norm
+
+    def predict(self, X):
+        """One ε-DP real value per row of ``X``, in the target's units and within
+        ``bounds``, charged ``len(X)·epsilon`` before any work (the whole call is
+        refused if the budget cannot pay)."""
+        predictor = self._fitted()
+        _, call = _validation.rows(self, X, reset=False)
+        return predictor.answer_values(**call)
+
+
+class StableRegression(_PrivateRegressor):
+    __doc__ = (
+        """Private prediction of real values by stable regularized ERM (Dwork & Feldman
+    2018, §4; dp-predict's ``StableRegression``; docs/src/reference/algorithms.md §7.7).
+
+    ``fit`` trains a λ-regularized Huber regression without noise on the scaled data. Each
+    answer is ``⟨w, x⟩`` plus Laplace noise of scale Δ/ε, clamped to [−1, 1] and mapped to
+    the target's units: the loss is 1-Lipschitz and the objective λ-strongly convex, so
+    replacing one example moves ``⟨w, x⟩`` by at most ``Δ = 2/(λn)`` (plus the solver's
+    certified tolerance) for ``‖x‖ ≤ 1``, and each answer is ε-DP.
+
+    Parameters
+    ----------
+    epsilon : float, default=0.1
+        ε of each answer.
+    total_epsilon : float, default=1.0
+        The budget: answers stop at ``total_epsilon / epsilon`` queries.
+    regularization : float or None, default=None
+        λ. None: ``2·√((1 + 1/ε)/n)``, the λ that balances the regularization's bias
+        against the noise for a comparator of norm 1 on the scaled problem."""
+        + _REGRESSOR_PARAMETERS
+    )
+
+    def __init__(
+        self,
+        epsilon=0.1,
+        total_epsilon=1.0,
+        *,
+        regularization=None,
+        bounds=None,
+        data_norm=None,
+        huber_threshold=1.0,
+        clip_rows=False,
+        clip_targets=False,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        slot=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.total_epsilon = total_epsilon
+        self.regularization = regularization
+        self.bounds = bounds
+        self.data_norm = data_norm
+        self.huber_threshold = huber_threshold
+        self.clip_rows = clip_rows
+        self.clip_targets = clip_targets
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.slot = slot
+        self.random_state = random_state
+
+    def fit(self, X, y, ledger=None, **params):
+        """Trains the regressor and opens the budget, charging ``ledger`` (or the active
+        one) ``total_epsilon`` before any work. Returns ``self``.
+        ``sample_weight`` must be None (a private fit takes no per-row weights)."""
+        ledger = resolve_ledger(ledger, self)
+        seed, bounds, data_norm = self._fit_regression(
+            X, y, ledger, params, method="stable", n_parts=None,
+            regularization=self.regularization,
+        )
+        self.privacy_ = self._report(
+            "stable regularized ERM (Huber regression) + Laplace",
+            seed,
+            bounds=bounds,
+            data_norm=data_norm,
+        )
+        return self
+
+
+class SubsampleAndAggregateRegressor(_PrivateRegressor):
+    __doc__ = (
+        """Private prediction of real values by subsample-and-aggregate (Dwork & Feldman
+    2018; dp-predict's ``RegressionMedianEnsemble`` / ``RegressionMeanEnsemble``;
+    docs/src/reference/algorithms.md §7.8).
+
+    ``fit`` shuffles the rows (fresh randomness) into ``n_parts`` disjoint parts and trains
+    a non-private Huber regression on each. A query's k predictions, each clamped to
+    ``bounds``, are aggregated privately: ``"median"``, the exponential mechanism
+    over 1025 equally spaced candidates spanning the bounds; ``"mean"``, their mean plus
+    Laplace noise of scale ``(upper − lower)/(k·ε)``. Replacing one example changes one
+    part, so one prediction: each answer is ε-DP.
+
+    Parameters
+    ----------
+    epsilon : float, default=0.1
+        ε of each answer.
+    total_epsilon : float, default=1.0
+        The budget.
+    n_parts : int, required
+        k, the number of parts.
+    aggregation : {"median", "mean"}, default="median"
+    regularization : float or None, default=None
+        λ of each part's regressor. None: ``1/⌊n/k⌋``."""
+        + _REGRESSOR_PARAMETERS
+    )
+
+    def __init__(
+        self,
+        epsilon=0.1,
+        total_epsilon=1.0,
+        *,
+        n_parts=None,
+        aggregation="median",
+        regularization=None,
+        bounds=None,
+        data_norm=None,
+        huber_threshold=1.0,
+        clip_rows=False,
+        clip_targets=False,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        slot=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.total_epsilon = total_epsilon
+        self.n_parts = n_parts
+        self.aggregation = aggregation
+        self.regularization = regularization
+        self.bounds = bounds
+        self.data_norm = data_norm
+        self.huber_threshold = huber_threshold
+        self.clip_rows = clip_rows
+        self.clip_targets = clip_targets
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.slot = slot
+        self.random_state = random_state
+
+    def fit(self, X, y, ledger=None, **params):
+        """Trains the parts' regressors and opens the budget, charging ``ledger`` (or the
+        active one) ``total_epsilon`` before any work. Returns ``self``.
+        ``sample_weight`` must be None (a private fit takes no per-row weights)."""
+        ledger = resolve_ledger(ledger, self)
+        k = self.n_parts
+        if k is None:
+            raise DPMLValueError("n_parts is required: the number k of disjoint parts")
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise DPMLValueError(f"n_parts={k!r} must be a positive integer")
+        aggregation = _choice("aggregation", self.aggregation, ("median", "mean"))
+        seed, bounds, data_norm = self._fit_regression(
+            X, y, ledger, params, method=aggregation, n_parts=int(k),
+            regularization=self.regularization,
+        )
+        self.privacy_ = self._report(
+            f"subsample-and-aggregate regression ({aggregation})",
+            seed,
+            parts=int(k),
+            bounds=bounds,
+            data_norm=data_norm,
+        )
+        return self
+
+
+__all__ = [
+    "ExponentialWalk",
+    "StableRegression",
+    "SubsampleAndAggregate",
+    "SubsampleAndAggregateRegressor",
+]

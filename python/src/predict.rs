@@ -6,18 +6,23 @@
 //! - Subsample-and-aggregate: non-private linear models on disjoint parts, aggregated per
 //!   query by the soft majority (exponential mechanism) or by Laplace averaging.
 //! - The exponential projected walk: points on a line, labels 0/1.
+//! - Real values: stable regularized Huber regression with Laplace on each prediction, and
+//!   subsample-and-aggregate over non-private regressors (clipped mean or private median).
 
 use std::time::Duration;
 
-use dp_erm::{ErmParams, Examples, Features, LinearModel, Loss};
+use dp_erm::{ErmParams, Examples, Features, LinearModel, Loss, TargetScale};
 use dp_noise::ReleaseRng;
 use dp_predict::{
     Ensemble, ExponentialWalk, LaplaceAverageEnsemble, LineData, PredictionInterface,
-    PrivatePredictor, ServingInterface, SoftMajorityEnsemble, VoteKind, WalkParams,
+    PrivatePredictor, RegressionEnsemble, RegressionMeanEnsemble, RegressionMedianEnsemble,
+    ServingInterface, SoftMajorityEnsemble, StableRegression, StableRegressionParams, VoteKind,
+    WalkParams,
 };
 
 use crate::error::CoreError;
 use crate::fit::{Randomness, binary_labels, check_classes, generator, training_set};
+use crate::regress::regression_set;
 use crate::rows::{RowTransform, Rows};
 
 /// A plain interface, or one that serves at fixed time slots with noise drawn ahead.
@@ -122,6 +127,131 @@ enum Answerer {
     SoftMajority(Interface<SoftMajorityEnsemble<LinearModel>>),
     LaplaceAverage(Interface<LaplaceAverageEnsemble<LinearModel>>),
     Walk(Interface<ExponentialWalk>),
+    StableRegression(Interface<StableRegression>),
+    RegressionMean(Interface<RegressionMeanEnsemble>),
+    RegressionMedian(Interface<RegressionMedianEnsemble>),
+}
+
+/// How a regression predictor answers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RegressionMethod {
+    /// Stable regularized ERM with Laplace on the prediction, at this Λ (None: the λ
+    /// balancing bias and noise for a comparator of norm 1 on the scaled target).
+    Stable {
+        /// Λ, or None for dp-predict's balanced regularization.
+        regularization: Option<f64>,
+    },
+    /// Subsample-and-aggregate over `parts` non-private regressors of Λ `regularization`
+    /// (None: 1/⌊n/k⌋), aggregated by the clipped mean (`median` false) or the private
+    /// median.
+    Ensemble {
+        /// k.
+        parts: usize,
+        /// Λ of each part's regressor.
+        regularization: Option<f64>,
+        /// The private median instead of the clipped mean.
+        median: bool,
+    },
+}
+
+/// Everything a regression predictor needs besides the data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RegressionPredictorSpec {
+    /// Which mechanism.
+    pub method: RegressionMethod,
+    /// The Huber threshold, in the scaled target's units.
+    pub threshold: f64,
+    /// The ε of each answer.
+    pub epsilon_per_query: f64,
+    /// The interface's total ε.
+    pub total_epsilon: f64,
+    /// Serve at fixed slots of this length (None: a plain interface).
+    pub slot: Option<Duration>,
+    /// The public row transform.
+    pub transform: RowTransform,
+    /// The public target bounds.
+    pub target: TargetScale,
+    /// Clip targets outside the bounds instead of refusing them.
+    pub clip_targets: bool,
+}
+
+/// Trains a regression predictor on `rows` and `targets`. Refuses every bad parameter
+/// before a row is read (dp-predict's and dp-erm's checks at the data's sizes), then the
+/// rows and targets as dp-erm's `RegressionSet` does.
+pub fn train_regression(
+    rows: Rows<'_>,
+    targets: &[f64],
+    spec: &RegressionPredictorSpec,
+    randomness: Randomness,
+) -> Result<Predictor, CoreError> {
+    let rows = rows.checked()?;
+    let transform = spec.transform.checked()?;
+    if targets.len() != rows.len() {
+        return Err(CoreError::value(
+            "y",
+            format!("has {} targets for {} rows of X", targets.len(), rows.len()),
+        ));
+    }
+    let (n, d) = (rows.len(), transform.output_features(rows.features()));
+    let loss = Loss::huber_regression(spec.threshold)?;
+    let mut rng = generator(randomness)?;
+    let answerer = match spec.method {
+        RegressionMethod::Stable { regularization } => {
+            let lambda = match regularization {
+                Some(l) => l,
+                None => {
+                    StableRegressionParams::balanced_regularization(1.0, spec.epsilon_per_query, n)?
+                }
+            };
+            let params = StableRegressionParams::new(loss, lambda, spec.epsilon_per_query);
+            params.sensitivity(n, d)?;
+            let data = regression_set(&rows, targets, &transform, spec.target, spec.clip_targets)?;
+            let stable = params.fit(&data, &mut *rng)?;
+            Answerer::StableRegression(Interface::new(
+                stable,
+                spec.total_epsilon,
+                spec.slot,
+                &mut *rng,
+            )?)
+        }
+        RegressionMethod::Ensemble {
+            parts,
+            regularization,
+            median,
+        } => {
+            if parts == 0 || parts > n {
+                return Err(CoreError::value(
+                    "n_parts",
+                    format!("= {parts}; it must be between 1 and the number of rows, {n}"),
+                ));
+            }
+            let lambda = regularization.unwrap_or(1.0 / (n / parts) as f64);
+            let params = ErmParams::non_private(loss, lambda);
+            let data = regression_set(&rows, targets, &transform, spec.target, spec.clip_targets)?;
+            let ensemble = RegressionEnsemble::train(&params, &data, parts, &mut *rng)?;
+            if median {
+                Answerer::RegressionMedian(Interface::new(
+                    RegressionMedianEnsemble::new(ensemble, spec.epsilon_per_query)?,
+                    spec.total_epsilon,
+                    spec.slot,
+                    &mut *rng,
+                )?)
+            } else {
+                Answerer::RegressionMean(Interface::new(
+                    RegressionMeanEnsemble::new(ensemble, spec.epsilon_per_query)?,
+                    spec.total_epsilon,
+                    spec.slot,
+                    &mut *rng,
+                )?)
+            }
+        }
+    };
+    Ok(Predictor {
+        answerer,
+        transform: Some(transform),
+        features: rows.features(),
+        rng,
+    })
 }
 
 /// One released answer: the label (+1 / −1, or for the walk 1 / 0 as +1 / −1) and, for
@@ -257,18 +387,25 @@ impl Predictor {
             Answerer::SoftMajority(i) => i.status(),
             Answerer::LaplaceAverage(i) => i.status(),
             Answerer::Walk(i) => i.status(),
+            Answerer::StableRegression(i) => i.status(),
+            Answerer::RegressionMean(i) => i.status(),
+            Answerer::RegressionMedian(i) => i.status(),
         }
     }
 
-    /// The number of input features a query has.
-    pub fn features(&self) -> usize {
-        self.features
+    /// Whether the answers are real values ([`Predictor::answer_values`]) rather than labels.
+    pub fn answers_values(&self) -> bool {
+        matches!(
+            self.answerer,
+            Answerer::StableRegression(_)
+                | Answerer::RegressionMean(_)
+                | Answerer::RegressionMedian(_)
+        )
     }
 
-    /// One answer per row, charged `q·ε` together by dp-predict: a malformed row or a batch
-    /// the budget cannot pay for is refused whole before anything is computed or charged.
-    pub fn answer(&mut self, rows: Rows<'_>) -> Result<Vec<Answer>, CoreError> {
-        let rows = rows.checked()?;
+    /// Refuses, before any work, rows of the wrong width and a batch the budget cannot pay
+    /// for.
+    fn check_batch(&self, rows: &Rows<'_>) -> Result<(), CoreError> {
         if rows.features() != self.features {
             return Err(CoreError::value(
                 "X",
@@ -279,8 +416,8 @@ impl Predictor {
                 ),
             ));
         }
-        // Refused before any work when the budget cannot pay: `queries_left` is exact below
-        // 2^16; beyond, dp-predict's own check (before any answer) decides.
+        // `queries_left` is exact below 2^16; beyond, dp-predict's own check (before any
+        // answer) decides.
         let status = self.status();
         if status.queries_left < 1 << 16 && rows.len() as u64 > status.queries_left {
             return Err(CoreError::Budget(format!(
@@ -293,6 +430,37 @@ impl Predictor {
                 status.queries_left
             )));
         }
+        Ok(())
+    }
+
+    /// One real-valued answer per row, in the target's units (regression predictors only),
+    /// charged `q·ε` together: refused whole before anything is computed or charged.
+    pub fn answer_values(&mut self, rows: Rows<'_>) -> Result<Vec<f64>, CoreError> {
+        let rows = rows.checked()?;
+        self.check_batch(&rows)?;
+        let queries = scoring_rows(&rows, self.transform)?;
+        let rng: &mut dyn ReleaseRng = &mut *self.rng;
+        match &mut self.answerer {
+            Answerer::StableRegression(i) => i.answer_rows(&queries, rng),
+            Answerer::RegressionMean(i) => i.answer_rows(&queries, rng),
+            Answerer::RegressionMedian(i) => i.answer_rows(&queries, rng),
+            _ => Err(CoreError::value(
+                "predictor",
+                "answers labels, not real values: a classifier",
+            )),
+        }
+    }
+
+    /// The number of input features a query has.
+    pub fn features(&self) -> usize {
+        self.features
+    }
+
+    /// One answer per row, charged `q·ε` together by dp-predict: a malformed row or a batch
+    /// the budget cannot pay for is refused whole before anything is computed or charged.
+    pub fn answer(&mut self, rows: Rows<'_>) -> Result<Vec<Answer>, CoreError> {
+        let rows = rows.checked()?;
+        self.check_batch(&rows)?;
         let rng: &mut dyn ReleaseRng = &mut *self.rng;
         match &mut self.answerer {
             Answerer::Walk(interface) => {
@@ -331,6 +499,12 @@ impl Predictor {
                     })
                     .collect())
             }
+            Answerer::StableRegression(_)
+            | Answerer::RegressionMean(_)
+            | Answerer::RegressionMedian(_) => Err(CoreError::value(
+                "predictor",
+                "answers real values, not labels: a regressor",
+            )),
         }
     }
 }

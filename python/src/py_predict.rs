@@ -3,13 +3,17 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use dp_erm::TargetScale;
 use dp_predict::VoteKind;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::error::{CoreError, guarded};
-use crate::predict::{Aggregation, EnsembleSpec, Predictor, train_ensemble, train_walk};
+use crate::predict::{
+    Aggregation, EnsembleSpec, Predictor, RegressionMethod, RegressionPredictorSpec,
+    train_ensemble, train_regression, train_walk,
+};
 use crate::py_common::{Held, class_indices, detached, loss, raise, randomness, vector};
 use crate::rows::RowTransform;
 
@@ -121,6 +125,84 @@ impl PyPredictor {
         Ok(PyPredictor::new(inner))
     }
 
+    /// A regression predictor: `method` "stable" (stable regularized ERM with Laplace on
+    /// each prediction), "mean" or "median" (subsample-and-aggregate over `n_parts`
+    /// non-private regressors). `regularization` None: dp-predict's balanced λ (stable) or
+    /// 1/⌊n/k⌋ (the parts).
+    #[staticmethod]
+    #[pyo3(signature = (
+        x, y, *, csr=None, n_features=None, method, n_parts, regularization, huber_threshold,
+        target_lower, target_upper, clip_targets, epsilon_per_query, total_epsilon,
+        slot_seconds, data_norm, clip_rows, intercept, seed
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn regression<'py>(
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        y: &Bound<'py, PyAny>,
+        csr: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        n_features: Option<usize>,
+        method: &str,
+        n_parts: Option<usize>,
+        regularization: Option<f64>,
+        huber_threshold: f64,
+        target_lower: f64,
+        target_upper: f64,
+        clip_targets: bool,
+        epsilon_per_query: f64,
+        total_epsilon: f64,
+        slot_seconds: Option<f64>,
+        data_norm: f64,
+        clip_rows: bool,
+        intercept: Option<f64>,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let (spec, held, targets) = guarded(|| {
+            let parts = || {
+                n_parts.ok_or_else(|| {
+                    CoreError::value("n_parts", "is required for subsample-and-aggregate")
+                })
+            };
+            let method = match method {
+                "stable" => RegressionMethod::Stable { regularization },
+                "mean" | "median" => RegressionMethod::Ensemble {
+                    parts: parts()?,
+                    regularization,
+                    median: method == "median",
+                },
+                other => {
+                    return Err(CoreError::value(
+                        "method",
+                        format!("= {other:?}; expected 'stable', 'mean' or 'median'"),
+                    ));
+                }
+            };
+            let spec = RegressionPredictorSpec {
+                method,
+                threshold: huber_threshold,
+                epsilon_per_query,
+                total_epsilon,
+                slot: slot(slot_seconds)?,
+                transform: RowTransform {
+                    norm_bound: data_norm,
+                    clip: clip_rows,
+                    intercept,
+                }
+                .checked()?,
+                target: TargetScale::new(target_lower, target_upper)?,
+                clip_targets,
+            };
+            let targets = vector::<f64>("y", "float64", y)?.as_array().to_vec();
+            Ok((spec, Held::new(x, csr.clone(), n_features)?, targets))
+        })
+        .map_err(|e| raise(py, e))?;
+        let rows = held.rows().map_err(|e| raise(py, e))?;
+        let inner = detached(py, || {
+            train_regression(rows, &targets, &spec, randomness(seed))
+        })?;
+        Ok(PyPredictor::new(inner))
+    }
+
     /// The exponential projected walk over labelled `points` of a line.
     #[staticmethod]
     #[pyo3(signature = (
@@ -179,6 +261,22 @@ impl PyPredictor {
             PyArray1::from_vec(py, positive).into_any(),
             PyArray1::from_vec(py, probability).into_any(),
         ))
+    }
+
+    /// One real value per row, in the target's units (regression predictors). Charged
+    /// `q·ε` together, refused whole before any work.
+    #[pyo3(signature = (x, *, csr=None, n_features=None))]
+    fn answer_values<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        csr: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        n_features: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let held = guarded(|| Held::new(x, csr, n_features)).map_err(|e| raise(py, e))?;
+        let rows = held.rows().map_err(|e| raise(py, e))?;
+        let values = detached(py, || self.lock()?.answer_values(rows))?;
+        Ok(PyArray1::from_vec(py, values).into_any())
     }
 
     /// The budget: `limit`, `spent`, `remaining`, `queries_left`, `epsilon_per_query`,

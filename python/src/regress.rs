@@ -55,8 +55,8 @@ pub fn fit_regression(
     let plan = recipe.plan_regression(rows.len(), features)?;
     let data = regression_set(
         &rows,
-        &spec.transform,
         targets,
+        &spec.transform,
         spec.target,
         spec.clip_targets,
     )?;
@@ -74,13 +74,12 @@ pub fn fit_regression(
     })
 }
 
-/// The regression data a Rust user builds: `rows` through the public `transform`, and
-/// `targets` within the public bounds `target` (clipped to them with `clip_targets`, else
-/// refused naming the row, never its value).
-pub(crate) fn regression_set(
+/// The regression set a Rust user builds from these rows (the public transform) and
+/// targets (within `target`, else refused naming the row, or clipped with `clip_targets`).
+pub fn regression_set(
     rows: &Rows<'_>,
-    transform: &RowTransform,
     targets: &[f64],
+    transform: &RowTransform,
     target: TargetScale,
     clip_targets: bool,
 ) -> Result<RegressionSet, CoreError> {

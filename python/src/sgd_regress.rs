@@ -46,7 +46,7 @@ pub fn fit_sgd_regression_interruptible(
     };
     // Every refusal of the parameters (and σ's calibration), before the rows are touched.
     let (sgd, resolved) = options.trainer(spec.sgd.epsilon, spec.sgd.delta, rows.len())?;
-    let data = regression_set(&rows, &transform, targets, spec.target, spec.clip_targets)?;
+    let data = regression_set(&rows, targets, &transform, spec.target, spec.clip_targets)?;
     let mut rng = generator(randomness)?;
     let id = transform.id();
     let model = drawing(&mut *rng, |rng| {

@@ -335,7 +335,12 @@ def test_a_foreign_mark_survives_clone_and_refuses(monkeypatch):
 def test_every_estimator_resolves_first(monkeypatch):
     from dpml import _active
     from dpml.model_selection import PrivateSearch
-    from dpml.predict import ExponentialWalk, SubsampleAndAggregate
+    from dpml.predict import (
+        ExponentialWalk,
+        StableRegression,
+        SubsampleAndAggregate,
+        SubsampleAndAggregateRegressor,
+    )
 
     monkeypatch.setenv("DPML_LEDGER_BLOCK", "1-elsewhere")  # as a spawned worker inherits it
     estimators = [
@@ -346,6 +351,10 @@ def test_every_estimator_resolves_first(monkeypatch):
         PrivateSearch(est(), {"regularization": [1e-2, 1e-1]}, epsilon=1.0),
         SubsampleAndAggregate(epsilon=0.1, total_epsilon=1.0, n_parts=5, data_norm=2.0, classes=[0, 1]),
         ExponentialWalk(epsilon=0.1, total_epsilon=1.0, classes=[0, 1]),
+        StableRegression(epsilon=0.1, total_epsilon=1.0, bounds=(0, 1), data_norm=2.0),
+        SubsampleAndAggregateRegressor(
+            epsilon=0.1, total_epsilon=1.0, n_parts=5, bounds=(0, 1), data_norm=2.0
+        ),
     ]
     for estimator in estimators:
         with pytest.raises(Refused, match="was started while a `with ledger:` block"):

@@ -172,3 +172,124 @@ def test_bad_walks():
     assert walk.spent_ == 0.0
     with pytest.raises(dpml.NotFittedError):
         ExponentialWalk(classes=[0, 1]).predict(x)
+
+
+# --- Real values: StableRegression and SubsampleAndAggregateRegressor (§7.7, §7.8) ---
+
+from dpml.predict import StableRegression, SubsampleAndAggregateRegressor  # noqa: E402
+
+
+def linear_data(n=4000, d=3, seed=0):
+    """Rows in the unit ball (data_norm 1), y = 10·⟨w*, x⟩ + small noise within [−10, 10]."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, d)) / np.sqrt(d)
+    w = np.array([1.0, -0.5, 0.25][:d]) / np.linalg.norm([1.0, -0.5, 0.25][:d])
+    y = np.clip(10 * (X @ w) + rng.uniform(-0.5, 0.5, size=n), -10, 10)
+    return X, y, w
+
+
+def regressor(kind, **params):
+    common = {"epsilon": 1.0, "total_epsilon": 20.0, "bounds": (-10, 10),
+              "data_norm": 1.0, "fit_intercept": False}
+    if kind == "stable":
+        return StableRegression(**{**common, "regularization": 0.01, **params})
+    return SubsampleAndAggregateRegressor(**{**common, "n_parts": 40, "aggregation": kind, **params})
+
+
+@pytest.mark.parametrize("kind", ["stable", "median", "mean"])
+def test_regressors_answer_real_values_near_the_truth_and_charge_each(kind):
+    X, y, w = linear_data()
+    ledger = dpml.Ledger(epsilon=100.0)
+    model = regressor(kind).fit(X, y, ledger=ledger)
+    assert ledger.spent_epsilon == 20.0
+    queries = X[:10]
+    answers = model.predict(queries)
+    assert answers.dtype == np.float64 and answers.shape == (10,)
+    assert np.all((answers >= -10) & (answers <= 10))
+    assert model.spent_ == 10.0 and model.remaining_ == 10.0
+    error = np.mean(np.abs(answers - 10 * (queries @ w)))
+    assert error < 1.5, error  # a constant answer errs by about 2.6 here
+    assert model.privacy_["bounds"] == (-10.0, 10.0)
+
+
+@pytest.mark.parametrize("kind", ["stable", "median", "mean"])
+def test_regressors_refuse_a_batch_beyond_the_budget_whole(kind):
+    X, y, _ = linear_data(n=400)
+    model = regressor(kind, total_epsilon=3.0).fit(X, y)
+    with pytest.raises(dpml.BudgetExceededError):
+        model.predict(X[:4])
+    assert model.spent_ == 0.0
+    model.predict(X[:3])
+    assert model.queries_left_ == 0
+    with pytest.raises(dpml.BudgetExceededError):
+        model.predict(X[:1])
+
+
+def test_regressors_serve_at_fixed_slots_and_cannot_be_copied():
+    X, y, _ = linear_data(n=400)
+    for kind in ("stable", "mean", "median"):
+        model = regressor(kind, slot=0.002).fit(X, y)
+        assert model.predict(X[:2]).shape == (2,) and model.spent_ == 2.0
+        assert "covered" in model.privacy_["timing"]
+        with pytest.raises(dpml.DPMLError, match="second budget"):
+            pickle.dumps(model)
+    pickle.dumps(regressor("stable"))
+
+
+def test_seeded_regression_answers_repeat_only_through_insecure_seed():
+    X, y, _ = linear_data(n=400)
+    runs = [
+        regressor("mean", random_state=dpml.InsecureSeed(5)).fit(X, y).predict(X[:4])
+        for _ in range(2)
+    ]
+    assert np.array_equal(runs[0], runs[1])
+    with pytest.raises(dpml.DPMLTypeError, match="NOT private"):
+        regressor("stable", random_state=5).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "kind, params, pattern",
+    [
+        ("stable", dict(bounds=None), "bounds is required"),
+        ("stable", dict(bounds=(1, 1)), "lower < upper"),
+        ("stable", dict(bounds=(-1, 1)), "row 0 is not a number within the public bounds"),
+        ("stable", dict(data_norm=None), "data_norm is required"),
+        ("stable", dict(data_norm=0.01), "above data_norm"),
+        ("stable", dict(regularization=-1.0), "regularization=-1.0 must be > 0"),
+        ("stable", dict(huber_threshold=1e6), "Huber threshold"),
+        ("stable", dict(epsilon=2.0, total_epsilon=1.0), "not one answer would fit"),
+        ("median", dict(n_parts=None), "n_parts is required"),
+        ("median", dict(n_parts=0), "n_parts=0"),
+        ("median", dict(n_parts=10_000), "above the number of rows"),
+        ("median", dict(aggregation="mode"), "aggregation='mode'"),
+        ("mean", dict(slot=120.0), "at most 60"),
+    ],
+)
+def test_bad_regression_parameters_are_refused_naming_the_problem_and_refunded(
+    kind, params, pattern
+):
+    X, y, _ = linear_data(n=400)
+    y = y.copy()
+    y[0] = 9.5  # outside (−1, 1), inside (−10, 10)
+    ledger = dpml.Ledger(epsilon=100.0)
+    with pytest.raises(dpml.DPMLValueError, match=pattern):
+        regressor(kind, **params).fit(X, y, ledger=ledger)
+    assert ledger.spent_epsilon == 0.0
+
+
+def test_bad_regression_queries_and_targets():
+    X, y, _ = linear_data(n=400)
+    with pytest.raises(dpml.DPMLValueError, match="numbers"):
+        regressor("stable").fit(X, np.array(["a"] * 400))
+    model = regressor("stable").fit(X, y)
+    with pytest.raises(dpml.DPMLValueError, match="features"):
+        model.predict(np.zeros((2, 5)))
+    with pytest.raises(dpml.DPMLValueError):
+        model.predict(np.array([[np.nan, 0.0, 0.0]]))
+    assert model.spent_ == 0.0
+    with pytest.raises(dpml.NotFittedError):
+        regressor("median").predict(X)
+    # Clipped targets are accepted when asked for.
+    wide = y * 3
+    clipped = regressor("stable", clip_targets=True).fit(X, wide)
+    assert np.all(np.abs(clipped.predict(X[:2])) <= 10)

@@ -109,6 +109,32 @@ impl RegressionSet {
         &self.targets
     }
 
+    /// The rows at `indices`, in that order, with their targets and the same public
+    /// bounds: one part of a partition (subsample-and-aggregate). The rows were checked and
+    /// transformed when this set was built and are copied unchanged.
+    pub fn select(&self, indices: &[usize]) -> Result<Self, ErmError> {
+        if indices.is_empty() {
+            return Err(ErmError::EmptyData);
+        }
+        if let Some(&bad) = indices.iter().find(|&&i| i >= self.len()) {
+            return Err(ErmError::IndexOutOfRange {
+                what: "selected row index",
+                index: bad,
+                len: self.len(),
+            });
+        }
+        let rows = indices.iter().map(|&i| self.rows.row_entries(i)).collect();
+        let rows = TrainingSet::builder(self.features())
+            .sparse_rows(rows)
+            .labels(vec![1.0; indices.len()])
+            .build()?;
+        Ok(Self {
+            rows,
+            targets: indices.iter().map(|&i| self.targets[i]).collect(),
+            scale: self.scale,
+        })
+    }
+
     /// The rows (every label +1).
     pub(crate) fn rows(&self) -> &TrainingSet {
         &self.rows

@@ -450,3 +450,22 @@ fn the_regression_rule_caps_the_minimizer_noise() {
         );
     }
 }
+
+#[test]
+fn a_selection_keeps_the_chosen_rows_targets_and_bounds_and_refuses_bad_indices() {
+    let data = regression_set(vec![0.5, 0.0, 0.0, 0.5, 0.3, 0.4], 2, &[-1.0, 0.25, 1.0]);
+    let part = data.select(&[2, 0]).unwrap();
+    assert_eq!(part.scaled_targets(), &[1.0, -1.0]);
+    assert_eq!(part.target_scale(), data.target_scale());
+    assert_eq!(part.rows().row_entries(0), vec![(0, 0.3), (1, 0.4)]);
+    assert_eq!(part.rows().row_entries(1), vec![(0, 0.5)]);
+    assert!(matches!(data.select(&[]), Err(ErmError::EmptyData)));
+    assert!(matches!(
+        data.select(&[0, 3]),
+        Err(ErmError::IndexOutOfRange {
+            index: 3,
+            len: 3,
+            ..
+        })
+    ));
+}

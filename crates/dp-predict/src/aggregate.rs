@@ -67,14 +67,10 @@ impl<M: Classifier> Ensemble<M> {
                 .map_err(refuses)?;
         }
         trainer.check_inputs(data).map_err(refuses)?;
-        let mut order: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            order.swap(i, rng.random_range(0..=i));
-        }
+        let order = random_order(n, rng);
         let mut models = Vec::with_capacity(parts);
         for part in 0..parts {
-            let (start, end) = (part * n / parts, (part + 1) * n / parts);
-            let subset = data.select(&order[start..end])?;
+            let subset = data.select(part_positions(&order, part, parts))?;
             let model = trainer
                 .train(&subset, rng)
                 .map_err(|e| PredictError::Training {
@@ -145,6 +141,22 @@ impl<M: Classifier> Ensemble<M> {
             .map(|m| score_or_fixed_vote(m, x).map_or(0.0, |s| kind.vote(s)))
             .sum())
     }
+}
+
+/// A uniformly random permutation of `0..n`, drawn independently of the data's values.
+pub(crate) fn random_order(n: usize, rng: &mut dyn ReleaseRng) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.random_range(0..=i));
+    }
+    order
+}
+
+/// The positions of part `part` of `parts` nearly equal contiguous blocks of `order`
+/// (⌊n/k⌋ or ⌈n/k⌉ each): every position lies in exactly one part.
+pub(crate) fn part_positions(order: &[usize], part: usize, parts: usize) -> &[usize] {
+    let n = order.len();
+    &order[part * n / parts..(part + 1) * n / parts]
 }
 
 /// A model's score at a checked query (right length, finite values), or `None` when it

@@ -60,7 +60,10 @@ macro_rules! sealed_predictor {
 sealed_predictor!(
     crate::ExponentialWalk,
     crate::StableErm,
-    crate::ProjectedSgd
+    crate::ProjectedSgd,
+    crate::StableRegression,
+    crate::RegressionMeanEnsemble,
+    crate::RegressionMedianEnsemble
 );
 impl<M> sealed::Sealed for crate::SoftMajorityEnsemble<M> {}
 impl<M> sealed::Sealed for crate::LaplaceAverageEnsemble<M> {}

@@ -14,6 +14,9 @@
 //! | §7.3 stable regularized ERM + Laplace | [`StableErm`] | noisy score, ±1 | the score moves by ≤ `2/(λn) + 2(γ + floor)/λ` |
 //! | §7.4 one-pass projected SGD + Laplace | [`ProjectedSgd`] | noisy score, ±1 | the score moves by ≤ `2η` |
 //! | §7.5 exponential projected walk (thresholds, unions of intervals on a line) | [`ExponentialWalk`] | 0/1 | the walk is 1-Lipschitz per step: moves by ≤ 2, log-odds by ≤ ε |
+//! | §7.7 stable regularized ERM for regression + Laplace | [`StableRegression`] | noisy prediction in the target's bounds | the scaled prediction moves by ≤ `2/(λn) + 2(γ + floor)/λ` |
+//! | §7.8 subsample-and-aggregate for real values, clipped mean | [`RegressionMeanEnsemble`] | noisy mean prediction | one clamped prediction changes: the sum of votes in [0, 1] moves by ≤ 1; snapping Laplace |
+//! | §7.8 subsample-and-aggregate for real values, private median | [`RegressionMedianEnsemble`] | a candidate near the median prediction | one prediction changes: quantile utilities move by ≤ 1; exponential mechanism |
 //!
 //! Every guarantee is for neighbouring datasets that differ in one example (replaced).
 //! Released real numbers use dp-noise's snapping Laplace (grid + exact discrete Laplace),
@@ -64,6 +67,7 @@
 #![warn(missing_docs)]
 
 mod aggregate;
+mod aggregate_regression;
 mod error;
 mod interface;
 mod line;
@@ -71,11 +75,15 @@ mod pool;
 mod serving;
 mod sgd;
 mod stable;
+mod stable_regression;
 mod threshold;
 mod vote;
 mod walk;
 
 pub use aggregate::{Ensemble, LaplaceAverageEnsemble, SoftMajorityEnsemble};
+pub use aggregate_regression::{
+    RegressionEnsemble, RegressionMeanEnsemble, RegressionMedianEnsemble,
+};
 pub use error::{MAX_EPSILON, MAX_POINTS, PredictError};
 pub use interface::{PredictionInterface, PrivatePredictor};
 pub use line::LineData;
@@ -83,6 +91,7 @@ pub use pool::{MAX_POOL, NoisePool, NoiseSource};
 pub use serving::{AnswerSlot, MAX_SLOT, ServingInterface};
 pub use sgd::{ProjectedSgd, SgdParams};
 pub use stable::{DEFAULT_TOLERANCE, ScoreAnswer, StableErm, StableErmParams};
+pub use stable_regression::{StableRegression, StableRegressionParams};
 pub use threshold::{
     MAX_CANDIDATES, PrivateThresholdLearner, Threshold, ThresholdErm, erm_threshold,
 };

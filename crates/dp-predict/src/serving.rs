@@ -27,7 +27,8 @@ const REFILL_TARGET: u64 = 4096;
 /// ε ≥ 3.7 for answers claimed 1-DP). This interface closes both channels:
 ///
 /// 1. **Noise drawn ahead.** For the Laplace-based mechanisms ([`crate::StableErm`],
-///    [`crate::ProjectedSgd`], [`crate::LaplaceAverageEnsemble`]) the noise does not depend
+///    [`crate::ProjectedSgd`], [`crate::LaplaceAverageEnsemble`], [`crate::StableRegression`],
+///    [`crate::RegressionMeanEnsemble`]) the noise does not depend
 ///    on the data; it is drawn into a [`NoisePool`] at construction and by
 ///    [`ServingInterface::refill`] or [`ServingInterface::add_noise`], never while a query
 ///    waits. An answer takes its draws from the pool and does no sampling at all: its

@@ -106,10 +106,28 @@ impl StableErmParams {
     /// perturbation counts it). Checks every parameter.
     pub fn sensitivity(&self, examples: usize, features: usize) -> Result<f64, PredictError> {
         check_epsilon(self.epsilon)?;
-        // dp-erm checks loss, λ and the tolerance against its floor.
-        let erm = self.erm_params(examples, features);
-        erm.check()?;
-        erm.noise_calibration(examples, features)?;
+        // dp-erm checks loss (a classifier's), λ and the tolerance against its floor.
+        self.erm_params(examples, features)
+            .noise_calibration(examples, features)?;
+        self.checked_sensitivity(examples, features)
+    }
+
+    /// As [`StableErmParams::sensitivity`] for a regression loss (the residual's loss is
+    /// 1-Lipschitz like the margin's, so the bound is the same).
+    pub(crate) fn regression_sensitivity(
+        &self,
+        examples: usize,
+        features: usize,
+    ) -> Result<f64, PredictError> {
+        check_epsilon(self.epsilon)?;
+        self.erm_params(examples, features)
+            .regression_noise_calibration(examples, features)?;
+        self.checked_sensitivity(examples, features)
+    }
+
+    /// The bound of [`StableErmParams::sensitivity`], once dp-erm has accepted the loss for
+    /// its task.
+    fn checked_sensitivity(&self, examples: usize, features: usize) -> Result<f64, PredictError> {
         if examples == 0 {
             return Err(PredictError::EmptyData);
         }
@@ -129,7 +147,7 @@ impl StableErmParams {
         Ok(((stability + inexact) + rounding).next_up())
     }
 
-    fn erm_params(&self, examples: usize, features: usize) -> ErmParams {
+    pub(crate) fn erm_params(&self, examples: usize, features: usize) -> ErmParams {
         ErmParams::non_private(self.loss, self.regularization)
             .tolerance(self.effective_tolerance(examples, features))
     }

@@ -27,7 +27,7 @@ pub(super) fn canary_examples(n: usize, canary_label: f64) -> dp_erm::Examples {
     examples(2, &rows, &labels)
 }
 
-fn audit<P: PrivatePredictor<Query = [f64]> + Sync>(
+pub(super) fn audit<P: PrivatePredictor<Query = [f64]> + Sync>(
     first: &P,
     second: &P,
     score: fn(&P::Answer) -> f64,
@@ -46,7 +46,7 @@ fn audit<P: PrivatePredictor<Query = [f64]> + Sync>(
 }
 
 /// Asserts the three inequalities of a passing audit.
-fn assert_passes(bound: &LowerBound, epsilon: f64, pair: f64) {
+pub(super) fn assert_passes(bound: &LowerBound, epsilon: f64, pair: f64) {
     assert_eq!(
         judge(bound, epsilon, Some(pair)).unwrap(),
         Verdict::Consistent,
@@ -58,7 +58,7 @@ fn assert_passes(bound: &LowerBound, epsilon: f64, pair: f64) {
     );
 }
 
-fn assert_caught(bound: &LowerBound, epsilon: f64, pair: f64) {
+pub(super) fn assert_caught(bound: &LowerBound, epsilon: f64, pair: f64) {
     assert_ne!(
         judge(bound, epsilon, Some(pair)).unwrap(),
         Verdict::Consistent,

@@ -14,6 +14,8 @@ mod exact_privacy;
 mod generalization;
 #[path = "parameter_properties_tests.rs"]
 mod parameter_properties;
+#[path = "regression_tests.rs"]
+mod regression;
 #[path = "rejects_tests.rs"]
 mod rejects;
 #[path = "serving_tests.rs"]
