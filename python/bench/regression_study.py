@@ -41,6 +41,7 @@ DELTA = 1e-5
 REPEATS = 3
 # Λ over the rule's, for the best-in-hindsight rows.
 HINDSIGHT = [1 / 16, 1 / 4, 1.0, 4.0, 16.0]
+HINDSIGHT_AT = None
 
 
 def diamonds():
@@ -127,12 +128,14 @@ def run(name, folds, bounds, norm, epsilons):
             ours = not tool.startswith("diffprivlib")
             mark = "‡" if warned else ("†" if score < 0 and ours else "")
             rows["by the rule" if takes_lambda else ""].append(f"{score / ridge:.3f} ({score:.3f}){mark}")
-            if takes_lambda:
+            if takes_lambda and (HINDSIGHT_AT is None or e == HINDSIGHT_AT):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     rule = make(e, None).fit(*folds[0][0]).privacy_["regularization"]
                 best = max(fit_and_score(make, e, rule * f, folds)[0] for f in HINDSIGHT)
                 rows["best Λ in hindsight"].append(f"{best / ridge:.3f} ({best:.3f})")
+            elif takes_lambda:
+                rows["best Λ in hindsight"].append("")
         for label, cells in rows.items():
             print(f"| {tool}{', ' + label if label else ''} | " + " | ".join(cells) + " |")
     sys.stdout.flush()
@@ -142,11 +145,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=pathlib.Path, default=pathlib.Path("../shared/datasets"))
     parser.add_argument("--quick", action="store_true", help="ε = 1 only, one repetition")
+    parser.add_argument("--repeats", type=int, default=REPEATS)
+    parser.add_argument("--hindsight-at", type=float, default=None, help="the one ε with hindsight rows")
     args = parser.parse_args()
-    global REPEATS
+    global REPEATS, HINDSIGHT_AT
     epsilons = [1.0] if args.quick else EPSILONS
-    if args.quick:
-        REPEATS = 1
+    REPEATS = 1 if args.quick else args.repeats
+    HINDSIGHT_AT = args.hindsight_at
     print(f"Regression study: mean of {REPEATS} runs, δ = {DELTA} for the (ε, δ) rows.")
     run("synthetic", *synthetic(), epsilons)
     run("diamonds", *diamonds(), epsilons)
