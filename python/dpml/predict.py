@@ -36,6 +36,7 @@ from ._base import NEIGHBOURS, _choice, _number
 from ._errors import DPMLError, DPMLMemoryError, DPMLTypeError, DPMLValueError, NotFittedError
 from ._active import LedgerMarked, resolve_ledger
 from ._randomness import resolve_seed
+from .regression import _bounds, _targets
 
 try:
     from sklearn.base import BaseEstimator
@@ -410,35 +411,6 @@ class ExponentialWalk(_PrivatePredictor):
         return predictor.answer(x=np.ascontiguousarray(points.reshape(-1, 1)))
 
 
-def _bounds_of(bounds):
-    """The public target bounds ``(lower, upper)``, never read from the data."""
-    if bounds is None:
-        raise DPMLValueError(
-            "bounds is required: pass the public range (lower, upper) of the target, "
-            "known without looking at the data. Every answer lies within it; a target "
-            "outside it is refused, naming its row, unless you also pass clip_targets=True."
-        )
-    try:
-        low, high = bounds
-    except (TypeError, ValueError):
-        raise DPMLTypeError(f"bounds={bounds!r} must be a pair (lower, upper)") from None
-    low = _number("bounds[0]", low, positive=False)
-    high = _number("bounds[1]", high, positive=False)
-    if not high > low:
-        raise DPMLValueError(f"bounds={bounds!r} must have lower < upper")
-    return low, high
-
-
-def _regression_targets(y, n_rows):
-    """``y`` as float64, one number per row (the bounds check is Rust's, naming the row)."""
-    array = _validation.labels(y, n_rows)
-    try:
-        array = np.asarray(array, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DPMLValueError(f"y must hold numbers for a regressor; got dtype {array.dtype}") from None
-    return np.ascontiguousarray(array)
-
-
 _REGRESSOR_PARAMETERS = """
     bounds : (float, float), required
         The public range of the target, known without looking at the data. Targets are
@@ -469,7 +441,7 @@ class _PrivateRegressor(_PrivatePredictor):
         """``ledger`` is resolved by ``fit`` (``resolve_ledger``), before anything else."""
         _validation.fit_params(self, params)
         per_query, total, slot, seed = self._checked()
-        bounds = _bounds_of(self.bounds)
+        bounds = _bounds(self.bounds, None)
         threshold = _number("huber_threshold", self.huber_threshold)
         for name in ("fit_intercept", "clip_rows", "clip_targets"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
@@ -486,7 +458,7 @@ class _PrivateRegressor(_PrivatePredictor):
         if regularization is not None:
             regularization = _number("regularization", regularization)
         shape, call = _validation.rows(self, X, reset=True)
-        y = _regression_targets(y, shape[0])
+        y = _targets(y, shape[0])
         if n_parts is not None and n_parts > shape[0]:
             raise DPMLValueError(f"n_parts={n_parts} is above the number of rows, {shape[0]}")
         self._charge_and_build(

@@ -194,7 +194,11 @@ mod tests {
         let (mut rows, mut targets) = (Vec::new(), Vec::new());
         for _ in 0..2 * n {
             let x: Vec<f64> = (0..d - 1).map(|_| rng.random_range(0.0..1.0)).collect();
-            let signal: f64 = x.iter().enumerate().map(|(j, v)| (v - 0.5) * (j as f64 - 2.0)).sum();
+            let signal: f64 = x
+                .iter()
+                .enumerate()
+                .map(|(j, v)| (v - 0.5) * (j as f64 - 2.0))
+                .sum();
             targets.push((0.25 * signal + rng.random_range(-0.1..0.1)).clamp(-1.0, 1.0));
             rows.extend(x.iter().map(|v| v / (d as f64).sqrt()));
             rows.push(1.0 / (d as f64).sqrt());
@@ -220,9 +224,16 @@ mod tests {
             let plan = recipe(mechanism).plan_regression(n, d).unwrap();
             let model = plan.fit(&data, &mut rng).unwrap();
             let predictions = model.predictions(&test).unwrap();
-            let error: f64 = predictions.iter().zip(truth).map(|(p, t)| (p - t).powi(2)).sum();
+            let error: f64 = predictions
+                .iter()
+                .zip(truth)
+                .map(|(p, t)| (p - t).powi(2))
+                .sum();
             let r2 = 1.0 - error / mean_error;
-            eprintln!("{mechanism:?}: Λ {:.3e}, test R² {r2:.3}", plan.regularization);
+            eprintln!(
+                "{mechanism:?}: Λ {:.3e}, test R² {r2:.3}",
+                plan.regularization
+            );
             assert!(r2 > 0.3, "{mechanism:?}: R² {r2}");
         }
     }

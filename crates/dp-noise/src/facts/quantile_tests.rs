@@ -252,9 +252,17 @@ fn a_point_mass_releases_its_own_cell() {
     let counts = counts_of(&data, &grid);
     let mechanism = PrivateQuantile::new(0.1, 0.9).unwrap();
     let mut rng = InsecureSeededRng::new(4);
-    let cell = grid.values().iter().copied().find(|&c| c >= 3f64.sqrt()).unwrap();
+    let cell = grid
+        .values()
+        .iter()
+        .copied()
+        .find(|&c| c >= 3f64.sqrt())
+        .unwrap();
     for _ in 0..50 {
-        let released = *mechanism.release_from_counts(&counts, &mut rng).unwrap().value();
+        let released = *mechanism
+            .release_from_counts(&counts, &mut rng)
+            .unwrap()
+            .value();
         assert_eq!(released, cell);
     }
 }
