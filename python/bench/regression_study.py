@@ -142,13 +142,13 @@ def run(name, folds, bounds, norm, epsilons):
 
 
 def main():
+    global REPEATS, HINDSIGHT_AT
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=pathlib.Path, default=pathlib.Path("../shared/datasets"))
     parser.add_argument("--quick", action="store_true", help="ε = 1 only, one repetition")
     parser.add_argument("--repeats", type=int, default=REPEATS)
     parser.add_argument("--hindsight-at", type=float, default=None, help="the one ε with hindsight rows")
     args = parser.parse_args()
-    global REPEATS, HINDSIGHT_AT
     epsilons = [1.0] if args.quick else EPSILONS
     REPEATS = 1 if args.quick else args.repeats
     HINDSIGHT_AT = args.hindsight_at
