@@ -406,6 +406,13 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         );
     }
     println!("loss:           {}", meta.loss.name());
+    if let dp_erm::Mechanism::AdaSsp { .. } = meta.mechanism {
+        println!(
+            "method:         AdaSSP (Wang 2018): ridge regression on noisy sufficient \
+             statistics; least squares, recorded as Huber regression with h = 2 (the scaled \
+             target's range) and Λ = λ/(2n)"
+        );
+    }
     println!(
         "regularization: {}",
         crate::text::number(meta.regularization)
