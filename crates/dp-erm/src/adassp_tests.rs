@@ -57,7 +57,7 @@ fn sign(rng: &mut InsecureSeededRng) -> f64 {
     }
 }
 
-/// algorithms.md §10.4: replacing one row moves λ_min(XᵀX) by at most 1, XᵀX's upper
+/// algorithms.md §10.1: replacing one row moves λ_min(XᵀX) by at most 1, XᵀX's upper
 /// triangle by at most √2 and Xᵀt by at most 2 — checked on random pairs with rows on the
 /// unit sphere and extreme targets ±1, and each bound attained by a pair built for it, so a
 /// halved sensitivity would fail here.
