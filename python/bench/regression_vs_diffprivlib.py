@@ -17,12 +17,14 @@ pins diffprivlib 0.6.6 with scikit-learn 1.5.2). Datasets:
 
 Every feature is scaled into [0, 1] by its public bounds for all three tools; dpml's row
 bound is √(numeric + attributes) (one-hot blocks contribute 1 each). Reported: test RMSE
-over the non-private ridge's, and R², mean of 3 repetitions.
+over the non-private ridge's, and R², mean of 3 repetitions; and each tool's mean fit time
+(seconds, wall clock, over every ε and repetition).
 """
 
 import argparse
 import math
 import pathlib
+import time
 import tomllib
 import warnings
 
@@ -95,6 +97,7 @@ def run(name, folds, bounds, norm):
         "dpml LinearRegression (ε)": lambda e: dpml.LinearRegression(epsilon=e, data_norm=norm, bounds=bounds),
         "dpml HuberRegressor (ε)": lambda e: dpml.HuberRegressor(epsilon=e, data_norm=norm, bounds=bounds),
         "dpml LinearRegression (ε, 1e-5)": lambda e: dpml.LinearRegression(epsilon=e, delta=1e-5, data_norm=norm, bounds=bounds),
+        "dpml LinearRegression AdaSSP (ε, 1e-5)": lambda e: dpml.LinearRegression(epsilon=e, delta=1e-5, mechanism="adassp", data_norm=norm, bounds=bounds),
         "diffprivlib LinearRegression (ε)": lambda e: DiffprivlibLR(epsilon=e, bounds_X=(0.0, 1.0), bounds_y=bounds),
     }
     ridge = np.mean([rmse(Ridge(alpha=1e-3).fit(*tr), *te) for tr, te in folds])
@@ -103,18 +106,25 @@ def run(name, folds, bounds, norm):
     print(f"\n## {name}: n = {n} training rows, d = {folds[0][0][0].shape[1]}; ridge RMSE {ridge:.4g} (R² {1 - (ridge / variance) ** 2:.3f}), training-mean RMSE {variance:.4g}\n")
     print("| tool | " + " | ".join(f"ε = {e}" for e in EPSILONS) + " |")
     print("|---|" + "---|" * len(EPSILONS))
+    seconds = {}
     for tool, make in tools.items():
         cells = []
+        times = []
         for e in EPSILONS:
             values = []
             for _ in range(REPEATS):
                 for tr, te in folds:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        values.append(rmse(make(e).fit(*tr), *te))
+                        start = time.perf_counter()
+                        model = make(e).fit(*tr)
+                        times.append(time.perf_counter() - start)
+                        values.append(rmse(model, *te))
             mean = float(np.mean(values))
             cells.append(f"{mean / ridge:.3g} (R² {1 - (mean / variance) ** 2:.2f})")
+        seconds[tool] = float(np.mean(times))
         print(f"| {tool} | " + " | ".join(cells) + " |")
+    print("\nMean fit time: " + "; ".join(f"{tool} {s:.3g} s" for tool, s in seconds.items()))
 
 
 def main():

@@ -92,9 +92,9 @@ def warn_outlook(outlook, estimator):
     if outlook and outlook.get("warning"):
         warnings.warn(f"{estimator}: {outlook['warning']}", DPMLUtilityWarning, stacklevel=3)
 
-def epsilon_and_mechanism(estimator):
-    """The estimator's ε (inf only in the non-private check mode) and its mechanism,
-    checked: what every linear estimator, classifier or regressor, takes."""
+def epsilon_and_mechanism(estimator, mechanisms=("objective", "output")):
+    """The estimator's ε (inf only in the non-private check mode) and its mechanism, one of
+    ``mechanisms``, checked: what every linear estimator, classifier or regressor, takes."""
     epsilon = estimator.epsilon
     if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool):
         if math.isinf(epsilon) and epsilon > 0:
@@ -107,12 +107,12 @@ def epsilon_and_mechanism(estimator):
     epsilon = _number("epsilon", epsilon)
     if epsilon > _MAX_EPSILON:
         raise DPMLValueError(f"epsilon={epsilon!r} must be at most {_MAX_EPSILON}")
-    mechanism = _choice("mechanism", estimator.mechanism, ("objective", "output"))
+    mechanism = _choice("mechanism", estimator.mechanism, mechanisms)
     _choice("calibration", estimator.calibration, ("cliff-free", "cms11"))
-    if mechanism == "output" and estimator.calibration != "cliff-free":
+    if mechanism != "objective" and estimator.calibration != "cliff-free":
         raise DPMLValueError(
             "calibration applies to mechanism='objective' only; leave it at its default "
-            "with mechanism='output'"
+            f"with mechanism={mechanism!r}"
         )
     return epsilon, mechanism
 

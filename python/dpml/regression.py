@@ -1,6 +1,6 @@
 """Private linear regressors: Huber regression, and least squares and ridge as its
 threshold-wide form (dp-erm's ``Loss::HuberRegression`` through dp-fit's regression
-recipe)."""
+recipe), or least squares and ridge by AdaSSP (dp-erm's ``AdaSsp``)."""
 
 import math
 import warnings
@@ -79,7 +79,8 @@ _SHARED_DOC = """
         The ε of the guarantee, in (0, 1000]: the model is ε-differentially private for
         training sets that differ in one row (its features and its target, replaced).
     delta : float, default=0.0
-        0: pure ε-DP. In (0, 0.01]: (ε, δ)-DP, trained by dp-erm's ``GaussianErm``.
+        0: pure ε-DP. In (0, 0.01]: (ε, δ)-DP, trained by dp-erm's ``GaussianErm`` (or, with
+        ``mechanism="adassp"``, which requires it, by ``AdaSsp``).
     data_norm : float, required
         A public bound B on the Euclidean norm of every row of X. Rows are divided by B; a
         row above B is refused (naming it) unless ``clip_rows=True``.
@@ -92,8 +93,14 @@ _SHARED_DOC = """
         costs no privacy; it changes those rows).
     clip_rows : bool, default=False
         Clip rows of norm above ``data_norm`` (per row, no privacy cost).
-    mechanism : {"objective", "output"}, default="objective"
+    mechanism : {"objective", "output", "adassp"}, default="objective"
         Objective perturbation (CMS11 Algorithm 2) or output perturbation (Algorithm 1).
+        ``LinearRegression`` and ``Ridge`` also take "adassp": AdaSSP (Wang 2018, Algorithm
+        2), least squares plus a ridge λ chosen from a private estimate of λ_min(XᵀX), on
+        discrete Gaussian releases of λ_min(XᵀX), XᵀX and Xᵀy (a third of the zCDP budget
+        each; ``delta > 0`` required: it has no pure-ε form). Often far more accurate than
+        the perturbation mechanisms at the same (ε, δ); see
+        docs/src/mechanisms/regression.md.
     calibration : {"cliff-free", "cms11"}, default="cliff-free"
         How objective perturbation splits ε.
     fit_intercept : bool, default=True
@@ -134,6 +141,9 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             return None
         return _number("regularization", value)
 
+    # The mechanisms this estimator takes (AdaSSP fits least squares, not Huber's loss).
+    _mechanisms = ("objective", "output")
+
     def fit(self, X, y, ledger=None, **params):
         """Trains on ``X`` (n_samples × n_features) and ``y`` (one number per row, within
         ``bounds``), charging ``ledger`` (or the ledger active in a ``with`` block) the
@@ -142,7 +152,13 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
         _validation.fit_params(self, params)
         self._check_ledger(ledger)
         epsilon, mechanism, delta = self._epsilon_mechanism_delta()
-        released = f"gaussian-{mechanism}" if delta > 0 and mechanism != "dp-sgd" else mechanism
+        adassp = mechanism == "adassp"
+        # AdaSSP and DP-SGD are (ε, δ) mechanisms of their own, not Gaussian variants.
+        released = (
+            mechanism
+            if mechanism in ("adassp", "dp-sgd") or delta == 0
+            else f"gaussian-{mechanism}"
+        )
         seed = resolve_seed(self.random_state, testing.allow_int_seed())
         shape, call = _validation.rows(self, X, reset=True)
         y = _targets(y, shape[0])
@@ -187,8 +203,8 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             "mechanism": released,
             "calibration": self.calibration if mechanism == "objective" else None,
             "regularization": report["regularization"],
-            "loss": "huber-regression",
-            "huber_threshold": self._threshold(bounds),
+            "loss": "least-squares" if adassp else "huber-regression",
+            "huber_threshold": None if adassp else self._threshold(bounds),
             "data_norm": kwargs["data_norm"],
             "clip_rows": kwargs["clip_rows"],
             "bounds": bounds,
@@ -214,8 +230,14 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
         """Refuses a ledger the fit cannot be charged to (none here)."""
 
     def _epsilon_mechanism_delta(self):
-        epsilon, mechanism = epsilon_and_mechanism(self)
+        epsilon, mechanism = epsilon_and_mechanism(self, self._mechanisms)
         delta = _delta(self.delta, required=False) if mechanism != "non-private" else 0.0
+        if mechanism == "adassp" and delta == 0:
+            raise DPMLValueError(
+                "delta=0: mechanism='adassp' releases Gaussian noise and has no pure-epsilon "
+                "form; pass delta > 0 (well below 1/n, e.g. 1e-6), or use mechanism="
+                "'objective' or 'output' for pure epsilon"
+            )
         return epsilon, mechanism, delta
 
     def _mechanism_kwargs(self, shape, bounds, mechanism):
@@ -376,6 +398,12 @@ class LinearRegression(HuberRegressor):
     the loss is exactly the squared error (scaled); only predictions outside the bounds
     have their gradient capped, which is what bounds the sensitivity. Λ from
     ``RegularizationRule::REGRESSION`` unless ``regularization`` is given.
+
+    With ``mechanism="adassp"`` (and ``delta > 0``) it is trained by AdaSSP instead: exact
+    least squares on noisy sufficient statistics with an adaptive ridge λ. Then
+    ``regularization="auto"`` adds nothing to that λ, and a number Λ adds the ridge 2nΛ
+    (on the scaled problem, as for the other mechanisms); ``privacy_["regularization"]``
+    is the Λ = λ/(2n) the model records.
 """
         + _SHARED_DOC
     )
@@ -414,6 +442,8 @@ class LinearRegression(HuberRegressor):
             random_state=random_state,
         )
 
+    _mechanisms = ("objective", "output", "adassp")
+
     def _threshold(self, bounds):
         return bounds[1] - bounds[0]
 
@@ -427,7 +457,9 @@ class Ridge(LinearRegression):
         scikit-learn's penalty in ``‖y − Xw‖² + alpha·‖w‖²``, in the input's and the
         target's units. On the scaled problem it is Λ = alpha/(n·h·B²·(1 + c²)), with h
         the threshold (2, the scaled range), B ``data_norm`` and c ``intercept_scaling``
-        (the intercept is penalized too: the proofs cover nothing else).
+        (the intercept is penalized too: the proofs cover nothing else). With
+        ``mechanism="adassp"`` it is added to AdaSSP's adaptive λ: the same penalty on the
+        same scaled problem, costing no privacy (the solve is post-processing).
 """
         + _SHARED_DOC
     )

@@ -307,5 +307,6 @@ pub(crate) fn mechanism_name(mechanism: &Mechanism) -> (&'static str, Option<&'s
         Mechanism::GaussianOutputPerturbation { .. } => ("gaussian-output", None),
         Mechanism::GaussianObjectivePerturbation { .. } => ("gaussian-objective", None),
         Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => ("dp-sgd", None),
+        Mechanism::AdaSsp { .. } => ("adassp", None),
     }
 }

@@ -68,10 +68,20 @@ pub(crate) fn fit_regression_model<'py>(
     let (spec, held, targets) = prepared;
     let rows = held.rows().map_err(|e| raise(py, e))?;
     // Ctrl-C stops the solver between iterations (`interruptible`).
-    let fit = interruptible(py, |_| {
+    let (fit, adassp) = interruptible(py, |_| {
         fit_regression(rows, &targets, &spec, randomness(seed))
     })?;
     let info = report(py, &fit)?;
+    if let Some(c) = adassp {
+        let cal = PyDict::new(py);
+        cal.set_item("split", "a third of rho each: lambda_min(X'X), X'X, X't")?;
+        cal.set_item("rho", c.rho)?;
+        cal.set_item("epsilon", c.epsilon)?;
+        cal.set_item("sigma_eigenvalue", c.sigma_eigenvalue)?;
+        cal.set_item("sigma_gram", c.sigma_gram)?;
+        cal.set_item("sigma_moment", c.sigma_moment)?;
+        info.set_item("calibration", cal)?;
+    }
     let model = fit
         .models
         .into_iter()

@@ -1,7 +1,9 @@
 //! The regressors' fit (`dpml.LinearRegression`, `Ridge`, `HuberRegressor`), as plain
 //! Rust: dp-fit's regression recipe on a `RegressionSet` built as a Rust user builds one.
 
-use dp_erm::{ErmError, Loss, RegressionModel, RegressionSet, TargetClipping, TargetScale};
+use dp_erm::{
+    AdaSspCalibration, ErmError, Loss, RegressionModel, RegressionSet, TargetClipping, TargetScale,
+};
 use dp_fit::recipe::{ErmRecipe, Mechanism, Regularization};
 
 use crate::error::CoreError;
@@ -27,13 +29,14 @@ pub struct RegressionSpec {
     pub clip_targets: bool,
 }
 
-/// Trains a regressor by dp-fit's recipe on `rows` and `targets` (one per row).
+/// Trains a regressor by dp-fit's recipe on `rows` and `targets` (one per row); with
+/// AdaSSP's calibration when it trained it.
 pub fn fit_regression(
     rows: Rows<'_>,
     targets: &[f64],
     spec: &RegressionSpec,
     randomness: Randomness,
-) -> Result<FitReport<RegressionModel>, CoreError> {
+) -> Result<(FitReport<RegressionModel>, Option<AdaSspCalibration>), CoreError> {
     let rows = rows.checked()?;
     spec.transform.checked()?;
     if targets.len() != rows.len() {
@@ -62,16 +65,22 @@ pub fn fit_regression(
     )?;
     let mut rng = generator(randomness)?;
     let model = drawing(&mut *rng, |rng| Ok(plan.fit(&data, rng)?))?;
-    Ok(FitReport {
+    // AdaSSP chooses λ from its releases: report the Λ its model records.
+    let regularization = match plan.adassp {
+        Some(_) => model.metadata().regularization,
+        None => plan.regularization,
+    };
+    let report = FitReport {
         models: vec![model],
-        regularization: plan.regularization,
+        regularization,
         epsilon: plan.epsilon,
         delta: plan.delta,
         calibration: plan.calibration,
         gaussian: plan.gaussian,
         sgd: None,
         outlook: plan.outlook(rows.len(), features),
-    })
+    };
+    Ok((report, plan.adassp))
 }
 
 /// The regression set a Rust user builds from these rows (the public transform) and

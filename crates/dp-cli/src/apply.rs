@@ -407,6 +407,13 @@ pub fn inspect(model_path: &Path, schema_path: Option<&Path>) -> Result<(), Fail
         );
     }
     say!("loss:           {}", meta.loss.name());
+    if let dp_erm::Mechanism::AdaSsp { .. } = meta.mechanism {
+        say!(
+            "method:         AdaSSP (Wang 2018): ridge regression on noisy sufficient \
+             statistics; least squares, recorded as Huber regression with h = 2 (the scaled \
+             target's range) and Λ = λ/(2n)"
+        );
+    }
     say!(
         "regularization: {}",
         crate::text::number(meta.regularization)

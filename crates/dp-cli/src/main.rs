@@ -115,6 +115,10 @@ enum Command {
         /// The model (and loss).
         #[arg(long, value_enum, default_value = "huber")]
         model: train::Model,
+        /// The mechanism: objective perturbation, or (--task regression with --delta > 0)
+        /// AdaSSP, ridge regression on noisy sufficient statistics (Wang 2018).
+        #[arg(long, value_enum, default_value = "objective")]
+        mechanism: train::MechanismChoice,
         /// Classification or regression: the schema decides (a `type = "target"` column
         /// with public lower and upper makes a regression: Huber regression by objective
         /// perturbation, or by DP-SGD with --model dp-sgd, predictions within the bounds);
@@ -414,6 +418,7 @@ fn train_request(command: Command) -> train::TrainRequest {
         epsilon,
         delta,
         model,
+        mechanism,
         task,
         batch_size,
         epochs,
@@ -448,6 +453,7 @@ fn train_request(command: Command) -> train::TrainRequest {
         epsilon,
         delta,
         model,
+        mechanism,
         task,
         sgd: train::SgdRequest {
             batch_size,

@@ -94,6 +94,8 @@ pub fn report(
             Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => "Gaussian N(0, σ²C²I) on each batch's sum of clipped gradients",
             Mechanism::GaussianObjectivePerturbation { .. }
             | Mechanism::GaussianOutputPerturbation { .. } => "spherical Gaussian",
+            Mechanism::AdaSsp { .. } => "AdaSSP: discrete Gaussian on λ_min(XᵀX), XᵀX (a symmetric \
+                                         matrix) and Xᵀt, a third of the zCDP budget each",
             _ if grouped => "shaped to the schema's feature groups (a categorical column's one-hot \
                              levels form one group, a numeric column is a group of its own): \
                              density ∝ exp(−β‖b‖_G), same ε",

@@ -37,6 +37,16 @@ pub enum Task {
     Regression,
 }
 
+/// `--mechanism`: how a linear model is trained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MechanismChoice {
+    /// Objective perturbation (pure ε, or Gaussian with --delta).
+    Objective,
+    /// AdaSSP (regressors only, needs --delta): ridge regression on Gaussian releases of
+    /// λ_min(XᵀX), XᵀX and Xᵀt, λ chosen from the noisy λ_min.
+    Adassp,
+}
+
 /// The model to train.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Model {
@@ -118,6 +128,8 @@ pub struct TrainRequest {
     pub epsilon: f64,
     pub delta: f64,
     pub model: Model,
+    /// `--mechanism`.
+    pub mechanism: MechanismChoice,
     /// `--task`: as the schema says when not given (a target column: regression).
     pub task: Option<Task>,
     pub sgd: SgdRequest,
@@ -181,6 +193,12 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
         )));
     }
     check_delta_options(req)?;
+    if req.mechanism == MechanismChoice::Adassp && req.delta == 0.0 {
+        return Err(fail(
+            "--mechanism adassp needs --delta > 0: AdaSSP releases Gaussian noise and has no \
+             pure-ε form; leave --mechanism out for pure-ε objective perturbation",
+        ));
+    }
     check_out_of_core(req)?;
     if let Some(lambda) = req.regularization
         && req.model != Model::DpSgd
@@ -601,7 +619,12 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         map,
         recipe: ErmRecipe {
             loss,
-            mechanism: if req.delta > 0.0 {
+            mechanism: if req.mechanism == MechanismChoice::Adassp {
+                Mechanism::AdaSsp {
+                    epsilon: req.epsilon,
+                    delta: req.delta,
+                }
+            } else if req.delta > 0.0 {
                 Mechanism::GaussianObjective {
                     epsilon: req.epsilon,
                     delta: req.delta,
@@ -845,15 +868,23 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                 let gaussian = req.delta > 0.0;
                 Outcome {
                     model: Released::Regression(model),
-                    mechanism: format!(
-                        "{}, Huber regression (threshold: half the target's public range)",
-                        plan.recipe.mechanism.description()
-                    ),
+                    mechanism: match planned.adassp {
+                        Some(_) => format!(
+                            "{}: ridge regression (least squares) on the scaled target",
+                            plan.recipe.mechanism.description()
+                        ),
+                        None => format!(
+                            "{}, Huber regression (threshold: half the target's public range)",
+                            plan.recipe.mechanism.description()
+                        ),
+                    },
                     regularization_choice: choice(
                         req.regularization,
                         plan.recipe.regression_rule_name(),
                     ),
-                    epsilon_steps: if gaussian {
+                    epsilon_steps: if let Some(c) = planned.adassp {
+                        adassp_steps(&c, req.delta)
+                    } else if gaussian {
                         json!([{ "step": "train (Gaussian objective perturbation, Huber regression)", "epsilon": req.epsilon, "delta": req.delta }])
                     } else {
                         json!([{ "step": "train (objective perturbation, Huber regression)", "epsilon": req.epsilon }])
@@ -1032,6 +1063,12 @@ fn check_task(req: &TrainRequest, schema: &Schema) -> Result<bool, Failure> {
         }
         _ => {}
     }
+    if !regression && req.mechanism == MechanismChoice::Adassp {
+        return Err(fail(
+            "--mechanism adassp applies to a regression (a schema with a target column) only: \
+             AdaSSP trains ridge regressors",
+        ));
+    }
     if regression {
         let unsupported = [
             // Its settings were fitted on classifiers.
@@ -1050,6 +1087,18 @@ fn check_task(req: &TrainRequest, schema: &Schema) -> Result<bool, Failure> {
         }
     }
     Ok(regression)
+}
+
+/// AdaSSP's split for the report: its three releases at a third of ρ each, and the
+/// (ε, δ) their composed ρ certifies.
+fn adassp_steps(c: &dp_erm::AdaSspCalibration, delta: f64) -> Value {
+    let third = c.rho / 3.0;
+    json!([
+        { "step": "AdaSSP: release λ_min(XᵀX) (sensitivity 1)", "rho": third, "sigma": c.sigma_eigenvalue },
+        { "step": "AdaSSP: release XᵀX (sensitivity √2)", "rho": third, "sigma": c.sigma_gram },
+        { "step": "AdaSSP: release Xᵀt (sensitivity 2)", "rho": third, "sigma": c.sigma_moment },
+        { "step": "AdaSSP: the three composed (zCDP, CKS20 conversion); the ridge solve is post-processing", "rho": c.rho, "epsilon": c.epsilon, "delta": delta },
+    ])
 }
 
 /// What a linear fit (`--model huber/logistic`, pure ε or Gaussian) released.

@@ -277,7 +277,8 @@ impl ErmParams {
             | Mechanism::GaussianOutputPerturbation { epsilon, .. }
             | Mechanism::GaussianObjectivePerturbation { epsilon, .. }
             | Mechanism::DpSgd { epsilon, .. }
-            | Mechanism::DpSgdAddRemove { epsilon, .. } => {
+            | Mechanism::DpSgdAddRemove { epsilon, .. }
+            | Mechanism::AdaSsp { epsilon, .. } => {
                 *epsilon = new_epsilon;
             }
         }
@@ -366,6 +367,12 @@ impl ErmParams {
                 return Err(ErmError::MisplacedOption {
                     option: "a Gaussian mechanism",
                     applies_to: "GaussianErm, not ErmParams",
+                });
+            }
+            Mechanism::AdaSsp { .. } => {
+                return Err(ErmError::MisplacedOption {
+                    option: "AdaSSP",
+                    applies_to: "AdaSsp (regressors), not ErmParams",
                 });
             }
             Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => {
@@ -502,6 +509,10 @@ impl ErmParams {
             | Mechanism::GaussianObjectivePerturbation { .. } => Err(ErmError::MisplacedOption {
                 option: "a Gaussian mechanism",
                 applies_to: "GaussianErm, not ErmParams",
+            }),
+            Mechanism::AdaSsp { .. } => Err(ErmError::MisplacedOption {
+                option: "AdaSSP",
+                applies_to: "AdaSsp (regressors), not ErmParams",
             }),
             Mechanism::DpSgd { .. } | Mechanism::DpSgdAddRemove { .. } => {
                 Err(ErmError::MisplacedOption {

@@ -683,11 +683,12 @@ pub(crate) fn check_delta(delta: f64) -> Result<f64, ErmError> {
     }
 }
 
-/// A model file's δ: in (0, 1) for the Gaussian mechanisms.
+/// A model file's δ: in (0, 1) for the Gaussian mechanisms and AdaSSP.
 pub(crate) fn check_mechanism_delta(mechanism: &Mechanism) -> Result<(), ErmError> {
     match mechanism {
         Mechanism::GaussianOutputPerturbation { delta, .. }
-        | Mechanism::GaussianObjectivePerturbation { delta, .. } => check_delta(*delta).map(drop),
+        | Mechanism::GaussianObjectivePerturbation { delta, .. }
+        | Mechanism::AdaSsp { delta, .. } => check_delta(*delta).map(drop),
         _ => Ok(()),
     }
 }

@@ -13,6 +13,7 @@
 //! | [`Mechanism::ObjectivePerturbation`] (CMS11 Alg. 2 + approximate-minima noise) | ε-DP for the released (approximate) minimizer | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `β = ε'/2`, plus noise of rate `ε₂/(2(γ + floor)/(Λ+Δ))`, `ε₂ = ε/100` |
 //! | [`GaussianErm::output_perturbation`] | (ε, δ)-DP (ρ-zCDP) | `f̂` snapped, plus discrete Gaussian noise on the sensitivity `2/(nΛ) + 2γ'/Λ` |
 //! | [`GaussianErm::objective_perturbation`] (KST12) | (ε, δ)-DP | `argmin J + bᵀf/n + (Δ/2)‖f‖²`, `b ~ N(0, σ²I)`, plus minimizer noise |
+//! | [`AdaSsp`] (Wang 2018 Alg. 2; regressors only) | (ε, δ)-DP (ρ-zCDP) | discrete Gaussian on λ_min(XᵀX), XᵀX and Xᵀt, then ridge with an adaptive λ |
 //! | [`DpSgd`] (DP-SGD / DP-GD) | (ε, δ)-DP (the subsampled Gaussian's privacy-loss distribution by default, or its RDP) | clipped per-example gradients, Poisson batches, Gaussian noise on each sum |
 //!
 //! Pure ε is the default; the Gaussian mechanisms and DP-SGD are for users who accept a δ.
@@ -65,6 +66,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod adassp;
 mod approximate_rule;
 mod block_fit;
 mod calibration;
@@ -91,6 +93,10 @@ mod sgd_accounting;
 mod trainer;
 mod variant_codes;
 
+pub use adassp::{
+    ADASSP_EIGENVALUE_SENSITIVITY, ADASSP_FAILURE_PROBABILITY, ADASSP_GRAM_SENSITIVITY,
+    ADASSP_MOMENT_SENSITIVITY, AdaSsp, AdaSspCalibration, MAX_ADASSP_FEATURES,
+};
 pub use approximate_rule::{
     DpSgdRule, DpSgdSetting, GaussianRule, SgdSchedule, gaussian_minimizer_noise_ratio,
 };

@@ -14,7 +14,7 @@ use crate::variant_codes::{Fields, Variant, VariantSeed, names};
 /// **On disk.** Model files store a variant by a fixed code, not by its place in this
 /// declaration: `NonPrivate` 0, `OutputPerturbation` 1, `ObjectivePerturbation` 2,
 /// `GaussianOutputPerturbation` 3, `GaussianObjectivePerturbation` 4, `DpSgd` 5,
-/// `DpSgdAddRemove` 6 (bincode writes it as a varint; formats that name variants, such as
+/// `DpSgdAddRemove` 6, `AdaSsp` 9 (bincode writes it as a varint; formats that name variants, such as
 /// JSON, use the name). These are the codes the declaration order gave before they were
 /// written down, so every earlier file reads the same; a new variant takes a new code.
 /// The DP-SGD variants certified by [`Accountant::Pld`] are written under codes of their
@@ -94,6 +94,14 @@ pub enum Mechanism {
         /// The accountant that certified the guarantee.
         accountant: Accountant,
     },
+    /// AdaSSP ([`crate::AdaSsp`], Wang 2018 Algorithm 2): ridge regression on Gaussian
+    /// releases of λ_min(XᵀX), XᵀX and Xᵀt; (ε, δ)-DP, not ε-DP. Regressors only.
+    AdaSsp {
+        /// The ε of the (ε, δ) guarantee.
+        epsilon: f64,
+        /// The δ of the (ε, δ) guarantee.
+        delta: f64,
+    },
 }
 
 /// What a DP-SGD model records of its accounting, under either relation
@@ -164,7 +172,8 @@ impl Mechanism {
             | Mechanism::GaussianOutputPerturbation { epsilon, .. }
             | Mechanism::GaussianObjectivePerturbation { epsilon, .. }
             | Mechanism::DpSgd { epsilon, .. }
-            | Mechanism::DpSgdAddRemove { epsilon, .. } => Some(epsilon),
+            | Mechanism::DpSgdAddRemove { epsilon, .. }
+            | Mechanism::AdaSsp { epsilon, .. } => Some(epsilon),
         }
     }
 
@@ -174,7 +183,8 @@ impl Mechanism {
             Mechanism::GaussianOutputPerturbation { delta, .. }
             | Mechanism::GaussianObjectivePerturbation { delta, .. }
             | Mechanism::DpSgd { delta, .. }
-            | Mechanism::DpSgdAddRemove { delta, .. } => delta,
+            | Mechanism::DpSgdAddRemove { delta, .. }
+            | Mechanism::AdaSsp { delta, .. } => delta,
             _ => 0.0,
         }
     }
@@ -269,7 +279,12 @@ const DP_SGD_ADD_REMOVE_PLD: Variant = Variant {
     name: "DpSgdAddRemovePld",
 };
 
-const TABLE: [Variant; 9] = [
+const ADA_SSP: Variant = Variant {
+    code: 9,
+    name: "AdaSsp",
+};
+
+const TABLE: [Variant; 10] = [
     NON_PRIVATE,
     OUTPUT_PERTURBATION,
     OBJECTIVE_PERTURBATION,
@@ -279,8 +294,9 @@ const TABLE: [Variant; 9] = [
     DP_SGD_ADD_REMOVE,
     DP_SGD_PLD,
     DP_SGD_ADD_REMOVE_PLD,
+    ADA_SSP,
 ];
-const NAMES: [&str; 9] = names(&TABLE);
+const NAMES: [&str; 10] = names(&TABLE);
 
 impl Mechanism {
     /// The variant's code and name.
@@ -301,6 +317,7 @@ impl Mechanism {
                 ..
             } => DP_SGD_ADD_REMOVE,
             Mechanism::DpSgdAddRemove { .. } => DP_SGD_ADD_REMOVE_PLD,
+            Mechanism::AdaSsp { .. } => ADA_SSP,
         }
     }
 }
@@ -335,7 +352,8 @@ impl Serialize for Mechanism {
                 calibration,
             } => struct_variant!(serializer, variant, epsilon, calibration),
             Mechanism::GaussianOutputPerturbation { epsilon, delta }
-            | Mechanism::GaussianObjectivePerturbation { epsilon, delta } => {
+            | Mechanism::GaussianObjectivePerturbation { epsilon, delta }
+            | Mechanism::AdaSsp { epsilon, delta } => {
                 struct_variant!(serializer, variant, epsilon, delta)
             }
             Mechanism::DpSgd {
@@ -487,6 +505,13 @@ impl<'de> Visitor<'de> for MechanismVisitor {
             GAUSSIAN_OBJECTIVE_PERTURBATION => {
                 let f: GaussianFields = access.struct_variant(GAUSSIAN_FIELDS, Fields::new())?;
                 Mechanism::GaussianObjectivePerturbation {
+                    epsilon: f.epsilon,
+                    delta: f.delta,
+                }
+            }
+            ADA_SSP => {
+                let f: GaussianFields = access.struct_variant(GAUSSIAN_FIELDS, Fields::new())?;
+                Mechanism::AdaSsp {
                     epsilon: f.epsilon,
                     delta: f.delta,
                 }

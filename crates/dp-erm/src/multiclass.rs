@@ -46,7 +46,8 @@ impl OneVsRest {
             | Mechanism::GaussianOutputPerturbation { .. }
             | Mechanism::GaussianObjectivePerturbation { .. }
             | Mechanism::DpSgd { .. }
-            | Mechanism::DpSgdAddRemove { .. } => (params.clone(), None),
+            | Mechanism::DpSgdAddRemove { .. }
+            | Mechanism::AdaSsp { .. } => (params.clone(), None),
             Mechanism::OutputPerturbation { epsilon }
             | Mechanism::ObjectivePerturbation { epsilon, .. } => {
                 let share = Self::epsilon_per_class(epsilon, class_count)?;

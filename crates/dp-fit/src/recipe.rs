@@ -49,12 +49,21 @@ pub enum Mechanism {
         /// The δ, in (0, 1).
         delta: f64,
     },
+    /// dp-erm's `AdaSsp` at (ε, δ): ridge regression on noisy sufficient statistics.
+    /// Regressors only; δ > 0 always.
+    AdaSsp {
+        /// The ε of the (ε, δ) guarantee.
+        epsilon: f64,
+        /// The δ, in (0, 1).
+        delta: f64,
+    },
 }
 
 impl Mechanism {
     /// The mechanism a face names: `"objective"` (with `calibration`) or `"output"`,
-    /// pure ε when δ = 0 and its Gaussian (ε, δ) form when δ > 0. `"non-private"` is
-    /// accepted for the faces' testing modes only (they decide who may pass it).
+    /// pure ε when δ = 0 and its Gaussian (ε, δ) form when δ > 0; `"adassp"` (regressors
+    /// only) at (ε, δ), refused by name at δ = 0. `"non-private"` is accepted for the
+    /// faces' testing modes only (they decide who may pass it).
     pub fn named(
         name: &str,
         calibration: &str,
@@ -69,6 +78,7 @@ impl Mechanism {
             },
             MechanismName::Output => Mechanism::Output { epsilon },
             MechanismName::NonPrivate => Mechanism::NonPrivate,
+            MechanismName::AdaSsp => return Self::adassp(calibration, epsilon, delta),
         };
         if delta == 0.0 {
             return Ok(pure);
@@ -101,6 +111,38 @@ impl Mechanism {
         }
     }
 
+    /// AdaSSP at (ε, δ): δ = 0 refused by name (it has no pure-ε form), as is a
+    /// calibration other than the default (it belongs to objective perturbation).
+    fn adassp(
+        calibration: CalibrationName,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<Mechanism, RecipeError> {
+        if calibration != CalibrationName::CliffFree {
+            return Err(RecipeError::refused(
+                Parameter::Calibration,
+                "applies to mechanism 'objective' only; leave it at its default with 'adassp'",
+            ));
+        }
+        if delta == 0.0 {
+            return Err(RecipeError::refused(
+                Parameter::Delta,
+                "= 0, but mechanism 'adassp' releases Gaussian noise and has no pure-ε form: \
+                 pass delta > 0, or use 'objective' or 'output' for pure ε",
+            ));
+        }
+        if !(delta.is_finite() && delta > 0.0 && delta <= crate::spec::MAX_DELTA) {
+            return Err(RecipeError::refused(
+                Parameter::Delta,
+                format!(
+                    "= {delta:?}; it must be in (0, {:?}]",
+                    crate::spec::MAX_DELTA
+                ),
+            ));
+        }
+        Ok(Mechanism::AdaSsp { epsilon, delta })
+    }
+
     /// The ε of the guarantee (`None`: not private).
     pub fn epsilon(&self) -> Option<f64> {
         match *self {
@@ -108,7 +150,8 @@ impl Mechanism {
             Mechanism::Output { epsilon }
             | Mechanism::Objective { epsilon, .. }
             | Mechanism::GaussianOutput { epsilon, .. }
-            | Mechanism::GaussianObjective { epsilon, .. } => Some(epsilon),
+            | Mechanism::GaussianObjective { epsilon, .. }
+            | Mechanism::AdaSsp { epsilon, .. } => Some(epsilon),
         }
     }
 
@@ -125,6 +168,7 @@ impl Mechanism {
             Mechanism::GaussianObjective { delta, .. } => {
                 Mechanism::GaussianObjective { epsilon, delta }
             }
+            Mechanism::AdaSsp { delta, .. } => Mechanism::AdaSsp { epsilon, delta },
         }
     }
 
@@ -132,7 +176,8 @@ impl Mechanism {
     pub fn delta(&self) -> f64 {
         match *self {
             Mechanism::GaussianOutput { delta, .. }
-            | Mechanism::GaussianObjective { delta, .. } => delta,
+            | Mechanism::GaussianObjective { delta, .. }
+            | Mechanism::AdaSsp { delta, .. } => delta,
             _ => 0.0,
         }
     }
@@ -149,6 +194,7 @@ impl Mechanism {
             Mechanism::Objective { .. } => OBJECTIVE_CMS11_MECHANISM,
             Mechanism::GaussianOutput { .. } => GAUSSIAN_OUTPUT_MECHANISM,
             Mechanism::GaussianObjective { .. } => GAUSSIAN_OBJECTIVE_MECHANISM,
+            Mechanism::AdaSsp { .. } => ADASSP_MECHANISM,
         }
     }
 }
@@ -172,6 +218,11 @@ pub const GAUSSIAN_OBJECTIVE_MECHANISM: &str = "Gaussian objective perturbation 
 pub const GAUSSIAN_OUTPUT_MECHANISM: &str = "Gaussian output perturbation (dp-erm \
      GaussianErm): (ε, δ)-DP, the exact minimizer plus spherical Gaussian noise covering its \
      sensitivity and the solver's tolerance";
+
+/// [`Mechanism::AdaSsp`]'s description.
+pub const ADASSP_MECHANISM: &str = "AdaSSP (Wang 2018, Algorithm 2; dp-erm AdaSsp): (ε, δ)-DP, \
+     ridge regression on discrete Gaussian releases of λ_min(XᵀX), XᵀX and Xᵀt, a third of \
+     the zCDP budget each, with λ chosen from the noisy λ_min";
 
 /// What a report says a random-features kernel fit is.
 pub const KERNEL_MECHANISM: &str = "random Fourier features drawn before and independently of \
@@ -274,6 +325,12 @@ impl ErmRecipe {
         features: usize,
         class_count: usize,
     ) -> Result<ErmPlan, RecipeError> {
+        if let Mechanism::AdaSsp { .. } = self.mechanism {
+            return Err(RecipeError::refused(
+                Parameter::Mechanism,
+                "= 'adassp' trains regressors only; a classifier takes 'objective' or 'output'",
+            ));
+        }
         if class_count < 2 {
             return Err(RecipeError::refused(
                 Parameter::Classes,
@@ -708,6 +765,8 @@ names! {
         Output = "output",
         /// No privacy (testing modes only).
         NonPrivate = "non-private",
+        /// AdaSSP (regressors only, δ > 0).
+        AdaSsp = "adassp",
     }
 }
 

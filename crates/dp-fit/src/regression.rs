@@ -1,10 +1,10 @@
 //! The recipe of a regressor, decided once for every face: the same mechanisms, Λ rule
-//! family and refusals as a classifier's ([`crate::recipe`]), one model at the whole
-//! (ε, δ), trained on targets scaled by public bounds.
+//! family and refusals as a classifier's ([`crate::recipe`]), or AdaSSP, one model at the
+//! whole (ε, δ), trained on targets scaled by public bounds.
 
 use dp_erm::{
-    ErmError, ErmParams, GaussianCalibration, GaussianRule, NoiseCalibration, RegressionModel,
-    RegressionSet,
+    AdaSsp, AdaSspCalibration, ErmError, ErmParams, GaussianCalibration, GaussianRule,
+    NoiseCalibration, RegressionModel, RegressionSet,
 };
 use dp_noise::ReleaseRng;
 
@@ -16,13 +16,29 @@ use crate::recipe::{ErmRecipe, ErmTrainer, Mechanism, Parameter, RecipeError, Re
 /// with it ([`dp_erm::RegularizationRule::REGRESSION`]).
 pub const DEFAULT_HUBER_THRESHOLD: f64 = 1.0;
 
+/// The least-squares threshold AdaSSP's models record (the scaled targets' range): a fixed
+/// Λ given to an AdaSSP recipe adds the ridge `2nΛ` to its adaptive λ, so that the
+/// recorded objective `(1/n)Σ ℓ(r) + (Λ/2)‖w‖²` stays the ridge problem solved.
+const ADASSP_THRESHOLD: f64 = 2.0;
+
+/// What trains a regressor.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // one per fit: its size is immaterial
+pub enum RegressionTrainer {
+    /// Huber regression by a classifier's mechanism.
+    Erm(ErmTrainer),
+    /// Ridge regression by AdaSSP (the recipe's loss is not used).
+    AdaSsp(AdaSsp),
+}
+
 /// A regressor's recipe made concrete for public sizes: everything decided and checked
 /// before any row is read.
 #[derive(Clone, Debug)]
 pub struct RegressionPlan {
     /// The trainer at the whole (ε, δ).
-    pub trainer: ErmTrainer,
-    /// Λ, from the rule or as given.
+    pub trainer: RegressionTrainer,
+    /// Λ, from the rule or as given (AdaSSP: the fixed Λ whose ridge `2nΛ` is added to its
+    /// adaptive λ, 0 under the rule; the model records the Λ it used).
     pub regularization: f64,
     /// The ε of the release (`None`: not private).
     pub epsilon: Option<f64>,
@@ -32,6 +48,8 @@ pub struct RegressionPlan {
     pub calibration: Option<NoiseCalibration>,
     /// The Gaussian mechanisms' calibration.
     pub gaussian: Option<GaussianCalibration>,
+    /// AdaSSP's calibration.
+    pub adassp: Option<AdaSspCalibration>,
     /// The recipe's feature-map id, recorded in the model.
     pub feature_map: String,
 }
@@ -43,6 +61,7 @@ impl ErmRecipe {
             Mechanism::GaussianObjective { .. } => "GaussianRule::REGRESSION_OBJECTIVE",
             Mechanism::GaussianOutput { .. } => "GaussianRule::REGRESSION_OUTPUT",
             Mechanism::Output { .. } => "RegularizationRule::REGRESSION_OUTPUT",
+            Mechanism::AdaSsp { .. } => "AdaSSP's adaptive λ from the noisy λ_min(XᵀX)",
             _ => "RegularizationRule::REGRESSION",
         }
     }
@@ -67,6 +86,9 @@ impl ErmRecipe {
                     self.loss.name()
                 ),
             });
+        }
+        if let Mechanism::AdaSsp { epsilon, delta } = self.mechanism {
+            return self.plan_adassp(rows, features, epsilon, delta);
         }
         let epsilon = self.mechanism.epsilon();
         let lambda = match self.regularization {
@@ -115,12 +137,53 @@ impl ErmRecipe {
             (ErmTrainer::Pure(params), calibration, None)
         };
         Ok(RegressionPlan {
-            trainer,
+            trainer: RegressionTrainer::Erm(trainer),
             regularization: lambda,
             epsilon,
             delta: self.mechanism.delta(),
             calibration,
             gaussian,
+            adassp: None,
+            feature_map: self.feature_map.clone(),
+        })
+    }
+
+    /// AdaSSP's plan: a fixed Λ adds the ridge `2nΛ` (the rule adds none), and every
+    /// refusal of (ε, δ) and d is made now. The recipe's loss must still be a regression
+    /// loss (checked above), though AdaSSP solves least squares whatever its threshold.
+    fn plan_adassp(
+        &self,
+        rows: usize,
+        features: usize,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<RegressionPlan, RecipeError> {
+        if self.groups.is_some() {
+            return Err(RecipeError::Refused {
+                parameter: Parameter::FeatureGroups,
+                why: "shape the pure-ε objective perturbation's noise; AdaSSP adds its own \
+                      Gaussian noise: leave the feature groups out"
+                    .into(),
+            });
+        }
+        if rows == 0 {
+            return Err(ErmError::EmptyData.into());
+        }
+        let lambda = match self.regularization {
+            Regularization::Fixed(lambda) => lambda,
+            Regularization::Rule => 0.0,
+        };
+        let mechanism =
+            AdaSsp::new(epsilon, delta)?.extra_ridge(ADASSP_THRESHOLD * rows as f64 * lambda)?;
+        let calibration = mechanism.calibration(features)?;
+        Ok(RegressionPlan {
+            trainer: RegressionTrainer::AdaSsp(mechanism),
+            regularization: lambda,
+            epsilon: Some(epsilon),
+            delta,
+            calibration: None,
+            gaussian: None,
+            adassp: Some(calibration),
             feature_map: self.feature_map.clone(),
         })
     }
@@ -131,17 +194,25 @@ impl RegressionPlan {
     /// non-private fit): the noise ratio in `d/(nε)`'s units, as a classifier's, against
     /// [`crate::outlook::REGRESSION_AT_RISK_RATIO`].
     pub fn outlook(&self, rows: usize, features: usize) -> Option<Outlook> {
-        let ratio = match (&self.trainer, &self.gaussian) {
-            (ErmTrainer::Pure(_), _) => features as f64 / (rows as f64 * self.epsilon?),
-            (ErmTrainer::Gaussian(_), Some(c)) => {
+        let ratio = match (&self.trainer, &self.gaussian, &self.adassp) {
+            (RegressionTrainer::Erm(ErmTrainer::Pure(_)), _, _) => {
+                features as f64 / (rows as f64 * self.epsilon?)
+            }
+            (RegressionTrainer::Erm(ErmTrainer::Gaussian(_)), Some(c), _) => {
                 c.sigma / c.l2_sensitivity * (features as f64).sqrt() / rows as f64
             }
-            (ErmTrainer::Gaussian(_), None) => return None,
+            // Xᵀt's noise multiplier in the same units.
+            (RegressionTrainer::AdaSsp(_), _, Some(c)) => {
+                c.sigma_moment / dp_erm::ADASSP_MOMENT_SENSITIVITY * (features as f64).sqrt()
+                    / rows as f64
+            }
+            _ => return None,
         };
         Some(Outlook::of_regression_ratio(
             ratio,
             rows,
-            "d/(nε), or z·√d/n for the Gaussian mechanisms (as a classifier's), and n",
+            "d/(nε), or z·√d/n for the Gaussian mechanisms (as a classifier's; AdaSSP's z \
+             that of Xᵀt), and n",
         ))
     }
 
@@ -149,16 +220,23 @@ impl RegressionPlan {
     ///
     /// # Privacy
     /// (ε, δ)-DP (ε-DP when δ = 0) for replace-one neighbours by the mechanism's
-    /// `# Privacy` (`ErmParams::fit_regression`, `GaussianErm::fit_regression`).
+    /// `# Privacy` (`ErmParams::fit_regression`, `GaussianErm::fit_regression`,
+    /// `AdaSsp::fit_regression`).
     pub fn fit(
         &self,
         data: &RegressionSet,
         rng: &mut dyn ReleaseRng,
     ) -> Result<RegressionModel, ErmError> {
         match &self.trainer {
-            ErmTrainer::Pure(params) => Ok(params.fit_regression(data, rng)?.into_model()),
-            ErmTrainer::Gaussian(erm) => {
+            RegressionTrainer::Erm(ErmTrainer::Pure(params)) => {
+                Ok(params.fit_regression(data, rng)?.into_model())
+            }
+            RegressionTrainer::Erm(ErmTrainer::Gaussian(erm)) => {
                 let (model, _) = erm.fit_regression(data, rng)?;
+                model.with_feature_map(&self.feature_map)
+            }
+            RegressionTrainer::AdaSsp(mechanism) => {
+                let (model, _) = mechanism.fit_regression(data, rng)?;
                 model.with_feature_map(&self.feature_map)
             }
         }
@@ -297,5 +375,64 @@ mod tests {
                 .plan(3, 2, 2)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn adassp_is_named_planned_and_fitted_from_the_one_recipe() {
+        let mechanism = Mechanism::named("adassp", "cliff-free", 1.0, 1e-5).unwrap();
+        assert_eq!(
+            mechanism,
+            Mechanism::AdaSsp {
+                epsilon: 1.0,
+                delta: 1e-5
+            }
+        );
+        // δ = 0 is refused by name, pointing to the pure-ε mechanisms.
+        let error = Mechanism::named("adassp", "cliff-free", 1.0, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("delta") && error.contains("'objective'"),
+            "{error}"
+        );
+        assert!(Mechanism::named("adassp", "cms11", 1.0, 1e-5).is_err());
+        // A classifier cannot take it.
+        let classifier = ErmRecipe {
+            loss: Loss::Logistic,
+            ..recipe(mechanism)
+        };
+        let error = classifier.plan(100, 2, 2).unwrap_err().to_string();
+        assert!(error.contains("regressors only"), "{error}");
+
+        let data = RegressionSet::new(
+            TrainingSet::builder(2).dense_rows(vec![0.5, 0.1, -0.2, 0.4, 0.3, 0.3]),
+            &[3.0, 1.0, 2.0],
+            TargetScale::new(0.0, 4.0).unwrap(),
+            TargetClipping::Refuse,
+        )
+        .unwrap();
+        let plan = recipe(mechanism).plan_regression(3, 2).unwrap();
+        assert!(matches!(plan.trainer, RegressionTrainer::AdaSsp(_)));
+        assert_eq!((plan.epsilon, plan.delta), (Some(1.0), 1e-5));
+        assert!(plan.adassp.unwrap().epsilon <= 1.0);
+        assert!(plan.outlook(3, 2).unwrap().warning.is_some());
+        let model = plan.fit(&data, &mut InsecureSeededRng::new(1)).unwrap();
+        assert_eq!(
+            model.metadata().mechanism,
+            dp_erm::Mechanism::AdaSsp {
+                epsilon: 1.0,
+                delta: 1e-5
+            }
+        );
+        assert_eq!(model.metadata().feature_map.as_deref(), Some("test-map"));
+        // A fixed Λ adds the ridge 2nΛ: the model records at least it.
+        let mut fixed = recipe(mechanism);
+        fixed.regularization = Regularization::Fixed(0.5);
+        let model = fixed
+            .plan_regression(3, 2)
+            .unwrap()
+            .fit(&data, &mut InsecureSeededRng::new(1))
+            .unwrap();
+        assert!(model.metadata().regularization >= 0.5);
     }
 }

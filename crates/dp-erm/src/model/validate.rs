@@ -119,6 +119,12 @@ fn check_metadata(metadata: &ModelMetadata) -> Result<(), ErmError> {
         check_regularization(metadata.regularization).map_err(parameter_out_of_range)?;
     }
     check_noise_groups(metadata)?;
+    if matches!(metadata.mechanism, Mechanism::AdaSsp { .. }) && !metadata.loss.is_regression() {
+        return Err(invalid(format!(
+            "AdaSSP trains regressors only, yet the file holds the classification loss {}",
+            metadata.loss.name()
+        )));
+    }
     metadata.loss.check().map_err(parameter_out_of_range)?;
     check_text("crate_version", &metadata.crate_version)?;
     if let Some(feature_map) = &metadata.feature_map {
