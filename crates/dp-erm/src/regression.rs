@@ -251,6 +251,10 @@ impl GaussianErm {
     }
 }
 
+#[path = "regression_sums.rs"]
+mod sums;
+pub use sums::contract_regression_sums;
+
 #[cfg(test)]
 #[path = "regression_tests.rs"]
 mod tests;

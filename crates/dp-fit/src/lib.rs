@@ -34,6 +34,7 @@ mod ledger_file;
 pub mod outlook;
 pub mod recipe;
 pub mod regression;
+mod regression_sums;
 pub mod sgd;
 pub mod spec;
 pub mod split;
