@@ -35,6 +35,7 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_schema::register(m)?;
     crate::py_describe::register(m)?;
     crate::py_spark::register(m)?;
+    crate::py_spark_regress::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
