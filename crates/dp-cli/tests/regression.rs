@@ -174,12 +174,15 @@ fn bad_targets_and_options_are_refused_by_name_and_nothing_is_written() {
     for (option, value) in [
         ("--model", "kernel"),
         ("--model", "dp-sgd"),
-        ("--tune", "1e-3,1e-2"),
         ("--task", "classification"),
     ] {
         let error = fails(&mut s.train(&s.path("train.csv"), "m.dpm", &[option, value]));
         assert!(error.contains(option), "{option}: {error}");
     }
+    // Regressors are tuned by split-and-select only (random stopping counts mistakes).
+    let stopping = ["--tune", "1e-3,1e-2", "--tune-method", "stopping"];
+    let error = fails(&mut s.train(&s.path("train.csv"), "m.dpm", &stopping));
+    assert!(error.contains("--tune-method"), "{error}");
     let error = fails(&mut s.train(&s.path("train.csv"), "m.dpm", &["--out-of-core"]));
     assert!(error.contains("--out-of-core"), "{error}");
     let mut after = listing(s.dir.path());
@@ -189,4 +192,39 @@ fn bad_targets_and_options_are_refused_by_name_and_nothing_is_written() {
     let clipping = SCHEMA.replace("upper = 100\n", "upper = 100\nclip = true\n");
     std::fs::write(s.path("schema.toml"), clipping).unwrap();
     succeeds(&mut s.train(&s.path("outside.csv"), "m.dpm", &[]));
+}
+
+#[test]
+fn a_tuned_regressor_is_chosen_privately_among_the_grid_and_predicts() {
+    let s = Setup::new();
+    let grid = "1e-4,1e-3,10";
+    succeeds(&mut s.train(&s.path("train.csv"), "tuned.dpm", &["--tune", grid]));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("tuned.report.json")).unwrap())
+            .unwrap();
+    // Split-and-select at ε for the candidates and for the selection: ε in total.
+    assert_eq!(report["epsilon_total"], 1.0, "{report}");
+    let text = report.to_string();
+    assert!(text.contains("split-and-select over regressors"), "{text}");
+    assert!(text.contains("chosen_regularization"), "{text}");
+    std::fs::write(s.path("new.csv"), "x1,x2\n0,0\n9,7.5\n").unwrap();
+    succeeds(
+        dpml()
+            .args(["predict", "--model"])
+            .arg(s.path("tuned.dpm"))
+            .arg("--schema")
+            .arg(s.path("schema.toml"))
+            .arg("--data")
+            .arg(s.path("new.csv"))
+            .arg("--out")
+            .arg(s.path("p.csv")),
+    );
+    let predictions: Vec<f64> = std::fs::read_to_string(s.path("p.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(predictions.len(), 2);
+    assert!(predictions.iter().all(|p| (0.0..=100.0).contains(p)));
 }

@@ -110,7 +110,7 @@ impl RegressionSet {
     }
 
     /// The rows (every label +1).
-    pub(crate) fn rows(&self) -> &TrainingSet {
+    pub fn rows(&self) -> &TrainingSet {
         &self.rows
     }
 }

@@ -119,6 +119,27 @@ impl RegressionData {
         })
     }
 
+    /// The rows and targets of `set` (already checked by it).
+    pub fn from_set(set: &RegressionSet) -> Result<Self, ErmError> {
+        let rows = set.rows();
+        let mut entries = Vec::with_capacity(rows.len());
+        for i in 0..rows.len() {
+            let mut row = Vec::new();
+            rows.for_each_entry(i, |j, v| row.push((j, v)));
+            entries.push(row);
+        }
+        let scale = set.target_scale();
+        Ok(Self {
+            rows: Features::sparse(rows.features(), entries)?,
+            targets: set
+                .scaled_targets()
+                .iter()
+                .map(|&t| scale.unscale(t))
+                .collect(),
+            scale,
+        })
+    }
+
     /// The number of rows n.
     pub fn len(&self) -> usize {
         self.targets.len()
