@@ -211,3 +211,99 @@ def test_refusals_name_the_problem_never_a_value_and_charge_nothing(spark):
     # The classifiers' predict points regressors to transform.
     with pytest.raises(dpml.DPMLValueError, match="transform"):
         dpml.spark.predict(clipped, frame(spark, X, y), schema=None)
+
+
+CONNECT_SCRIPT = r'''
+import os, pickle, sys
+
+import pandas as pd
+
+os.environ["PYSPARK_PYTHON"] = sys.executable
+from pyspark.sql import SparkSession
+from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+
+import dpml
+import dpml.spark
+
+work = sys.argv[1]
+with open(os.path.join(work, "input.pickle"), "rb") as f:
+    X, y, outside, params = pickle.load(f)
+spark = (
+    SparkSession.builder.remote("local[2]")
+    .config("spark.ui.enabled", "false")
+    .config("spark.ui.showConsoleProgress", "false")
+    .getOrCreate()
+)
+
+
+def frame(targets):
+    data = pd.DataFrame({"features": [list(x) for x in X], "label": targets})
+    return spark.createDataFrame(data, "features array<double>, label double").repartition(3)
+
+
+df = frame(y)
+assert isinstance(df, ConnectDataFrame), type(df)
+ledger = dpml.Ledger(2.0)
+fitted = dpml.spark.LinearRegression(**params).fit(df, n_rows=len(y), n_features=X.shape[1],
+                                                   ledger=ledger)
+scored = fitted.transform(df).toPandas()
+try:
+    dpml.spark.LinearRegression(**params).fit(frame(outside), n_rows=len(y),
+                                              n_features=X.shape[1], ledger=ledger)
+    refusal = None
+except dpml.DPMLValueError as e:
+    refusal = str(e)
+with open(os.path.join(work, "output.pickle"), "wb") as f:
+    pickle.dump(dict(fitted=fitted, scored=scored, spent=ledger.spent_epsilon,
+                     refusal=refusal), f)
+spark.stop()
+'''
+
+
+def test_a_regressor_fits_and_transforms_on_spark_connect(tmp_path):
+    """A local Spark Connect server (pyspark's own, in a child process): the regressor's
+    passes, cache and transform through the Connect client's DataFrames alone."""
+    import pickle
+    import subprocess
+
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies("pyspark.sql.connect.session")
+    except Exception as e:  # pragma: no cover - requirements-spark.txt installs them
+        pytest.skip(f"Spark Connect's client needs {e}")
+    X, y = data(600, seed=5)
+    outside = y.copy()
+    outside[17] = 987.654
+    with open(tmp_path / "input.pickle", "wb") as f:
+        pickle.dump((X, y, outside, params()), f)
+    (tmp_path / "connect.py").write_text(CONNECT_SCRIPT)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")
+    }
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "connect.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    with open(tmp_path / "output.pickle", "rb") as f:
+        out = pickle.load(f)
+    local = dpml.LinearRegression(**params()).fit(X, y)
+    fitted = out["fitted"]
+    noise = fitted.privacy_["noise"]
+    assert noise == local.privacy_["noise"]
+    mu = fitted.privacy_["regularization"] + noise["extra_regularization"]
+    half_width = (BOUNDS[1] - BOUNDS[0]) / 2
+    assert np.linalg.norm(fitted.coef_ - local.coef_) <= 2 * noise["tolerance"] / mu * half_width * 1.01 + 1e-9
+    scored = out["scored"]
+    assert list(scored.columns) == ["features", "label", "prediction"]
+    ordered = np.array(scored["features"].tolist())
+    assert np.array_equal(scored["prediction"].to_numpy(), fitted.predict(ordered))
+    assert out["refusal"] is not None and "987" not in out["refusal"], out["refusal"]
+    assert "the target" in out["refusal"]
+    assert out["spent"] == 1.0
