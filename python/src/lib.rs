@@ -31,6 +31,7 @@ pub mod predict;
 pub mod regress;
 pub mod rows;
 pub mod select;
+pub mod select_regress;
 pub mod spark;
 pub mod spark_regress;
 
@@ -52,6 +53,8 @@ mod py_regress;
 mod py_schema;
 #[cfg(feature = "python")]
 mod py_select;
+#[cfg(feature = "python")]
+mod py_select_regress;
 #[cfg(feature = "python")]
 mod py_spark;
 #[cfg(feature = "python")]
