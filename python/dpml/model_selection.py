@@ -367,3 +367,8 @@ class PrivateSearch(ClassifierMixin, LedgerMarked, BaseEstimator):
 
 
 __all__ = ["PrivateSearch"]
+
+
+# The regressors' search (its own module; it uses dp-tune's RegressionSplitAndSelect).
+from ._regression_search import PrivateRegressionSearch  # noqa: E402
+__all__ += ["PrivateRegressionSearch"]

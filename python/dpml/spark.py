@@ -50,6 +50,29 @@ Not built for Spark, refused by name before anything is charged: DP-SGD and the 
 estimators (``dpml.spark.DPSGDClassifier`` and ``dpml.spark.RandomFeaturesSVC`` raise;
 ``predict`` scores linear models only).
 
+Regressors
+----------
+``dpml.spark.LinearRegression`` and ``dpml.spark.HuberRegressor`` (module
+``dpml._spark_regression``) fit the in-memory regressors over a DataFrame of feature
+vectors and targets, named as pyspark.ml names them (``featuresCol``, ``labelCol``,
+``predictionCol``)::
+
+    reg = dpml.spark.LinearRegression(epsilon=1.0, data_norm=1.0, bounds=(0.0, 100.0))
+    reg.fit(df, n_rows=1_000_000, n_features=12)     # both public, checked
+    scored = reg.transform(df)                       # + prediction
+
+The driver runs dp-fit's regression plan (the in-memory Λ, calibration, noise and draw
+order) over the same passes as the classifiers (``RegressionPlan::fit_sums``); each
+partition's vectors are scaled by ``data_norm`` and its targets by the public ``bounds``
+into [−1, 1] on the executor, kept beside the cached block and covered by its checksum,
+and every pass re-checks every row (norm ≤ 1, scaled target in [−1, 1]). Everything
+below holds for them as for the classifiers, with targets in place of labels: a target
+outside ``bounds`` is refused naming its partition and row (never its value), before any
+noise and with the charge refunded, unless ``clip_targets=True``. The model file is the
+in-memory regressor's (``dpml.LinearRegression.load`` reads a Spark fit;
+``dpml.spark.LinearRegression.load(path).transform(df)`` scores with a model trained in
+memory).
+
 Privacy
 -------
 The model is ε-differentially private for the replace-one relation (two datasets of the
@@ -364,14 +387,25 @@ class _Passes:
         self.jobs = 0
         self._blocks = None
 
+    def _encode(self):
+        """``(function, output schema)`` of the encoding ``mapInArrow``."""
+        encode = _encode_function(
+            self.schema._text, self.schema.hash, self.transform, self.class_of
+        )
+        return encode, _BLOCK_SCHEMA
+
+    def _sums(self, w, with_hessian, model):
+        """The ``mapInArrow`` function of one pass over the encoded blocks."""
+        labels = None if self.class_of is None else (len(self.class_of), int(model))
+        return _block_sums_function(
+            self.n_features, list(w), bool(with_hessian), self.sums_options, labels
+        )
+
     def _encoded_blocks(self):
         if self._blocks is None:
             from pyspark import StorageLevel
 
-            encode = _encode_function(
-                self.schema._text, self.schema.hash, self.transform, self.class_of
-            )
-            blocks = self.df.mapInArrow(encode, _BLOCK_SCHEMA)
+            blocks = self.df.mapInArrow(*self._encode())
             if _CACHE_BLOCKS:
                 blocks = blocks.persist(StorageLevel.MEMORY_AND_DISK)
             self._blocks = blocks
@@ -385,10 +419,7 @@ class _Passes:
     def __call__(self, w, with_hessian, model=0):
         self.jobs += 1
         validation = self.jobs == 1
-        labels = None if self.class_of is None else (len(self.class_of), int(model))
-        run = _block_sums_function(
-            self.n_features, list(w), bool(with_hessian), self.sums_options, labels
-        )
+        run = self._sums(w, with_hessian, model)
         failure = None
         try:
             records = self._encoded_blocks().mapInArrow(run, _SUMS_SCHEMA).collect()
@@ -653,6 +684,14 @@ def predict(
     _require_pyspark()
     from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
 
+    from .regression import _PrivateRegressor
+
+    if isinstance(model, _PrivateRegressor):
+        raise DPMLValueError(
+            "dpml.spark.predict scores classifiers; a regressor scores a DataFrame with "
+            "transform: dpml.spark.LinearRegression.load(path).transform(df) (or the "
+            "fitted dpml.spark regressor's transform)"
+        )
     if not isinstance(schema, Schema) or schema._text is None:
         raise DPMLTypeError(
             "schema must be a dpml.Schema built with Schema.from_file or Schema.from_toml"
@@ -727,7 +766,7 @@ def predict(
 def _not_built(name, why):
     message = (
         f"dpml.spark.{name} is not built for Spark: {why}. Fit dpml.{name} in memory; "
-        "dpml.spark fits LogisticRegression and HuberSVC"
+        "dpml.spark fits LogisticRegression, HuberSVC, LinearRegression and HuberRegressor"
     )
 
     class NotBuilt:
@@ -753,3 +792,9 @@ RandomFeaturesSVC = _not_built(
 
 
 __all__ = ["HuberSVC", "LogisticRegression", "predict"]
+
+
+# The regressors (their own module; it builds on the passes above).
+from ._spark_regression import HuberRegressor, LinearRegression  # noqa: E402
+
+__all__ += ["HuberRegressor", "LinearRegression"]

@@ -14,6 +14,7 @@
 //! - [`frame`]: data frames encoded by a public schema (`dpml.Schema`, over dp-schema).
 //! - [`predict`]: private prediction interfaces over dp-predict (`dpml.predict`).
 //! - [`spark`]: fits over rows held by Spark executors, and their executor kernel.
+//! - [`spark_regress`]: the regressors' fits over Spark executors' rows.
 //! - `py` (feature `python`, on by default): the module `dpml._dpml`.
 //!
 //! Without the `python` feature the crate is plain Rust, so the reference fits that the
@@ -30,8 +31,10 @@ pub mod predict;
 pub mod regress;
 pub mod rows;
 pub mod select;
+pub mod select_regress;
 pub mod sgd_regress;
 pub mod spark;
+pub mod spark_regress;
 
 #[cfg(feature = "python")]
 mod py;
@@ -52,9 +55,13 @@ mod py_schema;
 #[cfg(feature = "python")]
 mod py_select;
 #[cfg(feature = "python")]
+mod py_select_regress;
+#[cfg(feature = "python")]
 mod py_sgd_regress;
 #[cfg(feature = "python")]
 mod py_spark;
+#[cfg(feature = "python")]
+mod py_spark_regress;
 
 #[cfg(feature = "python")]
 #[global_allocator]
@@ -62,6 +69,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[cfg(test)]
 mod extra_tests;
+#[cfg(test)]
+mod spark_regress_tests;
 #[cfg(test)]
 mod spark_tests;
 #[cfg(test)]

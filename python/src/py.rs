@@ -40,10 +40,12 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The δ cap of every fit and ledger total taken from Python (dp-fit's).
     m.add("MAX_DELTA", dp_fit::spec::MAX_DELTA)?;
     crate::py_select::register(m)?;
+    crate::py_select_regress::register(m)?;
     crate::py_predict::register(m)?;
     crate::py_schema::register(m)?;
     crate::py_describe::register(m)?;
     crate::py_spark::register(m)?;
+    crate::py_spark_regress::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

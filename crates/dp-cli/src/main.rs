@@ -16,6 +16,7 @@ mod schema_init;
 mod text;
 mod train;
 mod tune;
+mod tune_regression;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -644,7 +644,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         },
     };
     let linear_tuner = match (&plan.grid, &plan.map) {
-        (Some(grid), None) => Some(Tuner::new(
+        (Some(grid), None) if !regression => Some(Tuner::new(
             req.tune_method,
             req.epsilon,
             stop_probability,
@@ -674,6 +674,15 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         (_, Some(t)) => (t.epsilon(), t.delta()),
         _ => (req.epsilon, req.delta),
     };
+    // A regression's --tune: split-and-select over its regressors (pure ε, as for the
+    // classifiers' tuning).
+    let regression_tuner = match regression {
+        true => crate::tune_regression::regression_tuner(req.tune_method, req.epsilon, &plan)?,
+        false => None,
+    };
+    let (epsilon, delta) = regression_tuner
+        .as_ref()
+        .map_or((epsilon, delta), |t| (t.epsilon(), t.delta()));
     // Add/remove DP-SGD is scheduled on the public n̂, so it is built (and refused) before
     // the data are read; a ledger, which adds replace-one ε, is charged the same fit's
     // replace-one ε.
@@ -833,6 +842,12 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                         o.with_kernel_width(&map.kernel(), map.input_features(), RowScale::UnitBall)
                     }),
                 }
+            }
+            (Data::Regression(set), None, None, None) if regression_tuner.is_some() => {
+                let Some(t) = &regression_tuner else {
+                    return Err(fail("the regression's tuning is missing"));
+                };
+                crate::tune_regression::tuned_regression(t, &set, &mut witness, &plan)?
             }
             (Data::Regression(set), None, None, None) if req.model == Model::DpSgd => {
                 let (sgd, batch, epochs) = match add_remove_sgd.take() {
@@ -1075,7 +1090,6 @@ fn check_task(req: &TrainRequest, schema: &Schema) -> Result<bool, Failure> {
             (req.model == Model::DpSgd && req.sgd.rule, "--sgd-rule"),
             (req.model == Model::Kernel, "--model kernel"),
             (req.model == Model::Logistic, "--model logistic"),
-            (req.tune.is_some(), "--tune"),
             (req.out_of_core.on, "--out-of-core"),
         ];
         if let Some((_, option)) = unsupported.iter().find(|(given, _)| *given) {

@@ -260,11 +260,7 @@ fn bad_targets_and_options_are_refused_by_name_and_nothing_is_written() {
     std::fs::write(s.path("text.csv"), "x1,x2,cost\n1,1,cheap\n").unwrap();
     let error = fails(&mut s.train(&s.path("text.csv"), "m.dpm", &[]));
     assert!(error.contains("not a number"), "{error}");
-    for (option, value) in [
-        ("--model", "kernel"),
-        ("--tune", "1e-3,1e-2"),
-        ("--task", "classification"),
-    ] {
+    for (option, value) in [("--model", "kernel"), ("--task", "classification")] {
         let error = fails(&mut s.train(&s.path("train.csv"), "m.dpm", &[option, value]));
         assert!(error.contains(option), "{option}: {error}");
     }
@@ -275,6 +271,10 @@ fn bad_targets_and_options_are_refused_by_name_and_nothing_is_written() {
         &["--model", "dp-sgd", "--delta", "1e-6", "--sgd-rule"],
     ));
     assert!(error.contains("--sgd-rule"), "{error}");
+    // Regressors are tuned by split-and-select only (random stopping counts mistakes).
+    let stopping = ["--tune", "1e-3,1e-2", "--tune-method", "stopping"];
+    let error = fails(&mut s.train(&s.path("train.csv"), "m.dpm", &stopping));
+    assert!(error.contains("--tune-method"), "{error}");
     let error = fails(&mut s.train(&s.path("train.csv"), "m.dpm", &["--out-of-core"]));
     assert!(error.contains("--out-of-core"), "{error}");
     let mut after = listing(s.dir.path());
@@ -322,4 +322,22 @@ fn dp_sgd_trains_a_regressor_charged_to_the_ledger() {
     assert!(shown.contains("sgd.dpm"), "{shown}");
     let report = std::fs::read_to_string(s.path("sgd.report.json")).unwrap();
     assert!(report.contains("DP-SGD, Huber regression"), "{report}");
+}
+
+#[test]
+fn a_tuned_regressor_is_chosen_privately_among_the_grid_and_predicts() {
+    let s = Setup::new();
+    let grid = "1e-4,1e-3,10";
+    succeeds(&mut s.train(&s.path("train.csv"), "tuned.dpm", &["--tune", grid]));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("tuned.report.json")).unwrap())
+            .unwrap();
+    // Split-and-select at ε for the candidates and for the selection: ε in total.
+    assert_eq!(report["epsilon_total"], 1.0, "{report}");
+    let text = report.to_string();
+    assert!(text.contains("split-and-select over regressors"), "{text}");
+    assert!(text.contains("chosen_regularization"), "{text}");
+    let predictions = s.predictions("tuned.dpm", "p.csv");
+    assert_eq!(predictions.len(), 3);
+    assert!(predictions.iter().all(|p| (0.0..=100.0).contains(p)));
 }

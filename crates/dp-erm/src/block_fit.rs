@@ -133,6 +133,12 @@ impl ErmParams {
     /// solver driver's: the Newton-only bound on d).
     pub(crate) fn check_sums_fit(&self, examples: usize, features: usize) -> Result<(), ErmError> {
         self.calibrate(examples, features)?;
+        self.check_sums_solver(features)
+    }
+
+    /// The refusals of the solver of a fit over sums: L-BFGS, and more features than the
+    /// Newton solver factors.
+    pub(crate) fn check_sums_solver(&self, features: usize) -> Result<(), ErmError> {
         if self.solver_choice() == SolverChoice::Lbfgs {
             return Err(ErmError::MisplacedOption {
                 option: "the L-BFGS solver",

@@ -253,7 +253,7 @@ impl GaussianErm {
     }
 
     /// Non-private parameters with this loss, Λ and tolerance: the solver driver.
-    fn plain_params(&self) -> ErmParams {
+    pub(crate) fn plain_params(&self) -> ErmParams {
         let plain = ErmParams::non_private(self.loss, self.regularization);
         match self.tolerance {
             Some(tolerance) => plain.tolerance(tolerance),
@@ -548,7 +548,7 @@ impl GaussianErm {
     }
 
     /// The mechanism over `oracle`'s sums, `calibration` checked for its sizes.
-    fn release_over_sums<O, R>(
+    pub(crate) fn release_over_sums<O, R>(
         &self,
         oracle: &O,
         examples: usize,

@@ -125,7 +125,7 @@ pub use model::{
 };
 pub use multiclass::{MAX_CLASSES, OneVsRest};
 pub use proba::{Probabilities, logistic_probability};
-pub use regression::{RegressionFit, RegressionSet, TargetClipping};
+pub use regression::{RegressionFit, RegressionSet, TargetClipping, contract_regression_sums};
 pub use row_block_bytes::{BlockEncoder, visit_encoded_block};
 pub use row_cache::{MAX_BLOCK_ROWS, RowCache, RowCacheWriter};
 pub use rule::{

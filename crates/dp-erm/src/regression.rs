@@ -136,7 +136,7 @@ impl RegressionSet {
     }
 
     /// The rows (every label +1).
-    pub(crate) fn rows(&self) -> &TrainingSet {
+    pub fn rows(&self) -> &TrainingSet {
         &self.rows
     }
 }
@@ -276,6 +276,10 @@ impl GaussianErm {
         ))
     }
 }
+
+#[path = "regression_sums.rs"]
+mod sums;
+pub use sums::contract_regression_sums;
 
 #[cfg(test)]
 #[path = "regression_tests.rs"]

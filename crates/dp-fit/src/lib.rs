@@ -37,6 +37,7 @@ pub mod outlook;
 pub mod private_norm;
 pub mod recipe;
 pub mod regression;
+mod regression_sums;
 pub mod sgd;
 pub mod spec;
 pub mod split;

@@ -12,18 +12,25 @@ use crate::TuneError;
 /// For selections whose proof covers (ε, δ) candidates (split-and-select: each candidate
 /// trains on its own rows).
 pub(crate) fn training_guarantee<T: Trainer>(candidates: &[T]) -> Result<(f64, f64), TuneError> {
-    if candidates.is_empty() {
+    guarantee_of(candidates.iter().map(|t| (t.epsilon(), t.delta())))
+}
+
+/// [`training_guarantee`] of candidates given as their `(ε, δ)` claims (any trainer kind:
+/// classifiers' and regressors' alike).
+pub(crate) fn guarantee_of(
+    claims: impl ExactSizeIterator<Item = (Option<f64>, f64)>,
+) -> Result<(f64, f64), TuneError> {
+    if claims.len() == 0 {
         return Err(TuneError::NoCandidates);
     }
-    let mut epsilons = Vec::with_capacity(candidates.len());
+    let mut epsilons = Vec::with_capacity(claims.len());
     let mut largest_delta = 0.0_f64;
-    for (candidate, trainer) in candidates.iter().enumerate() {
-        let delta = trainer.delta();
+    for (candidate, (epsilon, delta)) in claims.enumerate() {
         if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
             return Err(TuneError::InvalidCandidateDelta { candidate, delta });
         }
         largest_delta = largest_delta.max(delta);
-        match trainer.epsilon() {
+        match epsilon {
             None => return Err(TuneError::CandidateNotPrivate { candidate }),
             Some(value) if !(value.is_finite() && value > 0.0 && value <= dp_erm::MAX_EPSILON) => {
                 return Err(TuneError::InvalidCandidateEpsilon { candidate, value });

@@ -64,11 +64,15 @@
 mod candidates;
 mod error;
 mod partition;
+mod regression;
 mod rounding;
 mod split;
 mod stopping;
 
 pub use error::TuneError;
+pub use regression::{
+    RegressionData, RegressionSelection, RegressionSplitAndSelect, RegressionTrainer,
+};
 pub use split::{MIN_ROWS_PER_PART, Selection, SplitAndSelect};
 pub use stopping::{
     DEFAULT_CAP_TAIL, DEFAULT_HOLDOUT_FRACTION, MAX_DELTA, MAX_MIN_ROWS, MAX_RUNS,

@@ -15,6 +15,9 @@ pub struct RowBlock<'a> {
     indices: &'a [u32],
     values: &'a [f64],
     labels: &'a [f64],
+    /// A regression's scaled targets, one per row: each row's margin becomes the residual
+    /// `y·wᵀx − t` (as [`crate::GlmObjective::with_offsets`] shifts it in memory).
+    targets: Option<&'a [f64]>,
 }
 
 impl<'a> RowBlock<'a> {
@@ -101,7 +104,34 @@ impl<'a> RowBlock<'a> {
             indices,
             values,
             labels,
+            targets: None,
         })
+    }
+
+    /// The block with a target per row (finite, one per row; checked), which every margin
+    /// is shifted by: the sums of a regression loss of the residual.
+    pub fn with_targets(mut self, targets: &'a [f64]) -> Result<Self, OptimError> {
+        if targets.len() != self.rows() {
+            return Err(OptimError::DimensionMismatch {
+                what: "block targets",
+                expected: self.rows(),
+                found: targets.len(),
+            });
+        }
+        if let Some(index) = targets.iter().position(|t| !t.is_finite()) {
+            return Err(OptimError::NonFiniteInput {
+                what: "block targets",
+                index,
+                value: targets[index],
+            });
+        }
+        self.targets = Some(targets);
+        Ok(self)
+    }
+
+    /// The targets the margins are shifted by, if any ([`RowBlock::with_targets`]).
+    pub fn targets(&self) -> Option<&'a [f64]> {
+        self.targets
     }
 
     /// Rows in the block.
@@ -251,7 +281,8 @@ impl PartialSums {
             for (slope, i) in slopes.iter_mut().zip(rows.clone()) {
                 let (idx, val) = block.row(i);
                 let margin: f64 = idx.iter().zip(val).map(|(&j, v)| w[j as usize] * v).sum();
-                *slope = block.labels[i] * margin;
+                let target = block.targets.map_or(0.0, |t| t[i]);
+                *slope = block.labels[i] * margin - target;
             }
             sums.loss += loss.evaluate_in_place(slopes, curvatures);
             for ((&slope, &curvature), i) in slopes.iter().zip(curvatures.iter()).zip(rows) {
