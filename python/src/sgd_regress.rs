@@ -62,8 +62,9 @@ pub fn fit_sgd_regression_interruptible(
         calibration: None,
         gaussian: None,
         sgd: Some(SgdReport::of(&sgd, &resolved, spec.sgd.delta)),
-        outlook: Some(dp_fit::outlook::Outlook::sgd(
+        outlook: Some(dp_fit::outlook::Outlook::sgd_regression(
             spec.sgd.options.schedule_rows(rows.len()),
+            spec.sgd.epsilon,
         )),
     })
 }

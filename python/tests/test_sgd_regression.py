@@ -71,6 +71,15 @@ def test_the_ledger_is_charged_with_dpsgds_curve_and_refusals_cost_nothing():
         ).fit(X, y, ledger=ledger)
 
 
+def test_a_small_epsilon_is_warned_of(linear_truth):
+    X, y, _, _ = linear_truth
+    with pytest.warns(dpml.DPMLUtilityWarning, match="DP-SGD regression"):
+        model = dpml.DPSGDRegressor(
+            epsilon=0.2, delta=1e-5, data_norm=math.sqrt(5), bounds=(0, 100)
+        ).fit(X, y)
+    assert model.privacy_["outlook"]["at_risk"] and model.privacy_["average_iterates"]
+
+
 def test_the_public_facts_and_delta_are_required_by_name():
     X = np.random.default_rng(2).uniform(0, 1, size=(50, 2))
     y = X.sum(axis=1)
