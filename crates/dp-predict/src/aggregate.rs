@@ -97,13 +97,7 @@ impl<M: Classifier> Ensemble<M> {
 
     /// Checks a query's length and values (no training data involved).
     pub fn check_query(&self, x: &[f64]) -> Result<(), PredictError> {
-        if x.len() != self.features {
-            return Err(PredictError::QueryDimension {
-                expected: self.features,
-                found: x.len(),
-            });
-        }
-        check_finite("query feature", x)
+        check_query_row(self.features, x)
     }
 
     /// **Not private**: the models (trained without privacy on their parts).
@@ -309,4 +303,16 @@ impl<M: Classifier> PrivatePredictor for LaplaceAverageEnsemble<M> {
         let sum = self.ensemble.vote_sum(query, self.kind)?;
         self.average.release_sum_with(sum, drawn)
     }
+}
+
+/// A query row of `features` finite values, or the error naming what is wrong (the query's
+/// own values only: no training data involved).
+pub(crate) fn check_query_row(features: usize, x: &[f64]) -> Result<(), PredictError> {
+    if x.len() != features {
+        return Err(PredictError::QueryDimension {
+            expected: features,
+            found: x.len(),
+        });
+    }
+    check_finite("query feature", x)
 }

@@ -8,7 +8,7 @@ use dp_erm::{ErmParams, RegressionModel, RegressionSet, TargetScale};
 use dp_noise::{ExponentialMechanism, ReleaseRng};
 
 use crate::aggregate::{part_positions, random_order};
-use crate::error::{PredictError, check_epsilon, check_finite};
+use crate::error::{PredictError, check_epsilon};
 use crate::interface::PrivatePredictor;
 use crate::pool::{Drawn, NoiseSource};
 use crate::stable::score_in_unit_ball;
@@ -98,13 +98,7 @@ impl RegressionEnsemble {
 
     /// Checks a query's length and values (no training data involved).
     pub fn check_query(&self, x: &[f64]) -> Result<(), PredictError> {
-        if x.len() != self.features {
-            return Err(PredictError::QueryDimension {
-                expected: self.features,
-                found: x.len(),
-            });
-        }
-        check_finite("query feature", x)
+        crate::aggregate::check_query_row(self.features, x)
     }
 
     /// **Not private**: the regressors (trained without privacy on their parts).
