@@ -112,7 +112,7 @@ impl GaussianRule {
     };
 
     /// Gaussian output perturbation, Huber regression: the pure output rule
-    /// [`RegularizationRule::REGRESSION_OUTPUT`] (`31.15·d^0.3509/(nε)^0.9584`) carried over
+    /// [`crate::RegularizationRule::REGRESSION_OUTPUT`] (`31.15·d^0.3509/(nε)^0.9584`) carried over
     /// by ε ↦ √d/z, which gives `31.15·d^−0.128·(z/n)^0.9584`; the d exponent, below the
     /// rules' range, is taken as 0 (d^−0.128 is within 0.6–1 for d up to 60). Objective
     /// perturbation's constants, used here before, gave test R² −32 on 30,000 synthetic
