@@ -178,9 +178,15 @@ def test_adassp_fits_least_squares_and_ridge_close_to_the_non_private_ridge(line
     reference = SkRidge(alpha=1e-3).fit(X, y).score(X_test, y_test)
     norm = math.sqrt(5)
     model = dpml.LinearRegression(
-        epsilon=1.0, delta=1e-5, mechanism="adassp", data_norm=norm, bounds=(0, 100)
+        epsilon=1.0,
+        delta=1e-5,
+        mechanism="adassp",
+        data_norm=norm,
+        bounds=(0, 100),
+        random_state=dpml.InsecureSeed(5),
     ).fit(X, y)
-    # Measured over 30 fits: R² 0.83 on average against the ridge's 0.87, at least 0.73.
+    # Seeded: over 30 unseeded fits R² was 0.83 on average against the ridge's 0.87, at
+    # least 0.73, and a CI run drew 0.60 — a floor on fresh noise would be flaky.
     assert r2(model, X_test, y_test) >= 0.7 * reference, (r2(model, X_test, y_test), reference)
     privacy = model.privacy_
     assert privacy["mechanism"] == "adassp" and privacy["delta"] == 1e-5
