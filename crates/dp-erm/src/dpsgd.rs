@@ -16,7 +16,9 @@ use crate::estimator::snap_to_grid;
 use crate::gaussian::check_delta;
 use crate::mechanism::Mechanism;
 use crate::model::{LinearModel, ModelMetadata};
-use crate::sgd_accounting::{Accountant, pld_calibration, pld_discretization, pld_epsilon};
+use crate::sgd_accounting::{
+    Accountant, EPSILON_BITS, pld_calibration, pld_discretization, pld_epsilon, round_up_to_bits,
+};
 use crate::{
     Classifier, ErmError, Examples, Features, Loss, MAX_EPSILON, RegressionModel, RegressionSet,
     Trainer,
@@ -331,7 +333,9 @@ impl DpSgd {
                 noise_multiplier,
                 config.steps,
                 config.delta,
-                grid.unwrap_or_else(|| pld_discretization(rdp_epsilon)),
+                grid.unwrap_or_else(|| {
+                    pld_discretization(round_up_to_bits(rdp_epsilon, EPSILON_BITS))
+                }),
             )?,
         };
         check_accounted_epsilon(epsilon, noise_multiplier)?;

@@ -75,6 +75,34 @@ pub fn pld_discretization(epsilon: f64) -> f64 {
     (epsilon.min(1.0) * 1e-4).max(MIN_DISCRETIZATION)
 }
 
+/// Significant bits kept (rounding up) in an accounted ε and a calibrated σ.
+///
+/// The platform's `exp` and `ln` may take different code paths on different processors
+/// (glibc picks FMA variants at run time), so a PLD evaluation can differ between two
+/// machines in its last bits, and a calibration's search with it. Rounding up to a grid far
+/// coarser than that (2⁻³² relative for ε, 2⁻²⁴ for σ, against differences near
+/// 10⁻¹²) gives the same numbers, and so the same model file, from a seeded fit on any
+/// x86-64 processor, unless a value falls within 10⁻¹² of a grid point. Rounding ε and σ up
+/// only loosens a guarantee that held (ε falls as σ grows). A grid h derived from a computed
+/// ε is derived from the rounded ε.
+pub(crate) const EPSILON_BITS: u32 = 32;
+const SIGMA_BITS: u32 = 24;
+
+/// `x` rounded up to `bits` significant binary digits (`x` itself when it has no more, or
+/// is not a positive finite number).
+pub(crate) fn round_up_to_bits(x: f64, bits: u32) -> f64 {
+    if !(x.is_finite() && x > 0.0 && (1..53).contains(&bits)) {
+        return x;
+    }
+    let dropped = (1u64 << (53 - bits)) - 1;
+    let raw = x.to_bits();
+    if raw & dropped == 0 {
+        return x;
+    }
+    // Carrying out of the mantissa moves into the exponent: the next binade's start.
+    f64::from_bits((raw | dropped) + 1)
+}
+
 /// The relative tolerance of a PLD calibration: σ within about 0.1% of the smallest σ
 /// meeting the target at the rule's h (what dp-noise's bisection to 10⁻⁹ would give), in 4–8
 /// PLD evaluations instead of about 32.
@@ -125,7 +153,9 @@ fn grids(h: f64) -> impl Iterator<Item = f64> {
 /// The PLD ε of `steps` steps of the Poisson-subsampled Gaussian (rate q, noise multiplier
 /// σ) at δ for `relation`, on the grid `h` (or the first coarser grid that holds the law),
 /// remembered for the process: an upper bound, as dp-noise's
-/// [`pld_subsampled_gaussian_epsilon`]. Deterministic: the same inputs give the same ε.
+/// [`pld_subsampled_gaussian_epsilon`], rounded up to 32 significant bits so that every
+/// processor reports the same ε (the platform's `exp` and `ln` may differ in the last bits). Deterministic: the same inputs give
+/// the same ε.
 pub fn pld_epsilon(
     relation: Neighbouring,
     q: f64,
@@ -149,6 +179,7 @@ pub fn pld_epsilon(
     for grid in grids(h) {
         match pld_subsampled_gaussian_epsilon(relation, q, sigma, steps, delta, grid) {
             Ok(epsilon) => {
+                let epsilon = round_up_to_bits(epsilon, EPSILON_BITS);
                 remember(&EPSILONS, key, epsilon);
                 return Ok(epsilon);
             }
@@ -159,7 +190,8 @@ pub fn pld_epsilon(
 }
 
 /// The smallest σ (to [`CALIBRATION_TOLERANCE`]) whose [`pld_epsilon`] at the rule's
-/// grid for `epsilon` meets (ε, δ); with that grid. Remembered for the process, so a
+/// grid for `epsilon` meets (ε, δ), rounded up to 24 significant bits (the same σ on every
+/// processor); with that grid. Remembered for the process, so a
 /// configuration fitted many times (the audits, a tuning grid) is calibrated once.
 pub fn pld_calibration(
     relation: Neighbouring,
@@ -192,6 +224,7 @@ pub fn pld_calibration(
             CALIBRATION_TOLERANCE,
         ) {
             Ok(sigma) => {
+                let sigma = round_up_to_bits(sigma, SIGMA_BITS);
                 remember(&SIGMAS, key, (sigma, grid));
                 return Ok((sigma, grid));
             }
@@ -221,4 +254,32 @@ pub(crate) fn pld_replace_one_epsilon(
         delta,
         pld_discretization(add_remove_epsilon),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_up_to_bits;
+
+    #[test]
+    fn rounding_up_keeps_the_stated_significant_bits_and_never_rounds_down() {
+        // 1 + 2⁻³⁰ to 24 bits: the next multiple of 2⁻²³ above 1.
+        assert_eq!(
+            round_up_to_bits(1.0 + 2f64.powi(-30), 24),
+            1.0 + 2f64.powi(-23)
+        );
+        // Already on the grid: unchanged.
+        assert_eq!(round_up_to_bits(1.5, 24), 1.5);
+        assert_eq!(round_up_to_bits(0.75, 1), 1.0);
+        // A carry out of the mantissa moves to the next power of two.
+        assert_eq!(round_up_to_bits(2.0 - 2f64.powi(-40), 24), 2.0);
+        // Two values a few ulps apart, as two processors' evaluations, meet.
+        let x = 5.277_671_617_761_392_f64;
+        let y = 5.277_671_617_761_698_5_f64;
+        assert_eq!(round_up_to_bits(x, 24), round_up_to_bits(y, 24));
+        for value in [1e-7, 0.3, 0.999_983_681_856_967_3, 7.5, 1e6] {
+            let rounded = round_up_to_bits(value, 32);
+            assert!(rounded >= value && rounded - value <= value * 2f64.powi(-31));
+        }
+        assert!(round_up_to_bits(f64::INFINITY, 24).is_infinite());
+    }
 }
