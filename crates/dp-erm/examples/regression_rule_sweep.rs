@@ -1,13 +1,17 @@
 //! Fits the regression Λ rules (`RegularizationRule::REGRESSION` for objective perturbation,
-//! `RegularizationRule::REGRESSION_OUTPUT` with `--output`) on synthetic data only: for each
-//! problem of a synthetic family and each (n, ε), the Λ of least test RMSE in hindsight
-//! (Huber regression h = 1, mean over seeds), then `ln Λ = ln κ + a ln d − b ln(nε)` by
-//! least squares, and each cell's regret (RMSE at the rule's Λ over the best) and R²
-//! against predicting the training mean.
+//! `RegularizationRule::REGRESSION_OUTPUT` with `--output`, `GaussianRule::REGRESSION_OBJECTIVE`
+//! with `--gaussian`) on synthetic data only: for each problem of a synthetic family and each
+//! (n, ε), the Λ of least test RMSE in hindsight (Huber regression h = 1, mean over seeds),
+//! then `ln Λ = ln κ + a ln d − b ln(nε)` by least squares (for `--gaussian`,
+//! `ln Λ = ln κ + a ln d + p ln(z/n)` with z the noise multiplier at the best Λ, δ = 10⁻⁵),
+//! and each cell's regret (RMSE at the rule's Λ over the best) and R² against predicting the
+//! training mean.
 //!
-//! `cargo run --release -p dp-erm --example regression_rule_sweep [-- --output]`
+//! `cargo run --release -p dp-erm --example regression_rule_sweep [-- --output | --gaussian]`
 
-use dp_erm::{ErmParams, Features, Loss, RegressionSet, TargetClipping, TargetScale, TrainingSet};
+use dp_erm::{
+    ErmParams, Features, GaussianErm, Loss, RegressionSet, TargetClipping, TargetScale, TrainingSet,
+};
 use dp_noise::InsecureSeededRng;
 use rand::RngExt;
 
@@ -81,43 +85,84 @@ fn rmse(predictions: &[f64], targets: &[f64]) -> f64 {
         .sqrt()
 }
 
+/// δ of the `--gaussian` sweep.
+const DELTA: f64 = 1e-5;
+
+/// One cell of the sweep: sizes, ε, and at each Λ of the grid the mean test RMSE and the
+/// noise multiplier z (Gaussian fits; 0 for pure ones).
+struct Cell {
+    d: usize,
+    n: usize,
+    epsilon: f64,
+    rmse: Vec<f64>,
+    z: Vec<f64>,
+    mean_rmse: f64,
+}
+
+impl Cell {
+    fn best(&self) -> usize {
+        (0..self.rmse.len())
+            .min_by(|&a, &b| self.rmse[a].total_cmp(&self.rmse[b]))
+            .unwrap()
+    }
+}
+
 fn main() {
     let loss = Loss::huber_regression(1.0).unwrap();
     let output = std::env::args().any(|a| a == "--output");
+    let gaussian = std::env::args().any(|a| a == "--gaussian");
     let lambdas: Vec<f64> = (0..37)
         .map(|k| 10f64.powf(-6.0 + 0.25 * k as f64))
         .collect();
     let seeds = 3;
-    let mut cells = Vec::new(); // (d, n, ε, best Λ, rmse at each Λ, mean rmse)
-    for &(d, active, noise) in &[
+    // The pure rules' family; the Gaussian rule's adds three high-signal problems (noise
+    // 0.03: test R² near 0.9 without privacy, as on many real tables), which want a smaller
+    // Λ than the noisy ones at the same sizes.
+    let mut family = vec![
         (5, 5, 0.1),
         (5, 3, 0.3),
         (20, 10, 0.1),
         (20, 20, 0.3),
         (60, 20, 0.1),
         (60, 60, 0.3),
-    ] {
+    ];
+    if gaussian {
+        family.extend([(5, 5, 0.03), (20, 20, 0.03), (60, 30, 0.03)]);
+    }
+    let mut cells = Vec::new();
+    for &(d, active, noise) in &family {
         for &n in &[2000usize, 6000, 20000] {
             let problems: Vec<Problem> = (0..seeds)
                 .map(|s| problem(n, d, active, noise, 1000 * d as u64 + n as u64 + s))
                 .collect();
             for &epsilon in &[0.1, 0.3, 1.0, 3.0] {
                 let mut curve = Vec::new();
+                let mut zs = Vec::new();
                 for &lambda in &lambdas {
-                    let params = if output {
-                        ErmParams::output_perturbation(loss, lambda, epsilon)
-                    } else {
-                        ErmParams::objective_perturbation(loss, lambda, epsilon)
-                    };
                     let mut total = 0.0;
+                    let mut z = 0.0;
                     let mut ok = true;
                     for (s, p) in problems.iter().enumerate() {
                         let mut rng = InsecureSeededRng::new(77 + s as u64);
-                        match params.fit_regression(&p.train, &mut rng) {
-                            Ok(fit) => {
-                                let predictions = fit.model().predictions(&p.test_rows).unwrap();
-                                total += rmse(&predictions, &p.test_targets);
-                            }
+                        let predictions = if gaussian {
+                            GaussianErm::objective_perturbation(loss, lambda, epsilon, DELTA)
+                                .fit_regression(&p.train, &mut rng)
+                                .map(|(model, c)| {
+                                    z = c.sigma / c.l2_sensitivity;
+                                    model.predictions(&p.test_rows).unwrap()
+                                })
+                        } else {
+                            let params = if output {
+                                ErmParams::output_perturbation(loss, lambda, epsilon)
+                            } else {
+                                ErmParams::objective_perturbation(loss, lambda, epsilon)
+                            };
+                            params
+                                .fit_regression(&p.train, &mut rng)
+                                .map(|fit| fit.model().predictions(&p.test_rows).unwrap())
+                        };
+                        match predictions {
+                            Ok(predictions) => total += rmse(&predictions, &p.test_targets),
                             Err(_) => ok = false,
                         }
                     }
@@ -126,40 +171,53 @@ fn main() {
                     } else {
                         f64::INFINITY
                     });
+                    zs.push(z);
                 }
                 let mean_rmse = problems
                     .iter()
                     .map(|p| rmse(&vec![p.train_mean; p.test_targets.len()], &p.test_targets))
                     .sum::<f64>()
                     / seeds as f64;
-                let best = (0..lambdas.len())
-                    .min_by(|&a, &b| curve[a].total_cmp(&curve[b]))
-                    .unwrap();
+                let cell = Cell {
+                    d: d + 1,
+                    n,
+                    epsilon,
+                    rmse: curve,
+                    z: zs,
+                    mean_rmse,
+                };
+                let best = cell.best();
                 println!(
-                    "d={d:>2} active={active:>2} noise={noise} n={n:>5} eps={epsilon:<4} best Λ={:.2e} rmse={:.4} mean-predictor={:.4}",
-                    lambdas[best], curve[best], mean_rmse
+                    "d={d:>2} active={active:>2} noise={noise} n={n:>5} eps={epsilon:<4} best Λ={:.2e} z={:.3} rmse={:.4} mean-predictor={:.4}",
+                    lambdas[best], cell.z[best], cell.rmse[best], mean_rmse
                 );
-                cells.push((d + 1, n, epsilon, lambdas[best], curve.clone(), mean_rmse));
+                cells.push(cell);
             }
         }
     }
-    // Least squares: ln Λ = ln κ + a ln d − b ln(nε). For output perturbation only on the
-    // cells where some Λ beats predicting the mean by 1%: in half the cells none does, every
-    // large Λ is as good, and the grid's edge (Λ = 1000) would pull the fit. (Objective
-    // perturbation's rule was fitted on every cell; each of its cells has such a Λ.)
-    let informative: Vec<_> = cells
+    // Least squares: ln Λ = ln κ + a ln d − b ln(nε) (pure) or + p ln(z/n) (Gaussian). For
+    // output perturbation only on the cells where some Λ beats predicting the mean by 1%: in
+    // half the cells none does, every large Λ is as good, and the grid's edge (Λ = 1000)
+    // would pull the fit. (Objective perturbation's rules were fitted on every cell; each
+    // of its cells has such a Λ.)
+    let scale_term = |c: &Cell, k: usize| {
+        if gaussian {
+            (c.z[k] / c.n as f64).ln()
+        } else {
+            -(c.n as f64 * c.epsilon).ln()
+        }
+    };
+    let informative: Vec<&Cell> = cells
         .iter()
-        .filter(|c| !output || c.4.iter().cloned().fold(f64::INFINITY, f64::min) < 0.99 * c.5)
+        .filter(|c| !output || c.rmse[c.best()] < 0.99 * c.mean_rmse)
         .collect();
     println!("fitted on {} of {} cells", informative.len(), cells.len());
-    let rows: Vec<[f64; 3]> = informative
-        .iter()
-        .map(|c| [1.0, (c.0 as f64).ln(), -(c.1 as f64 * c.2).ln()])
-        .collect();
-    let ys: Vec<f64> = informative.iter().map(|c| c.3.ln()).collect();
     let mut ata = [[0.0; 3]; 3];
     let mut aty = [0.0; 3];
-    for (r, y) in rows.iter().zip(&ys) {
+    for c in &informative {
+        let best = c.best();
+        let r = [1.0, (c.d as f64).ln(), scale_term(c, best)];
+        let y = lambdas[best].ln();
         for i in 0..3 {
             aty[i] += r[i] * y;
             for j in 0..3 {
@@ -169,31 +227,41 @@ fn main() {
     }
     let solution = solve3(ata, aty);
     let (kappa, a, b) = (solution[0].exp(), solution[1], solution[2]);
-    println!("fitted: Λ = {kappa:.4} · d^{a:.4} / (nε)^{b:.4}");
-    // Regret of the fitted rule (Λ interpolated to the nearest grid point).
+    if gaussian {
+        println!("fitted: Λ = {kappa:.4} · d^{a:.4} · (z/n)^{b:.4}");
+    } else {
+        println!("fitted: Λ = {kappa:.4} · d^{a:.4} / (nε)^{b:.4}");
+    }
+    // Regret of the fitted rule at the grid point nearest its Λ (for the Gaussian rule, the
+    // first grid point past its fixed point Λ = rule(z(Λ))).
     let mut regrets = Vec::new();
     for c in &cells {
-        let lambda = kappa * (c.0 as f64).powf(a) / (c.1 as f64 * c.2).powf(b);
-        let nearest = lambdas
-            .iter()
-            .enumerate()
-            .min_by(|x, y| {
-                (x.1.ln() - lambda.ln())
-                    .abs()
-                    .total_cmp(&(y.1.ln() - lambda.ln()).abs())
-            })
-            .unwrap()
-            .0;
-        let best = c.4.iter().cloned().fold(f64::INFINITY, f64::min);
-        let at_rule = c.4[nearest];
-        let r2 = 1.0 - (at_rule / c.5).powi(2);
+        let rule = |k: usize| kappa * (c.d as f64).powf(a) * scale_term(c, k).exp().powf(b);
+        let chosen = if gaussian {
+            (0..lambdas.len())
+                .find(|&k| lambdas[k] >= rule(k))
+                .unwrap_or(lambdas.len() - 1)
+        } else {
+            let lambda = rule(0);
+            (0..lambdas.len())
+                .min_by(|&x, &y| {
+                    (lambdas[x].ln() - lambda.ln())
+                        .abs()
+                        .total_cmp(&(lambdas[y].ln() - lambda.ln()).abs())
+                })
+                .unwrap()
+        };
+        let best = c.rmse[c.best()];
+        let at_rule = c.rmse[chosen];
+        let r2 = 1.0 - (at_rule / c.mean_rmse).powi(2);
         regrets.push(at_rule / best - 1.0);
         println!(
-            "d={:>2} n={:>5} eps={:<4} d/(nε)={:.4} rule Λ={lambda:.2e} rmse={at_rule:.4} best={best:.4} regret={:.3} R²={r2:.3}",
-            c.0,
-            c.1,
-            c.2,
-            c.0 as f64 / (c.1 as f64 * c.2),
+            "d={:>2} n={:>5} eps={:<4} d/(nε)={:.4} rule Λ={:.2e} rmse={at_rule:.4} best={best:.4} regret={:.3} R²={r2:.3}",
+            c.d,
+            c.n,
+            c.epsilon,
+            c.d as f64 / (c.n as f64 * c.epsilon),
+            lambdas[chosen],
             at_rule / best - 1.0
         );
     }
