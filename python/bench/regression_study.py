@@ -85,6 +85,7 @@ def tools(norm, bounds):
         "output (ε)": (lambda e, lam: dpml.LinearRegression(epsilon=e, mechanism="output", regularization=lam or "auto", **common), True),
         "Huber objective (ε)": (lambda e, lam: dpml.HuberRegressor(epsilon=e, regularization=lam or "auto", **common), True),
         "Gaussian objective (ε, δ)": (lambda e, lam: dpml.LinearRegression(epsilon=e, delta=DELTA, regularization=lam or "auto", **common), True),
+        "Huber Gaussian objective (ε, δ)": (lambda e, lam: dpml.HuberRegressor(epsilon=e, delta=DELTA, regularization=lam or "auto", **common), True),
         "Gaussian output (ε, δ)": (lambda e, lam: dpml.LinearRegression(epsilon=e, delta=DELTA, mechanism="output", regularization=lam or "auto", **common), True),
         "DP-SGD (ε, δ)": (lambda e, lam: dpml.DPSGDRegressor(epsilon=e, delta=DELTA, **common), False),
     }
