@@ -40,8 +40,10 @@ pub const REGRESSION_AT_RISK_RATIO: f64 = 0.005;
 /// is added after the solve: on the output rule's synthetic sweep (`regression_rule_sweep
 /// -- --output`) no Λ beat predicting the mean by 1% in any cell with `d/(nε) ≥ 0.0101`,
 /// and in most from 0.003; in the regression study it measured below the mean on diamonds
-/// at ε = 0.1 (`d/(nε)` = 0.0063) and on Adult's hours at ε = 0.5 (0.0029).
-pub const REGRESSION_OUTPUT_AT_RISK_RATIO: f64 = 0.002;
+/// at ε = 0.1 (`d/(nε)` = 0.0063), on Adult's hours at ε = 0.5 (0.0029), and in one run of
+/// three on Adult's hours at ε = 1 (0.0014: R² −0.39, the others 0.08 and 0.10): its noise
+/// is heavy-tailed in effect, so the line sits below that.
+pub const REGRESSION_OUTPUT_AT_RISK_RATIO: f64 = 0.001;
 
 /// Below this many rows a regressor's outlook warns: the smallest n of the regression
 /// rule's synthetic family. On scikit-learn's diabetes table (353 training rows, 10
