@@ -90,8 +90,8 @@ pub use pld::{
     pld_subsampled_gaussian_epsilon, smallest_scale_meeting,
 };
 pub use rdp::{
-    MAX_ORDER, MAX_STEPS, Neighbouring, RdpAccountant, RdpCurve, UnknownNeighbouring,
-    default_orders, opacus_orders, smallest_noise_multiplier,
+    MAX_MEAN_RUNS, MAX_ORDER, MAX_STEPS, Neighbouring, RdpAccountant, RdpCurve, RunCount,
+    UnknownNeighbouring, default_orders, opacus_orders, smallest_noise_multiplier,
 };
 pub use rng::{DpRng, InsecureSeededRng, ReleaseRng, Witnessed};
 pub use rounding::{ExactSum, add_rounding_up};

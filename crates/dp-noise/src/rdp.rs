@@ -798,3 +798,7 @@ fn check_orders(orders: &[f64], relation: Neighbouring) -> Result<(), NoiseError
 #[cfg(test)]
 #[path = "rdp_tests.rs"]
 mod tests;
+
+#[path = "repeat_select.rs"]
+mod repeat_select;
+pub use repeat_select::{MAX_MEAN_RUNS, RunCount};
