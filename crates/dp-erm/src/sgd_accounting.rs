@@ -78,7 +78,7 @@ pub fn pld_discretization(epsilon: f64) -> f64 {
 /// Significant bits kept (rounding up) in an accounted ε and a calibrated σ.
 ///
 /// The platform's `exp` and `ln` may take different code paths on different processors
-/// (glibc picks FMA variants at run time), so a PLD evaluation can differ between two
+/// (glibc, for one, selects FMA code paths at run time), so a PLD evaluation can differ between two
 /// machines in its last bits, and a calibration's search with it. Rounding up to a grid far
 /// coarser than that (2⁻³² relative for ε, 2⁻²⁴ for σ, against differences near
 /// 10⁻¹²) gives the same numbers, and so the same model file, from a seeded fit on any
@@ -154,8 +154,8 @@ fn grids(h: f64) -> impl Iterator<Item = f64> {
 /// σ) at δ for `relation`, on the grid `h` (or the first coarser grid that holds the law),
 /// remembered for the process: an upper bound, as dp-noise's
 /// [`pld_subsampled_gaussian_epsilon`], rounded up to 32 significant bits so that every
-/// processor reports the same ε (the platform's `exp` and `ln` may differ in the last bits). Deterministic: the same inputs give
-/// the same ε.
+/// processor reports the same ε (the platform's `exp` and `ln` may differ in the last
+/// bits). Deterministic: the same inputs give the same ε.
 pub fn pld_epsilon(
     relation: Neighbouring,
     q: f64,
@@ -191,8 +191,8 @@ pub fn pld_epsilon(
 
 /// The smallest σ (to [`CALIBRATION_TOLERANCE`]) whose [`pld_epsilon`] at the rule's
 /// grid for `epsilon` meets (ε, δ), rounded up to 24 significant bits (the same σ on every
-/// processor); with that grid. Remembered for the process, so a
-/// configuration fitted many times (the audits, a tuning grid) is calibrated once.
+/// processor); with that grid. Remembered for the process, so a configuration fitted many
+/// times (the audits, a tuning grid) is calibrated once.
 pub fn pld_calibration(
     relation: Neighbouring,
     q: f64,
