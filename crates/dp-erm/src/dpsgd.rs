@@ -392,7 +392,12 @@ impl DpSgd {
                 config.delta,
             )?;
             let fitted = Self::accounted(config, sigma, Some(grid))?;
-            debug_assert!(fitted.epsilon <= epsilon);
+            debug_assert!(
+                fitted.epsilon <= epsilon,
+                "ε {:e} above the target {epsilon:e} at σ {sigma:e}, h {grid:e}, q {rate:e}, T {}",
+                fitted.epsilon,
+                config.steps
+            );
             return Ok(fitted);
         }
         let sigma = smallest_noise_multiplier(
