@@ -62,13 +62,14 @@ fn base_curve(r: &Reference) -> RdpCurve {
     }
 }
 
-fn runs(r: &Reference) -> RunCount {
+/// The reference's law of runs, at `mean` (the reference's own, or a mutant's).
+fn runs(r: &Reference, mean: f64) -> RunCount {
     if r.shape.is_infinite() {
-        RunCount::Poisson { mean: r.mean }
+        RunCount::Poisson { mean }
     } else {
         RunCount::TruncatedNegativeBinomial {
             shape: r.shape,
-            mean: r.mean,
+            mean,
         }
     }
 }
@@ -108,18 +109,7 @@ fn compare(rows: &[Reference], mean_for: impl Fn(f64) -> f64) -> Result<(), Stri
             // is small against them).
             1e-4,
         )?;
-        let runs = match runs(r) {
-            RunCount::Poisson { mean } => RunCount::Poisson {
-                mean: mean_for(mean),
-            },
-            RunCount::TruncatedNegativeBinomial { shape, mean } => {
-                RunCount::TruncatedNegativeBinomial {
-                    shape,
-                    mean: mean_for(mean),
-                }
-            }
-        };
-        let out = base.repeat_and_select(runs).unwrap();
+        let out = base.repeat_and_select(runs(r, mean_for(r.mean))).unwrap();
         // dp-accounting's δ̂ (Poisson) also takes the KL bound √(1 − e^{−r}) where smaller;
         // ours uses the conversion alone, so it may be a little above: 10⁻³ allowed.
         check(
