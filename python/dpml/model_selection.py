@@ -103,7 +103,9 @@ class PrivateSearch(ClassifierMixin, LedgerMarked, BaseEstimator):
         ``epsilon`` is replaced by the search's, its ``random_state`` must be None. Its
         ``delta`` (linear models; the grid may vary it) is each candidate's own: with
         ``delta > 0`` the candidates are the Gaussian (ε, δ) mechanisms, which
-        ``method="split"`` accepts.
+        ``method="split"`` accepts, and ``method="random-stopping"`` with
+        ``mechanism="output"`` (Gaussian output perturbation has a Rényi curve; objective
+        perturbation has none).
     param_grid : dict or list of dicts
         Parameter name -> list of values, as for scikit-learn's ``GridSearchCV``. It must
         not vary ``epsilon``, ``random_state``, ``classes`` or (linear models) the row
@@ -123,8 +125,12 @@ class PrivateSearch(ClassifierMixin, LedgerMarked, BaseEstimator):
         best run is released. Each run spends b and the search is **(3b, δ)-DP**, with b
         the largest step whose 3b (rounded up) is at most ``epsilon``, and
         ``δ = (1 + e^{3b})(1 − γ)^T`` from the cap T on runs (at most 1e-6). It is not
-        pure ε-DP: a ``dpml.Ledger`` with ``delta=0`` refuses it. Its proof is for
-        pure-ε candidates: a candidate with ``delta > 0`` is refused.
+        pure ε-DP: a ``dpml.Ledger`` with ``delta=0`` refuses it. With (ε, δ) candidates
+        (``delta > 0``, ``mechanism="output"``) the search is accounted by Rényi DP
+        (Papernot-Steinke 2022, Theorem 2): it is **(ε, δ)-DP** with δ the largest
+        candidate ``delta``, and every candidate trains at the largest step ε
+        (``privacy_["step_epsilon"]``) whose accounting meets ``epsilon``; each score's ε
+        is the largest whose cost stays under the candidates' at every Rényi order.
     stop_probability : float or None, default=None
         γ for random stopping, in [1e-4, 1]; None: 1/m (m runs expected).
     holdout_fraction : float, default=0.1
@@ -219,13 +225,6 @@ class PrivateSearch(ClassifierMixin, LedgerMarked, BaseEstimator):
             candidate = clone(self.estimator).set_params(**point, epsilon=epsilon)
             _, mechanism = candidate._epsilon_and_mechanism()
             delta = candidate._delta()
-            if delta > 0 and method != "split":
-                raise DPMLValueError(
-                    f"{type(candidate).__name__} with delta={delta!r}: method="
-                    f"{method!r} selects among pure-epsilon candidates only (its proof "
-                    "composes epsilon-DP runs); method='split' accepts (epsilon, delta) "
-                    "candidates"
-                )
             kw = candidate._fit_kwargs((max(rows, 1), shape[1]), call, epsilon, mechanism)
             if delta > 0:
                 kw["delta"] = delta
@@ -328,11 +327,19 @@ class PrivateSearch(ClassifierMixin, LedgerMarked, BaseEstimator):
                 stop_probability=gamma,
                 holdout_fraction=holdout,
                 max_runs=plan["max_runs"],
+                score_epsilon=plan["score_epsilon"],
                 noisy_mistakes=noisy,
                 guarantee=(
                     "random stopping (Liu-Talwar 2019): 3 x step_epsilon (rounded up), plus "
                     "delta = (1 + e^epsilon)(1 - stop_probability)^max_runs from the cap; "
                     "the number of runs and the time taken are not covered"
+                    if not plan["renyi"]
+                    else "random stopping among (epsilon, delta) candidates, accounted by "
+                    "Renyi DP (Papernot-Steinke 2022, Theorem 2, geometric number of runs): "
+                    "each run's Renyi curve is the largest of the candidates' and the "
+                    "score's, the best-of-runs curve is converted to epsilon at 99% of "
+                    "delta, and the cap on runs adds at most 0.5% of delta; the number of "
+                    "runs and the time taken are not covered"
                 ),
             )
         if seed is not None:

@@ -191,6 +191,12 @@ impl std::fmt::Display for CoreError {
 
 impl std::error::Error for CoreError {}
 
+impl From<TuneError> for CoreError {
+    fn from(e: TuneError) -> Self {
+        CoreError::Tune(e)
+    }
+}
+
 impl From<ErmError> for CoreError {
     fn from(e: ErmError) -> Self {
         CoreError::Erm(e)

@@ -26,6 +26,10 @@ impl Trainer for StoppableSgd<'_> {
         Trainer::delta(self.sgd)
     }
 
+    fn rdp_curve(&self, orders: &[f64]) -> Option<dp_noise::RdpCurve> {
+        Trainer::rdp_curve(self.sgd, orders)
+    }
+
     fn train(&self, data: &Examples, rng: &mut dyn ReleaseRng) -> Result<SgdModel, ErmError> {
         self.sgd.check_shape(data.len(), data.features())?;
         self.sgd.fit_interruptible(data, rng, self.interrupted)

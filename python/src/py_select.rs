@@ -186,6 +186,8 @@ fn private_search<'py>(
     d.set_item("training_rows", plan.training_rows)?;
     d.set_item("held_out_rows", plan.held_out_rows)?;
     d.set_item("max_runs", plan.max_runs)?;
+    d.set_item("score_epsilon", plan.score_epsilon)?;
+    d.set_item("renyi", plan.renyi)?;
     d.set_item("regularization", plan.regularization.clone())?;
     charge.call1((d.clone(),))?;
     let released = detached(py, || search.run())?;

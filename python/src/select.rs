@@ -8,11 +8,14 @@
 //! `3b`, rounded up as dp-tune rounds it, is at most the total; the selection's own
 //! `epsilon()` is then checked against the total before anything is drawn.
 //!
-//! (ε, δ) candidates (the Gaussian mechanisms, `delta > 0`) are accepted by split-and-select
-//! only, whose δ is the largest candidate δ (dp-tune's `SplitAndSelect::delta`); random
-//! stopping's proof is for ε-DP candidates, and dp-tune refuses them there.
+//! (ε, δ) candidates (the Gaussian mechanisms, `delta > 0`) are accepted by split-and-select,
+//! whose δ is the largest candidate δ (dp-tune's `SplitAndSelect::delta`), and by random
+//! stopping when they have a Rényi curve (Gaussian output perturbation; objective
+//! perturbation has none and is refused): dp-tune's `RandomStopping::calibrated` then finds
+//! the largest step ε whose Papernot–Steinke accounting meets the total ε at the largest
+//! candidate δ, and every candidate is built at that step.
 
-use dp_erm::{ErmError, ErmParams, Examples, GaussianErm, LinearModel, Trainer};
+use dp_erm::{Examples, Trainer};
 use dp_kernel::{FeatureMap, KernelParams};
 use dp_noise::ReleaseRng;
 use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
@@ -24,7 +27,7 @@ use crate::fit::{
 };
 use crate::models::Models;
 use crate::rows::{RowTransform, Rows};
-use dp_fit::recipe::ErmTrainer;
+use dp_fit::candidate::Candidate;
 
 /// How the candidates are compared.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,8 +36,9 @@ pub enum Method {
     /// part. End-to-end ε: the total.
     Split,
     /// Liu–Talwar random stopping: every candidate on `(1 − h)·n` rows, noisy held-out
-    /// scores, a geometric number of runs. End-to-end `(≤ total, δ)`. Pure-ε candidates
-    /// only.
+    /// scores, a geometric number of runs. End-to-end `(≤ total, δ)`: `3b` and the cap's δ
+    /// for pure-ε candidates, Papernot–Steinke's accounting at the largest candidate δ for
+    /// (ε, δ) ones.
     RandomStopping {
         /// γ, the probability of stopping after each run.
         stop_probability: f64,
@@ -78,6 +82,11 @@ pub struct SearchPlan {
     pub held_out_rows: usize,
     /// Random stopping's cap on runs.
     pub max_runs: Option<usize>,
+    /// Random stopping's ε of each noisy score.
+    pub score_epsilon: Option<f64>,
+    /// Whether the guarantee is accounted by Rényi DP (random stopping among (ε, δ)
+    /// candidates) rather than as `3b` and the cap's δ.
+    pub renyi: bool,
     /// Λ of each candidate, in order.
     pub regularization: Vec<f64>,
 }
@@ -126,59 +135,6 @@ fn held_out(rows: usize, method: Method, candidates: usize) -> (usize, usize) {
     }
 }
 
-/// A linear candidate: a pure-ε mechanism, or a Gaussian (ε, δ) one (split-and-select
-/// only) whose models carry the row transform's id as the pure ones' do.
-#[derive(Clone, Debug)]
-enum LinearCandidate {
-    Pure(ErmParams),
-    Gaussian {
-        erm: GaussianErm,
-        feature_map: String,
-    },
-}
-
-impl Trainer for LinearCandidate {
-    type Model = LinearModel;
-    type Error = ErmError;
-
-    fn epsilon(&self) -> Option<f64> {
-        match self {
-            LinearCandidate::Pure(p) => Trainer::epsilon(p),
-            LinearCandidate::Gaussian { erm, .. } => Trainer::epsilon(erm),
-        }
-    }
-
-    fn delta(&self) -> f64 {
-        match self {
-            LinearCandidate::Pure(p) => Trainer::delta(p),
-            LinearCandidate::Gaussian { erm, .. } => Trainer::delta(erm),
-        }
-    }
-
-    fn train(&self, data: &Examples, rng: &mut dyn ReleaseRng) -> Result<LinearModel, ErmError> {
-        match self {
-            LinearCandidate::Pure(p) => Trainer::train(p, data, rng),
-            LinearCandidate::Gaussian { erm, feature_map } => {
-                Trainer::train(erm, data, rng)?.with_feature_map(feature_map)
-            }
-        }
-    }
-
-    fn check_shape(&self, rows: usize, features: usize) -> Result<(), ErmError> {
-        match self {
-            LinearCandidate::Pure(p) => Trainer::check_shape(p, rows, features),
-            LinearCandidate::Gaussian { erm, .. } => Trainer::check_shape(erm, rows, features),
-        }
-    }
-
-    fn check_inputs(&self, data: &Examples) -> Result<(), ErmError> {
-        match self {
-            LinearCandidate::Pure(p) => Trainer::check_inputs(p, data),
-            LinearCandidate::Gaussian { erm, .. } => Trainer::check_inputs(erm, data),
-        }
-    }
-}
-
 /// One of dp-tune's selections over trainers `T`.
 enum Selector<T> {
     Split(SplitAndSelect<T>),
@@ -186,6 +142,29 @@ enum Selector<T> {
 }
 
 impl<T: Trainer> Selector<T> {
+    /// Random stopping accounted by Rényi DP at a total (ε, δ), its candidates built by
+    /// `build` at the largest step that total allows (dp-tune's `RandomStopping::calibrated`).
+    fn calibrated(
+        total: f64,
+        delta: f64,
+        stop_probability: f64,
+        holdout_fraction: f64,
+        build: impl FnMut(f64) -> Result<Vec<T>, CoreError>,
+    ) -> Result<Self, CoreError> {
+        let stopping = RandomStopping::calibrated(total, delta, stop_probability, build)?
+            .with_holdout_fraction(holdout_fraction)
+            .map_err(CoreError::Tune)?;
+        Ok(Selector::Stopping(stopping))
+    }
+
+    /// The ε each candidate trains at.
+    fn step_epsilon(&self) -> f64 {
+        match self {
+            Selector::Split(s) => s.training_epsilon(),
+            Selector::Stopping(s) => s.training_epsilon(),
+        }
+    }
+
     fn new(candidates: Vec<T>, step: f64, method: Method) -> Result<Self, TuneError> {
         Ok(match method {
             Method::Split => Selector::Split(SplitAndSelect::new(candidates, step)?),
@@ -220,6 +199,14 @@ impl<T: Trainer> Selector<T> {
         }
     }
 
+    /// Random stopping's score ε, and whether it is accounted by Rényi DP.
+    fn stopping_facts(&self) -> (Option<f64>, bool) {
+        match self {
+            Selector::Split(_) => (None, false),
+            Selector::Stopping(s) => (Some(s.score_epsilon()), s.accounted_by_renyi()),
+        }
+    }
+
     fn run(
         &self,
         data: &Examples,
@@ -241,7 +228,7 @@ impl<T: Trainer> Selector<T> {
 
 enum Prepared {
     Linear {
-        selector: Selector<LinearCandidate>,
+        selector: Selector<Candidate>,
         data: Examples,
         transform: RowTransform,
     },
@@ -260,23 +247,14 @@ pub struct PreparedSearch {
     rng: Box<dyn ReleaseRng + Send>,
 }
 
-/// One linear candidate and its Λ: dp-erm's parameters for a pure-ε mechanism, its
-/// `GaussianErm` (one model: no one-vs-rest share) for a Gaussian one.
+/// One linear candidate and its Λ (dp-fit's `Candidate` of the spec's binary plan).
 fn linear_candidate(
     spec: &LinearSpec,
     rows: usize,
     features: usize,
-) -> Result<(LinearCandidate, f64), CoreError> {
+) -> Result<(Candidate, f64), CoreError> {
     let plan = spec.plan(rows, features, 2)?;
-    let lambda = plan.regularization;
-    let candidate = match plan.trainer {
-        ErmTrainer::Pure(params) => LinearCandidate::Pure(params),
-        ErmTrainer::Gaussian(erm) => LinearCandidate::Gaussian {
-            erm,
-            feature_map: plan.feature_map,
-        },
-    };
-    Ok((candidate, lambda))
+    Ok((Candidate::of_plan(&plan), plan.regularization))
 }
 
 /// Builds the selection of `candidates` on `rows` (two classes only: dp-tune compares
@@ -318,7 +296,15 @@ pub fn prepare(
     }
     let step = step_epsilon(total_epsilon, method)?;
     let (training_rows, held_out_rows) = held_out(rows.len(), method, candidates.len());
-    let with_step = |spec: &LinearSpec| -> Result<LinearSpec, CoreError> {
+    // Random stopping over (ε, δ) candidates: accounted by Rényi DP at the largest δ.
+    let stopping_delta = match (method, candidates) {
+        (Method::RandomStopping { .. }, Candidates::Linear(specs)) => specs
+            .iter()
+            .map(|s| s.mechanism.delta())
+            .fold(0.0, f64::max),
+        _ => 0.0,
+    };
+    let with_step = |spec: &LinearSpec, step: f64| -> Result<LinearSpec, CoreError> {
         let mechanism = match spec.mechanism {
             Mechanism::NonPrivate => {
                 return Err(CoreError::value(
@@ -326,13 +312,13 @@ pub fn prepare(
                     "is not private: every candidate of a private search must be",
                 ));
             }
-            Mechanism::GaussianOutput { .. } | Mechanism::GaussianObjective { .. }
-                if method != Method::Split =>
-            {
+            Mechanism::GaussianObjective { .. } if method != Method::Split => {
                 return Err(CoreError::value(
-                    "delta",
-                    "> 0: method='random-stopping' selects among pure-ε candidates only \
-                     (its proof composes ε-DP runs); method='split' accepts a delta",
+                    "mechanism",
+                    "= 'objective' with delta > 0: method='random-stopping' accounts (ε, δ) \
+                     candidates by Rényi DP, and Gaussian objective perturbation has no Rényi \
+                     bound; use mechanism='output' (Gaussian output perturbation) or pure-ε \
+                     candidates, or method='split', which accepts any (ε, δ) candidate",
                 ));
             }
             private => private.with_epsilon(step),
@@ -357,15 +343,30 @@ pub fn prepare(
                     ),
                 ));
             }
-            let mut params = Vec::with_capacity(specs.len());
-            let mut lambdas = Vec::with_capacity(specs.len());
-            for spec in specs {
-                let (candidate, lambda) =
-                    linear_candidate(&with_step(spec)?, training_rows, rows.features())?;
-                params.push(candidate);
-                lambdas.push(lambda);
-            }
-            let selector = Selector::new(params, step, method).map_err(CoreError::Tune)?;
+            let built = |step: f64| -> Result<(Vec<Candidate>, Vec<f64>), CoreError> {
+                specs
+                    .iter()
+                    .map(|spec| {
+                        linear_candidate(&with_step(spec, step)?, training_rows, rows.features())
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|pairs| pairs.into_iter().unzip())
+            };
+            let selector = match method {
+                Method::RandomStopping {
+                    stop_probability,
+                    holdout_fraction,
+                } if stopping_delta > 0.0 => Selector::calibrated(
+                    total_epsilon,
+                    stopping_delta,
+                    stop_probability,
+                    holdout_fraction,
+                    |b| built(b).map(|(params, _)| params),
+                )?,
+                _ => Selector::new(built(step)?.0, step, method).map_err(CoreError::Tune)?,
+            };
+            // Λ as the candidates were built (the rule's Λ depends on the step ε).
+            let lambdas = built(selector.step_epsilon())?.1;
             let data = training_set(&rows, labels, &transform)?.to_examples();
             let spends = (selector.epsilon(), selector.delta(), selector.max_runs());
             (
@@ -388,7 +389,8 @@ pub fn prepare(
                         "takes no intercept or feature groups (its features are random cosines)",
                     ));
                 }
-                let (_, params) = kernel_plan(&with_step(spec)?, training_rows, map.components, 2)?;
+                let (_, params) =
+                    kernel_plan(&with_step(spec, step)?, training_rows, map.components, 2)?;
                 lambdas.push(params.regularization());
                 // The map is public randomness, drawn before any row is read.
                 let drawn = FeatureMap::draw(
@@ -414,6 +416,10 @@ pub fn prepare(
             format!("= {total_epsilon}: the selection would spend {epsilon}, above it"),
         ));
     }
+    let (step, (score_epsilon, renyi)) = match &prepared {
+        Prepared::Linear { selector, .. } => (selector.step_epsilon(), selector.stopping_facts()),
+        Prepared::Kernel { selector, .. } => (selector.step_epsilon(), selector.stopping_facts()),
+    };
     Ok(PreparedSearch {
         prepared,
         plan: SearchPlan {
@@ -423,6 +429,8 @@ pub fn prepare(
             training_rows,
             held_out_rows,
             max_runs,
+            score_epsilon,
+            renyi,
             regularization,
         },
         rng,

@@ -477,7 +477,7 @@ def test_private_search_selects_among_gaussian_candidates_with_split(blobs):
     assert search.fit(X, y).best_estimator_.privacy_["mechanism"] == "gaussian-output"
 
 
-def test_private_search_with_a_delta_refuses_a_pure_ledger_and_random_stopping(blobs):
+def test_private_search_with_a_delta_refuses_a_pure_ledger_and_objective_random_stopping(blobs):
     X, y = blobs
     estimator = dpml.LogisticRegression(delta=1e-6, data_norm=2.0, classes=[0, 1])
     pure = dpml.Ledger(10.0)
@@ -488,13 +488,50 @@ def test_private_search_with_a_delta_refuses_a_pure_ledger_and_random_stopping(b
     stopping = dpml.model_selection.PrivateSearch(
         estimator, {"C": [0.1, 1.0]}, epsilon=1.0, method="random-stopping"
     )
-    with pytest.raises(dpml.DPMLValueError, match="pure-epsilon candidates only"):
-        stopping.fit(X, y, ledger=dpml.Ledger(10.0, delta=1e-3))
+    ledger = dpml.Ledger(10.0, delta=1e-3)
+    with pytest.raises(dpml.DPMLValueError, match="no Rényi bound; use mechanism='output'"):
+        stopping.fit(X, y, ledger=ledger)
+    assert len(ledger) == 0
     sgd = dpml.model_selection.PrivateSearch(
         dpml.DPSGDClassifier(delta=1e-6, classes=[0, 1]), {"learning_rate": [0.5, 1.0]}
     )
     with pytest.raises(dpml.DPMLValueError, match="DP-SGD"):
         sgd.fit(X, y)
+
+
+def test_random_stopping_among_gaussian_output_candidates_is_accounted_by_renyi_dp(blobs):
+    """Random stopping with (ε, δ) candidates (Gaussian output perturbation): the search is
+    (≤ ε, ≤ max candidate δ)-DP by Papernot-Steinke's accounting, its candidates train at the
+    largest step that allows (far above the 3-way split of the pure accounting, since ten
+    Gaussian runs compose far better than 3ε), and the ledger is charged the plan once."""
+    X, y = blobs
+    output = dpml.LogisticRegression(
+        delta=1e-6, mechanism="output", data_norm=2.0, classes=[0, 1]
+    )
+    grid = {"C": [0.1, 1.0, 10.0], "delta": [1e-6, 5e-6]}
+    ledger = dpml.Ledger(2.0, delta=1e-5)
+    search = dpml.model_selection.PrivateSearch(
+        output, grid, epsilon=1.0, method="random-stopping", stop_probability=0.1
+    )
+    search.fit(X, y, ledger=ledger)
+    privacy = search.privacy_
+    assert 0.999 < privacy["epsilon"] <= 1.0 and privacy["delta"] <= 5e-6
+    assert privacy["delta"] >= 0.99 * 5e-6 * (1 - 1e-12)
+    assert (ledger.spent_epsilon, ledger.spent_delta) == (privacy["epsilon"], privacy["delta"])
+    assert len(ledger) == 1
+    assert "Renyi DP (Papernot-Steinke 2022" in privacy["guarantee"]
+    # The pure accounting would give each run 1/3; Rényi accounting gives the Gaussian
+    # candidates more, and each score an ε whose cost stays under theirs.
+    assert privacy["step_epsilon"] > 1.0 / 3.0
+    assert 0 < privacy["score_epsilon"] < privacy["step_epsilon"]
+    best = search.best_estimator_
+    assert best.epsilon == privacy["step_epsilon"]
+    assert best.privacy_["mechanism"] == "gaussian-output"
+    # A pure ledger refuses it (it is not ε-DP), charging nothing.
+    pure = dpml.Ledger(10.0)
+    with pytest.raises(dpml.BudgetExceededError, match="not pure epsilon-DP"):
+        search.fit(X, y, ledger=pure)
+    assert len(pure) == 0
 
 
 def test_dpsgd_is_certified_by_pld_by_default_with_less_noise_than_rdp(blobs):

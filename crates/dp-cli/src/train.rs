@@ -42,6 +42,10 @@ pub enum Task {
 pub enum MechanismChoice {
     /// Objective perturbation (pure ε, or Gaussian with --delta).
     Objective,
+    /// Output perturbation (pure ε, or Gaussian with --delta): the exact minimizer plus
+    /// noise. Its Gaussian form has a Rényi curve, so `--tune-method stopping` accepts it
+    /// with --delta.
+    Output,
     /// AdaSSP (regressors only, needs --delta): ridge regression on Gaussian releases of
     /// λ_min(XᵀX), XᵀX and Xᵀt, λ chosen from the noisy λ_min.
     Adassp,
@@ -98,9 +102,11 @@ pub enum Noise {
 /// How `--tune` selects among its candidates (dp-tune).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TuneMethod {
-    /// Split-and-select (CMS11 Alg. 4): a part of the data per candidate; pure ε.
+    /// Split-and-select (CMS11 Alg. 4): a part of the data per candidate; pure ε, or
+    /// (ε, δ) with --delta.
     Split,
-    /// Random stopping (Liu-Talwar 2019): 90% of the rows per run; ε plus a δ ≤ 1e-6.
+    /// Random stopping (Liu-Talwar 2019): 90% of the rows per run; ε plus a δ ≤ 1e-6, or
+    /// with --delta (ε, δ) accounted by Rényi DP (Papernot-Steinke 2022).
     Stopping,
 }
 
@@ -415,10 +421,10 @@ fn check_delta_options(req: &TrainRequest) -> Result<(), Failure> {
             "--delta with --model kernel: kernel models are pure ε only (leave --delta out)",
         ));
     }
-    if let Some(grid) = &req.tune {
+    if let (Some(grid), Model::DpSgd) = (&req.tune, req.model) {
         return Err(fail(format!(
-            "--tune {grid:?} with --delta {delta:?}: private tuning selects among pure-ε \
-             candidates only"
+            "--tune {grid:?} with --model dp-sgd: --tune chooses Λ among objective- or \
+             output-perturbation fits; DP-SGD's settings are given or from --sgd-rule"
         )));
     }
     if let Some(noise) = req.noise {
@@ -619,21 +625,26 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         map,
         recipe: ErmRecipe {
             loss,
-            mechanism: if req.mechanism == MechanismChoice::Adassp {
-                Mechanism::AdaSsp {
+            mechanism: match (req.mechanism, req.delta > 0.0) {
+                (MechanismChoice::Adassp, _) => Mechanism::AdaSsp {
                     epsilon: req.epsilon,
                     delta: req.delta,
-                }
-            } else if req.delta > 0.0 {
-                Mechanism::GaussianObjective {
+                },
+                (MechanismChoice::Output, true) => Mechanism::GaussianOutput {
                     epsilon: req.epsilon,
                     delta: req.delta,
-                }
-            } else {
-                Mechanism::Objective {
+                },
+                (MechanismChoice::Output, false) => Mechanism::Output {
+                    epsilon: req.epsilon,
+                },
+                (MechanismChoice::Objective, true) => Mechanism::GaussianObjective {
+                    epsilon: req.epsilon,
+                    delta: req.delta,
+                },
+                (MechanismChoice::Objective, false) => Mechanism::Objective {
                     epsilon: req.epsilon,
                     calibration: ObjectiveCalibration::CliffFree,
-                }
+                },
             },
             regularization: req
                 .regularization
@@ -643,14 +654,16 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
             feature_map: tag.clone(),
         },
     };
+    // dp-fit's candidates: pure ε, or Gaussian at the recipe's δ.
     let linear_tuner = match (&plan.grid, &plan.map) {
         (Some(grid), None) if !regression => Some(Tuner::new(
             req.tune_method,
             req.epsilon,
+            req.delta,
             stop_probability,
             |e| {
                 grid.iter()
-                    .map(|&l| plan.recipe.params_at(l, Some(e)))
+                    .map(|&l| plan.recipe.candidate_at(l, e).map_err(refused))
                     .collect()
             },
         )?),
@@ -660,11 +673,13 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         (Some(grid), Some(map)) => Some(Tuner::new(
             req.tune_method,
             req.epsilon,
+            0.0,
             stop_probability,
             |e| {
-                grid.iter()
+                Ok(grid
+                    .iter()
                     .map(|&l| KernelParams::new(map.clone(), plan.recipe.params_at(l, Some(e))))
-                    .collect()
+                    .collect())
             },
         )?),
         _ => None,
@@ -960,13 +975,22 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
                 Released::Regression(m) if req.model == Model::DpSgd => Some(m.metadata()),
                 _ => None,
             };
-            let curve = metadata.and_then(|m| m.mechanism.sgd_record()).map(|r| {
+            let sgd_curve = metadata.and_then(|m| m.mechanism.sgd_record()).map(|r| {
                 dp_fit::Curve::SubsampledGaussian {
                     sampling_rate: r.sampling_rate,
                     noise_multiplier: r.noise_multiplier,
                     steps: r.steps,
                 }
             });
+            // An untuned Gaussian output-perturbation classifier is ρ-zCDP (its curve known
+            // from (ε, δ) alone), as Python's ledger records it.
+            let output_curve = match (plan.recipe.mechanism, &plan.grid, &outcome.model) {
+                (Mechanism::GaussianOutput { epsilon, delta }, None, Released::Linear(_)) => {
+                    dp_fit::Curve::gaussian_output_perturbation(epsilon, delta, 2)
+                }
+                _ => None,
+            };
+            let curve = sgd_curve.or(output_curve);
             let (sequence, after) = pending
                 .record(spend.with_curve(curve))
                 .map_err(|e| fail(e.to_string()))?;
@@ -1126,11 +1150,16 @@ fn linear_outcome(
     outlook: Option<Outlook>,
     n: usize,
 ) -> Outcome {
-    let gaussian = req.delta > 0.0;
-    let step = if gaussian {
-        json!([{ "step": "train (Gaussian objective perturbation)", "epsilon": req.epsilon, "delta": req.delta }])
+    let name = match plan.recipe.mechanism {
+        Mechanism::GaussianObjective { .. } => "Gaussian objective perturbation",
+        Mechanism::GaussianOutput { .. } => "Gaussian output perturbation",
+        Mechanism::Output { .. } => "output perturbation",
+        _ => "objective perturbation",
+    };
+    let step = if req.delta > 0.0 {
+        json!([{ "step": format!("train ({name})"), "epsilon": req.epsilon, "delta": req.delta }])
     } else {
-        json!([{ "step": "train (objective perturbation)", "epsilon": req.epsilon }])
+        json!([{ "step": format!("train ({name})"), "epsilon": req.epsilon }])
     };
     Outcome {
         model: Released::Linear(model),

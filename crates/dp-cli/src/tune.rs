@@ -7,7 +7,7 @@ use dp_tune::{RandomStopping, SplitAndSelect};
 use serde_json::{Value, json};
 
 use crate::model_file::Model as Released;
-use dp_fit::recipe::{KERNEL_MECHANISM, OBJECTIVE_MECHANISM as LINEAR_MECHANISM};
+use dp_fit::recipe::KERNEL_MECHANISM;
 
 use crate::train::{Outcome, Plan, TuneMethod};
 use crate::{Failure, fail};
@@ -16,6 +16,19 @@ use crate::{Failure, fail};
 pub enum Tuner<T> {
     Split(SplitAndSelect<T>),
     Stopping(RandomStopping<T>),
+}
+
+/// Why a Rényi-accounted random stopping could not be built: a candidate the recipe
+/// refused, or dp-tune's refusal.
+enum Calibration {
+    Candidates(Failure),
+    Tune(dp_tune::TuneError),
+}
+
+impl From<dp_tune::TuneError> for Calibration {
+    fn from(e: dp_tune::TuneError) -> Self {
+        Calibration::Tune(e)
+    }
 }
 
 /// What a tuned run released besides the model (all private outputs, or public sizes).
@@ -27,19 +40,33 @@ pub struct Tuned<M> {
 
 impl<T: Trainer> Tuner<T> {
     /// The selection `method` over `candidates(ε_candidate)` spending at most `epsilon` end
-    /// to end: split-and-select at ε for both the candidates and the selection; random
-    /// stopping at the largest base ε whose 3ε_B, rounded up, is at most `epsilon`.
+    /// to end: split-and-select at ε for both the candidates and the selection (and the
+    /// candidates' δ); random stopping at the largest base ε whose 3ε_B, rounded up, is at
+    /// most `epsilon` for pure-ε candidates (`delta` 0), and with `delta` > 0 accounted by
+    /// Rényi DP at (`epsilon`, `delta`), its candidates at the largest step that allows
+    /// (dp-tune's `RandomStopping::calibrated`).
     pub fn new(
         method: TuneMethod,
         epsilon: f64,
+        delta: f64,
         stop_probability: f64,
-        candidates: impl Fn(f64) -> Vec<T>,
+        mut candidates: impl FnMut(f64) -> Result<Vec<T>, Failure>,
     ) -> Result<Self, Failure> {
         let refused = |e: dp_tune::TuneError| fail(format!("the tuning was refused: {e}"));
         match method {
-            TuneMethod::Split => SplitAndSelect::new(candidates(epsilon), epsilon)
+            TuneMethod::Split => SplitAndSelect::new(candidates(epsilon)?, epsilon)
                 .map(Tuner::Split)
                 .map_err(refused),
+            TuneMethod::Stopping if delta > 0.0 => {
+                RandomStopping::calibrated(epsilon, delta, stop_probability, |b| {
+                    candidates(b).map_err(Calibration::Candidates)
+                })
+                .map(Tuner::Stopping)
+                .map_err(|e| match e {
+                    Calibration::Candidates(failure) => failure,
+                    Calibration::Tune(e) => refused(e),
+                })
+            }
             TuneMethod::Stopping => {
                 let base = dp_tune::stopping_base_epsilon(epsilon).ok_or_else(|| {
                     fail(format!(
@@ -47,7 +74,7 @@ impl<T: Trainer> Tuner<T> {
                          of at most {epsilon:?}"
                     ))
                 })?;
-                RandomStopping::new(candidates(base), base, stop_probability)
+                RandomStopping::new(candidates(base)?, base, stop_probability)
                     .map(Tuner::Stopping)
                     .map_err(refused)
             }
@@ -63,7 +90,7 @@ impl<T: Trainer> Tuner<T> {
 
     pub fn delta(&self) -> f64 {
         match self {
-            Tuner::Split(_) => 0.0,
+            Tuner::Split(t) => t.delta(),
             Tuner::Stopping(t) => t.delta(),
         }
     }
@@ -107,6 +134,16 @@ impl<T: Trainer> Tuner<T> {
             Tuner::Stopping(t) => {
                 let s = t.select(data, rng).map_err(refused)?;
                 // The number of runs is not covered by the guarantee: never reported.
+                let privacy = if t.accounted_by_renyi() {
+                    "Rényi DP (Papernot and Steinke 2022, Theorem 2, a geometric number of \
+                     runs): one run's curve is the largest of the candidates' and the score's, \
+                     the best-of-runs curve is converted to ε at 99% of δ, and the cap on \
+                     runs adds at most 0.5% of δ (dp-tune's RandomStopping::approximate); the \
+                     number of runs is not released"
+                } else {
+                    "3·ε_base (rounded up) and the cap's δ (dp-tune's RandomStopping); the \
+                     number of runs is not released"
+                };
                 let facts = json!({
                     "method": "random stopping (Liu and Talwar 2019): runs of a uniformly \
                                drawn candidate on the training part, each scored by its \
@@ -117,9 +154,10 @@ impl<T: Trainer> Tuner<T> {
                     "training_rows": data.len() - s.held_out_rows(),
                     "held_out_rows": s.held_out_rows(),
                     "noisy_held_out_mistakes": s.noisy_mistakes().to_string(),
+                    "candidate_epsilon": t.training_epsilon(),
+                    "score_epsilon": t.score_epsilon(),
                     "base_epsilon": t.base_epsilon(),
-                    "privacy": "3·ε_base (rounded up) and the cap's δ (dp-tune's \
-                                RandomStopping); the number of runs is not released",
+                    "privacy": privacy,
                 });
                 Ok(Tuned {
                     index: s.index(),
@@ -149,17 +187,21 @@ pub fn tuned<T: Trainer, R: ReleaseRng>(
         Tuner::Split(s) => (
             json!([
                 { "step": format!("train {} candidates, each on its own part (parallel composition)", grid.len()),
-                  "epsilon": s.training_epsilon() },
+                  "epsilon": s.training_epsilon(), "delta": s.delta() },
                 { "step": "select (exponential mechanism on held-out mistakes)",
                   "epsilon": s.selection_epsilon() },
             ]),
-            0.0,
+            s.delta(),
         ),
         Tuner::Stopping(s) => (
             json!([
                 { "step": "each run: train a candidate on the training part", "epsilon": s.training_epsilon() },
                 { "step": "each run: noisy held-out mistakes (discrete Laplace)", "epsilon": s.score_epsilon() },
-                { "step": "random stopping: the best of a geometric number of runs (3·ε_base)",
+                { "step": if s.accounted_by_renyi() {
+                      "random stopping: the best of a geometric number of runs (Rényi DP, Papernot-Steinke)"
+                  } else {
+                      "random stopping: the best of a geometric number of runs (3·ε_base)"
+                  },
                   "epsilon": s.epsilon(), "delta": s.delta() },
             ]),
             s.delta(),
@@ -167,7 +209,7 @@ pub fn tuned<T: Trainer, R: ReleaseRng>(
     };
     let mechanism = match plan.map {
         Some(_) => KERNEL_MECHANISM,
-        None => LINEAR_MECHANISM,
+        None => plan.recipe.mechanism.description(),
     };
     Ok(Outcome {
         model: wrap(t.model),

@@ -22,6 +22,12 @@ pub fn regression_tuner(
     let Some(grid) = &plan.grid else {
         return Ok(None);
     };
+    if plan.recipe.mechanism.delta() > 0.0 {
+        return Err(fail(
+            "--tune with --delta on a regression: regressors are tuned among pure-ε fits only \
+             (leave --delta out, or give --regularization)",
+        ));
+    }
     if method != TuneMethod::Split {
         return Err(fail(
             "--tune-method stopping does not apply to a regression (its noisy score counts a \

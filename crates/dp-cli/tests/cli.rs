@@ -580,6 +580,66 @@ fn tuning_selects_privately_and_the_ledger_is_charged_the_total() {
 }
 
 #[test]
+fn gaussian_candidates_are_tuned_with_a_delta() {
+    let s = Setup::new();
+    let ledger = ledger_with_delta(&s, "3", "1e-5");
+    // Split-and-select among Gaussian objective-perturbation fits: (ε, the candidates' δ).
+    succeeds(
+        s.train(&s.path("data.csv"), "split.dpm")
+            .args(["--delta", "1e-6", "--tune", "1e-3,1e-2,1e-1"])
+            .arg("--ledger")
+            .arg(&ledger),
+    );
+    let report = report_of(&s, "split.dpm");
+    assert_eq!(report["epsilon_total"], 1.0);
+    assert_eq!(report["delta_total"], 1e-6);
+    // Random stopping among Gaussian output-perturbation fits, accounted by Rényi DP: at
+    // most (ε, δ), every candidate at a step above the pure accounting's ε/3.
+    succeeds(
+        s.train(&s.path("data.csv"), "stop.dpm")
+            .args(["--delta", "1e-6", "--mechanism", "output"])
+            .args(["--tune", "1e-3,1e-2,1e-1", "--tune-method", "stopping"])
+            .args(["--tune-stop-probability", "0.2"])
+            .arg("--ledger")
+            .arg(&ledger),
+    );
+    let report = report_of(&s, "stop.dpm");
+    let (epsilon, delta) = (
+        report["epsilon_total"].as_f64().unwrap(),
+        report["delta_total"].as_f64().unwrap(),
+    );
+    assert!(epsilon <= 1.0 && epsilon > 0.999, "{epsilon}");
+    assert!((0.99e-6 * (1.0 - 1e-12)..=1e-6).contains(&delta), "{delta}");
+    let tuning = &report["tuning"];
+    assert!(
+        tuning["candidate_epsilon"].as_f64().unwrap() > 1.0 / 3.0,
+        "{tuning}"
+    );
+    assert!(
+        tuning["privacy"].as_str().unwrap().contains("Rényi DP"),
+        "{tuning}"
+    );
+    assert!(
+        report["mechanism"]
+            .as_str()
+            .unwrap()
+            .contains("output perturbation"),
+        "{report}"
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ledger).unwrap()).unwrap();
+    assert_eq!(file["spends"][1]["epsilon"], epsilon);
+    assert_eq!(file["spends"][1]["delta"], delta);
+    // The tuned model applies to the schema's rows like any other.
+    let shown = evaluate_json(
+        &s.path("stop.dpm"),
+        &s.path("schema.toml"),
+        &s.path("data.csv"),
+    );
+    assert_eq!(shown["rows"], 400);
+}
+
+#[test]
 fn bad_grids_are_refused_before_reading_data() {
     let s = Setup::new();
     let path = ledger(&s, "3");
@@ -1118,8 +1178,27 @@ fn delta_options_are_refused_by_name_before_reading_data() {
             "--delta with --model kernel",
         ),
         (
-            vec!["--delta", "1e-6", "--tune", "1e-3,1e-2"],
-            "private tuning selects among pure-ε",
+            vec![
+                "--delta",
+                "1e-6",
+                "--model",
+                "dp-sgd",
+                "--tune",
+                "1e-3,1e-2",
+            ],
+            "--tune \"1e-3,1e-2\" with --model dp-sgd",
+        ),
+        (
+            // Gaussian objective perturbation has no Rényi curve.
+            vec![
+                "--delta",
+                "1e-6",
+                "--tune",
+                "1e-3,1e-2",
+                "--tune-method",
+                "stopping",
+            ],
+            "candidate 0 has no Renyi-DP curve",
         ),
         (
             vec!["--delta", "1e-6", "--noise", "grouped"],

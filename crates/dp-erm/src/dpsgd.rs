@@ -789,6 +789,19 @@ impl Trainer for DpSgd {
         self.fit(data, rng)
     }
 
+    /// The replace-one curve of its T steps of the Poisson-subsampled Gaussian (rate q,
+    /// multiplier σ), whatever relation its ε was stated for: the trait's relation.
+    fn rdp_curve(&self, orders: &[f64]) -> Option<RdpCurve> {
+        RdpCurve::subsampled_gaussian(
+            Neighbouring::ReplaceOne,
+            self.sampling_rate(),
+            self.noise_multiplier(),
+            self.config.steps,
+            orders,
+        )
+        .ok()
+    }
+
     /// The noise's dimension limit; every other parameter was checked at construction.
     fn check_shape(&self, rows: usize, features: usize) -> Result<(), ErmError> {
         let _ = rows;

@@ -3,7 +3,9 @@
 //! (Kifer, Smith & Thakurta 2012).
 
 use dp_noise::rounding::add_step_up;
-use dp_noise::{DiscreteGaussianVector, GammaNormVector, GaussianVector, ReleaseRng, Zcdp};
+use dp_noise::{
+    DiscreteGaussianVector, GammaNormVector, GaussianVector, RdpCurve, ReleaseRng, Zcdp,
+};
 use dp_optim::{RowBlocks, Solution, SumsOracle};
 use serde::{Deserialize, Serialize};
 
@@ -712,6 +714,19 @@ impl Trainer for GaussianErm {
         self.check_shape(data.len(), data.features())?;
         self.fit(&data.to_training_set()?, rng)
             .map(|(model, _)| model)
+    }
+
+    /// Output perturbation's discrete Gaussian release is ρ-zCDP with ρ the largest whose
+    /// CKS20 conversion certifies (ε, δ): its curve is `λρ`. Objective perturbation has no
+    /// Rényi bound (its guarantee holds only outside an event of probability δ): `None`.
+    fn rdp_curve(&self, orders: &[f64]) -> Option<RdpCurve> {
+        match self.mechanism {
+            GaussianMechanism::OutputPerturbation => {
+                let rho = largest_rho(self.epsilon, self.delta).ok()?;
+                RdpCurve::from_zcdp(Zcdp::new(rho).ok()?, orders).ok()
+            }
+            GaussianMechanism::ObjectivePerturbation => None,
+        }
     }
 
     fn check_shape(&self, rows: usize, features: usize) -> Result<(), ErmError> {

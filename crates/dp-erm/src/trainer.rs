@@ -1,7 +1,7 @@
 //! The one abstraction for "something that trains": what tuning, private
 //! prediction and the audits run, and what linear and kernel estimators implement.
 
-use dp_noise::ReleaseRng;
+use dp_noise::{Neighbouring, RdpCurve, ReleaseRng};
 
 use crate::{ErmError, ErmParams, Examples, Features, LinearModel};
 
@@ -85,6 +85,23 @@ pub trait Trainer {
     /// whose δ is not 0.
     fn delta(&self) -> f64 {
         0.0
+    }
+
+    /// An upper bound on the Rényi divergence of one call to [`Trainer::train`] at each of
+    /// `orders`, for replace-one neighbours (the trait's relation), or `None` where the
+    /// trainer knows none — then compositions that account by RDP (dp-tune's random
+    /// stopping with (ε, δ) candidates) must refuse it. An (ε, δ) pair with δ > 0 bounds no
+    /// Rényi divergence, so a trainer has a curve only if its mechanism does.
+    ///
+    /// The default is the curve every ε-DP mechanism has, `min(ε, λε²/2)`
+    /// ([`RdpCurve::pure`]), for a trainer with δ = 0 and an ε; `None` otherwise.
+    fn rdp_curve(&self, orders: &[f64]) -> Option<RdpCurve> {
+        match self.epsilon() {
+            Some(epsilon) if self.delta() == 0.0 => {
+                RdpCurve::pure(epsilon, Neighbouring::ReplaceOne, orders).ok()
+            }
+            _ => None,
+        }
     }
 
     /// Trains on `data` with randomness from `rng`.

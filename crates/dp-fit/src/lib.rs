@@ -12,6 +12,8 @@
 //! - [`charge`]: when a spend counts — a fit is charged once it may have drawn noise,
 //!   whatever happens after; a refusal before any draw costs nothing; and the outputs of a
 //!   fit are staged before its charge is stored;
+//! - [`candidate`]: one candidate of a private selection (dp-tune), pure or Gaussian,
+//!   built from a recipe the same way by every face;
 //! - [`spec`]: the face-neutral names of the recipe's choices (the neighbouring relation,
 //!   parsed from strings in one place) and the ε ceiling;
 //! - [`recipe`]: an empirical-risk fit from a face-neutral spec — the mechanism, Λ, each
@@ -29,6 +31,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod candidate;
 pub mod charge;
 pub mod composition;
 pub mod ledger;

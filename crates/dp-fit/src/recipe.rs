@@ -677,7 +677,7 @@ pub enum RecipeError {
 }
 
 impl RecipeError {
-    fn refused(parameter: Parameter, why: impl Into<String>) -> RecipeError {
+    pub(crate) fn refused(parameter: Parameter, why: impl Into<String>) -> RecipeError {
         RecipeError::Refused {
             parameter,
             why: why.into(),

@@ -207,6 +207,54 @@ impl RdpCurve {
         })
     }
 
+    /// The pointwise larger of two curves (same relation and orders): a bound on a mixture
+    /// of the two mechanisms with any fixed weights (the Rényi divergence is jointly
+    /// quasi-convex), such as one run of a selection that trains a candidate drawn at random
+    /// or scores on rows a data-independent shuffle held out.
+    pub fn envelope(&self, other: &RdpCurve) -> Result<RdpCurve, NoiseError> {
+        if self.relation != other.relation || self.orders != other.orders {
+            return Err(NoiseError::UnsupportedParameters(
+                "the envelope of two RDP curves needs one relation and one order grid".to_owned(),
+            ));
+        }
+        Ok(RdpCurve {
+            relation: self.relation,
+            orders: self.orders.clone(),
+            values: self
+                .values
+                .iter()
+                .zip(&other.values)
+                .map(|(&a, &b)| a.max(b))
+                .collect(),
+        })
+    }
+
+    /// The largest ε whose pure curve ([`RdpCurve::pure`] at this curve's orders) is at most
+    /// this curve at every order: `min_λ max(r(λ), √(2r(λ)/λ))`, lowered until
+    /// [`RdpCurve::pure`]'s rounded-up values fit under the curve. A pure-ε step of that ε
+    /// (a noisy score, say) costs nothing at any order beyond what this curve's mechanism
+    /// already does. `None` when the curve is 0 at some order (no ε > 0 fits).
+    pub fn largest_pure_epsilon_below(&self) -> Option<f64> {
+        let mut epsilon = self
+            .orders
+            .iter()
+            .zip(&self.values)
+            .map(|(&alpha, &r)| r.max((2.0 * r / alpha).sqrt()))
+            .fold(f64::INFINITY, f64::min);
+        for _ in 0..200 {
+            if !(epsilon.is_finite() && epsilon > 0.0) {
+                return None;
+            }
+            let fits = RdpCurve::pure(epsilon, self.relation, &self.orders)
+                .is_ok_and(|pure| pure.values.iter().zip(&self.values).all(|(p, r)| p <= r));
+            if fits {
+                return Some(epsilon);
+            }
+            epsilon *= 1.0 - 1e-9;
+        }
+        None
+    }
+
     /// The curve of a pure ε-DP mechanism at `orders`: `min(ε, λε²/2)` (ε-DP implies
     /// ε²/2-zCDP, Bun & Steinke 2016, Proposition 1.4; and every Rényi divergence of an
     /// ε-DP mechanism is at most ε), rounded up, for `relation`.

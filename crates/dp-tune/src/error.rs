@@ -34,6 +34,13 @@ pub enum TuneError {
         /// The δ it reports.
         delta: f64,
     },
+    /// A candidate's trainer has no Rényi curve (`Trainer::rdp_curve` is `None`, or not
+    /// for replace-one neighbours), and the selection accounts by Rényi DP (random stopping
+    /// with (ε, δ) candidates, [`crate::RandomStopping::approximate`]).
+    CandidateWithoutCurve {
+        /// The candidate's position in the list.
+        candidate: usize,
+    },
     /// A candidate's trainer reports a δ that is not finite and in [0, 1).
     InvalidCandidateDelta {
         /// The candidate's position in the list.
@@ -59,14 +66,15 @@ pub enum TuneError {
         /// What it must satisfy.
         requirement: &'static str,
     },
-    /// Random stopping's cap on runs leaves a δ above [`crate::MAX_DELTA`]: the setting
-    /// gives no meaningful guarantee and is refused at construction.
+    /// Random stopping's cap on runs leaves a δ above the largest accepted
+    /// ([`crate::MAX_DELTA`] for pure-ε candidates, the cap's share of the δ asked for with
+    /// (ε, δ) candidates): refused at construction.
     DeltaTooLarge {
         /// The δ it would give (rounded up).
         delta: f64,
         /// The largest δ accepted.
         limit: f64,
-        /// The end-to-end ε (3·ε_B).
+        /// The end-to-end ε.
         epsilon: f64,
         /// The stop probability γ.
         stop_probability: f64,
@@ -162,7 +170,15 @@ impl fmt::Display for TuneError {
             Self::CandidateNotPureEpsilon { candidate, delta } => write!(
                 f,
                 "candidate {candidate} is (epsilon, delta)-DP with delta {delta:?}: random \
-                 stopping composes pure-epsilon trainers only (split-and-select accepts a delta)"
+                 stopping's pure-epsilon accounting composes pure-epsilon trainers only \
+                 (its (epsilon, delta) accounting and split-and-select accept a delta)"
+            ),
+            Self::CandidateWithoutCurve { candidate } => write!(
+                f,
+                "candidate {candidate} has no Renyi-DP curve (an (epsilon, delta) pair bounds \
+                 no Renyi divergence): random stopping with (epsilon, delta) candidates \
+                 accounts by Renyi DP and accepts pure-epsilon trainers, Gaussian output \
+                 perturbation and DP-SGD; split-and-select accepts any (epsilon, delta) trainer"
             ),
             Self::InvalidCandidateDelta { candidate, delta } => write!(
                 f,

@@ -75,7 +75,7 @@ pub use regression::{
 };
 pub use split::{MIN_ROWS_PER_PART, Selection, SplitAndSelect};
 pub use stopping::{
-    DEFAULT_CAP_TAIL, DEFAULT_HOLDOUT_FRACTION, MAX_DELTA, MAX_MIN_ROWS, MAX_RUNS,
+    CAP_DELTA_SHARE, DEFAULT_CAP_TAIL, DEFAULT_HOLDOUT_FRACTION, MAX_DELTA, MAX_MIN_ROWS, MAX_RUNS,
     MIN_STOP_PROBABILITY, RandomStopping, Stopped, stopping_base_epsilon,
 };
 
@@ -89,6 +89,8 @@ mod delta_tests;
 mod proptests;
 #[cfg(test)]
 mod refusal_tests;
+#[cfg(test)]
+mod renyi_stopping_tests;
 #[cfg(test)]
 mod split_tests;
 #[cfg(test)]

@@ -6,14 +6,19 @@ use std::fmt;
 
 use dp_erm::{Examples, Trainer};
 use dp_noise::rounding::div_rounding_up;
-use dp_noise::{DiscreteLaplace, PrivacyBudget, ReleaseRng, add_rounding_up};
+use dp_noise::{
+    DiscreteLaplace, Neighbouring, PrivacyBudget, RdpCurve, ReleaseRng, RunCount, add_rounding_up,
+    default_orders,
+};
 use rand::RngExt;
 
 use crate::TuneError;
-use crate::candidates::{check_candidates, held_out_mistakes, training_epsilon};
+use crate::candidates::{
+    check_candidates, held_out_mistakes, training_epsilon, training_guarantee,
+};
 use crate::error::check_epsilon;
 use crate::partition::shuffled;
-use crate::rounding::capped_delta_up;
+use crate::rounding::{capped_delta_up, stop_probability_down};
 use crate::split::MIN_ROWS_PER_PART;
 
 /// Share of the rows held out for scoring unless set with
@@ -38,6 +43,10 @@ pub const MAX_RUNS: usize = 10_000_000;
 /// ([`PrivacyBudget::with_delta`]); raising the cap ([`RandomStopping::with_max_runs`])
 /// or γ lowers δ.
 pub const MAX_DELTA: f64 = 1e-6;
+
+/// Share of the δ asked of [`RandomStopping::approximate`] left for the cap on runs; the
+/// rest is the Rényi conversion's.
+pub const CAP_DELTA_SHARE: f64 = 0.01;
 
 /// Most rows the smallest accepted dataset may need: a held-out share so close to 0 or 1
 /// that a selection would need more than 2³² rows to give both parts
@@ -127,6 +136,22 @@ pub struct RandomStopping<T> {
     holdout_fraction: f64,
     min_rows: usize,
     max_runs: usize,
+    accounting: Accounting,
+}
+
+/// How a random stopping's guarantee is computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Accounting {
+    /// ε-DP candidates: Liu–Talwar's `3ε_B`, plus the cap's δ (at most [`MAX_DELTA`]).
+    Pure,
+    /// Candidates with Rényi curves ([`RandomStopping::approximate`]): Papernot–Steinke's
+    /// curve of the best of a geometric number of runs, converted at `rdp_delta`, plus the
+    /// cap's δ (at most `cap_delta_limit`).
+    Renyi {
+        epsilon: f64,
+        rdp_delta: f64,
+        cap_delta_limit: f64,
+    },
 }
 
 impl<T: Trainer> RandomStopping<T> {
@@ -142,24 +167,8 @@ impl<T: Trainer> RandomStopping<T> {
         stop_probability: f64,
     ) -> Result<Self, TuneError> {
         let training_epsilon = training_epsilon(&candidates)?;
-        let score_epsilon = check_epsilon("score epsilon", score_epsilon)?;
-        if !(MIN_STOP_PROBABILITY..=1.0).contains(&stop_probability) {
-            return Err(TuneError::InvalidParameter {
-                what: "stop probability",
-                value: stop_probability,
-                requirement: "between 1e-4 and 1",
-            });
-        }
-        // The noise's scale 1/ε_S, rounded up, must be one the exact sampler takes (< 2^63).
-        // 1/ε rounded up: noise of scale at least 1/ε.
-        let scale = div_rounding_up(1.0, score_epsilon);
-        if scale >= 2f64.powi(63) {
-            return Err(TuneError::InvalidParameter {
-                what: "score epsilon",
-                value: score_epsilon,
-                requirement: "at least 2^-63 (a noise scale below 2^63)",
-            });
-        }
+        let noise = score_noise(score_epsilon)?;
+        check_stop_probability(stop_probability)?;
         let epsilon = end_to_end_epsilon(training_epsilon.max(score_epsilon));
         if epsilon > dp_erm::MAX_EPSILON {
             return Err(TuneError::InvalidParameter {
@@ -168,18 +177,172 @@ impl<T: Trainer> RandomStopping<T> {
                 requirement: "at most 1000",
             });
         }
-        let max_runs = default_cap(stop_probability, epsilon)?;
+        let max_runs = default_cap(stop_probability, epsilon, MAX_DELTA)?;
         Ok(Self {
             candidates,
             training_epsilon,
-            // 1/ε_S rounded up, so the noise is never below the scale ε_S needs.
-            noise: DiscreteLaplace::with_scale_at_least(scale)?,
+            noise,
             score_epsilon,
             stop_probability,
             holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
             min_rows: min_rows_for(DEFAULT_HOLDOUT_FRACTION).expect("0.1 needs 200 rows"),
             max_runs,
+            accounting: Accounting::Pure,
         })
+    }
+
+    /// Random stopping over candidates that may be (ε, δ)-DP, accounted by Rényi DP
+    /// (Papernot & Steinke, ICLR 2022) to an end-to-end (ε, δ) with δ = `delta`: each
+    /// candidate needs a replace-one curve ([`Trainer::rdp_curve`]: pure-ε trainers,
+    /// Gaussian output perturbation, DP-SGD), each score is discrete Laplace at
+    /// `score_epsilon`, and γ is as for [`RandomStopping::new`]. The ε is whatever the
+    /// curves give ([`RandomStopping::epsilon`]); [`RandomStopping::calibrated`] finds the
+    /// candidates that meet a total ε.
+    ///
+    /// Refuses, before any data is seen: an empty list, a candidate without a finite ε in
+    /// (0, 1000], a δ out of [0, 1), or no curve ([`TuneError::CandidateWithoutCurve`]); a
+    /// score ε or γ out of range; a `delta` not in (0, [`dp_noise::MAX_DELTA`]]; an
+    /// end-to-end ε above 1000; and a γ whose cap cannot keep the cap's δ within its share.
+    ///
+    /// # Privacy
+    /// **One run's curve.** Condition on the shuffle (n and fresh randomness only). The
+    /// changed row is in the training part or in the held-out part, not both: in the first
+    /// case the run's output (candidate, model, noisy score) is post-processing of the
+    /// trained model, whose Rényi divergence at order λ is at most the candidate's curve
+    /// `c_i(λ)`; in the second the model is unchanged and the count moves by at most 1, so
+    /// the run is `ε_S`-DP and its divergence at most `min(ε_S, λε_S²/2)`. The candidate
+    /// drawn at random and the shuffle are mixtures with data-independent weights, and the
+    /// Rényi divergence is jointly quasi-convex, so one run's curve is at most the
+    /// pointwise maximum `r(λ)` of all of these (dp-noise's [`RdpCurve::envelope`]).
+    ///
+    /// **The best of K runs.** K is geometric (the coin of [`RandomStopping::new`]): a
+    /// truncated negative binomial of shape η = 1, whose γ the coin realizes exactly up to
+    /// 2⁻⁶⁴ from below. Papernot & Steinke's Theorem 2 bounds the released run's curve by
+    /// `r(λ) + 2·min_λ̂[(1 − 1/λ̂)·r(λ̂) + ln(1/γ)/λ̂] + ln(E[K])/(λ − 1)`
+    /// ([`RdpCurve::repeat_and_select`]), which grows as γ falls: it is evaluated at a γ
+    /// below the coin's lowest (`γ − 2⁻⁶⁴`, less a relative 10⁻¹²) and the mean above it.
+    /// The curve is converted at `δ_R = (1 − CAP_DELTA_SHARE)·δ` (rounded down) by Balle et
+    /// al. 2020's conversion, rounded up ([`RdpCurve::epsilon`]), over the default orders
+    /// ([`default_orders`]).
+    ///
+    /// **The cap.** As for [`RandomStopping::new`]: stopping after T runs changes the output
+    /// only when K > T, probability `(1 − γ)^T`, which adds `(1 + e^ε)·(1 − γ)^T` to δ; the
+    /// default cap is the smallest T that keeps this within half the cap's share
+    /// (`CAP_DELTA_SHARE·δ/2`), so [`RandomStopping::delta`] = `δ_R` + the cap's δ ≤ δ.
+    ///
+    /// What is not covered is as for [`RandomStopping::new`]: the number of runs and the
+    /// time taken.
+    pub fn approximate(
+        candidates: Vec<T>,
+        score_epsilon: f64,
+        stop_probability: f64,
+        delta: f64,
+    ) -> Result<Self, TuneError> {
+        let (training_epsilon, _) = training_guarantee(&candidates)?;
+        let noise = score_noise(score_epsilon)?;
+        check_stop_probability(stop_probability)?;
+        if !(delta.is_finite() && delta > 0.0 && delta <= dp_noise::MAX_DELTA) {
+            return Err(TuneError::InvalidParameter {
+                what: "delta",
+                value: delta,
+                requirement: "finite, > 0 and at most 0.1",
+            });
+        }
+        let orders = default_orders();
+        let score = RdpCurve::pure(score_epsilon, Neighbouring::ReplaceOne, &orders)?;
+        let run = candidates_curve(&candidates, &orders)?.envelope(&score)?;
+        let rdp_delta = (delta * (1.0 - CAP_DELTA_SHARE)).next_down();
+        let epsilon = best_of_geometric_epsilon(&run, stop_probability, rdp_delta)?;
+        if epsilon > dp_erm::MAX_EPSILON {
+            return Err(TuneError::InvalidParameter {
+                what: "end-to-end epsilon (Papernot-Steinke's bound at the delta asked)",
+                value: epsilon,
+                requirement: "at most 1000",
+            });
+        }
+        // δ − δ_R is exact (Sterbenz); half of it leaves room for the sum's rounding.
+        let cap_delta_limit = (delta - rdp_delta) / 2.0;
+        let max_runs = default_cap(stop_probability, epsilon, cap_delta_limit)?;
+        let selection = Self {
+            candidates,
+            training_epsilon,
+            noise,
+            score_epsilon,
+            stop_probability,
+            holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
+            min_rows: min_rows_for(DEFAULT_HOLDOUT_FRACTION).expect("0.1 needs 200 rows"),
+            max_runs,
+            accounting: Accounting::Renyi {
+                epsilon,
+                rdp_delta,
+                cap_delta_limit,
+            },
+        };
+        debug_assert!(selection.delta() <= delta);
+        Ok(selection)
+    }
+
+    /// The [`RandomStopping::approximate`] whose candidates spend the most that an
+    /// end-to-end (`total_epsilon`, `delta`) allows: `candidates(b)` builds the candidates
+    /// at a step ε b (a Gaussian candidate at (b, its own δ), say: only its curve matters),
+    /// each score gets the largest ε whose pure curve stays under the candidates' curves at
+    /// every order ([`RdpCurve::largest_pure_epsilon_below`]: the score then costs nothing
+    /// beyond training), and b is the largest found by bisection (on its logarithm, between
+    /// `total·2⁻³⁰` and `total`, to a relative 10⁻⁹) whose selection reports an ε at most
+    /// `total_epsilon`. The end-to-end ε is checked for the b returned, never assumed.
+    /// Errors from `candidates` pass through; a candidate without a curve is refused at
+    /// once; where no b fits, the refusal at the smallest is returned.
+    pub fn calibrated<E: From<TuneError>>(
+        total_epsilon: f64,
+        delta: f64,
+        stop_probability: f64,
+        mut candidates: impl FnMut(f64) -> Result<Vec<T>, E>,
+    ) -> Result<Self, E> {
+        let total_epsilon = check_epsilon("total epsilon", total_epsilon)?;
+        let mut attempt = |step: f64| -> Result<Result<Self, TuneError>, E> {
+            let built = candidates(step)?;
+            let curve = candidates_curve(&built, &default_orders())?;
+            let Some(score) = curve.largest_pure_epsilon_below() else {
+                return Ok(Err(TuneError::InvalidParameter {
+                    what: "candidate step epsilon",
+                    value: step,
+                    requirement: "one whose candidates' curves are above 0 at every order",
+                }));
+            };
+            Ok(
+                Self::approximate(built, score, stop_probability, delta).and_then(|s| {
+                    if s.epsilon() <= total_epsilon {
+                        Ok(s)
+                    } else {
+                        Err(TuneError::InvalidParameter {
+                            what: "end-to-end epsilon of random stopping at the smallest step",
+                            value: s.epsilon(),
+                            requirement: "at most the total epsilon asked for",
+                        })
+                    }
+                }),
+            )
+        };
+        let mut high = total_epsilon;
+        if let Ok(selection) = attempt(high)? {
+            return Ok(selection);
+        }
+        let mut low = total_epsilon * 2f64.powi(-30);
+        let mut best = attempt(low)?.map_err(E::from)?;
+        for _ in 0..64 {
+            let middle = (low * high).sqrt();
+            if !(middle > low && middle < high) || high / low < 1.0 + 1e-9 {
+                break;
+            }
+            match attempt(middle)? {
+                Ok(selection) => {
+                    low = middle;
+                    best = selection;
+                }
+                Err(_) => high = middle,
+            }
+        }
+        Ok(best)
     }
 
     /// Holds out `fraction` of the rows (in (0, 1); rounded up to whole rows) for scoring.
@@ -214,10 +377,11 @@ impl<T: Trainer> RandomStopping<T> {
             });
         }
         let delta = capped_delta_up(self.epsilon(), self.stop_probability, runs);
-        if delta > MAX_DELTA {
+        let limit = self.cap_delta_limit();
+        if delta > limit {
             return Err(TuneError::DeltaTooLarge {
                 delta,
-                limit: MAX_DELTA,
+                limit,
                 epsilon: self.epsilon(),
                 stop_probability: self.stop_probability,
                 max_runs: runs,
@@ -242,20 +406,45 @@ impl<T: Trainer> RandomStopping<T> {
         self.score_epsilon
     }
 
-    /// `ε_B = max(ε_T, ε_S)`: the ε of one run.
+    /// `ε_B = max(ε_T, ε_S)`: the largest ε of one run.
     pub fn base_epsilon(&self) -> f64 {
         self.training_epsilon.max(self.score_epsilon)
     }
 
-    /// The end-to-end ε: `3·ε_B`, rounded up.
+    /// The end-to-end ε: `3·ε_B`, rounded up ([`RandomStopping::new`]); Papernot–Steinke's
+    /// bound converted at the Rényi share of δ ([`RandomStopping::approximate`]).
     pub fn epsilon(&self) -> f64 {
-        end_to_end_epsilon(self.base_epsilon())
+        match self.accounting {
+            Accounting::Pure => end_to_end_epsilon(self.base_epsilon()),
+            Accounting::Renyi { epsilon, .. } => epsilon,
+        }
     }
 
-    /// The δ the cap adds: `(1 + e^{3ε_B})·(1−γ)^T`, rounded up (never below the true
-    /// value; at most [`MAX_DELTA`]).
+    /// The end-to-end δ: the cap's `(1 + e^ε)·(1−γ)^T`, rounded up (never below the true
+    /// value; at most [`MAX_DELTA`] for [`RandomStopping::new`]), plus the Rényi
+    /// conversion's δ for [`RandomStopping::approximate`] (in all at most the δ asked for).
     pub fn delta(&self) -> f64 {
-        capped_delta_up(self.epsilon(), self.stop_probability, self.max_runs)
+        let cap = capped_delta_up(self.epsilon(), self.stop_probability, self.max_runs);
+        match self.accounting {
+            Accounting::Pure => cap,
+            Accounting::Renyi { rdp_delta, .. } => add_rounding_up(rdp_delta, cap),
+        }
+    }
+
+    /// Whether the guarantee is accounted by Rényi DP (Papernot–Steinke, for candidates
+    /// that may be (ε, δ)-DP: [`RandomStopping::approximate`]) rather than as `3ε_B`.
+    pub fn accounted_by_renyi(&self) -> bool {
+        matches!(self.accounting, Accounting::Renyi { .. })
+    }
+
+    /// The largest δ the cap may add.
+    fn cap_delta_limit(&self) -> f64 {
+        match self.accounting {
+            Accounting::Pure => MAX_DELTA,
+            Accounting::Renyi {
+                cap_delta_limit, ..
+            } => cap_delta_limit,
+        }
     }
 
     /// The sampler of each score's noise (tests check its exact scale).
@@ -433,9 +622,63 @@ fn min_rows_for(h: f64) -> Option<usize> {
     (start..start + 64).find(|&rows| fits(h, rows))
 }
 
+/// The noise of each score: discrete Laplace of scale `1/ε_S` rounded up (never below the
+/// scale ε_S needs), which the exact sampler must take (below 2⁶³).
+fn score_noise(score_epsilon: f64) -> Result<DiscreteLaplace, TuneError> {
+    let score_epsilon = check_epsilon("score epsilon", score_epsilon)?;
+    let scale = div_rounding_up(1.0, score_epsilon);
+    if scale >= 2f64.powi(63) {
+        return Err(TuneError::InvalidParameter {
+            what: "score epsilon",
+            value: score_epsilon,
+            requirement: "at least 2^-63 (a noise scale below 2^63)",
+        });
+    }
+    Ok(DiscreteLaplace::with_scale_at_least(scale)?)
+}
+
+fn check_stop_probability(stop_probability: f64) -> Result<(), TuneError> {
+    if (MIN_STOP_PROBABILITY..=1.0).contains(&stop_probability) {
+        Ok(())
+    } else {
+        Err(TuneError::InvalidParameter {
+            what: "stop probability",
+            value: stop_probability,
+            requirement: "between 1e-4 and 1",
+        })
+    }
+}
+
+/// The pointwise largest of the candidates' replace-one curves at `orders`, refusing a
+/// candidate without one.
+fn candidates_curve<T: Trainer>(candidates: &[T], orders: &[f64]) -> Result<RdpCurve, TuneError> {
+    let mut envelope: Option<RdpCurve> = None;
+    for (candidate, trainer) in candidates.iter().enumerate() {
+        let curve = trainer
+            .rdp_curve(orders)
+            .filter(|c| c.relation() == Neighbouring::ReplaceOne && c.orders() == orders)
+            .ok_or(TuneError::CandidateWithoutCurve { candidate })?;
+        envelope = Some(match envelope {
+            None => curve,
+            Some(e) => e.envelope(&curve)?,
+        });
+    }
+    envelope.ok_or(TuneError::NoCandidates)
+}
+
+/// The ε at `delta` of the best of a geometric number of runs of a mechanism with curve
+/// `run`, stopping with probability `gamma` after each (see [`RandomStopping::approximate`]):
+/// Papernot–Steinke's bound at a γ below any the coin realizes, and a mean above.
+fn best_of_geometric_epsilon(run: &RdpCurve, gamma: f64, delta: f64) -> Result<f64, TuneError> {
+    let lowest = stop_probability_down(gamma) * (1.0 - 1e-12);
+    let mean = (1.0 / lowest).next_up();
+    let tuned = run.repeat_and_select(RunCount::geometric(mean))?;
+    Ok(tuned.epsilon(delta)?.0)
+}
+
 /// The default cap: the smallest T ≥ 1 with (1 − γ)^T ≤ [`DEFAULT_CAP_TAIL`] and, at the
-/// end-to-end `epsilon`, δ ≤ [`MAX_DELTA`]; refused if no T ≤ [`MAX_RUNS`] gives that δ.
-fn default_cap(gamma: f64, epsilon: f64) -> Result<usize, TuneError> {
+/// end-to-end `epsilon`, the cap's δ ≤ `limit`; refused if no T ≤ [`MAX_RUNS`] gives that.
+fn default_cap(gamma: f64, epsilon: f64, limit: f64) -> Result<usize, TuneError> {
     let tail_cap = if gamma >= 1.0 {
         1
     } else {
@@ -443,14 +686,14 @@ fn default_cap(gamma: f64, epsilon: f64) -> Result<usize, TuneError> {
         // One more than the floating-point estimate, so rounding cannot leave the tail above.
         (runs as usize).saturating_add(1).clamp(1, MAX_RUNS)
     };
-    let small_enough = |runs: usize| capped_delta_up(epsilon, gamma, runs) <= MAX_DELTA;
+    let small_enough = |runs: usize| capped_delta_up(epsilon, gamma, runs) <= limit;
     if small_enough(tail_cap) {
         return Ok(tail_cap);
     }
     if !small_enough(MAX_RUNS) {
         return Err(TuneError::DeltaTooLarge {
             delta: capped_delta_up(epsilon, gamma, MAX_RUNS),
-            limit: MAX_DELTA,
+            limit,
             epsilon,
             stop_probability: gamma,
             max_runs: MAX_RUNS,
@@ -529,6 +772,7 @@ impl<T> fmt::Debug for RandomStopping<T> {
             .field("stop_probability", &self.stop_probability)
             .field("holdout_fraction", &self.holdout_fraction)
             .field("max_runs", &self.max_runs)
+            .field("accounting", &self.accounting)
             .finish_non_exhaustive()
     }
 }
