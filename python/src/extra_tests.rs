@@ -39,7 +39,7 @@ fn spec(lambda: f64) -> LinearSpec {
     }
 }
 
-const STOPPING: Method = Method::RandomStopping {
+const STOPPING: Method = Method::Stopping {
     stop_probability: 0.5,
     holdout_fraction: 0.1,
 };

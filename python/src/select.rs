@@ -1,24 +1,19 @@
 //! Private model selection (`dpml.model_selection.PrivateSearch`): the candidates a Python
-//! grid describes, handed to dp-tune's selections, so that the privacy argument is
-//! dp-tune's (`SplitAndSelect`, `RandomStopping`) and nothing here re-derives it.
+//! grid describes, handed to dp-fit's tuner over dp-tune's selections — the command line's
+//! `--tune` goes through the same tuner — so that the privacy argument is dp-tune's
+//! (`SplitAndSelect`, `RandomStopping`) and nothing here re-derives it.
 //!
-//! The caller gives a total ε. Split-and-select is `max(ε_T, ε_S)`-DP, so every candidate
-//! and the selection get the total. Random stopping is `3·max(ε_T, ε_S)`-DP (rounded up)
-//! plus a δ from its cap, so every candidate and each score get the largest `b` whose
-//! `3b`, rounded up as dp-tune rounds it, is at most the total; the selection's own
-//! `epsilon()` is then checked against the total before anything is drawn.
-//!
-//! (ε, δ) candidates (the Gaussian mechanisms, `delta > 0`) are accepted by split-and-select,
-//! whose δ is the largest candidate δ (dp-tune's `SplitAndSelect::delta`), and by random
-//! stopping when they have a Rényi curve (Gaussian output perturbation; objective
-//! perturbation has none and is refused): dp-tune's `RandomStopping::calibrated` then finds
-//! the largest step ε whose Papernot–Steinke accounting meets the total ε at the largest
-//! candidate δ, and every candidate is built at that step.
+//! The caller gives a total ε (dp-fit's `tuning` says what step each candidate gets). With
+//! (ε, δ) candidates (the Gaussian mechanisms, `delta > 0`) split-and-select's δ is the
+//! largest candidate δ, and random stopping is accounted by Rényi DP at that δ (Gaussian
+//! output perturbation only: objective perturbation has no Rényi curve and is refused here,
+//! by name). The selection's own `epsilon()` is checked against the total before anything
+//! is drawn.
 
-use dp_erm::{Examples, Trainer};
+use dp_erm::Examples;
+use dp_fit::tuning::Tuner;
 use dp_kernel::{FeatureMap, KernelParams};
 use dp_noise::ReleaseRng;
-use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
 
 use crate::error::CoreError;
 use crate::fit::{
@@ -29,23 +24,8 @@ use crate::models::Models;
 use crate::rows::{RowTransform, Rows};
 use dp_fit::candidate::Candidate;
 
-/// How the candidates are compared.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Method {
-    /// CMS11 Algorithm 4: one part per candidate, the exponential mechanism on a held-out
-    /// part. End-to-end ε: the total.
-    Split,
-    /// Liu–Talwar random stopping: every candidate on `(1 − h)·n` rows, noisy held-out
-    /// scores, a geometric number of runs. End-to-end `(≤ total, δ)`: `3b` and the cap's δ
-    /// for pure-ε candidates, Papernot–Steinke's accounting at the largest candidate δ for
-    /// (ε, δ) ones.
-    RandomStopping {
-        /// γ, the probability of stopping after each run.
-        stop_probability: f64,
-        /// h, the held-out share.
-        holdout_fraction: f64,
-    },
-}
+/// How the candidates are compared (dp-fit's).
+pub use dp_fit::tuning::TuneMethod as Method;
 
 /// The candidates, all of one estimator class.
 #[derive(Clone, Debug)]
@@ -112,130 +92,34 @@ pub fn step_epsilon(total: f64, method: Method) -> Result<f64, CoreError> {
     }
     Ok(match method {
         Method::Split => total,
-        Method::RandomStopping { .. } => dp_tune::stopping_base_epsilon(total)
+        Method::Stopping { .. } => dp_tune::stopping_base_epsilon(total)
             .ok_or_else(|| CoreError::value("epsilon", format!("= {total}: no base ε fits")))?,
     })
 }
 
-/// The rows held out of `rows` at share `h`: dp-tune's `⌈h·n⌉`, at most n.
-fn held_out(rows: usize, method: Method, candidates: usize) -> (usize, usize) {
-    match method {
-        Method::Split => {
-            let parts = candidates + 1;
-            // dp-tune's cut: part k is k·n/(m+1) .. (k+1)·n/(m+1); the last is held out.
-            let last = (rows as u128 * candidates as u128 / parts as u128) as usize;
-            (rows / parts, rows - last)
-        }
-        Method::RandomStopping {
-            holdout_fraction, ..
-        } => {
-            let held = ((rows as f64 * holdout_fraction).ceil() as usize).min(rows);
-            (rows - held, held)
-        }
-    }
-}
-
-/// One of dp-tune's selections over trainers `T`.
-enum Selector<T> {
-    Split(SplitAndSelect<T>),
-    Stopping(RandomStopping<T>),
-}
-
-impl<T: Trainer> Selector<T> {
-    /// Random stopping accounted by Rényi DP at a total (ε, δ), its candidates built by
-    /// `build` at the largest step that total allows (dp-tune's `RandomStopping::calibrated`).
-    fn calibrated(
-        total: f64,
-        delta: f64,
-        stop_probability: f64,
-        holdout_fraction: f64,
-        build: impl FnMut(f64) -> Result<Vec<T>, CoreError>,
-    ) -> Result<Self, CoreError> {
-        let stopping = RandomStopping::calibrated(total, delta, stop_probability, build)?
-            .with_holdout_fraction(holdout_fraction)
-            .map_err(CoreError::Tune)?;
-        Ok(Selector::Stopping(stopping))
-    }
-
-    /// The ε each candidate trains at.
-    fn step_epsilon(&self) -> f64 {
-        match self {
-            Selector::Split(s) => s.training_epsilon(),
-            Selector::Stopping(s) => s.training_epsilon(),
-        }
-    }
-
-    fn new(candidates: Vec<T>, step: f64, method: Method) -> Result<Self, TuneError> {
-        Ok(match method {
-            Method::Split => Selector::Split(SplitAndSelect::new(candidates, step)?),
-            Method::RandomStopping {
-                stop_probability,
-                holdout_fraction,
-            } => Selector::Stopping(
-                RandomStopping::new(candidates, step, stop_probability)?
-                    .with_holdout_fraction(holdout_fraction)?,
-            ),
-        })
-    }
-
-    fn epsilon(&self) -> f64 {
-        match self {
-            Selector::Split(s) => s.epsilon(),
-            Selector::Stopping(s) => s.epsilon(),
-        }
-    }
-
-    fn delta(&self) -> f64 {
-        match self {
-            Selector::Split(s) => s.delta(),
-            Selector::Stopping(s) => s.delta(),
-        }
-    }
-
-    fn max_runs(&self) -> Option<usize> {
-        match self {
-            Selector::Split(_) => None,
-            Selector::Stopping(s) => Some(s.max_runs()),
-        }
-    }
-
-    /// Random stopping's score ε, and whether it is accounted by Rényi DP.
-    fn stopping_facts(&self) -> (Option<f64>, bool) {
-        match self {
-            Selector::Split(_) => (None, false),
-            Selector::Stopping(s) => (Some(s.score_epsilon()), s.accounted_by_renyi()),
-        }
-    }
-
-    fn run(
-        &self,
-        data: &Examples,
-        rng: &mut dyn ReleaseRng,
-    ) -> Result<(usize, T::Model, Option<i128>), TuneError> {
-        match self {
-            Selector::Split(s) => {
-                let chosen = s.select(data, rng)?;
-                Ok((chosen.index(), chosen.into_model(), None))
-            }
-            Selector::Stopping(s) => {
-                let stopped = s.select(data, rng)?;
-                let score = stopped.noisy_mistakes();
-                Ok((stopped.index(), stopped.into_model(), Some(score)))
-            }
-        }
-    }
-}
-
 enum Prepared {
     Linear {
-        selector: Selector<Candidate>,
+        selector: Tuner<Candidate>,
         data: Examples,
         transform: RowTransform,
     },
     Kernel {
-        selector: Selector<KernelParams>,
+        selector: Tuner<KernelParams>,
         data: Examples,
     },
+}
+
+/// What a tuner spends and how: (ε, δ, cap on runs, step ε, score ε, Rényi-accounted).
+fn facts<T: dp_erm::Trainer>(t: &Tuner<T>) -> (f64, f64, Option<usize>, f64, Option<f64>, bool) {
+    let score = matches!(t, Tuner::Stopping(_)).then(|| t.selection_epsilon());
+    (
+        t.epsilon(),
+        t.delta(),
+        t.max_runs(),
+        t.step_epsilon(),
+        score,
+        t.accounted_by_renyi(),
+    )
 }
 
 /// A selection with its candidates built and frozen, its data in dp-tune's form and its
@@ -265,7 +149,8 @@ fn linear_candidate(
 /// For training sets of the same size that differ in one row (replace-one), the released
 /// (index, model, noisy score) of [`PreparedSearch::run`] is `(plan.epsilon, plan.delta)`-DP
 /// by dp-tune's theorems (`SplitAndSelect`: `max(ε_T, ε_S)` and the largest candidate δ;
-/// `RandomStopping`: `3·ε_B` rounded up, plus its cap's δ), given that the candidates — built here from the grid, the
+/// `RandomStopping`: `3·ε_B` rounded up plus its cap's δ, or Papernot–Steinke's Rényi bound
+/// with (ε, δ) candidates), given that the candidates — built here from the grid, the
 /// public n and the row transform, never from the rows' values — and the transform are
 /// fixed before the rows are read. The row transform (÷ B, optional clipping, intercept) is
 /// per row, so it preserves the neighbouring relation. Λ from `regularization = "auto"`
@@ -294,15 +179,16 @@ pub fn prepare(
     if candidates.len() == 0 {
         return Err(CoreError::value("param_grid", "describes no candidate"));
     }
-    let step = step_epsilon(total_epsilon, method)?;
-    let (training_rows, held_out_rows) = held_out(rows.len(), method, candidates.len());
-    // Random stopping over (ε, δ) candidates: accounted by Rényi DP at the largest δ.
-    let stopping_delta = match (method, candidates) {
-        (Method::RandomStopping { .. }, Candidates::Linear(specs)) => specs
+    step_epsilon(total_epsilon, method)?;
+    let (training_rows, held_out_rows) = method.parts(rows.len(), candidates.len());
+    // Random stopping over (ε, δ) candidates is accounted by Rényi DP at the largest δ
+    // (split-and-select reads each candidate's own).
+    let largest_delta = match candidates {
+        Candidates::Linear(specs) => specs
             .iter()
             .map(|s| s.mechanism.delta())
             .fold(0.0, f64::max),
-        _ => 0.0,
+        Candidates::Kernel(_) => 0.0,
     };
     let with_step = |spec: &LinearSpec, step: f64| -> Result<LinearSpec, CoreError> {
         let mechanism = match spec.mechanism {
@@ -330,7 +216,7 @@ pub fn prepare(
     };
     let labels = binary_labels(classes);
     let mut rng = generator(randomness)?;
-    let (prepared, regularization, epsilon_delta) = match candidates {
+    let (prepared, regularization, spends) = match candidates {
         Candidates::Linear(specs) => {
             let transform = specs[0].transform.checked()?;
             if let Some(i) = specs.iter().position(|s| s.transform != transform) {
@@ -352,23 +238,13 @@ pub fn prepare(
                     .collect::<Result<Vec<_>, _>>()
                     .map(|pairs| pairs.into_iter().unzip())
             };
-            let selector = match method {
-                Method::RandomStopping {
-                    stop_probability,
-                    holdout_fraction,
-                } if stopping_delta > 0.0 => Selector::calibrated(
-                    total_epsilon,
-                    stopping_delta,
-                    stop_probability,
-                    holdout_fraction,
-                    |b| built(b).map(|(params, _)| params),
-                )?,
-                _ => Selector::new(built(step)?.0, step, method).map_err(CoreError::Tune)?,
-            };
+            let selector = Tuner::new(method, total_epsilon, largest_delta, |b| {
+                built(b).map(|(params, _)| params)
+            })?;
             // Λ as the candidates were built (the rule's Λ depends on the step ε).
             let lambdas = built(selector.step_epsilon())?.1;
             let data = training_set(&rows, labels, &transform)?.to_examples();
-            let spends = (selector.epsilon(), selector.delta(), selector.max_runs());
+            let spends = facts(&selector);
             (
                 Prepared::Linear {
                     selector,
@@ -380,35 +256,41 @@ pub fn prepare(
             )
         }
         Candidates::Kernel(specs) => {
-            let mut trainers = Vec::with_capacity(specs.len());
-            let mut lambdas = Vec::with_capacity(specs.len());
-            for (spec, map) in specs {
-                if spec.transform.intercept.is_some() || spec.feature_groups.is_some() {
-                    return Err(CoreError::value(
-                        "RandomFeaturesSVC",
-                        "takes no intercept or feature groups (its features are random cosines)",
-                    ));
-                }
-                let (_, params) =
-                    kernel_plan(&with_step(spec, step)?, training_rows, map.components, 2)?;
-                lambdas.push(params.regularization());
-                // The map is public randomness, drawn before any row is read.
-                let drawn = FeatureMap::draw(
-                    map.kernel,
-                    map.sampling,
-                    rows.features(),
-                    map.components,
-                    &mut *rng,
-                )?;
-                trainers.push(KernelParams::new(drawn, params));
+            if specs.iter().any(|(spec, _)| {
+                spec.transform.intercept.is_some() || spec.feature_groups.is_some()
+            }) {
+                return Err(CoreError::value(
+                    "RandomFeaturesSVC",
+                    "takes no intercept or feature groups (its features are random cosines)",
+                ));
             }
-            let selector = Selector::new(trainers, step, method).map_err(CoreError::Tune)?;
+            // Pure ε only: the tuner builds the candidates once, at its step.
+            let mut lambdas = Vec::with_capacity(specs.len());
+            let selector = Tuner::new(method, total_epsilon, 0.0, |step| {
+                lambdas.clear();
+                let mut trainers = Vec::with_capacity(specs.len());
+                for (spec, map) in specs {
+                    let (_, params) =
+                        kernel_plan(&with_step(spec, step)?, training_rows, map.components, 2)?;
+                    lambdas.push(params.regularization());
+                    // The map is public randomness, drawn before any row is read.
+                    let drawn = FeatureMap::draw(
+                        map.kernel,
+                        map.sampling,
+                        rows.features(),
+                        map.components,
+                        &mut *rng,
+                    )?;
+                    trainers.push(KernelParams::new(drawn, params));
+                }
+                Ok::<_, CoreError>(trainers)
+            })?;
             let data = Examples::new(features(&rows)?, labels)?;
-            let spends = (selector.epsilon(), selector.delta(), selector.max_runs());
+            let spends = facts(&selector);
             (Prepared::Kernel { selector, data }, lambdas, spends)
         }
     };
-    let (epsilon, delta, max_runs) = epsilon_delta;
+    let (epsilon, delta, max_runs, step, score_epsilon, renyi) = spends;
     if epsilon > total_epsilon {
         // Defensive: step_epsilon mirrors dp-tune's rounding; never spend above the total.
         return Err(CoreError::value(
@@ -416,10 +298,6 @@ pub fn prepare(
             format!("= {total_epsilon}: the selection would spend {epsilon}, above it"),
         ));
     }
-    let (step, (score_epsilon, renyi)) = match &prepared {
-        Prepared::Linear { selector, .. } => (selector.step_epsilon(), selector.stopping_facts()),
-        Prepared::Kernel { selector, .. } => (selector.step_epsilon(), selector.stopping_facts()),
-    };
     Ok(PreparedSearch {
         prepared,
         plan: SearchPlan {
@@ -454,19 +332,19 @@ impl PreparedSearch {
                 data,
                 transform,
             } => {
-                let (index, model, noisy) = selector.run(data, rng).map_err(CoreError::Tune)?;
+                let tuned = selector.select(data, rng)?;
                 Ok(Released {
-                    index,
-                    models: Models::linear(vec![model], *transform)?,
-                    noisy_mistakes: noisy,
+                    index: tuned.index,
+                    models: Models::linear(vec![tuned.model], *transform)?,
+                    noisy_mistakes: tuned.noisy_mistakes,
                 })
             }
             Prepared::Kernel { selector, data } => {
-                let (index, model, noisy) = selector.run(data, rng).map_err(CoreError::Tune)?;
+                let tuned = selector.select(data, rng)?;
                 Ok(Released {
-                    index,
-                    models: Models::kernel(vec![model]),
-                    noisy_mistakes: noisy,
+                    index: tuned.index,
+                    models: Models::kernel(vec![tuned.model]),
+                    noisy_mistakes: tuned.noisy_mistakes,
                 })
             }
         })

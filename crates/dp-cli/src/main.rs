@@ -28,6 +28,12 @@ use dp_fit::recipe::{KernelName, SamplingName};
 #[derive(Debug)]
 pub struct Failure(String);
 
+impl From<dp_tune::TuneError> for Failure {
+    fn from(e: dp_tune::TuneError) -> Self {
+        Failure(format!("the tuning was refused: {e}"))
+    }
+}
+
 impl From<dp_schema::ReadError> for Failure {
     fn from(e: dp_schema::ReadError) -> Self {
         Failure(e.to_string())

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::model_file::Model as Released;
 use crate::output::{ScratchFile, check_free, commit_all, parent, stage_all};
 use crate::report::{LedgerEntry, markdown, report};
-use crate::tune::{Tuner, tuned};
+use crate::tune::{tuned, tuner};
 use crate::{Failure, fail, grid, progress};
 
 /// What the schema's label column asks for: classes or a number.
@@ -656,7 +656,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
     };
     // dp-fit's candidates: pure ε, or Gaussian at the recipe's δ.
     let linear_tuner = match (&plan.grid, &plan.map) {
-        (Some(grid), None) if !regression => Some(Tuner::new(
+        (Some(grid), None) if !regression => Some(tuner(
             req.tune_method,
             req.epsilon,
             req.delta,
@@ -670,7 +670,7 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         _ => None,
     };
     let kernel_tuner = match (&plan.grid, &plan.map) {
-        (Some(grid), Some(map)) => Some(Tuner::new(
+        (Some(grid), Some(map)) => Some(tuner(
             req.tune_method,
             req.epsilon,
             0.0,

@@ -24,6 +24,8 @@
 //! - [`private_norm`]: a row-norm bound released privately for rows no schema scales, and
 //!   the share of ε it spends;
 //! - [`split`]: how a fit's (ε, δ) is shared among one-vs-rest models;
+//! - [`tuning`]: a private selection among candidates (dp-tune) — the step ε for a total
+//!   (ε, δ), the parts, the release;
 //! - [`sgd`]: DP-SGD's options and the one way they become dp-erm's configuration.
 //!
 //! A face only turns its own input into rows and its own options into these types.
@@ -44,6 +46,7 @@ mod regression_sums;
 pub mod sgd;
 pub mod spec;
 pub mod split;
+pub mod tuning;
 
 pub use charge::{Charge, Pending};
 pub use composition::{Composition, Curve, Method};

@@ -217,16 +217,27 @@ impl RdpCurve {
     /// Both mechanisms run on the same data (adaptively or not): the curves add order by
     /// order, rounded up. Refuses curves of different relations or order grids.
     pub fn compose(&self, other: &RdpCurve) -> Result<RdpCurve, NoiseError> {
+        self.pointwise(other, "compose", add_rounding_up)
+    }
+
+    /// `f` of the two curves' values at each order; `what` names the operation in the
+    /// refusal of curves of different relations or order grids.
+    pub(crate) fn pointwise(
+        &self,
+        other: &RdpCurve,
+        what: &str,
+        f: impl Fn(f64, f64) -> f64,
+    ) -> Result<RdpCurve, NoiseError> {
         if self.relation != other.relation {
             return Err(NoiseError::UnsupportedParameters(format!(
-                "cannot compose RDP curves of different neighbouring relations ({:?} and {:?})",
+                "cannot {what} RDP curves of different neighbouring relations ({:?} and {:?})",
                 self.relation, other.relation
             )));
         }
         if self.orders != other.orders {
-            return Err(NoiseError::UnsupportedParameters(
-                "cannot compose RDP curves over different order grids".to_owned(),
-            ));
+            return Err(NoiseError::UnsupportedParameters(format!(
+                "cannot {what} RDP curves over different order grids"
+            )));
         }
         Ok(RdpCurve {
             relation: self.relation,
@@ -235,7 +246,7 @@ impl RdpCurve {
                 .values
                 .iter()
                 .zip(&other.values)
-                .map(|(&a, &b)| add_rounding_up(a, b))
+                .map(|(&a, &b)| f(a, b))
                 .collect(),
         })
     }

@@ -212,21 +212,7 @@ impl RdpCurve {
     /// quasi-convex), such as one run of a selection that trains a candidate drawn at random
     /// or scores on rows a data-independent shuffle held out.
     pub fn envelope(&self, other: &RdpCurve) -> Result<RdpCurve, NoiseError> {
-        if self.relation != other.relation || self.orders != other.orders {
-            return Err(NoiseError::UnsupportedParameters(
-                "the envelope of two RDP curves needs one relation and one order grid".to_owned(),
-            ));
-        }
-        Ok(RdpCurve {
-            relation: self.relation,
-            orders: self.orders.clone(),
-            values: self
-                .values
-                .iter()
-                .zip(&other.values)
-                .map(|(&a, &b)| a.max(b))
-                .collect(),
-        })
+        self.pointwise(other, "take the envelope of", f64::max)
     }
 
     /// The largest ε whose pure curve ([`RdpCurve::pure`] at this curve's orders) is at most

@@ -185,7 +185,7 @@ impl<T: Trainer> RandomStopping<T> {
             score_epsilon,
             stop_probability,
             holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
-            min_rows: min_rows_for(DEFAULT_HOLDOUT_FRACTION).expect("0.1 needs 200 rows"),
+            min_rows: default_min_rows(),
             max_runs,
             accounting: Accounting::Pure,
         })
@@ -270,7 +270,7 @@ impl<T: Trainer> RandomStopping<T> {
             score_epsilon,
             stop_probability,
             holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
-            min_rows: min_rows_for(DEFAULT_HOLDOUT_FRACTION).expect("0.1 needs 200 rows"),
+            min_rows: default_min_rows(),
             max_runs,
             accounting: Accounting::Renyi {
                 epsilon,
@@ -605,6 +605,11 @@ fn held_out(h: f64, rows: usize) -> usize {
 fn fits(h: f64, rows: usize) -> bool {
     let held = held_out(h, rows);
     held >= MIN_ROWS_PER_PART && rows - held >= MIN_ROWS_PER_PART
+}
+
+/// The fewest rows at [`DEFAULT_HOLDOUT_FRACTION`].
+fn default_min_rows() -> usize {
+    min_rows_for(DEFAULT_HOLDOUT_FRACTION).expect("0.1 needs 200 rows")
 }
 
 /// The fewest rows that fit at share `h` ∈ (0, 1), or `None` beyond [`MAX_MIN_ROWS`].

@@ -664,6 +664,21 @@ mod tests {
     /// synthetic fit only (printed); `APPROXIMATE_PART=folds`: the cross-validated columns
     /// alone, 10 folds (`approximate_folds.csv`, `summary_folds.md`). Seed 2011 (the study's
     /// default).
+    /// A by-hand part's settings: `APPROXIMATE_RUNS` (default `runs`), the ε of
+    /// `APPROXIMATE_EPSILONS` (comma-separated, default `epsilons`), Adult's official split.
+    fn by_hand(runs: usize, epsilons: &str) -> (usize, Vec<f64>, Split) {
+        let runs = std::env::var("APPROXIMATE_RUNS").map_or(runs, |r| r.parse().unwrap());
+        let epsilons = std::env::var("APPROXIMATE_EPSILONS")
+            .unwrap_or_else(|_| epsilons.into())
+            .split(',')
+            .map(|e| e.parse().unwrap())
+            .collect();
+        let official = official_adult(&dp_datasets::DataDir::resolve(None)).unwrap();
+        let rows = dp_datasets::ADULT_TRAIN_ROWS;
+        let split = ((0..rows).collect(), (rows..official.len()).collect());
+        (runs, epsilons, Split::new(&official, &split).unwrap())
+    }
+
     #[test]
     #[ignore = "an experiment, run by hand"]
     fn full() {
@@ -695,19 +710,10 @@ mod tests {
         if std::env::var("APPROXIMATE_PART").is_ok_and(|p| p == "tuned") {
             // The tuned rows alone on Adult's official split: APPROXIMATE_RUNS runs (40) at
             // each ε of APPROXIMATE_EPSILONS (comma-separated; 1).
-            let runs = std::env::var("APPROXIMATE_RUNS").map_or(40, |r| r.parse().unwrap());
+            let (runs, epsilons, split) = by_hand(40, "1");
             let gamma = std::env::var("APPROXIMATE_GAMMA")
                 .map_or(TUNED_STOP_PROBABILITY, |g| g.parse().unwrap());
-            let epsilons: Vec<f64> = std::env::var("APPROXIMATE_EPSILONS")
-                .unwrap_or_else(|_| "1".into())
-                .split(',')
-                .map(|e| e.parse().unwrap())
-                .collect();
-            let dir = dp_datasets::DataDir::resolve(None);
-            let official = official_adult(&dir).unwrap();
-            let rows = dp_datasets::ADULT_TRAIN_ROWS;
-            let split = ((0..rows).collect(), (rows..official.len()).collect());
-            let splits = [Split::new(&official, &split).unwrap()];
+            let splits = [split];
             for epsilon in epsilons {
                 for (choice, errors, setting) in
                     tuned_rows(&splits, epsilon, runs, gamma, seed).unwrap()
@@ -717,6 +723,45 @@ mod tests {
                     eprintln!(
                         "ε = {epsilon}: {choice}: {mean:.4} ± {se:.4} (worst {worst:.4}); {setting}"
                     );
+                }
+            }
+            return;
+        }
+        if std::env::var("APPROXIMATE_PART").is_ok_and(|p| p == "sgd-rule") {
+            // The DP-SGD rule end to end on Adult's official split under both accountants,
+            // paired seeds: APPROXIMATE_RUNS runs (20) at each ε of APPROXIMATE_EPSILONS
+            // (0.1,1), both relations.
+            let (runs, epsilons, split) = by_hand(20, "0.1,1");
+            let rule = DpSgdRule::FITTED;
+            for epsilon in epsilons {
+                for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+                    for accountant in [dp_erm::Accountant::Pld, dp_erm::Accountant::Rdp] {
+                        let config = rule
+                            .setting(epsilon)
+                            .unwrap()
+                            .schedule
+                            .config_for(split.train.len(), DELTA, relation)
+                            .unwrap()
+                            .with_accountant(accountant);
+                        let sgd = dp_erm::DpSgd::for_target(config, epsilon).unwrap();
+                        let errors: Vec<f64> = (0..runs)
+                            .into_par_iter()
+                            .map(|k| {
+                                sgd_error(
+                                    &sgd,
+                                    &split.train_examples,
+                                    &split.test_examples,
+                                    seed ^ 0x5e2e ^ (k as u64) << 8,
+                                )
+                            })
+                            .collect();
+                        let (mean, se) = mean_and_se(&errors);
+                        eprintln!(
+                            "ε = {epsilon}, {}, {accountant:?}: σ = {:.4}, error {mean:.4} ± {se:.4}",
+                            relation_label(relation),
+                            sgd.noise_multiplier()
+                        );
+                    }
                 }
             }
             return;
