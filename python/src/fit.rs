@@ -541,6 +541,22 @@ pub struct MapSpec {
 }
 
 impl MapSpec {
+    /// Draws the map for rows of `features` features: public randomness, drawn before any
+    /// row is read.
+    pub(crate) fn draw(
+        &self,
+        features: usize,
+        rng: &mut dyn ReleaseRng,
+    ) -> Result<FeatureMap, CoreError> {
+        Ok(FeatureMap::draw(
+            self.kernel,
+            self.sampling,
+            features,
+            self.components,
+            rng,
+        )?)
+    }
+
     /// The map a face names by dp-fit's kernel and sampling names.
     pub(crate) fn named(
         kernel: &str,
@@ -642,14 +658,7 @@ pub fn fit_kernel(
     }
     let (plan, per_model) = kernel_plan(spec, rows.len(), map.components, class_count)?;
     let mut rng = generator(randomness)?;
-    let drawn = FeatureMap::draw(
-        map.kernel,
-        map.sampling,
-        rows.features(),
-        map.components,
-        &mut *rng,
-    )?;
-    let kernel = KernelParams::new(drawn, per_model.clone());
+    let kernel = KernelParams::new(map.draw(rows.features(), &mut *rng)?, per_model.clone());
     // Every refusal of the parameters and sizes, before the map touches a row.
     dp_erm::Trainer::check_shape(&kernel, rows.len(), rows.features())?;
     let inputs = features(&rows)?;

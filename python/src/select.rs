@@ -12,7 +12,7 @@
 
 use dp_erm::Examples;
 use dp_fit::tuning::Tuner;
-use dp_kernel::{FeatureMap, KernelParams};
+use dp_kernel::KernelParams;
 use dp_noise::ReleaseRng;
 
 use crate::error::CoreError;
@@ -274,14 +274,7 @@ pub fn prepare(
                         kernel_plan(&with_step(spec, step)?, training_rows, map.components, 2)?;
                     lambdas.push(params.regularization());
                     // The map is public randomness, drawn before any row is read.
-                    let drawn = FeatureMap::draw(
-                        map.kernel,
-                        map.sampling,
-                        rows.features(),
-                        map.components,
-                        &mut *rng,
-                    )?;
-                    trainers.push(KernelParams::new(drawn, params));
+                    trainers.push(KernelParams::new(map.draw(rows.features(), &mut *rng)?, params));
                 }
                 Ok::<_, CoreError>(trainers)
             })?;
