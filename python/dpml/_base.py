@@ -406,6 +406,37 @@ def require_data_norm(data_norm, call):
     return _number("data_norm", data_norm)
 
 
+def private_norm_kwargs(data_norm, epsilon, mechanism):
+    """data_norm="private": dp-fit's share of ε releases the row-norm bound (a private
+    quantile of the rows' norms, rows above it clipped), the fit gets the rest. The fit
+    keywords that say so."""
+    _choice("data_norm", data_norm, ("private",))
+    if mechanism == "non-private" or not math.isfinite(epsilon):
+        raise DPMLValueError(
+            "data_norm='private' releases the row-norm bound privately from a share of "
+            "epsilon; it needs a finite epsilon (pass a number as data_norm otherwise)"
+        )
+    from . import _dpml
+
+    norm_epsilon, fit_epsilon = _dpml.private_norm_split(epsilon)
+    # A placeholder the released bound replaces before any row is scaled.
+    return dict(data_norm=1.0, epsilon=fit_epsilon, private_norm_epsilon=norm_epsilon)
+
+
+def private_norm_report(report, kwargs):
+    """What ``privacy_`` adds for a privately released norm bound (nothing otherwise)."""
+    if "private_norm_epsilon" not in kwargs:
+        return {}
+    from . import _dpml
+
+    return dict(
+        data_norm=report["data_norm"],
+        data_norm_epsilon=kwargs["private_norm_epsilon"],
+        data_norm_mechanism=_dpml.PRIVATE_NORM_MECHANISM,
+        clip_rows=True,
+    )
+
+
 __all__ = ["PrivateClassifier", "DPMLError", "require_data_norm"]
 
 

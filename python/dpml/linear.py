@@ -1,11 +1,16 @@
 """Private linear classifiers: logistic regression and the Huber SVM (dp-erm)."""
 
-import math
-
 import numpy as np
 
 from . import _dpml
-from ._base import PrivateClassifier, _choice, _delta, _number, require_data_norm
+from ._base import (
+    PrivateClassifier,
+    _delta,
+    _number,
+    private_norm_kwargs,
+    private_norm_report,
+    require_data_norm,
+)
 from ._errors import DPMLTypeError, DPMLValueError
 
 
@@ -63,7 +68,7 @@ class _LinearClassifier(PrivateClassifier):
                 )
             groups = [int(g) for g in array]
         if isinstance(self.data_norm, str):
-            kwargs.update(self._private_norm(epsilon, mechanism))
+            kwargs.update(private_norm_kwargs(self.data_norm, epsilon, mechanism))
         else:
             kwargs["data_norm"] = require_data_norm(self.data_norm, call)
         kwargs.update(
@@ -75,28 +80,9 @@ class _LinearClassifier(PrivateClassifier):
         )
         return kwargs
 
-    def _private_norm(self, epsilon, mechanism):
-        """data_norm="private": dp-fit's share of ε releases the row-norm bound (a private
-        quantile of the rows' norms, rows above it clipped), the fit gets the rest."""
-        _choice("data_norm", self.data_norm, ("private",))
-        if mechanism == "non-private" or not math.isfinite(epsilon):
-            raise DPMLValueError(
-                "data_norm='private' releases the row-norm bound privately from a share of "
-                "epsilon; it needs a finite epsilon (pass a number as data_norm otherwise)"
-            )
-        norm_epsilon, fit_epsilon = _dpml.private_norm_split(epsilon)
-        # A placeholder the released bound replaces before any row is scaled.
-        return dict(data_norm=1.0, epsilon=fit_epsilon, private_norm_epsilon=norm_epsilon)
-
     def _privacy_report(self, report, epsilon, mechanism, seed, kwargs):
         privacy = super()._privacy_report(report, epsilon, mechanism, seed, kwargs)
-        if "private_norm_epsilon" in kwargs:
-            privacy.update(
-                data_norm=report["data_norm"],
-                data_norm_epsilon=kwargs["private_norm_epsilon"],
-                data_norm_mechanism=_dpml.PRIVATE_NORM_MECHANISM,
-                clip_rows=True,
-            )
+        privacy.update(private_norm_report(report, kwargs))
         return privacy
 
     def _fit_rust(self, call, indices, n_classes, kwargs, seed):

@@ -15,6 +15,8 @@ from ._base import (
     _delta,
     _number,
     epsilon_and_mechanism,
+    private_norm_kwargs,
+    private_norm_report,
     require_data_norm,
     warn_outlook,
 )
@@ -81,9 +83,13 @@ _SHARED_DOC = """
     delta : float, default=0.0
         0: pure ε-DP. In (0, 0.01]: (ε, δ)-DP, trained by dp-erm's ``GaussianErm`` (or, with
         ``mechanism="adassp"``, which requires it, by ``AdaSsp``).
-    data_norm : float, required
+    data_norm : float or "private", required
         A public bound B on the Euclidean norm of every row of X. Rows are divided by B; a
-        row above B is refused (naming it) unless ``clip_rows=True``.
+        row above B is refused (naming it) unless ``clip_rows=True``. ``"private"``: no
+        bound is known, so a tenth of ε releases one (the 0.9-quantile of the rows' norms,
+        by the exponential mechanism; rows above it clipped) and the fit gets the rest; the
+        released bound and its ε are in ``privacy_`` (not ``Ridge``, whose ``alpha`` is in
+        the rows' units, nor ``DPSGDRegressor``).
     bounds : (float, float), required
         The public range (lower, upper) of the target. Targets are scaled into [−1, 1] by
         it for training, and every prediction is mapped back and clamped into it. Never
@@ -166,6 +172,16 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
         for name in ("fit_intercept", "clip_rows", "clip_targets"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise DPMLTypeError(f"{name}={getattr(self, name)!r} must be True or False")
+        if isinstance(self.data_norm, str):
+            if not self._private_norm_supported:
+                raise DPMLValueError(
+                    f"data_norm={self.data_norm!r}: {type(self).__name__} needs a public "
+                    "data_norm (a number); a private bound is released for "
+                    "LinearRegression and HuberRegressor"
+                )
+            norm = private_norm_kwargs(self.data_norm, epsilon, mechanism)
+        else:
+            norm = dict(data_norm=require_data_norm(self.data_norm, call))
         kwargs = dict(
             huber_threshold=self._scaled_threshold(self._threshold(bounds), bounds),
             target_lower=bounds[0],
@@ -173,13 +189,13 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             clip_targets=bool(self.clip_targets),
             epsilon=epsilon if math.isfinite(epsilon) else 1.0,
             delta=delta,
-            data_norm=require_data_norm(self.data_norm, call),
             clip_rows=bool(self.clip_rows),
             intercept=_number("intercept_scaling", self.intercept_scaling)
             if self.fit_intercept
             else None,
             **self._mechanism_kwargs(shape, bounds, mechanism),
         )
+        kwargs.update(norm)
         record = None
         if ledger is not None:
             record = ledger.charge(epsilon, delta, what=type(self).__name__, mechanism=released)
@@ -207,6 +223,7 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             "huber_threshold": None if adassp else self._threshold(bounds),
             "data_norm": kwargs["data_norm"],
             "clip_rows": kwargs["clip_rows"],
+            **private_norm_report(report, kwargs),
             "bounds": bounds,
             "clip_targets": kwargs["clip_targets"],
             "intercept_scaling": kwargs["intercept"],
@@ -225,6 +242,9 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
         return self
 
     # What the DP-SGD regressor (dpml.DPSGDRegressor) replaces.
+
+    #: Whether ``data_norm="private"`` is taken (a norm bound released from a share of ε).
+    _private_norm_supported = True
 
     def _check_ledger(self, ledger):
         """Refuses a ledger the fit cannot be charged to (none here)."""
@@ -463,6 +483,8 @@ class Ridge(LinearRegression):
 """
         + _SHARED_DOC
     )
+
+    _private_norm_supported = False
 
     def __init__(
         self,

@@ -435,6 +435,8 @@ class DPSGDRegressor(_SgdSchedule, _PrivateRegressor):
     σ, q, T, clip norm, bounds). ``score`` is R².
     """
 
+    _private_norm_supported = False
+
     def __init__(
         self,
         epsilon=1.0,

@@ -22,7 +22,7 @@ use crate::rows::RowTransform;
 #[pyo3(signature = (
     x, y, *, csr=None, n_features=None, huber_threshold, target_lower, target_upper,
     clip_targets, mechanism_name, epsilon, delta=0.0, calibration, regularization, tol,
-    data_norm, clip_rows, intercept, seed
+    data_norm, clip_rows, intercept, seed, private_norm_epsilon=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_regression_model<'py>(
@@ -45,6 +45,7 @@ pub(crate) fn fit_regression_model<'py>(
     clip_rows: bool,
     intercept: Option<f64>,
     seed: Option<u64>,
+    private_norm_epsilon: Option<f64>,
 ) -> PyResult<(Regressor, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = RegressionSpec {
@@ -68,10 +69,20 @@ pub(crate) fn fit_regression_model<'py>(
     let (spec, held, targets) = prepared;
     let rows = held.rows().map_err(|e| raise(py, e))?;
     // Ctrl-C stops the solver between iterations (`interruptible`).
-    let (fit, adassp) = interruptible(py, |_| {
-        fit_regression(rows, &targets, &spec, randomness(seed))
+    let (fit, adassp, transform) = interruptible(py, |_| {
+        fit_regression(
+            rows,
+            &targets,
+            &spec,
+            private_norm_epsilon,
+            randomness(seed),
+        )
     })?;
     let info = report(py, &fit)?;
+    if private_norm_epsilon.is_some() {
+        // The released bound: a privatized fact, part of the release.
+        info.set_item("data_norm", transform.norm_bound)?;
+    }
     if let Some(c) = adassp {
         let cal = PyDict::new(py);
         cal.set_item("split", "a third of rho each: lambda_min(X'X), X'X, X't")?;

@@ -7,7 +7,9 @@ use dp_erm::{
 use dp_fit::recipe::{ErmRecipe, Mechanism, Regularization};
 
 use crate::error::CoreError;
-use crate::fit::{FitReport, Randomness, drawing, generator, named_row_error, row_builder};
+use crate::fit::{
+    FitReport, Randomness, drawing, generator, named_row_error, privately_bounded, row_builder,
+};
 use crate::rows::{RowTransform, Rows};
 
 /// Everything a regressor's fit needs besides the data.
@@ -35,8 +37,9 @@ pub fn fit_regression(
     rows: Rows<'_>,
     targets: &[f64],
     spec: &RegressionSpec,
+    norm_epsilon: Option<f64>,
     randomness: Randomness,
-) -> Result<(FitReport<RegressionModel>, Option<AdaSspCalibration>), CoreError> {
+) -> Result<(FitReport<RegressionModel>, Option<AdaSspCalibration>, RowTransform), CoreError> {
     let rows = rows.checked()?;
     spec.transform.checked()?;
     if targets.len() != rows.len() {
@@ -56,15 +59,28 @@ pub fn fit_regression(
     };
     // Every refusal of the parameters, before the rows are touched.
     let plan = recipe.plan_regression(rows.len(), features)?;
-    let data = regression_set(
-        &rows,
-        targets,
-        &spec.transform,
-        spec.target,
-        spec.clip_targets,
-    )?;
+    // Every refusal of the rows and targets, before any draw: with a private norm bound the
+    // rows are clipped to it, so they are checked as clipped rows.
+    let checked = match norm_epsilon {
+        Some(_) => RowTransform {
+            clip: true,
+            ..spec.transform
+        },
+        None => spec.transform,
+    };
+    let data = regression_set(&rows, targets, &checked, spec.target, spec.clip_targets)?;
     let mut rng = generator(randomness)?;
-    let model = drawing(&mut *rng, |rng| Ok(plan.fit(&data, rng)?))?;
+    let (model, transform) = drawing(&mut *rng, |rng| {
+        let Some(epsilon) = norm_epsilon else {
+            return Ok((plan.fit(&data, rng)?, spec.transform));
+        };
+        let transform = privately_bounded(&rows, spec.transform, epsilon, rng)?;
+        let data = regression_set(&rows, targets, &transform, spec.target, spec.clip_targets)?;
+        // The plan recorded the placeholder bound: the model records the released one,
+        // which its file's loaders scale new rows by.
+        let model = plan.fit(&data, rng)?.with_feature_map(&transform.id())?;
+        Ok((model, transform))
+    })?;
     // AdaSSP chooses λ from its releases: report the Λ its model records.
     let regularization = match plan.adassp {
         Some(_) => model.metadata().regularization,
@@ -80,7 +96,7 @@ pub fn fit_regression(
         sgd: None,
         outlook: plan.outlook(rows.len(), features),
     };
-    Ok((report, plan.adassp))
+    Ok((report, plan.adassp, transform))
 }
 
 /// The regression set a Rust user builds from these rows (the public transform) and

@@ -59,3 +59,61 @@ def test_bad_spellings_and_a_non_private_fit_are_refused_by_name(unscaled):
             dpml.LogisticRegression(
                 epsilon=math.inf, data_norm="private", classes=[0, 1]
             ).fit(X, y)
+
+
+@pytest.fixture
+def unscaled_targets():
+    """6,000 rows of 5 features of scale ~30, a target linear in them within [−300, 300]."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(scale=30.0, size=(6_000, 5))
+    y = np.clip(X @ np.array([3.0, -2.0, 1.0, 0.5, 0.0]) + rng.normal(size=6_000), -300, 300)
+    return X, y
+
+
+@pytest.mark.parametrize("estimator", [dpml.LinearRegression, dpml.HuberRegressor])
+def test_regressors_release_their_bound_from_a_share(unscaled_targets, estimator):
+    X, y = unscaled_targets
+    ledger = dpml.Ledger(2.0)
+    model = estimator(epsilon=1.0, data_norm="private", bounds=(-300, 300)).fit(
+        X, y, ledger=ledger
+    )
+    privacy = model.privacy_
+    assert privacy["epsilon"] == 1.0 and ledger.spent_epsilon == pytest.approx(1.0)
+    assert len(ledger) == 1
+    assert privacy["data_norm_epsilon"] == pytest.approx(0.1) and privacy["clip_rows"]
+    quantile = np.quantile(np.linalg.norm(X, axis=1), 0.9)
+    assert quantile / 1.5 < privacy["data_norm"] < quantile * 1.5, (privacy["data_norm"], quantile)
+    assert model.score(X, y) > 0.5
+    # coef_ is in the input's units: predictions follow from it and the released bound
+    # (within the target's bounds, where predictions are clamped).
+    inside = np.abs(X[:50] @ model.coef_ + model.intercept_) < 290
+    np.testing.assert_allclose(
+        model.predict(X[:50])[inside],
+        (X[:50] @ model.coef_ + model.intercept_)[inside],
+        rtol=1e-9,
+        atol=1e-9,
+    )
+
+
+def test_regressors_without_a_private_bound_refuse_it_charging_nothing(unscaled_targets):
+    X, y = unscaled_targets
+    ledger = dpml.Ledger(2.0)
+    with pytest.raises(dpml.DPMLValueError, match="Ridge needs a public data_norm"):
+        dpml.Ridge(epsilon=1.0, data_norm="private", bounds=(-300, 300)).fit(X, y, ledger=ledger)
+    with pytest.raises(dpml.DPMLValueError, match="DPSGDRegressor needs a public data_norm"):
+        dpml.DPSGDRegressor(
+            epsilon=1.0, delta=1e-6, data_norm="private", bounds=(-300, 300)
+        ).fit(X, y, ledger=dpml.Ledger(2.0, delta=1e-5))
+    assert len(ledger) == 0
+
+
+def test_a_saved_regressor_keeps_its_released_bound(unscaled_targets, tmp_path):
+    X, y = unscaled_targets
+    model = dpml.LinearRegression(
+        epsilon=1.0, delta=1e-6, mechanism="adassp", data_norm="private", bounds=(-300, 300)
+    ).fit(X, y)
+    assert model.privacy_["mechanism"] == "adassp" and model.privacy_["data_norm"] > 1
+    path = tmp_path / "r.dpml"
+    model.save(path)
+    loaded = dpml.LinearRegression.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
