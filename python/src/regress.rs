@@ -39,7 +39,14 @@ pub fn fit_regression(
     spec: &RegressionSpec,
     norm_epsilon: Option<f64>,
     randomness: Randomness,
-) -> Result<(FitReport<RegressionModel>, Option<AdaSspCalibration>, RowTransform), CoreError> {
+) -> Result<
+    (
+        FitReport<RegressionModel>,
+        Option<AdaSspCalibration>,
+        RowTransform,
+    ),
+    CoreError,
+> {
     let rows = rows.checked()?;
     spec.transform.checked()?;
     if targets.len() != rows.len() {

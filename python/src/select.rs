@@ -274,7 +274,10 @@ pub fn prepare(
                         kernel_plan(&with_step(spec, step)?, training_rows, map.components, 2)?;
                     lambdas.push(params.regularization());
                     // The map is public randomness, drawn before any row is read.
-                    trainers.push(KernelParams::new(map.draw(rows.features(), &mut *rng)?, params));
+                    trainers.push(KernelParams::new(
+                        map.draw(rows.features(), &mut *rng)?,
+                        params,
+                    ));
                 }
                 Ok::<_, CoreError>(trainers)
             })?;

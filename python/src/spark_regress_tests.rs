@@ -81,7 +81,8 @@ fn the_fit_over_partitions_is_the_in_memory_fit_to_the_certificate() {
         values: &x,
         features: D,
     };
-    let (memory, _, _) = fit_regression(rows, &y, &spec, None, Randomness::InsecureSeed(4)).unwrap();
+    let (memory, _, _) =
+        fit_regression(rows, &y, &spec, None, Randomness::InsecureSeed(4)).unwrap();
     assert_eq!(fit.calibration, memory.calibration);
     let calibration = fit.calibration.unwrap();
     let mu = fit.regularization + calibration.extra_regularization;

@@ -122,8 +122,10 @@ enum Command {
         /// The model (and loss).
         #[arg(long, value_enum, default_value = "huber")]
         model: train::Model,
-        /// The mechanism: objective perturbation, or (--task regression with --delta > 0)
-        /// AdaSSP, ridge regression on noisy sufficient statistics (Wang 2018).
+        /// The mechanism: objective perturbation; output perturbation (Euclidean noise; with
+        /// --delta its Gaussian form, which --tune-method stopping accepts); or (--task
+        /// regression with --delta > 0) AdaSSP, ridge regression on noisy sufficient
+        /// statistics (Wang 2018).
         #[arg(long, value_enum, default_value = "objective")]
         mechanism: train::MechanismChoice,
         /// Classification or regression: the schema decides (a `type = "target"` column
@@ -172,7 +174,8 @@ enum Command {
         /// Choose Λ privately among GRID: "1e-4,1e-3,1e-2" or "log:LOW..HIGH:COUNT".
         #[arg(long, value_name = "GRID")]
         tune: Option<String>,
-        /// How --tune selects: split (pure ε) or stopping (ε and a δ ≤ 1e-6).
+        /// How --tune selects: split (pure ε, or the candidates' δ with --delta) or stopping
+        /// (ε and a δ ≤ 1e-6; with --delta and --mechanism output, (ε, δ) by Rényi DP).
         #[arg(long, value_enum, default_value = "split", requires = "tune")]
         tune_method: train::TuneMethod,
         /// Random stopping's probability of stopping after each run (expected runs 1/γ).

@@ -199,6 +199,12 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
         )));
     }
     check_delta_options(req)?;
+    if req.mechanism == MechanismChoice::Output && req.model == Model::DpSgd {
+        return Err(fail(
+            "--mechanism output with --model dp-sgd: DP-SGD is its own mechanism; --mechanism \
+             applies to --model huber, logistic and kernel",
+        ));
+    }
     if req.mechanism == MechanismChoice::Adassp && req.delta == 0.0 {
         return Err(fail(
             "--mechanism adassp needs --delta > 0: AdaSSP releases Gaussian noise and has no \
@@ -260,6 +266,14 @@ fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Fai
             ));
         }
         (Model::Kernel, _) => Noise::Euclidean,
+        // Output perturbation adds spherical noise to the minimizer: no groups to shape.
+        (_, Some(Noise::Grouped)) if req.mechanism == MechanismChoice::Output => {
+            return Err(fail(
+                "--noise grouped with --mechanism output: group-shaped noise applies to \
+                 objective perturbation only (leave --noise out)",
+            ));
+        }
+        _ if req.mechanism == MechanismChoice::Output => Noise::Euclidean,
         // Checked above that --noise grouped was not asked with --out-of-core.
         _ if req.out_of_core.on => Noise::Euclidean,
         (_, noise) => noise.unwrap_or(Noise::Grouped),

@@ -640,6 +640,61 @@ fn gaussian_candidates_are_tuned_with_a_delta() {
 }
 
 #[test]
+fn output_perturbation_is_a_mechanism_of_its_own() {
+    let s = Setup::new();
+    let ledger = ledger_with_delta(&s, "3", "1e-5");
+    // Pure ε output perturbation: no δ, the report names it.
+    succeeds(
+        s.train(&s.path("data.csv"), "pure.dpm")
+            .args(["--mechanism", "output"]),
+    );
+    let report = report_of(&s, "pure.dpm");
+    assert_eq!(report["delta_total"], 0.0);
+    assert!(
+        report["mechanism"]
+            .as_str()
+            .unwrap()
+            .contains("output perturbation"),
+        "{report}"
+    );
+    // Group-shaped noise is objective perturbation's: refused by name before reading.
+    let err = fails(s.train(&s.path("no-such-file.csv"), "grouped.dpm").args([
+        "--mechanism",
+        "output",
+        "--noise",
+        "grouped",
+    ]));
+    assert!(
+        err.contains("--noise grouped with --mechanism output"),
+        "{err}"
+    );
+    let err = fails(s.train(&s.path("no-such-file.csv"), "sgd.dpm").args([
+        "--mechanism",
+        "output",
+        "--model",
+        "dp-sgd",
+        "--delta",
+        "1e-6",
+    ]));
+    assert!(
+        err.contains("--mechanism output with --model dp-sgd"),
+        "{err}"
+    );
+    // Gaussian output perturbation: its ledger entry records its ρ-zCDP curve.
+    succeeds(
+        s.train(&s.path("data.csv"), "gaussian.dpm")
+            .args(["--mechanism", "output", "--delta", "1e-6"])
+            .arg("--ledger")
+            .arg(&ledger),
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ledger).unwrap()).unwrap();
+    assert_eq!(file["spends"][0]["delta"], 1e-6);
+    assert_eq!(file["spends"][0]["curve"]["kind"], "zcdp", "{file}");
+    assert!(file["spends"][0]["curve"]["rho"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
 fn bad_grids_are_refused_before_reading_data() {
     let s = Setup::new();
     let path = ledger(&s, "3");
