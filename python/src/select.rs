@@ -181,15 +181,6 @@ pub fn prepare(
     }
     step_epsilon(total_epsilon, method)?;
     let (training_rows, held_out_rows) = method.parts(rows.len(), candidates.len());
-    // Random stopping over (ε, δ) candidates is accounted by Rényi DP at the largest δ
-    // (split-and-select reads each candidate's own).
-    let largest_delta = match candidates {
-        Candidates::Linear(specs) => specs
-            .iter()
-            .map(|s| s.mechanism.delta())
-            .fold(0.0, f64::max),
-        Candidates::Kernel(_) => 0.0,
-    };
     let with_step = |spec: &LinearSpec, step: f64| -> Result<LinearSpec, CoreError> {
         let mechanism = match spec.mechanism {
             Mechanism::NonPrivate => {
@@ -238,7 +229,7 @@ pub fn prepare(
                     .collect::<Result<Vec<_>, _>>()
                     .map(|pairs| pairs.into_iter().unzip())
             };
-            let selector = Tuner::new(method, total_epsilon, largest_delta, |b| {
+            let selector = Tuner::new(method, total_epsilon, |b| {
                 built(b).map(|(params, _)| params)
             })?;
             // Λ as the candidates were built (the rule's Λ depends on the step ε).
@@ -266,7 +257,7 @@ pub fn prepare(
             }
             // Pure ε only: the tuner builds the candidates once, at its step.
             let mut lambdas = Vec::with_capacity(specs.len());
-            let selector = Tuner::new(method, total_epsilon, 0.0, |step| {
+            let selector = Tuner::new(method, total_epsilon, |step| {
                 lambdas.clear();
                 let mut trainers = Vec::with_capacity(specs.len());
                 for (spec, map) in specs {

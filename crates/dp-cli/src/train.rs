@@ -673,7 +673,6 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         (Some(grid), None) if !regression => Some(tuner(
             req.tune_method,
             req.epsilon,
-            req.delta,
             stop_probability,
             |e| {
                 grid.iter()
@@ -687,7 +686,6 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         (Some(grid), Some(map)) => Some(tuner(
             req.tune_method,
             req.epsilon,
-            0.0,
             stop_probability,
             |e| {
                 Ok(grid

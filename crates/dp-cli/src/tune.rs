@@ -19,13 +19,12 @@ pub struct Tuned<M> {
     facts: Value,
 }
 
-/// dp-fit's tuner for `--tune-method` over `candidates(step)` at a total (`epsilon`,
-/// `delta`) (dp-fit's `tuning` says each method's step ε), built before the data are read;
-/// random stopping holds out dp-tune's default share.
+/// dp-fit's tuner for `--tune-method` over `candidates(step)` at a total `epsilon` and the
+/// candidates' δ (dp-fit's `tuning` says each method's step ε), built before the data are
+/// read; random stopping holds out dp-tune's default share.
 pub fn tuner<T: Trainer>(
     method: TuneMethod,
     epsilon: f64,
-    delta: f64,
     stop_probability: f64,
     candidates: impl FnMut(f64) -> Result<Vec<T>, Failure>,
 ) -> Result<Tuner<T>, Failure> {
@@ -36,7 +35,7 @@ pub fn tuner<T: Trainer>(
             holdout_fraction: dp_tune::DEFAULT_HOLDOUT_FRACTION,
         },
     };
-    Tuner::new(method, epsilon, delta, candidates)
+    Tuner::new(method, epsilon, candidates)
 }
 
 /// The selection run on `data`, and the facts the report gives about it.

@@ -6,9 +6,12 @@
 //!   composition); δ the largest candidate δ.
 //! - **Random stopping, pure-ε candidates** (δ = 0): each run at the largest base ε whose
 //!   `3ε_B`, rounded up as dp-tune rounds it, is at most the total; plus the cap's δ ≤ 10⁻⁶.
-//! - **Random stopping, (ε, δ) candidates** (δ > 0): accounted by Rényi DP at the total
-//!   (ε, δ), the candidates at the largest step ε that allows (dp-tune's
-//!   `RandomStopping::calibrated`); candidates without a Rényi curve are refused by position.
+//! - **Random stopping, (ε, δ) candidates** (some δ > 0): accounted by Rényi DP at the total
+//!   ε and the largest candidate δ, the candidates at the largest step ε that allows
+//!   (dp-tune's `RandomStopping::calibrated`); candidates without a Rényi curve are refused
+//!   by position.
+//!
+//! The total δ is the candidates' own (their largest), for both methods: no face states it.
 
 use dp_erm::{Examples, Trainer};
 use dp_noise::ReleaseRng;
@@ -74,15 +77,14 @@ pub struct Tuned<M> {
 }
 
 impl<T: Trainer> Tuner<T> {
-    /// The selection `method` over `candidates(step)` spending at most `(total_epsilon,
-    /// delta)` end to end (module docs): `delta` is the candidates' δ for split-and-select
-    /// (each is built with its own) and the total δ for random stopping among (ε, δ)
-    /// candidates; 0 for pure-ε candidates. Refusals of the candidates' builder pass through;
-    /// dp-tune's become `E`.
+    /// The selection `method` over `candidates(step)` spending at most `total_epsilon` and
+    /// the largest candidate δ end to end (module docs). Random stopping builds the
+    /// candidates at the pure accounting's step first, which tells it their δ (a candidate's
+    /// δ does not depend on its step); pure-ε candidates are built once. Refusals of the
+    /// candidates' builder pass through; dp-tune's become `E`.
     pub fn new<E: From<TuneError>>(
         method: TuneMethod,
         total_epsilon: f64,
-        delta: f64,
         mut candidates: impl FnMut(f64) -> Result<Vec<T>, E>,
     ) -> Result<Self, E> {
         match method {
@@ -94,17 +96,19 @@ impl<T: Trainer> Tuner<T> {
                 stop_probability,
                 holdout_fraction,
             } => {
+                let base = dp_tune::stopping_base_epsilon(total_epsilon).ok_or(
+                    TuneError::InvalidParameter {
+                        what: "total epsilon",
+                        value: total_epsilon,
+                        requirement: "finite and > 0",
+                    },
+                )?;
+                let at_base = candidates(base)?;
+                let delta = at_base.iter().map(Trainer::delta).fold(0.0, f64::max);
                 let stopping = if delta > 0.0 {
                     RandomStopping::calibrated(total_epsilon, delta, stop_probability, candidates)?
                 } else {
-                    let base = dp_tune::stopping_base_epsilon(total_epsilon).ok_or(
-                        TuneError::InvalidParameter {
-                            what: "total epsilon",
-                            value: total_epsilon,
-                            requirement: "finite and > 0",
-                        },
-                    )?;
-                    RandomStopping::new(candidates(base)?, base, stop_probability)?
+                    RandomStopping::new(at_base, base, stop_probability)?
                 };
                 Ok(Tuner::Stopping(
                     stopping.with_holdout_fraction(holdout_fraction)?,
@@ -200,7 +204,7 @@ impl<T: Trainer> Tuner<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dp_erm::{ErmParams, Loss};
+    use dp_erm::{ErmParams, GaussianErm, Loss};
 
     fn candidates(step: f64) -> Result<Vec<ErmParams>, TuneError> {
         Ok([1e-3, 1e-2, 1e-1]
@@ -215,8 +219,8 @@ mod tests {
             stop_probability: 0.1,
             holdout_fraction: 0.1,
         };
-        let tuner = Tuner::new(stopping, 1.0, 0.0, candidates).unwrap();
-        let split = Tuner::new(TuneMethod::Split, 1.0, 0.0, candidates).unwrap();
+        let tuner = Tuner::new(stopping, 1.0, candidates).unwrap();
+        let split = Tuner::new(TuneMethod::Split, 1.0, candidates).unwrap();
         let Tuner::Stopping(s) = &tuner else {
             panic!("random stopping expected")
         };
@@ -236,19 +240,30 @@ mod tests {
             holdout_fraction: 0.1,
         };
         // Split: the total; pure random stopping: the largest b with 3b ≤ 1 (rounded up).
-        let split = Tuner::new(TuneMethod::Split, 1.0, 0.0, candidates).unwrap();
+        let split = Tuner::new(TuneMethod::Split, 1.0, candidates).unwrap();
         assert_eq!((split.epsilon(), split.step_epsilon()), (1.0, 1.0));
-        let pure = Tuner::new(stopping, 1.0, 0.0, candidates).unwrap();
+        let pure = Tuner::new(stopping, 1.0, candidates).unwrap();
         assert!(pure.epsilon() <= 1.0 && pure.step_epsilon() <= 1.0 / 3.0);
         assert!(pure.step_epsilon() > 0.333_333 && !pure.accounted_by_renyi());
-        // With a δ, pure candidates are accounted by Rényi DP at (1, δ).
-        let renyi = Tuner::new(stopping, 1.0, 1e-5, candidates).unwrap();
+        // Gaussian candidates (δ 1e-6 and 4e-6) are accounted by Rényi DP at (1, their
+        // largest δ); split-and-select reports that δ too.
+        let gaussian = |step: f64| {
+            Ok::<_, TuneError>(
+                [(1e-2, 1e-6), (1e-1, 4e-6)]
+                    .iter()
+                    .map(|&(l, d)| GaussianErm::output_perturbation(Loss::Logistic, l, step, d))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let renyi = Tuner::new(stopping, 1.0, gaussian).unwrap();
         assert!(renyi.accounted_by_renyi());
-        assert!(renyi.epsilon() <= 1.0 && renyi.delta() <= 1e-5);
+        assert!(renyi.epsilon() <= 1.0 && renyi.delta() <= 4e-6);
+        assert!(renyi.delta() > 3.9e-6 && renyi.step_epsilon() > 1.0 / 3.0);
+        let split = Tuner::new(TuneMethod::Split, 1.0, gaussian).unwrap();
+        assert_eq!((split.epsilon(), split.delta()), (1.0, 4e-6));
         // A refusal of the builder passes through unchanged.
-        let refused = Tuner::<ErmParams>::new(TuneMethod::Split, 1.0, 0.0, |_| {
-            Err(TuneError::NoCandidates)
-        });
+        let refused =
+            Tuner::<ErmParams>::new(TuneMethod::Split, 1.0, |_| Err(TuneError::NoCandidates));
         assert!(matches!(refused, Err(TuneError::NoCandidates)));
     }
 }
