@@ -383,6 +383,32 @@ class PrivateClassifier(ClassifierMixin, LedgerMarked, BaseEstimator):
         return tags
 
 
+def feature_groups_kwarg(groups, delta, mechanism):
+    """The public ``feature_groups`` as a list of group indices (None: spherical noise),
+    refused by name where they shape nothing: the Gaussian mechanisms' noise is spherical
+    and only objective perturbation's noise is shaped."""
+    if groups is None:
+        return None
+    if delta > 0:
+        raise DPMLValueError(
+            "feature_groups shapes the pure-epsilon objective perturbation's noise; "
+            "the Gaussian mechanisms (delta > 0) add spherical noise: leave "
+            "feature_groups=None"
+        )
+    if mechanism != "objective":
+        raise DPMLValueError(
+            "feature_groups shapes objective perturbation's noise; it does not apply "
+            f"to mechanism={mechanism!r}"
+        )
+    array = np.asarray(groups)
+    if array.ndim != 1 or array.dtype.kind not in "iu" or np.any(array < 0):
+        raise DPMLValueError(
+            "feature_groups must hold one non-negative integer group index per "
+            f"feature; got {groups!r}"
+        )
+    return [int(g) for g in array]
+
+
 def require_data_norm(data_norm, call):
     """The public norm bound, or (check mode only) the largest row norm of the data."""
     if data_norm is None:

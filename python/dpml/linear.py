@@ -7,6 +7,7 @@ from ._base import (
     PrivateClassifier,
     _delta,
     _number,
+    feature_groups_kwarg,
     private_norm_kwargs,
     private_norm_report,
     require_data_norm,
@@ -47,26 +48,7 @@ class _LinearClassifier(PrivateClassifier):
             raise DPMLTypeError(f"fit_intercept={self.fit_intercept!r} must be True or False")
         if not isinstance(self.clip_rows, (bool, np.bool_)):
             raise DPMLTypeError(f"clip_rows={self.clip_rows!r} must be True or False")
-        groups = self.feature_groups
-        if groups is not None:
-            if self._delta() > 0:
-                raise DPMLValueError(
-                    "feature_groups shapes the pure-epsilon objective perturbation's noise; "
-                    "the Gaussian mechanisms (delta > 0) add spherical noise: leave "
-                    "feature_groups=None"
-                )
-            if mechanism != "objective":
-                raise DPMLValueError(
-                    "feature_groups shapes objective perturbation's noise; it does not apply "
-                    f"to mechanism={mechanism!r}"
-                )
-            array = np.asarray(groups)
-            if array.ndim != 1 or array.dtype.kind not in "iu" or np.any(array < 0):
-                raise DPMLValueError(
-                    "feature_groups must hold one non-negative integer group index per "
-                    f"feature; got {groups!r}"
-                )
-            groups = [int(g) for g in array]
+        groups = feature_groups_kwarg(self.feature_groups, self._delta(), mechanism)
         if isinstance(self.data_norm, str):
             kwargs.update(private_norm_kwargs(self.data_norm, epsilon, mechanism))
         else:

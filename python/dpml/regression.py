@@ -15,6 +15,7 @@ from ._base import (
     _delta,
     _number,
     epsilon_and_mechanism,
+    feature_groups_kwarg,
     private_norm_kwargs,
     private_norm_report,
     require_data_norm,
@@ -22,6 +23,9 @@ from ._base import (
 )
 from ._errors import DPMLMemoryError, DPMLTypeError, DPMLValueError, NotFittedError
 from ._randomness import resolve_seed
+
+# The regressors' default intercept feature c (dp-fit's DEFAULT_INTERCEPT_SCALING).
+_INTERCEPT_SCALING = _dpml.REGRESSION_INTERCEPT_SCALING
 
 try:
     from sklearn.base import BaseEstimator, RegressorMixin
@@ -109,11 +113,19 @@ _SHARED_DOC = """
         docs/src/mechanisms/regression.md.
     calibration : {"cliff-free", "cms11"}, default="cliff-free"
         How objective perturbation splits ε.
+    feature_groups : array-like of int or None, default=None
+        A public group index per feature (one-hot blocks, or a schema's
+        ``feature_groups``): pure-ε objective perturbation's noise is shaped to the groups
+        (same ε, less noise on one-hot data; Λ by the same rule as without groups).
+        Every row must have group norm ≤ 1 after scaling. Refused with ``delta > 0`` and
+        with output perturbation, whose noise is spherical.
     fit_intercept : bool, default=True
         Learn an intercept as a constant feature inside the unit ball (regularized like
         every weight).
-    intercept_scaling : float, default=1.0
-        That constant feature's value c.
+    intercept_scaling : float, default=0.5
+        That constant feature's value c: rows become ``(x/B, c)/√(1 + c²)``. The default
+        is dp-fit's ``DEFAULT_INTERCEPT_SCALING``, chosen by measurement (c = 1, the
+        classifiers', shrinks every feature by 1/√2 and lost up to 0.1 of R²).
     tol : float or None, default=None
         The gradient norm the solver must certify.
     random_state : None or dpml.InsecureSeed, default=None
@@ -229,6 +241,8 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             "intercept_scaling": kwargs["intercept"],
             "neighbouring": NEIGHBOURS.replace("its label", "its target"),
             "noise": report.get("calibration"),
+            # Objective perturbation's noise shaped to this many groups (None: spherical).
+            "noise_groups": model.info()["noise_groups"],
             "outlook": report.get("outlook"),
             "library_version": _dpml.__version__,
             **self._privacy_extra(report, kwargs),
@@ -266,6 +280,9 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
             calibration=self.calibration,
             regularization=self._regularization(shape[0], bounds),
             tol=None if self.tol is None else _number("tol", self.tol),
+            feature_groups=feature_groups_kwarg(
+                self.feature_groups, _delta(self.delta, required=False), mechanism
+            ),
         )
 
     def _fit_rust(self, y, seed, call, kwargs):
@@ -379,8 +396,9 @@ class HuberRegressor(_PrivateRegressor):
         mechanism="objective",
         calibration="cliff-free",
         regularization="auto",
+        feature_groups=None,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling=_INTERCEPT_SCALING,
         tol=None,
         random_state=None,
     ):
@@ -394,6 +412,7 @@ class HuberRegressor(_PrivateRegressor):
         self.mechanism = mechanism
         self.calibration = calibration
         self.regularization = regularization
+        self.feature_groups = feature_groups
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol
@@ -440,8 +459,9 @@ class LinearRegression(HuberRegressor):
         mechanism="objective",
         calibration="cliff-free",
         regularization="auto",
+        feature_groups=None,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling=_INTERCEPT_SCALING,
         tol=None,
         random_state=None,
     ):
@@ -456,6 +476,7 @@ class LinearRegression(HuberRegressor):
             mechanism=mechanism,
             calibration=calibration,
             regularization=regularization,
+            feature_groups=feature_groups,
             fit_intercept=fit_intercept,
             intercept_scaling=intercept_scaling,
             tol=tol,
@@ -498,8 +519,9 @@ class Ridge(LinearRegression):
         clip_rows=False,
         mechanism="objective",
         calibration="cliff-free",
+        feature_groups=None,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling=_INTERCEPT_SCALING,
         tol=None,
         random_state=None,
     ):
@@ -514,6 +536,7 @@ class Ridge(LinearRegression):
             mechanism=mechanism,
             calibration=calibration,
             regularization="auto",
+            feature_groups=feature_groups,
             fit_intercept=fit_intercept,
             intercept_scaling=intercept_scaling,
             tol=tol,

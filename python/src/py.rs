@@ -39,6 +39,11 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_EPSILON", dp_fit::spec::MAX_EPSILON)?;
     // The δ cap of every fit and ledger total taken from Python (dp-fit's).
     m.add("MAX_DELTA", dp_fit::spec::MAX_DELTA)?;
+    // The regressors' default intercept feature (dp-fit's, measured there).
+    m.add(
+        "REGRESSION_INTERCEPT_SCALING",
+        dp_fit::regression::DEFAULT_INTERCEPT_SCALING,
+    )?;
     crate::py_select::register(m)?;
     crate::py_select_regress::register(m)?;
     crate::py_predict::register(m)?;

@@ -22,7 +22,7 @@ use crate::rows::RowTransform;
 #[pyo3(signature = (
     x, y, *, csr=None, n_features=None, huber_threshold, target_lower, target_upper,
     clip_targets, mechanism_name, epsilon, delta=0.0, calibration, regularization, tol,
-    data_norm, clip_rows, intercept, seed, private_norm_epsilon=None
+    data_norm, clip_rows, intercept, seed, private_norm_epsilon=None, feature_groups=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_regression_model<'py>(
@@ -46,6 +46,7 @@ pub(crate) fn fit_regression_model<'py>(
     intercept: Option<f64>,
     seed: Option<u64>,
     private_norm_epsilon: Option<f64>,
+    feature_groups: Option<Vec<usize>>,
 ) -> PyResult<(Regressor, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = RegressionSpec {
@@ -61,6 +62,7 @@ pub(crate) fn fit_regression_model<'py>(
             .checked()?,
             target: TargetScale::new(target_lower, target_upper)?,
             clip_targets,
+            feature_groups,
         };
         let targets = vector::<f64>("y", "float64", y)?.as_array().to_vec();
         Ok((spec, Held::new(x, csr.clone(), n_features)?, targets))
@@ -171,7 +173,8 @@ impl Regressor {
         Ok((PyArray1::from_vec(py, coef).into_any(), intercept))
     }
 
-    /// Public metadata: ε, δ, mechanism, Λ, Huber threshold, features, target bounds.
+    /// Public metadata: ε, δ, mechanism, Λ, Huber threshold, features, target bounds, the
+    /// noise's groups.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = &self.inner;
         let metadata = m.metadata();
@@ -192,6 +195,8 @@ impl Regressor {
         d.set_item("target_lower", m.target_scale().lower())?;
         d.set_item("target_upper", m.target_scale().upper())?;
         d.set_item("feature_map", metadata.feature_map.as_deref())?;
+        // The number of groups objective perturbation's noise was shaped to (None: spherical).
+        d.set_item("noise_groups", metadata.noise_groups)?;
         d.set_item("crate_version", metadata.crate_version.as_str())?;
         Ok(d)
     }

@@ -57,6 +57,7 @@ fn private_regression_search<'py>(
             .checked()?,
             target: TargetScale::new(target_lower, target_upper)?,
             clip_targets,
+            feature_groups: None,
         };
         let targets = vector::<f64>("y", "float64", y)?.as_array().to_vec();
         Ok((spec, Held::new(x, csr.clone(), n_features)?, targets))

@@ -144,6 +144,7 @@ fn fit_regression_partitions_model<'py>(
             .checked()?,
             target: TargetScale::new(target_lower, target_upper)?,
             clip_targets,
+            feature_groups: None,
         };
         let (fit, _passes) = fit_regression_partitions(
             &spec,

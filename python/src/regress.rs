@@ -8,7 +8,8 @@ use dp_fit::recipe::{ErmRecipe, Mechanism, Regularization};
 
 use crate::error::CoreError;
 use crate::fit::{
-    FitReport, Randomness, drawing, generator, named_row_error, privately_bounded, row_builder,
+    FitReport, Randomness, drawing, generator, model_groups, named_row_error, privately_bounded,
+    row_builder,
 };
 use crate::rows::{RowTransform, Rows};
 
@@ -29,6 +30,9 @@ pub struct RegressionSpec {
     pub target: TargetScale,
     /// Clip targets outside the bounds instead of refusing them.
     pub clip_targets: bool,
+    /// One public group index per input feature (one-hot blocks): objective perturbation's
+    /// pure-ε noise shaped to them, as for the classifiers.
+    pub feature_groups: Option<Vec<usize>>,
 }
 
 /// Trains a regressor by dp-fit's recipe on `rows` and `targets` (one per row); with
@@ -60,7 +64,11 @@ pub fn fit_regression(
         loss: Loss::huber_regression(spec.threshold)?,
         mechanism: spec.mechanism,
         regularization: spec.regularization,
-        groups: None,
+        groups: spec
+            .feature_groups
+            .as_deref()
+            .map(|g| model_groups(g, rows.features(), spec.transform.intercept.is_some()))
+            .transpose()?,
         tolerance: spec.tolerance,
         feature_map: spec.transform.id(),
     };

@@ -40,6 +40,7 @@ fn spec() -> RegressionSpec {
         },
         target: TargetScale::new(-3.0, 5.0).unwrap(),
         clip_targets: false,
+        feature_groups: None,
     }
 }
 

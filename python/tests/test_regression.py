@@ -3,6 +3,7 @@ bad input refused by name, the ledger, files and pickles, scikit-learn's checks.
 
 import math
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -225,3 +226,56 @@ def test_adassp_is_refused_by_name_at_delta_zero_and_for_huber_regression():
         mechanism="adassp", delta=1e-5, data_norm=2.0, bounds=(0, 2)
     ).fit(X, y, ledger=ledger)
     assert ledger.spent_delta == pytest.approx(1e-5)
+
+
+def _one_hot_rows(n, seed):
+    """n rows of two one-hot attributes (3 levels each) and one number in [0, 1]: group
+    norm ≤ 1 everywhere, row norm ≤ √3; a linear target in [0, 10]."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    X = np.zeros((n, 7))
+    X[np.arange(n), a] = 1.0
+    X[np.arange(n), 3 + b] = 1.0
+    X[:, 6] = rng.uniform(0, 1, n)
+    y = np.clip(2 + 2 * a + b + 3 * X[:, 6] + rng.normal(0, 0.5, n), 0, 10)
+    return X, y
+
+
+@pytest.mark.parametrize("estimator", [dpml.LinearRegression, dpml.HuberRegressor, dpml.Ridge])
+def test_feature_groups_shape_the_objective_noise_and_are_refused_where_they_shape_nothing(
+    estimator,
+):
+    X, y = _one_hot_rows(4_000, 6)
+    groups = [0, 0, 0, 1, 1, 1, 2]
+    common = dict(epsilon=1.0, data_norm=math.sqrt(3), bounds=(0, 10))
+    grouped = estimator(
+        feature_groups=groups, random_state=dpml.InsecureSeed(2), **common
+    ).fit(X, y)
+    spherical = estimator(random_state=dpml.InsecureSeed(2), **common).fit(X, y)
+    # The model file records the shaped noise: three groups and the intercept's own.
+    assert grouped._model.info()["noise_groups"] == grouped.privacy_["noise_groups"] == 4
+    assert spherical.privacy_["noise_groups"] is None
+    assert not np.allclose(grouped.coef_, spherical.coef_)
+    assert grouped.score(X, y) > 0.5
+    ledger = dpml.Ledger(epsilon=5.0, delta=1e-5)
+    refusals = [
+        (dict(delta=1e-6), "the Gaussian mechanisms (delta > 0) add spherical noise"),
+        (dict(mechanism="output"), "does not apply to mechanism='output'"),
+        (dict(feature_groups=[0, 0, 1]), "feature_groups has 3 entries for 7 features"),
+        (dict(feature_groups=[0.5] * 7), "one non-negative integer group index per feature"),
+    ]
+    for change, message in refusals:
+        params = {**common, "feature_groups": groups, **change}
+        with pytest.raises(dpml.DPMLValueError, match=re.escape(message)):
+            estimator(**params).fit(X, y, ledger=ledger)
+    assert ledger.spent_epsilon == 0 and ledger.spent_delta == 0
+
+
+def test_the_regressors_default_intercept_feature_is_the_recipes():
+    """c = 0.5 (dp-fit's DEFAULT_INTERCEPT_SCALING), not the classifiers' 1: the rows are
+    (x/B, c)/√(1 + c²), so the model file's feature map records c."""
+    X, y = _one_hot_rows(2_000, 7)
+    for estimator in (dpml.LinearRegression(), dpml.HuberRegressor(), dpml.Ridge()):
+        assert estimator.get_params()["intercept_scaling"] == 0.5
+        model = estimator.set_params(data_norm=math.sqrt(3), bounds=(0, 10)).fit(X, y)
+        assert model.privacy_["intercept_scaling"] == 0.5
