@@ -188,7 +188,12 @@ enum Experiment {
     /// Huber width, a fine Λ grid, encodings), the data-independent Λ rule fitted on
     /// synthetic data, and the three ways to choose Λ end to end.
     Utility,
-    /// Every experiment (the default).
+    /// The regression study (#50): every private regressor by its rule and in hindsight on
+    /// synthetic data, diamonds, Adult's hours and diabetes, beside the non-private ridge
+    /// and diffprivlib. Runs python/bench/regression_study.py in the bench environment
+    /// (target/bench-venv, created on first use; not part of `all`).
+    Regression,
+    /// Every experiment but the regression study (the default).
     All,
 }
 
@@ -254,15 +259,20 @@ enum DatasetsAction {
 /// the data files.
 type ExperimentFn =
     fn(&reproduce::Options) -> Result<reproduce::Finished, Box<dyn std::error::Error>>;
-const EXPERIMENTS: [(&str, ExperimentFn, bool); 5] = [
+const EXPERIMENTS: [(&str, ExperimentFn, bool); 6] = [
     ("kernel", reproduce::kernel, false),
     ("predict", reproduce::predict, true),
     ("linear", reproduce::linear, true),
     ("tuning", reproduce::tuning, true),
     ("utility", reproduce::utility, true),
+    ("regression", reproduce::regression, true),
 ];
 
-/// Runs the named experiments (all when `only` is None): fetches missing data files first
+/// Experiments that run only when named: the regression study needs the bench environment
+/// (`bench peers --setup`), which the main job does not create.
+const ON_REQUEST_ONLY: [&str; 1] = ["regression"];
+
+/// Runs the named experiments (all but [`ON_REQUEST_ONLY`] when `only` is None): fetches missing data files first
 /// unless `offline`, runs each even if an earlier one failed, regenerates `<out>/index.md`,
 /// prints where each report is, and fails naming the experiments that could not run.
 fn reproduce_experiments(
@@ -272,7 +282,10 @@ fn reproduce_experiments(
 ) -> Result<bool, Box<dyn std::error::Error>> {
     let chosen: Vec<(&str, ExperimentFn, bool)> = EXPERIMENTS
         .into_iter()
-        .filter(|(name, ..)| only.is_none_or(|o| o == *name))
+        .filter(|(name, ..)| match only {
+            Some(o) => o == *name,
+            None => !ON_REQUEST_ONLY.contains(name),
+        })
         .collect();
     // The output folder first: a bad --out fails before anything is fetched or run.
     safe_write::OutDir::prepare(&options.out, &[])?;
@@ -374,6 +387,7 @@ fn main() -> ExitCode {
                 Some(Experiment::Predict) => Some("predict"),
                 Some(Experiment::Tuning) => Some("tuning"),
                 Some(Experiment::Utility) => Some("utility"),
+                Some(Experiment::Regression) => Some("regression"),
                 None | Some(Experiment::All) => None,
             };
             reproduce_experiments(only, &reproduce_options, offline)

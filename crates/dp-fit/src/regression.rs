@@ -373,7 +373,19 @@ mod tests {
             epsilon: 0.1,
             calibration: Default::default()
         }));
-        assert!(!warned(Mechanism::Output { epsilon: 1.0 }));
+        // Heavy-tailed in effect: warned of at ε = 1 (the study's synthetic table, 30,000
+        // rows of 10 features, measured a mean R² of −0.17 there), not at ε = 5.
+        assert!(warned(Mechanism::Output { epsilon: 1.0 }));
+        assert!(!warned(Mechanism::Output { epsilon: 5.0 }));
+        let synthetic = recipe(Mechanism::Output { epsilon: 1.0 }).plan_regression(30_000, 11);
+        assert!(
+            synthetic
+                .unwrap()
+                .outlook(30_000, 11)
+                .unwrap()
+                .warning
+                .is_some()
+        );
     }
 
     #[test]

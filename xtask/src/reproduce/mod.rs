@@ -8,6 +8,7 @@ pub(crate) mod plot;
 mod predict;
 mod preflight;
 mod published;
+mod regression;
 mod report;
 mod tuning;
 mod utility;
@@ -133,6 +134,9 @@ pub use tuning::run as tuning;
 
 /// `cargo xtask reproduce utility` (the utility study: ablation, Λ rule, end to end).
 pub use utility::run as utility;
+
+/// `cargo xtask reproduce regression` (the regression study, in the bench environment).
+pub use regression::run as regression;
 
 pub(crate) type Loader = fn(&DataDir, u64) -> Result<Dataset, dp_datasets::DatasetError>;
 
