@@ -5,6 +5,7 @@
 
 mod apply;
 mod cleanup;
+mod describe_args;
 mod grid;
 mod input;
 mod ledger_cmd;
@@ -109,8 +110,29 @@ enum Command {
         #[arg(long)]
         data: PathBuf,
         /// The public schema (TOML).
-        #[arg(long)]
-        schema: PathBuf,
+        #[arg(long, required_unless_present = "private_schema")]
+        schema: Option<PathBuf>,
+        /// No schema yet: describe the data privately first (bounds, levels and classes
+        /// released as `dpml schema init --private` does, from the flags under "Private
+        /// description"), write that schema here (never replacing a file), then train with
+        /// it on the same file. --epsilon is the total: the description spends
+        /// --describe-share of it, the fit the rest, two spends on --ledger.
+        #[arg(long, value_name = "SCHEMA.toml", conflicts_with = "schema", requires_all = ["label", "positive"])]
+        private_schema: Option<PathBuf>,
+        /// --private-schema: the share of --epsilon the description spends [default: 0.5,
+        /// dp-schema's DESCRIBE_SHARE].
+        #[arg(long, requires = "private_schema")]
+        describe_share: Option<f64>,
+        /// --private-schema: the description's δ, needed by levels or classes without a
+        /// public list (charged on top of the fit's --delta).
+        #[arg(long, default_value_t = 0.0)]
+        describe_delta: f64,
+        /// --private-schema: the CSV field separator.
+        #[arg(long, default_value = ",")]
+        delimiter: char,
+        /// What is public about the columns, for --private-schema.
+        #[command(flatten, next_help_heading = "Private description (--private-schema)")]
+        describe: describe_args::DescribeArgs,
         /// The privacy parameter ε of the released model.
         #[arg(long)]
         epsilon: f64,
@@ -323,46 +345,9 @@ enum SchemaCommand {
         /// --private: a ledger (dpml ledger init) to charge the description to.
         #[arg(long, requires = "private")]
         ledger: Option<PathBuf>,
-        /// --private: the label column.
-        #[arg(long, requires = "private")]
-        label: Option<String>,
-        /// --private: the label's class encoded +1 (public).
-        #[arg(long, requires = "private")]
-        positive: Option<String>,
-        /// --private: the label's classes, if public (comma-separated); else released.
-        #[arg(long, requires = "private", value_delimiter = ',')]
-        classes: Option<Vec<String>>,
-        /// --private: the categorical columns (comma-separated); every other column not
-        /// ignored and not the label is numeric.
-        #[arg(long, requires = "private", value_delimiter = ',')]
-        categorical: Vec<String>,
-        /// --private: columns to read past (comma-separated).
-        #[arg(long, requires = "private", value_delimiter = ',')]
-        ignore: Vec<String>,
-        /// --private: a public list of a categorical column's possible levels,
-        /// COLUMN=L1,L2,… (repeatable): released with pure ε.
-        #[arg(long, requires = "private", value_name = "COLUMN=LEVELS")]
-        levels: Vec<String>,
-        /// --private: another spelling of a class, ALIAS,CLASS (repeatable; split at the
-        /// comma, since class names such as "<=50K" hold '=').
-        #[arg(long, requires = "private", value_name = "ALIAS,CLASS")]
-        alias: Vec<String>,
-        /// --private: the column names of a CSV file without a header, in order
-        /// (comma-separated).
-        #[arg(long, requires = "private", value_delimiter = ',')]
-        columns: Option<Vec<String>>,
-        /// --private: cells that mean "missing" (comma-separated, e.g. "?,NA").
-        #[arg(long, requires = "private", value_delimiter = ',')]
-        missing: Vec<String>,
-        /// --private: skip CSV lines starting with this character.
-        #[arg(long, requires = "private")]
-        comment: Option<char>,
-        /// --private: encode a missing numeric value as 0 (default: refuse it).
-        #[arg(long, requires = "private")]
-        numeric_missing_zero: bool,
-        /// --private: the written schema's row scaling.
-        #[arg(long, requires = "private", default_value = "unit_norm", value_parser = ["unit_norm", "attributes"])]
-        row_scaling: String,
+        /// --private: what is public about the columns.
+        #[command(flatten)]
+        describe: describe_args::DescribeArgs,
     },
 }
 
@@ -421,10 +406,17 @@ fn parse_regularization(text: &str) -> Result<Regularization, String> {
 }
 
 /// `dpml train`'s arguments as the request `train::run` takes.
-fn train_request(command: Command) -> train::TrainRequest {
+fn train_request(
+    command: Command,
+) -> Result<(train::TrainRequest, Option<describe_args::Described>), Failure> {
     let Command::Train {
         data,
         schema,
+        private_schema,
+        describe_share,
+        describe_delta,
+        delimiter,
+        describe,
         epsilon,
         delta,
         model,
@@ -457,9 +449,29 @@ fn train_request(command: Command) -> train::TrainRequest {
     else {
         unreachable!("train_request is called with `dpml train`'s arguments only")
     };
-    train::TrainRequest {
+    let described = match private_schema {
+        Some(schema_out) => Some(describe_args::Described {
+            schema_out,
+            share: describe_share,
+            delta: describe_delta,
+            delimiter,
+            args: describe,
+        }),
+        None => {
+            describe.refuse_without("--private-schema")?;
+            if describe_delta != 0.0 || delimiter != ',' {
+                return Err(fail(
+                    "--describe-delta and --delimiter describe the data privately: they \
+                     need --private-schema",
+                ));
+            }
+            None
+        }
+    };
+    let request = train::TrainRequest {
         data,
-        schema,
+        // The description writes it before the fit reads it.
+        schema: schema.unwrap_or_else(|| described_schema(&described)),
         epsilon,
         delta,
         model,
@@ -497,10 +509,19 @@ fn train_request(command: Command) -> train::TrainRequest {
         ledger,
         out,
         force,
-    }
+    };
+    Ok((request, described))
 }
 
-/// `dpml schema init --private`'s arguments as the request `schema_init::run_private` takes.
+/// The schema a `--private-schema` run trains with: the one its description writes.
+fn described_schema(described: &Option<describe_args::Described>) -> PathBuf {
+    described
+        .as_ref()
+        .map(|d| d.schema_out.clone())
+        .expect("clap requires --schema or --private-schema")
+}
+
+/// `dpml schema init --private`'s request.
 fn private_request(command: SchemaCommand) -> schema_init::PrivateRequest {
     let SchemaCommand::Init {
         data,
@@ -509,44 +530,16 @@ fn private_request(command: SchemaCommand) -> schema_init::PrivateRequest {
         epsilon,
         delta,
         ledger,
-        label,
-        positive,
-        classes,
-        categorical,
-        ignore,
-        levels,
-        alias,
-        columns,
-        missing,
-        comment,
-        numeric_missing_zero,
-        row_scaling,
+        describe,
         ..
     } = command;
-    schema_init::PrivateRequest {
+    describe.request(
         data,
-        out: out.expect("--private requires --out"),
-        epsilon: epsilon.expect("--private requires --epsilon"),
-        delta,
+        out.expect("--private requires --out"),
+        (epsilon.expect("--private requires --epsilon"), delta),
         ledger,
-        label,
-        positive,
-        classes,
-        categorical,
-        ignore,
-        levels,
-        aliases: alias,
-        columns,
-        missing,
-        comment,
         delimiter,
-        row_scaling: if row_scaling == "attributes" {
-            dp_schema::RowScaling::Attributes
-        } else {
-            dp_schema::RowScaling::UnitNorm
-        },
-        numeric_missing_zero,
-    }
+    )
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -559,9 +552,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out,
             delimiter,
             force,
+            describe,
             ..
-        }) => schema_init::run(&data, out.as_deref(), delimiter, force),
-        train @ Command::Train { .. } => train::run(train_request(train)),
+        }) => {
+            describe.refuse_without("--private")?;
+            schema_init::run(&data, out.as_deref(), delimiter, force)
+        }
+        train @ Command::Train { .. } => match train_request(train)? {
+            (request, Some(described)) => describe_args::describe_then_train(described, request),
+            (request, None) => train::run(request),
+        },
         Command::Predict {
             model,
             schema,

@@ -85,7 +85,9 @@ fn train_with(options: &[&str], out: &Path) -> Model {
     args.extend(options);
     args.extend(["--out", out.to_str().unwrap()]);
     let cli = Cli::try_parse_from(args).expect("the case's options parse");
-    train::run_with(train_request(cli.command), InsecureSeededRng::new(SEED))
+    let (request, described) = train_request(cli.command).unwrap_or_else(|e| panic!("{}", e.0));
+    assert!(described.is_none());
+    train::run_with(request, InsecureSeededRng::new(SEED))
         .unwrap_or_else(|e| panic!("{options:?}: {}", e.0));
     Model::load(out).unwrap_or_else(|e| panic!("{}", e.0))
 }

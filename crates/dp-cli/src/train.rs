@@ -190,7 +190,7 @@ pub struct Plan {
 }
 
 /// Refuses every parameter that can be refused without the data, naming it.
-fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Failure> {
+pub(crate) fn check_parameters(req: &TrainRequest) -> Result<(Noise, Option<Vec<f64>>), Failure> {
     if !(req.epsilon.is_finite() && req.epsilon > 0.0 && req.epsilon <= dp_erm::MAX_EPSILON) {
         return Err(fail(format!(
             "--epsilon {:?}: must be a finite ε in (0, {:?}]",

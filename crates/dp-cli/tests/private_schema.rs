@@ -230,3 +230,138 @@ fn a_bad_cell_is_named_and_costs_nothing() {
     assert!(!out.exists());
     assert!(spends(&ledger).is_empty());
 }
+
+/// `dpml train --private-schema` on the same data: the description and the fit in one run,
+/// their two spends on the ledger summing to --epsilon (split by --describe-share), the
+/// description's δ on top of the fit's.
+fn train_described(data: &Path, dir: &Path, extra: &[&str]) -> assert_cmd::Command {
+    let mut cmd = dpml();
+    cmd.arg("train")
+        .arg("--data")
+        .arg(data)
+        .arg("--private-schema")
+        .arg(dir.join("described.toml"))
+        .args(["--label", "y", "--positive", "pos", "--categorical", "c"])
+        .args(["--ignore", "note"])
+        .arg("--out")
+        .arg(dir.join("m.dpm"))
+        .args(extra);
+    if !extra.contains(&"--epsilon") {
+        cmd.args(["--epsilon", "1"]);
+    }
+    cmd
+}
+
+#[test]
+fn train_describes_then_fits_in_one_run_with_the_total_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = data(dir.path());
+    let ledger = ledger(dir.path(), "1e-5");
+    let mut cmd = train_described(&data, dir.path(), &["--describe-delta", "1e-6"]);
+    succeeds(
+        cmd.arg("--describe-share")
+            .arg("0.3")
+            .arg("--ledger")
+            .arg(&ledger),
+    );
+    let text = std::fs::read_to_string(dir.path().join("described.toml")).unwrap();
+    assert!(text.contains("# private release (levels): levels: stability-based histogram"));
+    let schema = dp_schema::Schema::from_toml(&text, "written").unwrap();
+    let spent = spends(&ledger);
+    assert_eq!(spent.len(), 2, "{spent:?}");
+    assert_eq!(spent[0]["command"], "schema init --private");
+    assert_eq!(spent[0]["delta"], 1e-6);
+    let (describe, fit) = (
+        spent[0]["epsilon"].as_f64().unwrap(),
+        spent[1]["epsilon"].as_f64().unwrap(),
+    );
+    assert!(
+        (describe - 0.3).abs() < 1e-12 && (describe + fit - 1.0).abs() < 1e-12,
+        "{spent:?}"
+    );
+    assert_eq!(spent[1]["delta"].as_f64().unwrap_or(0.0), 0.0);
+    // The model names the private schema: it predicts with it.
+    assert_eq!(spent[1]["schema_sha256"], schema.hash());
+    let predictions = dir.path().join("p.csv");
+    succeeds(
+        dpml()
+            .args(["predict", "--model"])
+            .arg(dir.path().join("m.dpm"))
+            .arg("--schema")
+            .arg(dir.path().join("described.toml"))
+            .arg("--data")
+            .arg(&data)
+            .arg("--out")
+            .arg(&predictions),
+    );
+    // The default share is dp-schema's.
+    let other = tempfile::tempdir().unwrap();
+    let ledger = ledger_in(other.path());
+    let mut cmd = train_described(&data, other.path(), &["--levels", "c=a,b,rare"]);
+    succeeds(
+        cmd.args(["--classes", "pos,neg"])
+            .arg("--ledger")
+            .arg(&ledger),
+    );
+    let spent = spends(&ledger);
+    assert_eq!(
+        spent[0]["epsilon"].as_f64().unwrap(),
+        dp_schema::DESCRIBE_SHARE
+    );
+}
+
+fn ledger_in(dir: &Path) -> PathBuf {
+    ledger(dir, "0")
+}
+
+#[test]
+fn train_private_schema_refusals_come_before_anything_is_read_or_charged() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = data(dir.path());
+    let ledger = ledger(dir.path(), "1e-5");
+    // The ledger's lock file is created by the first run that locks it, and stays.
+    let files = |dir: &Path| -> Vec<String> {
+        let mut names = listing(dir);
+        names.retain(|n| !n.ends_with(".lock"));
+        names
+    };
+    let before = files(dir.path());
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--describe-share", "1"],
+            "--describe-share 1: must be in (0, 1)",
+        ),
+        (
+            &["--describe-share", "0"],
+            "--describe-share 0: must be in (0, 1)",
+        ),
+        // The fit's parameters, refused before the description spends anything.
+        (&["--model", "dp-sgd"], "--delta"),
+        // The description needs δ for levels without a list: refused before any read.
+        (&[], "delta"),
+        // A ledger that cannot pay the total (3 in all) is refused before the description.
+        (&["--epsilon", "5", "--describe-delta", "1e-6"], "ledger"),
+    ];
+    for (extra, message) in cases {
+        let mut cmd = train_described(&data, dir.path(), extra);
+        let err = fails(cmd.arg("--ledger").arg(&ledger));
+        assert!(err.contains(message), "{extra:?}: {err}");
+        assert!(spends(&ledger).is_empty(), "{extra:?} charged the ledger");
+        assert_eq!(files(dir.path()), before, "{extra:?} wrote a file");
+    }
+    // The description's flags without --private-schema are refused by name.
+    let err = fails(dpml().arg("train").arg("--data").arg(&data).args([
+        "--schema",
+        "s.toml",
+        "--label",
+        "y",
+        "--epsilon",
+        "1",
+        "--out",
+        "m.dpm",
+    ]));
+    assert!(
+        err.contains("--label describes the data privately: it needs --private-schema"),
+        "{err}"
+    );
+}
