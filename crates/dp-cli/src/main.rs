@@ -119,7 +119,7 @@ enum Command {
         /// --describe-share of it, the fit the rest, two spends on --ledger.
         #[arg(long, value_name = "SCHEMA.toml", conflicts_with = "schema", requires_all = ["label", "positive"])]
         private_schema: Option<PathBuf>,
-        /// --private-schema: the share of --epsilon the description spends [default: 0.5,
+        /// --private-schema: the share of --epsilon the description spends [default: 0.4,
         /// dp-schema's DESCRIBE_SHARE].
         #[arg(long, requires = "private_schema")]
         describe_share: Option<f64>,
@@ -314,8 +314,9 @@ enum SchemaCommand {
         --categorical workclass,education,... --label income --positive '>50K' \\\n    \
         --alias '>50K.,>50K' --missing '?' --comment '|'\n  dpml train --data adult.data \
         --schema adult-private.toml --epsilon 0.5 --ledger adult-ledger.json --out adult.dpm\n\
-        \nSplitting a total ε: half to the description, half to the fit (dp-schema's \
-        DESCRIBE_SHARE = 0.5, a data-independent rule measured on Adult). ε is split equally \
+        \nSplitting a total ε: 40% to the description, the rest to the fit (dp-schema's \
+        DESCRIBE_SHARE = 0.4, a data-independent rule fitted on synthetic data; dpml train \
+        --private-schema does both in one run). ε is split equally \
         among the facts released; δ (needed by levels or classes without a public list: \
         --levels COLUMN=L1,L2,… and --classes make them pure ε) equally among those releases."
     )]
