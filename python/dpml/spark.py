@@ -848,7 +848,16 @@ RandomFeaturesSVC = _not_built(
 __all__ = ["HuberSVC", "LogisticRegression", "predict"]
 
 
-# The regressors (their own module; it builds on the passes above).
-from ._spark_regression import HuberRegressor, LinearRegression, Ridge  # noqa: E402
+# The regressors (their own module, which builds on the passes above), imported when first
+# asked for: the executors import ``dpml._spark_regression`` on its own, which imports this
+# module, so this one must not import it back while loading.
+_REGRESSORS = ("HuberRegressor", "LinearRegression", "Ridge")
+__all__ += list(_REGRESSORS)
 
-__all__ += ["HuberRegressor", "LinearRegression", "Ridge"]
+
+def __getattr__(name):
+    if name in _REGRESSORS:
+        from . import _spark_regression
+
+        return getattr(_spark_regression, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
