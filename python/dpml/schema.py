@@ -347,7 +347,10 @@ class Schema:
 
     def __repr__(self):
         label = "target" if self._core.target is not None else "label"
-        return f"Schema({self.n_features} features, {label} {self.label_name!r}, hash {self.hash[:12]})"
+        return (
+            f"Schema({self.n_features} features, {label} {self.label_name!r}, "
+            f"hash {self.hash[:12]})"
+        )
 
 
 def _frame_names(frame):

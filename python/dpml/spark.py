@@ -711,11 +711,11 @@ def predict(
     column, ``prediction_col``: each row's prediction (a double within the model's bounds)
     from the raw columns the schema encodes, as the regressor's ``predict`` gives it on
     ``schema.encode``'s rows (``decision_col`` is not added). A schema of the other task
-    than the model's is refused by name. A binary model's score is a double, and its class, in the user's labels,
-    the schema's label classes (``schema.label_positive`` when the score is ≥ 0, the
-    label's other class when it is < 0) for a model trained on the schema's ±1 encoding
-    (``classes=schema.classes``), else the model's own ``classes_`` (``classes_[1]`` when
-    the score is ≥ 0). A one-vs-rest model's (K > 2 classes) score is an array of K
+    than the model's is refused by name. A binary model's score is a double, and its
+    class, in the user's labels, the schema's label classes (``schema.label_positive``
+    when the score is ≥ 0, the label's other class when it is < 0) for a model trained on
+    the schema's ±1 encoding (``classes=schema.classes``), else the model's own
+    ``classes_`` (``classes_[1]`` when the score is ≥ 0). A one-vs-rest model's (K > 2 classes) score is an array of K
     doubles, one per class in ``classes_`` order, and its class the ``classes_`` entry of
     the largest (the first on a tie, as ``numpy.argmax``). Computed on the executors by
     ``mapInArrow``, the model travelling as its file bytes inside the scoring function (no

@@ -360,7 +360,8 @@ def test_a_fit_from_raw_columns_by_a_regression_schema_is_the_in_memory_fit(spar
 
 
 CLASSIFIER_SCHEMA = REGRESSION_SCHEMA.replace(
-    'type = "target"\nlower = -4\nupper = 4', 'type = "label"\nclasses = ["low", "high"]\npositive = "high"'
+    'type = "target"\nlower = -4\nupper = 4',
+    'type = "label"\nclasses = ["low", "high"]\npositive = "high"',
 )
 
 
@@ -388,7 +389,7 @@ def test_raw_column_refusals_name_the_problem_never_a_value_and_charge_nothing(s
     with pytest.raises(dpml.DPMLTypeError, match="dpml.Schema"):
         fit(schema="schema.toml")
     # Facts that disagree with the schema's, by name.
-    with pytest.raises(dpml.DPMLValueError, match=r"bounds=\(-5.0, 4.0\) disagrees with the schema"):
+    with pytest.raises(dpml.DPMLValueError, match=r"bounds=\(-5.0, 4.0\) disagrees with"):
         fit(bounds=(-5.0, 4.0))
     with pytest.raises(dpml.DPMLValueError, match="clip_targets=True: the schema refuses"):
         fit(clip_targets=True)
