@@ -12,6 +12,11 @@ mechanism says; the one-hot ``feature_groups`` go straight to the linear estimat
     clf = dpml.LogisticRegression(epsilon=1.0, data_norm=1.0, fit_intercept=False,
                                   classes=schema.classes, feature_groups=schema.feature_groups)
 
+A regression's schema (its label a ``type = "target"`` column with public ``lower`` and
+``upper``; ``schema.task == "regression"``) encodes the same rows, and its y is the targets,
+checked against those bounds (or clamped, with ``clip = true``); ``schema.target_bounds`` is
+the regressors' ``bounds=``, and ``dpml.spark``'s regressors take the schema itself.
+
 Frames: anything with the Arrow PyCapsule interface (``__arrow_c_stream__``: pyarrow
 tables, polars frames, pandas frames when pyarrow is installed) is read through Arrow's C
 stream by the Rust core, without pyarrow on dpml's side; a pandas frame without pyarrow,
@@ -45,7 +50,16 @@ class Schema:
         declares two, else ``"not <positive>"`` (every other class). These are the labels
         ``encode`` returns; pass it as the estimators' ``classes=``, and predictions come
         back in these names.
-    label_name, label_classes, label_positive : the label column as the schema declares it.
+    label_name, label_classes, label_positive : the label column as the schema declares it
+        (``label_name`` also names a regression's target column).
+    task : str
+        ``"classification"`` (a label with classes) or ``"regression"`` (a column of
+        ``type = "target"``: a number within public bounds, which ``dpml.spark``'s regressors
+        and ``dpml train --task regression`` fit; ``classes`` and ``label_*`` other than
+        ``label_name`` are refused for it).
+    target_bounds : (float, float) or None
+        A regression schema's public target bounds ``(lower, upper)`` (pass them as the
+        regressors' ``bounds=``); None for a classifier's schema.
     hash : str
         SHA-256 of the schema's canonical form.
     """
@@ -56,14 +70,6 @@ class Schema:
         if not isinstance(core, _dpml.Schema):
             raise DPMLTypeError(
                 "build a Schema with Schema.from_file(path) or Schema.from_toml(text)"
-            )
-        if any(kind == "target" for _, kind in core.columns):
-            # The command line trains regressors from such schemas; Python's schema encodes
-            # classifiers' frames only (a regressor takes X, y and bounds= directly).
-            raise DPMLValueError(
-                "this schema's label is a regression target (type = \"target\"): dpml.Schema "
-                "encodes classifiers' data; pass X, y and bounds= to dpml.LinearRegression "
-                "instead, or train it with `dpml train`"
             )
         self._core = core
         # The TOML it was read from: what dpml.spark ships to the executors.
@@ -231,7 +237,27 @@ class Schema:
         return np.asarray(self._core.feature_groups, dtype=np.int64)
 
     @property
+    def task(self):
+        return "classification" if self._core.target is None else "regression"
+
+    @property
+    def target_bounds(self):
+        target = self._core.target
+        return None if target is None else (float(target[1]), float(target[2]))
+
+    def _classifiers(self, what):
+        """Refuses ``what`` (a classifier's fact) for a regression schema, naming the target."""
+        if self._core.target is not None:
+            raise DPMLValueError(
+                f"{what}: the schema's label {self.label_name!r} is a regression target "
+                "(type = \"target\"), which has no classes; fit it with a regressor "
+                "(dpml.spark.LinearRegression, Ridge or HuberRegressor with schema=, or "
+                "dpml.Ridge on encode's X, y with bounds=schema.target_bounds)"
+            )
+
+    @property
     def classes(self):
+        self._classifiers("classes")
         positive = self.label_positive
         others = [c for c in self.label_classes if c != positive]
         if len(others) == 1:
@@ -247,10 +273,12 @@ class Schema:
 
     @property
     def label_classes(self):
+        self._classifiers("label_classes")
         return list(self._core.label[1])
 
     @property
     def label_positive(self):
+        self._classifiers("label_positive")
         return self._core.label[2]
 
     @property
@@ -260,7 +288,8 @@ class Schema:
     def encode(self, frame, labels=True):
         """``(X, y)``: the frame's rows encoded by the schema (X dense float64, n × d, every
         row in the unit ball) and, with ``labels``, their labels named by ``classes``
-        (``label_positive``, or the other name; a numpy array of str), else y is None.
+        (``label_positive``, or the other name; a numpy array of str) — for a regression
+        schema the targets (float64, within ``target_bounds``) — else y is None.
 
         A record the schema refuses (a missing value where the schema says "error", a level
         not declared under ``unseen = "error"``, a label outside the classes) is an error
@@ -279,9 +308,12 @@ class Schema:
         return self._named(*self._core.encode_columns(self._columns(frame), bool(labels)))
 
     def _named(self, X, signs):
-        """``(X, y)`` with the core's ±1 labels named by ``classes``."""
+        """``(X, y)`` with the core's ±1 labels named by ``classes`` (a regression's
+        targets as they are: float64, checked against ``target_bounds`` or clamped)."""
         if signs is None:
             return X, None
+        if self._core.target is not None:
+            return X, np.asarray(signs, dtype=np.float64)
         return X, np.asarray(self.classes)[(np.asarray(signs) > 0).astype(np.intp)]
 
     def _columns(self, frame):
@@ -314,7 +346,11 @@ class Schema:
         return columns
 
     def __repr__(self):
-        return f"Schema({self.n_features} features, label {self.label_name!r}, hash {self.hash[:12]})"
+        label = "target" if self._core.target is not None else "label"
+        return (
+            f"Schema({self.n_features} features, {label} {self.label_name!r}, "
+            f"hash {self.hash[:12]})"
+        )
 
 
 def _frame_names(frame):

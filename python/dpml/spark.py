@@ -52,14 +52,35 @@ estimators (``dpml.spark.DPSGDClassifier`` and ``dpml.spark.RandomFeaturesSVC`` 
 
 Regressors
 ----------
-``dpml.spark.LinearRegression`` and ``dpml.spark.HuberRegressor`` (module
-``dpml._spark_regression``) fit the in-memory regressors over a DataFrame of feature
-vectors and targets, named as pyspark.ml names them (``featuresCol``, ``labelCol``,
-``predictionCol``)::
+``dpml.spark.LinearRegression``, ``dpml.spark.Ridge`` and ``dpml.spark.HuberRegressor``
+(module ``dpml._spark_regression``) fit the in-memory regressors (the same parameters:
+``Ridge``'s ``alpha`` included) over a DataFrame of feature vectors and targets, named as
+pyspark.ml names them (``featuresCol``, ``labelCol``, ``predictionCol``)::
 
     reg = dpml.spark.LinearRegression(epsilon=1.0, data_norm=1.0, bounds=(0.0, 100.0))
     reg.fit(df, n_rows=1_000_000, n_features=12)     # both public, checked
     scored = reg.transform(df)                       # + prediction
+
+or over raw columns, with a regression schema (``schema.task == "regression"``: its label a
+``type = "target"`` column with public ``lower`` and ``upper``)::
+
+    schema = dpml.Schema.from_file("cost.toml")
+    reg = dpml.spark.Ridge(alpha=1.0, epsilon=1.0, data_norm=1.0)
+    reg.fit(df, schema=schema, n_rows=1_000_000)     # bounds: the schema's target's
+    scored = dpml.spark.predict(reg, df, schema=schema)   # + prediction (a double)
+
+With ``schema=`` each executor encodes its partition's raw columns by the schema exactly as
+the classifiers' fits do (its column types checked on the driver first; every record
+checked, a refused one named by partition, row and column, never its value), the target
+checked against (or, with the schema's ``clip = true``, clamped into) the schema's bounds,
+which are the fit's: ``bounds=`` other than them, ``clip_targets=True`` on a target the
+schema refuses outside them, or ``n_features`` other than the schema's are refused by name.
+The model equals ``dpml.Ridge`` (or ``LinearRegression``, ``HuberRegressor``) fitted on
+``schema.encode``'s rows with ``bounds=schema.target_bounds`` and the same
+``InsecureSeed``, to the certificate. ``predict(model, df, schema=schema)`` (or the
+regressor's ``transform(df, schema=schema)``) scores raw columns the same way. A
+classifier's schema given to a regressor, or a regression schema to a classifier or to
+``predict`` with a classifier, is refused by name before any Spark job, nothing charged.
 
 The driver runs dp-fit's regression plan (the in-memory Λ, calibration, noise and draw
 order) over the same passes as the classifiers (``RegressionPlan::fit_sums``); each
@@ -121,8 +142,9 @@ Spark itself still logs every job and shows it in its UI: whoever can read the c
 logs or UI learns the pass count, as they can read the data.
 
 Prediction needs no privacy: ``predict`` adds scores and predicted classes (the schema's
-label classes; by argmax for one-vs-rest) to a DataFrame, the model travelling as its file
-bytes inside the scoring function.
+label classes; by argmax for one-vs-rest) to a DataFrame — for a regressor and a regression
+schema, the predictions — the model travelling as its file bytes inside the scoring
+function.
 """
 
 import numbers
@@ -156,6 +178,28 @@ def _require_pyspark():
 _CHECK_SCHEMA = "partition long, error string"
 
 
+def _checked_schema(schema, task, what):
+    """``schema``, a ``dpml.Schema`` read from a file or TOML text whose ``task`` is
+    ``task`` ("classification" or "regression"); anything else is refused by name, before
+    any Spark job and before anything is charged (``what``: the refusing function)."""
+    if not isinstance(schema, Schema) or schema._text is None:
+        raise DPMLTypeError(
+            "schema must be a dpml.Schema built with Schema.from_file or Schema.from_toml"
+        )
+    if schema.task != task:
+        if schema.task == "regression":
+            has = "its label is a regression target (type = \"target\")"
+            fix = "fit it with dpml.spark.LinearRegression, Ridge or HuberRegressor"
+        else:
+            has = "its label has classes"
+            fix = "fit it with dpml.spark.LogisticRegression or HuberSVC"
+        raise DPMLValueError(
+            f"{what} takes a {task} schema, and this schema is a {schema.task} schema "
+            f"({schema.label_name!r}: {has}): {fix}"
+        )
+    return schema
+
+
 def _check_column_types(df, schema, labels):
     """The driver's check of ``df``'s column types against what the schema reads, before
     any job: a column the encoding needs that is absent, or of a type it does not read (a
@@ -168,14 +212,14 @@ def _check_column_types(df, schema, labels):
              "StringType", "CharType", "VarcharType")
     readable = tuple(getattr(T, n) for n in names if hasattr(T, n))
     for name, kind in schema._core.columns:
-        if kind == "ignore" or (kind == "label" and not labels):
+        if kind == "ignore" or (kind in ("label", "target") and not labels):
             continue
         spark_type = fields.get(name)
         if spark_type is None:
             raise DPMLValueError(f"df has no column {name!r}, which the schema encodes")
         if isinstance(spark_type, readable):
             continue
-        if isinstance(spark_type, T.DecimalType) or kind == "numeric":
+        if isinstance(spark_type, T.DecimalType) or kind in ("numeric", "target"):
             fix = f"cast it to double first: df.withColumn({name!r}, df[{name!r}].cast('double'))"
         else:
             fix = f"cast it to string first: df.withColumn({name!r}, df[{name!r}].cast('string'))"
@@ -280,14 +324,7 @@ def _encode_function(schema_text, schema_hash, transform, class_of):
         if schema.hash != schema_hash:
             yield record(0, 0, b"", b"", "the executor's schema differs from the driver's")
             return
-        batches = iter(batches)
-        first = next(batches, None)
-        if first is None:
-            reader = pa.RecordBatchReader.from_batches(pa.schema([]), iter(()))
-        else:
-            reader = pa.RecordBatchReader.from_batches(
-                first.schema, _chain(first, batches)
-            )
+        reader = _partition_reader(batches)
         try:
             rows, checksum, block, classes = core.spark_partition_encode(
                 schema, reader.__arrow_c_stream__(), class_of=class_of, **transform
@@ -355,6 +392,18 @@ def _block_sums_function(n_features, w, with_hessian, options, labels):
 def _chain(first, rest):
     yield first
     yield from rest
+
+
+def _partition_reader(batches):
+    """A partition's Arrow record batches (``mapInArrow``'s iterator) as one stream reader,
+    for the schema's encoder to read the whole partition (its rows numbered from 0)."""
+    import pyarrow as pa
+
+    batches = iter(batches)
+    first = next(batches, None)
+    if first is None:
+        return pa.RecordBatchReader.from_batches(pa.schema([]), iter(()))
+    return pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches))
 
 
 class _Passes:
@@ -507,10 +556,7 @@ def _spark_classes(given, schema):
 def _fit(estimator, df, schema, n_rows, ledger):
     _require_pyspark()
     ledger = resolve_ledger(ledger, estimator)
-    if not isinstance(schema, Schema) or schema._text is None:
-        raise DPMLTypeError(
-            "schema must be a dpml.Schema built with Schema.from_file or Schema.from_toml"
-        )
+    _checked_schema(schema, "classification", f"dpml.spark.{type(estimator).__name__}")
     if isinstance(n_rows, bool) or not isinstance(n_rows, numbers.Integral) or n_rows <= 0:
         raise DPMLValueError(
             f"n_rows={n_rows!r} must be a positive integer: the public number of rows in df"
@@ -660,11 +706,16 @@ def predict(
 ):
     """``df`` with two columns added: the model's score (``decision_col``) and predicted
     class (``prediction_col``), as ``model.decision_function`` and ``model.predict``
-    give them. A binary model's score is a double, and its class, in the user's labels,
-    the schema's label classes (``schema.label_positive`` when the score is ≥ 0, the
-    label's other class when it is < 0) for a model trained on the schema's ±1 encoding
-    (``classes=schema.classes``), else the model's own ``classes_`` (``classes_[1]`` when
-    the score is ≥ 0). A one-vs-rest model's (K > 2 classes) score is an array of K
+    give them; for a regressor (``dpml.spark.LinearRegression``, ``Ridge``,
+    ``HuberRegressor`` or an in-memory dpml regressor) with a regression schema, one
+    column, ``prediction_col``: each row's prediction (a double within the model's bounds)
+    from the raw columns the schema encodes, as the regressor's ``predict`` gives it on
+    ``schema.encode``'s rows (``decision_col`` is not added). A schema of the other task
+    than the model's is refused by name. A binary model's score is a double, and its
+    class, in the user's labels, the schema's label classes (``schema.label_positive``
+    when the score is ≥ 0, the label's other class when it is < 0) for a model trained on
+    the schema's ±1 encoding (``classes=schema.classes``), else the model's own
+    ``classes_`` (``classes_[1]`` when the score is ≥ 0). A one-vs-rest model's (K > 2 classes) score is an array of K
     doubles, one per class in ``classes_`` order, and its class the ``classes_`` entry of
     the largest (the first on a tie, as ``numpy.argmax``). Computed on the executors by
     ``mapInArrow``, the model travelling as its file bytes inside the scoring function (no
@@ -687,15 +738,17 @@ def predict(
     from .regression import _PrivateRegressor
 
     if isinstance(model, _PrivateRegressor):
-        raise DPMLValueError(
-            "dpml.spark.predict scores classifiers; a regressor scores a DataFrame with "
-            "transform: dpml.spark.LinearRegression.load(path).transform(df) (or the "
-            "fitted dpml.spark regressor's transform)"
-        )
-    if not isinstance(schema, Schema) or schema._text is None:
-        raise DPMLTypeError(
-            "schema must be a dpml.Schema built with Schema.from_file or Schema.from_toml"
-        )
+        if schema is None:
+            raise DPMLValueError(
+                "dpml.spark.predict scores a regressor from raw columns by its regression "
+                "schema (schema=); a features column is scored with transform: "
+                "dpml.spark.LinearRegression.load(path).transform(df) (or the fitted "
+                "dpml.spark regressor's transform)"
+            )
+        from ._spark_regression import _predict_by_schema
+
+        return _predict_by_schema(model, df, schema, prediction_col, validate)
+    _checked_schema(schema, "classification", "dpml.spark.predict (of a classifier)")
     model._check_fitted()
     if model._models.info()["kind"] != "linear":
         raise DPMLValueError(
@@ -766,7 +819,8 @@ def predict(
 def _not_built(name, why):
     message = (
         f"dpml.spark.{name} is not built for Spark: {why}. Fit dpml.{name} in memory; "
-        "dpml.spark fits LogisticRegression, HuberSVC, LinearRegression and HuberRegressor"
+        "dpml.spark fits LogisticRegression, HuberSVC, LinearRegression, Ridge and "
+        "HuberRegressor"
     )
 
     class NotBuilt:
@@ -794,7 +848,16 @@ RandomFeaturesSVC = _not_built(
 __all__ = ["HuberSVC", "LogisticRegression", "predict"]
 
 
-# The regressors (their own module; it builds on the passes above).
-from ._spark_regression import HuberRegressor, LinearRegression  # noqa: E402
+# The regressors (their own module, which builds on the passes above), imported when first
+# asked for: the executors import ``dpml._spark_regression`` on its own, which imports this
+# module, so this one must not import it back while loading.
+_REGRESSORS = ("HuberRegressor", "LinearRegression", "Ridge")
+__all__ += list(_REGRESSORS)
 
-__all__ += ["HuberRegressor", "LinearRegression"]
+
+def __getattr__(name):
+    if name in _REGRESSORS:
+        from . import _spark_regression
+
+        return getattr(_spark_regression, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -118,6 +118,17 @@ impl PySchema {
         }
     }
 
+    /// A regression schema's target column (`type = "target"`): `(name, lower, upper,
+    /// clip)`, its public bounds and whether a value outside them is clamped rather than
+    /// refused; None for a classifier's schema (a label with classes).
+    #[getter]
+    fn target(&self) -> Option<(String, f64, f64, bool)> {
+        self.schema.columns.iter().find_map(|c| match c.kind {
+            ColumnKind::Target { lower, upper, clip } => Some((c.name.clone(), lower, upper, clip)),
+            _ => None,
+        })
+    }
+
     /// Encodes the frame behind an Arrow C stream capsule (`obj.__arrow_c_stream__()`):
     /// `(X, y)`, X dense `n × d` float64, y ±1 (or None without labels).
     fn encode_stream<'py>(

@@ -154,7 +154,7 @@ def test_sklearn_checks_non_private(estimator, check):
         check(estimator)
 
 
-def test_a_regression_schema_is_refused_by_the_classifiers_schema_encoder():
+def test_a_regression_schema_encodes_targets_and_refuses_the_classifiers_facts():
     text = """
 version = 1
 [csv]
@@ -170,8 +170,24 @@ type = "target"
 lower = 0
 upper = 10
 """
-    with pytest.raises(dpml.DPMLValueError, match="regression target"):
-        dpml.Schema.from_toml(text)
+    schema = dpml.Schema.from_toml(text)
+    assert schema.task == "regression" and schema.target_bounds == (0.0, 10.0)
+    assert schema.label_name == "cost" and "target 'cost'" in repr(schema)
+    X, y = schema.encode({"x": np.array([0.5, 1.0]), "cost": np.array([2.5, 10.0])})
+    assert X.shape == (2, schema.n_features) and y.dtype == np.float64
+    assert np.array_equal(y, [2.5, 10.0])
+    # A target outside the public bounds is refused naming its row and column, not its value.
+    with pytest.raises(dpml.DPMLValueError, match='row 1, column "cost"') as e:
+        schema.encode({"x": np.array([0.5, 1.0]), "cost": np.array([2.5, 10.123456])})
+    assert "10.12" not in str(e.value)
+    for fact in ("classes", "label_classes", "label_positive"):
+        with pytest.raises(dpml.DPMLValueError, match=f"{fact}: .*regression target"):
+            getattr(schema, fact)
+    # A classifier's schema says so, and has no target bounds.
+    classes = dpml.Schema.from_toml(text.replace('type = "target"', 'type = "label"').replace(
+        "lower = 0\nupper = 10", 'classes = ["a", "b"]\npositive = "b"'))
+    assert classes.task == "classification" and classes.target_bounds is None
+    assert classes.classes == ["a", "b"]
 
 
 def test_adassp_fits_least_squares_and_ridge_close_to_the_non_private_ridge(linear_truth, tmp_path):
