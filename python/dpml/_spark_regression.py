@@ -293,6 +293,12 @@ def _fit(estimator, df, n_rows, n_features, schema, ledger):
         # The task first: a classifier's schema is refused before any other check.
         _checked_schema(schema, "regression", what)
     n_rows = _count("n_rows", n_rows)
+    if estimator.feature_groups is not None:
+        # The executors check row norms, not group norms, which group-shaped noise needs.
+        raise DPMLValueError(
+            f"feature_groups: {what} adds spherical noise (group-shaped noise is built for "
+            "the in-memory regressors and dpml.spark's classifiers); leave feature_groups=None"
+        )
     for name in ("fit_intercept", "clip_rows", "clip_targets"):
         if not isinstance(getattr(estimator, name), (bool, np.bool_)):
             raise DPMLTypeError(f"{name}={getattr(estimator, name)!r} must be True or False")

@@ -199,6 +199,10 @@ def test_refusals_name_the_problem_never_a_value_and_charge_nothing(spark):
             n_features=D,
             ledger=ledger,
         )
+    with pytest.raises(dpml.DPMLValueError, match="feature_groups: dpml.spark.LinearRegression adds"):
+        dpml.spark.LinearRegression(**params(feature_groups=[0, 1, 2])).fit(
+            frame(spark, X, y), n_rows=300, n_features=D, ledger=ledger
+        )
     assert len(ledger) == 0 and ledger.spent_epsilon == 0.0
     # With clip_targets=True the row is clipped to the bounds (per row: no privacy cost).
     clipped = dpml.spark.LinearRegression(**params(clip_targets=True)).fit(
