@@ -357,6 +357,16 @@ impl<T: RegressionTrainer> RegressionSplitAndSelect<T> {
         &self.candidates
     }
 
+    /// `ε_T`: the largest ε a candidate spends.
+    pub fn training_epsilon(&self) -> f64 {
+        self.training_epsilon
+    }
+
+    /// `ε_S`: the exponential mechanism's ε.
+    pub fn selection_epsilon(&self) -> f64 {
+        self.mechanism.epsilon()
+    }
+
     /// The end-to-end ε: `max(ε_T, ε_S)`.
     pub fn epsilon(&self) -> f64 {
         self.training_epsilon.max(self.mechanism.epsilon())
