@@ -225,9 +225,10 @@ pub(crate) fn held_out_error(
     row_terms(model, rows, targets, scale, scoring).sum()
 }
 
-/// Units per row term in [`held_out_units`]: a term in [0, 1] becomes a whole number of
-/// units in `[0, REGRESSION_SCORE_UNITS]` (2²⁰: a rounding of at most 2⁻²¹ per row), so
-/// the score moves by at most this many units between neighbours.
+/// Units per row term of random stopping's regression score
+/// ([`crate::RegressionRandomStopping`]): a term in [0, 1] becomes a whole number of units
+/// in `[0, REGRESSION_SCORE_UNITS]` (2²⁰: a rounding of at most 2⁻²¹ per row), so the
+/// score moves by at most this many units between neighbours.
 pub const REGRESSION_SCORE_UNITS: u64 = 1 << 20;
 
 /// The held-out score in whole units, summed exactly in integers (random stopping adds
