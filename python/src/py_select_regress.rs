@@ -14,6 +14,10 @@ use crate::regress::RegressionSpec;
 use crate::rows::RowTransform;
 use crate::select_regress::prepare_regression_search;
 
+/// What a search returns to Python: the model file, the chosen index, the facts, and the
+/// noisy held-out score (random stopping) or `None`.
+type Released<'py> = (Bound<'py, PyBytes>, usize, Bound<'py, PyDict>, Option<f64>);
+
 /// Selects Λ among `regularizations` by `method_name` ("split" or "random-stopping", dp-fit's
 /// regression tuner) over Huber regressors (pure ε), at a total `epsilon`, calling
 /// `charge(facts)` once every refusal is made and before anything is drawn. Returns
@@ -47,7 +51,7 @@ fn private_regression_search<'py>(
     holdout_fraction: f64,
     seed: Option<u64>,
     charge: &Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PyBytes>, usize, Bound<'py, PyDict>, Option<f64>)> {
+) -> PyResult<Released<'py>> {
     let (spec, held, targets, method) = guarded(|| {
         let spec = RegressionSpec {
             threshold: huber_threshold,
