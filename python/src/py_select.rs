@@ -116,7 +116,11 @@ fn candidates(kind: &str, list: &Bound<'_, PyList>) -> Result<Candidates, CoreEr
     }
 }
 
-fn method(name: &str, stop_probability: f64, holdout_fraction: f64) -> Result<Method, CoreError> {
+pub(crate) fn method(
+    name: &str,
+    stop_probability: f64,
+    holdout_fraction: f64,
+) -> Result<Method, CoreError> {
     match name {
         "split" => Ok(Method::Split),
         "random-stopping" => Ok(Method::Stopping {

@@ -1,11 +1,12 @@
 //! Private selection of a regressor's Λ (`dpml.model_selection.PrivateRegressionSearch`):
-//! dp-tune's split-and-select over dp-fit's regression candidates, one per Λ, as
-//! `dpml train --tune` selects on a regression schema.
+//! dp-fit's regression tuner (split-and-select or random stopping) over dp-fit's regression
+//! candidates, one per Λ, as `dpml train --tune` selects on a regression schema.
 
 use dp_erm::{ErmParams, Loss, RegressionModel, RegressionSet, TargetClipping};
 use dp_fit::recipe::{ErmRecipe, Regularization};
+use dp_fit::tuning::{RegressionTuner, TuneMethod};
 use dp_noise::ReleaseRng;
-use dp_tune::{RegressionData, RegressionSplitAndSelect, RegressionTrainer};
+use dp_tune::{RegressionData, RegressionTrainer};
 
 use crate::error::CoreError;
 use crate::fit::{Randomness, generator, named_row_error, row_builder};
@@ -15,7 +16,7 @@ use crate::rows::Rows;
 /// A search checked against its data, nothing drawn yet: every refusal made, the ε and
 /// the part sizes known (for the ledger's charge, which comes next).
 pub struct RegressionSearch {
-    tuner: RegressionSplitAndSelect<ErmParams>,
+    tuner: RegressionTuner<ErmParams>,
     data: RegressionData,
     rng: Box<dyn ReleaseRng + Send>,
 }
@@ -26,45 +27,45 @@ pub struct RegressionChoice {
     pub model: RegressionModel,
     /// Its position in the grid.
     pub index: usize,
+    /// Random stopping's noisy held-out score (split-and-select releases none).
+    pub noisy_score: Option<f64>,
 }
 
 impl RegressionSearch {
-    /// The end-to-end ε (the candidates' and the selection's, by parallel composition).
-    pub fn epsilon(&self) -> f64 {
-        self.tuner.epsilon()
+    /// The selection dp-fit built (its ε, δ, step ε, cap).
+    pub fn tuner(&self) -> &RegressionTuner<ErmParams> {
+        &self.tuner
     }
 
-    /// Rows each candidate trains on and rows held out (functions of n and the grid).
+    /// Rows each candidate trains on and rows held out (functions of n and the method).
     pub fn sizes(&self) -> (usize, usize) {
-        let n = self.data.len();
-        (
-            n / self.tuner.parts(),
-            n - (self.tuner.parts() - 1) * (n / self.tuner.parts()),
-        )
+        self.tuner.parts(self.data.len())
     }
 
-    /// Runs the selection (after the caller has charged [`RegressionSearch::epsilon`]).
+    /// Runs the selection (after the caller has charged the tuner's ε and δ).
     pub fn run(mut self) -> Result<RegressionChoice, CoreError> {
         let chosen = self
             .tuner
             .select(&self.data, &mut *self.rng)
             .map_err(CoreError::Tune)?;
         Ok(RegressionChoice {
-            index: chosen.index(),
-            model: chosen.into_model(),
+            index: chosen.index,
+            model: chosen.model,
+            noisy_score: chosen.noisy_score,
         })
     }
 }
 
-/// Prepares the search among `lambdas` (pure ε: `spec.mechanism`'s ε for each candidate
-/// and for the selection), every refusal made before the generator is drawn from: the
-/// parameters, the grid, a target outside the bounds (by row, never by value), too few
-/// rows for the parts.
+/// Prepares the search `method` among `lambdas` at a total ε of `spec.mechanism`'s ε
+/// (pure ε; dp-fit's tuner decides the candidates' step), every refusal made before the
+/// generator is drawn from: the parameters, the grid, a target outside the bounds (by
+/// row, never by value), too few rows for the parts.
 pub fn prepare_regression_search(
     rows: Rows<'_>,
     targets: &[f64],
     spec: &RegressionSpec,
     lambdas: &[f64],
+    method: TuneMethod,
     randomness: Randomness,
 ) -> Result<RegressionSearch, CoreError> {
     let rows = rows.checked()?;
@@ -95,11 +96,14 @@ pub fn prepare_regression_search(
         tolerance: spec.tolerance,
         feature_map: transform.id(),
     };
-    let candidates = lambdas
-        .iter()
-        .map(|&lambda| recipe.params_at(lambda, Some(epsilon)))
-        .collect();
-    let tuner = RegressionSplitAndSelect::new(candidates, epsilon).map_err(CoreError::Tune)?;
+    let tuner = RegressionTuner::new(method, epsilon, |step| {
+        Ok::<_, CoreError>(
+            lambdas
+                .iter()
+                .map(|&lambda| recipe.params_at(lambda, Some(step)))
+                .collect(),
+        )
+    })?;
     let clipping = if spec.clip_targets {
         TargetClipping::Clip
     } else {
@@ -127,7 +131,7 @@ pub fn prepare_regression_search(
         return Err(CoreError::value(
             "X",
             format!(
-                "has {} rows; a search over {} values needs at least {} ({} per part)",
+                "has {} rows; this search over {} values needs at least {} ({} per part)",
                 data.len(),
                 lambdas.len(),
                 tuner.min_rows(),
@@ -136,7 +140,7 @@ pub fn prepare_regression_search(
         ));
     }
     // Every candidate's refusals for its part's size, before any charge or draw.
-    let part = data.len() / tuner.parts();
+    let (part, _) = tuner.parts(data.len());
     for (candidate, trainer) in tuner.candidates().iter().enumerate() {
         RegressionTrainer::check_shape(trainer, part, set.features()).map_err(|e| {
             CoreError::value("param_grid", format!("value {candidate} is refused: {e}"))

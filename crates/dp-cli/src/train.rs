@@ -701,10 +701,15 @@ pub(crate) fn run_with<R: ReleaseRng>(req: TrainRequest, mut rng: R) -> Result<(
         (_, Some(t)) => (t.epsilon(), t.delta()),
         _ => (req.epsilon, req.delta),
     };
-    // A regression's --tune: split-and-select over its regressors (pure ε, as for the
-    // classifiers' tuning).
+    // A regression's --tune: dp-fit's regression tuner over pure-ε regressors
+    // (split-and-select or random stopping, as --tune-method says).
     let regression_tuner = match regression {
-        true => crate::tune_regression::regression_tuner(req.tune_method, req.epsilon, &plan)?,
+        true => crate::tune_regression::regression_tuner(
+            req.tune_method,
+            req.epsilon,
+            stop_probability,
+            &plan,
+        )?,
         false => None,
     };
     let (epsilon, delta) = regression_tuner

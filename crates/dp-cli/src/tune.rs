@@ -28,14 +28,19 @@ pub fn tuner<T: Trainer>(
     stop_probability: f64,
     candidates: impl FnMut(f64) -> Result<Vec<T>, Failure>,
 ) -> Result<Tuner<T>, Failure> {
-    let method = match method {
+    Tuner::new(dp_fit_method(method, stop_probability), epsilon, candidates)
+}
+
+/// dp-fit's method for `--tune-method` (classifiers and regressors alike): random stopping
+/// holds out dp-tune's default share.
+pub(crate) fn dp_fit_method(method: TuneMethod, stop_probability: f64) -> Method {
+    match method {
         TuneMethod::Split => Method::Split,
         TuneMethod::Stopping => Method::Stopping {
             stop_probability,
             holdout_fraction: dp_tune::DEFAULT_HOLDOUT_FRACTION,
         },
-    };
-    Tuner::new(method, epsilon, candidates)
+    }
 }
 
 /// The selection run on `data`, and the facts the report gives about it.

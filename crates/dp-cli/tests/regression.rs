@@ -271,10 +271,17 @@ fn bad_targets_and_options_are_refused_by_name_and_nothing_is_written() {
         &["--model", "dp-sgd", "--delta", "1e-6", "--sgd-rule"],
     ));
     assert!(error.contains("--sgd-rule"), "{error}");
-    // Regressors are tuned by split-and-select only (random stopping counts mistakes).
-    let stopping = ["--tune", "1e-3,1e-2", "--tune-method", "stopping"];
+    // Random stopping's γ out of range is refused by name, before the data are read.
+    let stopping = [
+        "--tune",
+        "1e-3,1e-2",
+        "--tune-method",
+        "stopping",
+        "--tune-stop-probability",
+        "1.5",
+    ];
     let error = fails(&mut s.train(&s.path("train.csv"), "m.dpm", &stopping));
-    assert!(error.contains("--tune-method"), "{error}");
+    assert!(error.contains("stop probability"), "{error}");
     let error = fails(&mut s.train(&s.path("train.csv"), "m.dpm", &["--out-of-core"]));
     assert!(error.contains("--out-of-core"), "{error}");
     let mut after = listing(s.dir.path());
@@ -339,5 +346,79 @@ fn a_tuned_regressor_is_chosen_privately_among_the_grid_and_predicts() {
     assert!(text.contains("chosen_regularization"), "{text}");
     let predictions = s.predictions("tuned.dpm", "p.csv");
     assert_eq!(predictions.len(), 3);
+    assert!(predictions.iter().all(|p| (0.0..=100.0).contains(p)));
+}
+
+/// `--tune-method stopping` on a regression: random stopping over the grid's regressors,
+/// its ε Liu–Talwar's 3·ε_base (computed here from the report's base) and its δ the cap's
+/// `(1 + e^ε)(1 − γ)^T`, charged once to a ledger that takes a δ; a pure-ε ledger refuses
+/// it before anything is read or charged.
+#[test]
+fn a_regressor_tuned_by_random_stopping_reports_liu_talwars_guarantee() {
+    let s = Setup::new();
+    let args = [
+        "--tune",
+        "1e-4,1e-3,10",
+        "--tune-method",
+        "stopping",
+        "--ledger",
+    ];
+    succeeds(
+        dpml()
+            .args(["ledger", "init"])
+            .arg(s.path("pure.json"))
+            .args(["--total-epsilon", "3", "--dataset", "costs"]),
+    );
+    let error = fails(
+        s.train(&s.path("train.csv"), "pure.dpm", &args)
+            .arg(s.path("pure.json")),
+    );
+    assert!(error.contains("δ") || error.contains("delta"), "{error}");
+    let shown = succeeds(dpml().args(["ledger", "show"]).arg(s.path("pure.json")));
+    assert!(!shown.contains("pure.dpm"), "{shown}");
+    succeeds(dpml().args(["ledger", "init"]).arg(s.path("l.json")).args([
+        "--total-epsilon",
+        "3",
+        "--total-delta",
+        "1e-5",
+        "--dataset",
+        "costs",
+    ]));
+    succeeds(
+        s.train(&s.path("train.csv"), "stopped.dpm", &args)
+            .arg(s.path("l.json")),
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("stopped.report.json")).unwrap())
+            .unwrap();
+    let tuning = &report["tuning"];
+    let text = report.to_string();
+    assert!(text.contains("random stopping over regressors"), "{text}");
+    let base = tuning["base_epsilon"].as_f64().unwrap();
+    let epsilon = report["epsilon_total"].as_f64().unwrap();
+    let delta = report["delta_total"].as_f64().unwrap();
+    let (gamma, cap) = (
+        tuning["stop_probability"].as_f64().unwrap(),
+        tuning["max_runs"].as_f64().unwrap(),
+    );
+    assert_eq!(gamma, 0.1);
+    assert!(epsilon <= 1.0 && epsilon >= 3.0 * base && epsilon <= 3.0 * base * (1.0 + 1e-15));
+    assert!(base > 0.333_333, "{base}");
+    let formula = (1.0 + epsilon.exp()) * (1.0 - gamma).powf(cap);
+    assert!(
+        delta >= formula && delta <= formula * (1.0 + 1e-9),
+        "{delta} {formula}"
+    );
+    assert_eq!(tuning["held_out_rows"], 2_000, "{tuning}");
+    assert!(tuning["noisy_held_out_score"].is_number(), "{tuning}");
+    // The number of runs is not covered: only the cap is reported.
+    let keys: Vec<&String> = tuning.as_object().unwrap().keys().collect();
+    assert!(
+        keys.iter().all(|k| !k.contains("runs") || *k == "max_runs"),
+        "{keys:?}"
+    );
+    let shown = succeeds(dpml().args(["ledger", "show"]).arg(s.path("l.json")));
+    assert_eq!(shown.matches("stopped.dpm").count(), 1, "{shown}");
+    let predictions = s.predictions("stopped.dpm", "p.csv");
     assert!(predictions.iter().all(|p| (0.0..=100.0).contains(p)));
 }

@@ -12,10 +12,17 @@
 //!   by position.
 //!
 //! The total δ is the candidates' own (their largest), for both methods: no face states it.
+//!
+//! Regressors: [`RegressionTuner`], the same methods and step ε (random stopping over
+//! pure-ε regressors only).
 
 use dp_erm::{Examples, Trainer};
 use dp_noise::ReleaseRng;
 use dp_tune::{RandomStopping, SplitAndSelect, TuneError};
+
+#[path = "tuning_regression.rs"]
+mod regression;
+pub use regression::{RegressionTuned, RegressionTuner};
 
 /// How the candidates are compared.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -171,7 +171,8 @@ impl fmt::Display for TuneError {
                 f,
                 "candidate {candidate} is (epsilon, delta)-DP with delta {delta:?}: random \
                  stopping's pure-epsilon accounting composes pure-epsilon trainers only \
-                 (its (epsilon, delta) accounting and split-and-select accept a delta)"
+                 (split-and-select accepts a delta, and so does random stopping's (epsilon, \
+                 delta) accounting of classifiers; regressors have none)"
             ),
             Self::CandidateWithoutCurve { candidate } => write!(
                 f,

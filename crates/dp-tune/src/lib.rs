@@ -11,6 +11,10 @@
 //! | [`SplitAndSelect`] (CMS11 Alg. 4, SCM09 Alg. 3) | `n/(m+1)` | m | `max(ε_T, ε_S)` |
 //! | [`RandomStopping`] (Liu–Talwar 2019) | `(1−h)·n` | geometric, mean `1/γ` | `3·max(ε_T, ε_S)`, plus a δ ≤ [`MAX_DELTA`] = 10⁻⁶ from the cap (≤ `(1+e^{3ε})·10⁻⁹` at the default cap) |
 //!
+//! Regressors have both too: [`RegressionSplitAndSelect`] and [`RegressionRandomStopping`]
+//! (pure-ε candidates; the same runs and accounting, scored by the bounded held-out
+//! squared error, sensitivity 1).
+//!
 //! `ε_T` is the largest ε a candidate spends, `ε_S` the ε of the selection (split-and-
 //! select) or of each noisy score (random stopping). Candidates are given, checked (each
 //! must report a finite ε in (0, 1000]) and frozen before any data is seen; the data are shuffled
@@ -65,14 +69,17 @@ mod candidates;
 mod error;
 mod partition;
 mod regression;
+mod regression_stopping;
 mod rounding;
 mod split;
 mod stopping;
 
 pub use error::TuneError;
 pub use regression::{
-    RegressionData, RegressionSelection, RegressionSplitAndSelect, RegressionTrainer,
+    REGRESSION_SCORE_UNITS, RegressionData, RegressionSelection, RegressionSplitAndSelect,
+    RegressionTrainer,
 };
+pub use regression_stopping::RegressionRandomStopping;
 pub use split::{MIN_ROWS_PER_PART, Selection, SplitAndSelect};
 pub use stopping::{
     CAP_DELTA_SHARE, DEFAULT_CAP_TAIL, DEFAULT_HOLDOUT_FRACTION, MAX_DELTA, MAX_MIN_ROWS, MAX_RUNS,

@@ -145,19 +145,29 @@ impl RegressionData {
         self.targets.len()
     }
 
+    /// The number of features d.
+    pub(crate) fn features(&self) -> usize {
+        self.rows.features()
+    }
+
+    /// The public target bounds.
+    pub(crate) fn scale(&self) -> TargetScale {
+        self.scale
+    }
+
     /// Always false: the data has at least one row.
     pub fn is_empty(&self) -> bool {
         self.targets.is_empty()
     }
 
     /// The rows at `indices` with their targets.
-    fn select(&self, indices: &[usize]) -> Result<(Features, Vec<f64>), ErmError> {
+    pub(crate) fn select(&self, indices: &[usize]) -> Result<(Features, Vec<f64>), ErmError> {
         let rows = self.rows.select(indices)?;
         Ok((rows, indices.iter().map(|&i| self.targets[i]).collect()))
     }
 
     /// The rows at `indices` as a regression set (already checked: only rebuilt).
-    fn part(&self, indices: &[usize]) -> Result<RegressionSet, ErmError> {
+    pub(crate) fn part(&self, indices: &[usize]) -> Result<RegressionSet, ErmError> {
         let (rows, targets) = self.select(indices)?;
         RegressionSet::new(
             builder_of(&rows)?,
@@ -204,8 +214,7 @@ pub(crate) enum Scoring {
 }
 
 /// The held-out score of `model`: the sum over `rows` of each row's term under
-/// `scoring`. A prediction that overflows (or is not a number) scores the largest term, 1,
-/// so the score never fails and never leaves [0, n].
+/// `scoring` ([`row_terms`]), in floating point (split-and-select's utility).
 pub(crate) fn held_out_error(
     model: &RegressionModel,
     rows: &Features,
@@ -213,45 +222,81 @@ pub(crate) fn held_out_error(
     scale: TargetScale,
     scoring: Scoring,
 ) -> f64 {
+    row_terms(model, rows, targets, scale, scoring).sum()
+}
+
+/// Units per row term of random stopping's regression score
+/// ([`crate::RegressionRandomStopping`]): a term in [0, 1] becomes a whole number of units
+/// in `[0, REGRESSION_SCORE_UNITS]` (2²⁰: a rounding of at most 2⁻²¹ per row), so the
+/// score moves by at most this many units between neighbours.
+pub const REGRESSION_SCORE_UNITS: u64 = 1 << 20;
+
+/// The held-out score in whole units, summed exactly in integers (random stopping adds
+/// integer noise to it): each row's term ([`row_terms`]) times
+/// [`REGRESSION_SCORE_UNITS`], rounded to the nearest whole unit. Rounding maps [0, 1]
+/// onto `[0, UNITS]`, so one row's term moves the sum by at most `UNITS`, whatever the
+/// floating-point error in the term; an exact integer sum keeps it so (no rounding in the
+/// sum).
+pub(crate) fn held_out_units(
+    model: &RegressionModel,
+    rows: &Features,
+    targets: &[f64],
+    scale: TargetScale,
+    scoring: Scoring,
+) -> i128 {
+    row_terms(model, rows, targets, scale, scoring)
+        // `as` saturates: only the mutants' unbounded terms can reach it.
+        .map(|term| (term * REGRESSION_SCORE_UNITS as f64).round() as i128)
+        .sum()
+}
+
+/// Each held-out row's term under `scoring`. A prediction that overflows (or is not a
+/// number) scores the largest term, 1, so the score never fails and every `Bounded` term
+/// lies in [0, 1].
+fn row_terms<'a>(
+    model: &'a RegressionModel,
+    rows: &'a Features,
+    targets: &'a [f64],
+    scale: TargetScale,
+    scoring: Scoring,
+) -> impl Iterator<Item = f64> + 'a {
     let (lower, upper) = (scale.lower(), scale.upper());
     let width = upper - lower;
     let weights = model.weights();
     let mut dense = vec![0.0; rows.features()];
-    (0..rows.len())
-        .map(|i| {
-            dense.iter_mut().for_each(|v| *v = 0.0);
-            match rows.row(i) {
-                FeatureRow::Dense(values) => dense.copy_from_slice(values),
-                FeatureRow::Sparse(indices, values) => {
-                    for (&j, &v) in indices.iter().zip(values) {
-                        dense[j] = v;
-                    }
+    (0..rows.len()).map(move |i| {
+        dense.iter_mut().for_each(|v| *v = 0.0);
+        match rows.row(i) {
+            FeatureRow::Dense(values) => dense.copy_from_slice(values),
+            FeatureRow::Sparse(indices, values) => {
+                for (&j, &v) in indices.iter().zip(values) {
+                    dense[j] = v;
                 }
             }
-            let prediction = match scoring {
-                Scoring::Unclamped => {
-                    let raw: f64 = weights.iter().zip(&dense).map(|(w, v)| w * v).sum();
-                    lower + 0.5 * width * (raw + 1.0)
-                }
-                _ => match model.predict(&dense) {
-                    Ok(p) => p.clamp(lower, upper),
-                    Err(_) => return 1.0,
-                },
-            };
-            let residual = prediction - targets[i].clamp(lower, upper);
-            let term = match scoring {
-                Scoring::Unnormalized => residual * residual,
-                _ => (residual / width).powi(2),
-            };
-            if term.is_nan() {
-                1.0
-            } else if scoring == Scoring::Bounded {
-                term.min(1.0)
-            } else {
-                term
+        }
+        let prediction = match scoring {
+            Scoring::Unclamped => {
+                let raw: f64 = weights.iter().zip(&dense).map(|(w, v)| w * v).sum();
+                lower + 0.5 * width * (raw + 1.0)
             }
-        })
-        .sum()
+            _ => match model.predict(&dense) {
+                Ok(p) => p.clamp(lower, upper),
+                Err(_) => return 1.0,
+            },
+        };
+        let residual = prediction - targets[i].clamp(lower, upper);
+        let term = match scoring {
+            Scoring::Unnormalized => residual * residual,
+            _ => (residual / width).powi(2),
+        };
+        if term.is_nan() {
+            1.0
+        } else if scoring == Scoring::Bounded {
+            term.min(1.0)
+        } else {
+            term
+        }
+    })
 }
 
 /// Private selection among `m` candidate regressors (Λ values, Huber thresholds,
@@ -311,6 +356,16 @@ impl<T: RegressionTrainer> RegressionSplitAndSelect<T> {
     /// The candidates, in their frozen order.
     pub fn candidates(&self) -> &[T] {
         &self.candidates
+    }
+
+    /// `ε_T`: the largest ε a candidate spends.
+    pub fn training_epsilon(&self) -> f64 {
+        self.training_epsilon
+    }
+
+    /// `ε_S`: the exponential mechanism's ε.
+    pub fn selection_epsilon(&self) -> f64 {
+        self.mechanism.epsilon()
     }
 
     /// The end-to-end ε: `max(ε_T, ε_S)`.

@@ -132,6 +132,7 @@ pub struct RandomStopping<T> {
     training_epsilon: f64,
     noise: DiscreteLaplace,
     score_epsilon: f64,
+    score_sensitivity: u64,
     stop_probability: f64,
     holdout_fraction: f64,
     min_rows: usize,
@@ -167,28 +168,13 @@ impl<T: Trainer> RandomStopping<T> {
         stop_probability: f64,
     ) -> Result<Self, TuneError> {
         let training_epsilon = training_epsilon(&candidates)?;
-        let noise = score_noise(score_epsilon)?;
-        check_stop_probability(stop_probability)?;
-        let epsilon = end_to_end_epsilon(training_epsilon.max(score_epsilon));
-        if epsilon > dp_erm::MAX_EPSILON {
-            return Err(TuneError::InvalidParameter {
-                what: "end-to-end epsilon (3 × the largest candidate or score epsilon)",
-                value: epsilon,
-                requirement: "at most 1000",
-            });
-        }
-        let max_runs = default_cap(stop_probability, epsilon, MAX_DELTA)?;
-        Ok(Self {
+        Self::pure(
             candidates,
             training_epsilon,
-            noise,
             score_epsilon,
             stop_probability,
-            holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
-            min_rows: default_min_rows(),
-            max_runs,
-            accounting: Accounting::Pure,
-        })
+            1,
+        )
     }
 
     /// Random stopping over candidates that may be (ε, δ)-DP, accounted by Rényi DP
@@ -239,7 +225,7 @@ impl<T: Trainer> RandomStopping<T> {
         delta: f64,
     ) -> Result<Self, TuneError> {
         let (training_epsilon, _) = training_guarantee(&candidates)?;
-        let noise = score_noise(score_epsilon)?;
+        let noise = score_noise(score_epsilon, 1)?;
         check_stop_probability(stop_probability)?;
         if !(delta.is_finite() && delta > 0.0 && delta <= dp_noise::MAX_DELTA) {
             return Err(TuneError::InvalidParameter {
@@ -268,6 +254,7 @@ impl<T: Trainer> RandomStopping<T> {
             training_epsilon,
             noise,
             score_epsilon,
+            score_sensitivity: 1,
             stop_probability,
             holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
             min_rows: default_min_rows(),
@@ -343,6 +330,57 @@ impl<T: Trainer> RandomStopping<T> {
             }
         }
         Ok(best)
+    }
+}
+
+impl<T> RandomStopping<T> {
+    /// The pure accounting (`3ε_B` and the cap's δ, see [`RandomStopping::new`]'s
+    /// `# Privacy`) over candidates already checked to be ε-DP at most `training_epsilon`,
+    /// with scores that move by at most `score_sensitivity` whole units between neighbours
+    /// (1 for a mistake count): their discrete Laplace noise has scale
+    /// `score_sensitivity/ε_S`, so each noisy score is `ε_S`-DP. Shared by every kind of
+    /// candidate (classifiers here, regressors in [`crate::RegressionRandomStopping`]):
+    /// the accounting lives here only.
+    pub(crate) fn pure(
+        candidates: Vec<T>,
+        training_epsilon: f64,
+        score_epsilon: f64,
+        stop_probability: f64,
+        score_sensitivity: u64,
+    ) -> Result<Self, TuneError> {
+        let noise = score_noise(score_epsilon, score_sensitivity)?;
+        check_stop_probability(stop_probability)?;
+        let epsilon = end_to_end_epsilon(training_epsilon.max(score_epsilon));
+        if epsilon > dp_erm::MAX_EPSILON {
+            return Err(TuneError::InvalidParameter {
+                what: "end-to-end epsilon (3 × the largest candidate or score epsilon)",
+                value: epsilon,
+                requirement: "at most 1000",
+            });
+        }
+        let max_runs = default_cap(stop_probability, epsilon, MAX_DELTA)?;
+        Ok(Self {
+            candidates,
+            training_epsilon,
+            noise,
+            score_epsilon,
+            score_sensitivity,
+            stop_probability,
+            holdout_fraction: DEFAULT_HOLDOUT_FRACTION,
+            min_rows: default_min_rows(),
+            max_runs,
+            accounting: Accounting::Pure,
+        })
+    }
+
+    /// The sampler of each score's noise.
+    pub(crate) fn noise(&self) -> &DiscreteLaplace {
+        &self.noise
+    }
+
+    /// The noisy scores' sensitivity in whole units (1: mistakes).
+    pub(crate) fn score_sensitivity(&self) -> u64 {
+        self.score_sensitivity
     }
 
     /// Holds out `fraction` of the rows (in (0, 1); rounded up to whole rows) for scoring.
@@ -487,7 +525,9 @@ impl<T: Trainer> RandomStopping<T> {
     fn fits(&self, rows: usize) -> bool {
         fits(self.holdout_fraction, rows)
     }
+}
 
+impl<T: Trainer> RandomStopping<T> {
     /// Runs the selection on `data`. Refuses, before training anything, data whose
     /// training or held-out part would have fewer than [`MIN_ROWS_PER_PART`] rows; an
     /// error from a trainer names the candidate.
@@ -555,9 +595,11 @@ impl<T: Trainer> RandomStopping<T> {
         check_candidates(&self.candidates, data, |_| training_rows)?;
         Ok(held_out)
     }
+}
 
+impl<T> RandomStopping<T> {
     /// The held-out row count, or a refusal naming the sizes.
-    fn check_rows(&self, rows: usize) -> Result<usize, TuneError> {
+    pub(crate) fn check_rows(&self, rows: usize) -> Result<usize, TuneError> {
         let held_out = self.held_out_rows(rows);
         if !self.fits(rows) {
             return Err(TuneError::TooFewRowsToHoldOut {
@@ -627,21 +669,22 @@ fn min_rows_for(h: f64) -> Option<usize> {
     (start..start + 64).find(|&rows| fits(h, rows))
 }
 
-/// The noise of each score: discrete Laplace of scale `1/ε_S` rounded up (never below the
-/// scale ε_S needs), which the exact sampler must take (below 2⁶³).
-fn score_noise(score_epsilon: f64) -> Result<DiscreteLaplace, TuneError> {
+/// The noise of each score: discrete Laplace of scale `sensitivity/ε_S` rounded up (never
+/// below the scale ε_S needs for a score that moves by `sensitivity` units), which the
+/// exact sampler must take (below 2⁶³).
+fn score_noise(score_epsilon: f64, sensitivity: u64) -> Result<DiscreteLaplace, TuneError> {
     let score_epsilon = check_epsilon("score epsilon", score_epsilon)?;
-    let scale = div_rounding_up(1.0, score_epsilon);
+    let scale = div_rounding_up(sensitivity as f64, score_epsilon);
     if scale >= 2f64.powi(63) {
         return Err(TuneError::InvalidParameter {
             what: "score epsilon",
             value: score_epsilon,
-            requirement: "at least 2^-63 (a noise scale below 2^63)",
+            requirement: "large enough that the noise scale (score sensitivity / epsilon) is \
+                          below 2^63",
         });
     }
     Ok(DiscreteLaplace::with_scale_at_least(scale)?)
 }
-
 fn check_stop_probability(stop_probability: f64) -> Result<(), TuneError> {
     if (MIN_STOP_PROBABILITY..=1.0).contains(&stop_probability) {
         Ok(())
@@ -733,11 +776,7 @@ pub(crate) fn run_on_split<T: Trainer>(
     noise: &DiscreteLaplace,
     rng: &mut dyn ReleaseRng,
 ) -> Result<Stopped<T::Model>, TuneError> {
-    let mut best: Option<(usize, T::Model, i128)> = None;
-    let mut runs = 0;
-    loop {
-        runs += 1;
-        let candidate = rng.random_range(0..candidates.len());
+    let mut best = best_of_runs(candidates.len(), stopping, noise, rng, |candidate, rng| {
         let model =
             candidates[candidate]
                 .train(training, rng)
@@ -747,8 +786,35 @@ pub(crate) fn run_on_split<T: Trainer>(
                 })?;
         let mistakes = held_out_mistakes(&model, scoring)
             .map_err(|source| TuneError::Scoring { candidate, source })?;
-        let noisy = mistakes as i128 + noise.sample(rng);
-        // Strictly fewer: ties keep the earlier run (the order the proof uses).
+        Ok((model, mistakes as i128))
+    })?;
+    best.held_out_rows = scoring.len();
+    Ok(best)
+}
+
+/// The stopping loop over any kind of candidate, its score abstracted: `run(i, rng)`
+/// trains candidate `i` and returns the model with its exact integer held-out score (lower
+/// is better: mistakes, or a regressor's bounded squared error in whole units), to which
+/// this adds one draw of `noise`. Each run draws its candidate uniformly at random (fresh
+/// randomness), the run with the lowest noisy score is kept (the first on ties: the
+/// order the proof uses), and after each run the loop stops with probability
+/// `stopping.probability`, or at `stopping.max_runs`. The score's sensitivity is the
+/// caller's to match with `noise`'s scale; the guarantee is then [`RandomStopping`]'s.
+pub(crate) fn best_of_runs<M>(
+    candidates: usize,
+    stopping: &Stopping,
+    noise: &DiscreteLaplace,
+    rng: &mut dyn ReleaseRng,
+    mut run: impl FnMut(usize, &mut dyn ReleaseRng) -> Result<(M, i128), TuneError>,
+) -> Result<Stopped<M>, TuneError> {
+    let mut best: Option<(usize, M, i128)> = None;
+    let mut runs = 0;
+    loop {
+        runs += 1;
+        let candidate = rng.random_range(0..candidates);
+        let (model, score) = run(candidate, rng)?;
+        let noisy = score + noise.sample(rng);
+        // Strictly lower: ties keep the earlier run (the order the proof uses).
         if best.as_ref().is_none_or(|b| noisy < b.2) {
             best = Some((candidate, model, noisy));
         }
@@ -761,9 +827,10 @@ pub(crate) fn run_on_split<T: Trainer>(
         index,
         model,
         noisy_mistakes: noisy,
+        score_sensitivity: 1,
         epsilon: f64::NAN,
         delta: f64::NAN,
-        held_out_rows: scoring.len(),
+        held_out_rows: 0,
         secret_runs: runs,
     })
 }
@@ -774,6 +841,7 @@ impl<T> fmt::Debug for RandomStopping<T> {
             .field("candidates", &self.candidates.len())
             .field("training_epsilon", &self.training_epsilon)
             .field("score_epsilon", &self.score_epsilon)
+            .field("score_sensitivity", &self.score_sensitivity)
             .field("stop_probability", &self.stop_probability)
             .field("holdout_fraction", &self.holdout_fraction)
             .field("max_runs", &self.max_runs)
@@ -792,6 +860,7 @@ pub struct Stopped<M> {
     index: usize,
     model: M,
     noisy_mistakes: i128,
+    score_sensitivity: u64,
     epsilon: f64,
     delta: f64,
     held_out_rows: usize,
@@ -799,6 +868,24 @@ pub struct Stopped<M> {
 }
 
 impl<M> Stopped<M> {
+    /// The loop's best run with the selection's public facts: its guarantee, the held-out
+    /// part's size, and the units its score counts in.
+    pub(crate) fn released(
+        self,
+        epsilon: f64,
+        delta: f64,
+        held_out_rows: usize,
+        score_sensitivity: u64,
+    ) -> Self {
+        Self {
+            epsilon,
+            delta,
+            held_out_rows,
+            score_sensitivity,
+            ..self
+        }
+    }
+
     /// The position of the released candidate in the list.
     pub fn index(&self) -> usize {
         self.index
@@ -814,9 +901,20 @@ impl<M> Stopped<M> {
         self.model
     }
 
-    /// The released score: held-out mistakes plus discrete Laplace noise (may be negative).
+    /// The released score in whole units, noise included (may be negative): a classifier
+    /// selection's held-out mistakes plus discrete Laplace noise; for a regressor
+    /// selection ([`crate::RegressionRandomStopping`]) its held-out bounded squared error
+    /// in units of [`crate::REGRESSION_SCORE_UNITS`]⁻¹ — read it with
+    /// [`Stopped::noisy_score`].
     pub fn noisy_mistakes(&self) -> i128 {
         self.noisy_mistakes
+    }
+
+    /// The released score in the score's own scale: [`Stopped::noisy_mistakes`] divided by
+    /// the units one row can move it by (1 for mistakes, so the same number; for a
+    /// regressor, the noisy `Σ ((clamp(ŷ) − y)/(U − L))²`).
+    pub fn noisy_score(&self) -> f64 {
+        self.noisy_mistakes as f64 / self.score_sensitivity as f64
     }
 
     /// Rows of the held-out part (public).
