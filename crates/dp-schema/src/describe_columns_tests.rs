@@ -64,7 +64,7 @@ fn cell(spec: &DescribeSpec, i: usize, k: usize) -> Cell<'static> {
             }
             .as_bytes(),
         ),
-        "y" => Cell::Text(if i % 3 == 0 { b"yes" } else { b"no" }),
+        "y" => Cell::Text(if i.is_multiple_of(3) { b"yes" } else { b"no" }),
         _ => Cell::Null,
     }
 }
