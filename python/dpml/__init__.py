@@ -10,7 +10,7 @@ for ``DPSGDClassifier``) it is (ε, δ)-DP instead. See each class's docstring a
 ``privacy_``. ``dpml.Ledger`` keeps a total (ε, δ) budget across fits.
 """
 
-from . import model_selection, predict, testing
+from . import model_selection, predict, preprocessing, testing
 from ._dpml import MAX_DELTA, MAX_EPSILON, __version__
 from ._errors import (
     BudgetExceededError,
@@ -57,5 +57,6 @@ __all__ = [
     "__version__",
     "model_selection",
     "predict",
+    "preprocessing",
     "testing",
 ]

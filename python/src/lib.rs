@@ -49,6 +49,8 @@ mod py_ledger;
 #[cfg(feature = "python")]
 mod py_predict;
 #[cfg(feature = "python")]
+mod py_preprocess;
+#[cfg(feature = "python")]
 mod py_regress;
 #[cfg(feature = "python")]
 mod py_schema;

@@ -49,6 +49,7 @@ fn _dpml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_predict::register(m)?;
     crate::py_schema::register(m)?;
     crate::py_describe::register(m)?;
+    crate::py_preprocess::register(m)?;
     crate::py_spark::register(m)?;
     crate::py_spark_regress::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -281,43 +281,47 @@ impl PyDescribePlan {
         seed: Option<u64>,
     ) -> PyResult<Described> {
         let names = self.names();
-        if columns.len() != names.len() {
-            return Err(raise(
-                py,
-                CoreError::value(
-                    "columns",
-                    format!("has {} entries for {} columns", columns.len(), names.len()),
-                ),
-            ));
-        }
-        let mut data = Vec::with_capacity(columns.len());
-        for (k, item) in columns.iter().enumerate() {
-            data.push(if item.is_none() {
-                None
-            } else if let Ok(array) = item.extract::<numpy::PyReadonlyArray1<'_, f64>>() {
-                Some(FrameColumn::Numbers(
-                    array
-                        .as_array()
-                        .iter()
-                        .map(|&v| (!v.is_nan()).then_some(v))
-                        .collect(),
-                ))
-            } else if let Ok(texts) = item.extract::<Vec<Option<String>>>() {
-                Some(FrameColumn::Texts(texts))
-            } else {
-                return Err(raise(
-                    py,
-                    CoreError::type_error(
-                        format!("column {:?}", names[k]),
-                        "must be a float64 array or a list of str/None",
-                    ),
-                ));
-            });
-        }
+        let data = plain_columns(columns, &names).map_err(|e| raise(py, e))?;
         let mut describer = self.plan.describer();
         detached(py, || count(&mut describer, &names, &data, 0))?;
         self.finish(py, describer, seed)
     }
+}
+
+/// Plain columns from Python, one entry per spec column (`names`): None (ignored), a
+/// float64 array (NaN missing) or a list of str/None.
+pub(crate) fn plain_columns(
+    columns: &Bound<'_, PyList>,
+    names: &[String],
+) -> Result<Vec<Option<FrameColumn>>, CoreError> {
+    if columns.len() != names.len() {
+        return Err(CoreError::value(
+            "columns",
+            format!("has {} entries for {} columns", columns.len(), names.len()),
+        ));
+    }
+    let mut data = Vec::with_capacity(columns.len());
+    for (k, item) in columns.iter().enumerate() {
+        data.push(if item.is_none() {
+            None
+        } else if let Ok(array) = item.extract::<numpy::PyReadonlyArray1<'_, f64>>() {
+            Some(FrameColumn::Numbers(
+                array
+                    .as_array()
+                    .iter()
+                    .map(|&v| (!v.is_nan()).then_some(v))
+                    .collect(),
+            ))
+        } else if let Ok(texts) = item.extract::<Vec<Option<String>>>() {
+            Some(FrameColumn::Texts(texts))
+        } else {
+            return Err(CoreError::type_error(
+                format!("column {:?}", names[k]),
+                "must be a float64 array or a list of str/None",
+            ));
+        });
+    }
+    Ok(data)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -51,6 +51,13 @@
 //! (ε', δ') adds, which is why the faces charge the description to the same ledger.
 //!
 //! The exact per-cell counts ([`Describer`]) are never written anywhere.
+//!
+//! # Columns without a label
+//! [`DescribePlan::columns`] checks a spec with no label column and fixes the same split
+//! (`k` = the feature columns); [`Describer::release_columns`] draws the same releases in
+//! the same order and returns each column's bounds or levels ([`ColumnRelease`]) instead of
+//! writing a schema: what the faces' private preprocessing (Python's `dpml.preprocessing`)
+//! is built on. Its `# Privacy` section states what it releases and spends.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -198,6 +205,9 @@ enum Plan {
 #[derive(Debug, Clone)]
 pub struct DescribePlan {
     spec: DescribeSpec,
+    /// Whether the spec has its label column (a schema is written) or none (a column-only
+    /// release, [`DescribePlan::columns`]).
+    labelled: bool,
     plans: Vec<Plan>,
     epsilon: f64,
     delta: f64,
@@ -221,6 +231,18 @@ impl DescribePlan {
     /// twice or with no name; a categorical column without a candidate list, or a label
     /// without its classes, when δ = 0; a bad candidate or class list; nothing to release.
     pub fn new(spec: DescribeSpec) -> Result<Self, DescribeError> {
+        Self::checked(spec, true)
+    }
+
+    /// A column-only plan: the facts of the spec's columns released by the same mechanisms
+    /// and the same split as [`DescribePlan::new`], with no label and no schema written
+    /// (read them with [`Describer::release_columns`]; see its `# Privacy`). Refusals are
+    /// `new`'s, except that a label column is refused (by name) instead of required.
+    pub fn columns(spec: DescribeSpec) -> Result<Self, DescribeError> {
+        Self::checked(spec, false)
+    }
+
+    fn checked(spec: DescribeSpec, labelled: bool) -> Result<Self, DescribeError> {
         if !(spec.epsilon.is_finite() && spec.epsilon > 0.0) {
             return Err(refused(format!(
                 "epsilon must be finite and > 0, got {:?}",
@@ -256,10 +278,22 @@ impl DescribePlan {
             .iter()
             .filter(|c| matches!(c.kind, DescribeKind::Label { .. }))
             .collect();
-        match labels.len() {
-            0 => return Err(refused("no label column: name the label column")),
-            1 => {}
-            n => return Err(refused(format!("{n} label columns: name exactly one"))),
+        match (labelled, labels.as_slice()) {
+            (true, []) => return Err(refused("no label column: name the label column")),
+            (true, [_]) | (false, []) => {}
+            (true, many) => {
+                return Err(refused(format!(
+                    "{} label columns: name exactly one",
+                    many.len()
+                )));
+            }
+            (false, [label, ..]) => {
+                return Err(refused(format!(
+                    "column {}: a column-only release has no label column (describe it as \
+                     categorical, or ignore it)",
+                    label.name
+                )));
+            }
         }
         if !spec.columns.iter().any(|c| {
             matches!(
@@ -337,6 +371,7 @@ impl DescribePlan {
             epsilon: spec.epsilon,
             delta,
             spec,
+            labelled,
             plans,
             epsilon_each,
             delta_each,
@@ -358,7 +393,16 @@ impl DescribePlan {
         (self.epsilon_each, self.delta_each)
     }
 
+    /// Whether the plan has a label column and writes a schema ([`DescribePlan::new`]);
+    /// false for a column-only plan ([`DescribePlan::columns`]).
+    pub fn is_labelled(&self) -> bool {
+        self.labelled
+    }
+
     /// The index of the label column.
+    ///
+    /// # Panics
+    /// For a column-only plan (it has none: see [`DescribePlan::is_labelled`]).
     pub fn label_index(&self) -> usize {
         self.spec
             .columns
@@ -610,12 +654,41 @@ impl<'p> Describer<'p> {
 
     /// Draws every release, in column order, from `rng`, and writes the schema.
     ///
-    /// Refused before any draw (costs nothing) when no record was counted. Every other
-    /// error comes after the first draw, so the faces charge it.
+    /// Refused before any draw (costs nothing) for a column-only plan (use
+    /// [`Describer::release_columns`]) and when no record was counted. Every other error
+    /// comes after the first draw, so the faces charge it.
     pub fn release<R: ReleaseRng + ?Sized>(
-        mut self,
+        self,
         rng: &mut R,
     ) -> Result<Description, DescribeError> {
+        let plan = self.plan;
+        if !plan.labelled {
+            return Err(refused(
+                "a column-only plan writes no schema: release its facts with release_columns",
+            ));
+        }
+        let rows = self.rows;
+        let (columns, facts) = self.draw(rng)?;
+        let text = write_schema(plan, rows, &columns, &facts);
+        let schema = Schema::from_toml(&text, "(the private description)").map_err(|e| {
+            DescribeError::Release(format!(
+                "the released facts make no usable schema: {e} (spend more epsilon on the \
+                 description, or give public facts)"
+            ))
+        })?;
+        Ok(Description {
+            schema,
+            text,
+            facts,
+            epsilon: plan.epsilon,
+            delta: plan.delta,
+            rows,
+        })
+    }
+
+    /// Every release in column order, drawn from `rng`: what each column's written form
+    /// is, and the facts. Refused before any draw when no record was counted.
+    fn draw<R: ReleaseRng + ?Sized>(mut self, rng: &mut R) -> Result<Drawn, DescribeError> {
         if self.rows == 0 {
             return Err(refused("no data rows: nothing to describe"));
         }
@@ -765,21 +838,7 @@ impl<'p> Describer<'p> {
             };
             columns.push((name.to_owned(), written));
         }
-        let text = write_schema(plan, self.rows, &columns, &facts);
-        let schema = Schema::from_toml(&text, "(the private description)").map_err(|e| {
-            DescribeError::Release(format!(
-                "the released facts make no usable schema: {e} (spend more epsilon on the \
-                 description, or give public facts)"
-            ))
-        })?;
-        Ok(Description {
-            schema,
-            text,
-            facts,
-            epsilon: plan.epsilon,
-            delta: plan.delta,
-            rows: self.rows,
-        })
+        Ok((columns, facts))
     }
 }
 
@@ -880,6 +939,9 @@ fn levels_written(kept: Vec<LevelCount<String>>) -> Written {
         Written::Categorical(kept.into_iter().map(|l| l.level).collect())
     }
 }
+
+/// Each column's written form (in column order) and the released facts.
+type Drawn = (Vec<(String, Written)>, Vec<Fact>);
 
 /// What the written schema says of one column.
 enum Written {
@@ -1055,6 +1117,10 @@ fn format_number(v: f64) -> String {
         v.to_string()
     }
 }
+
+#[path = "describe_columns.rs"]
+mod columns;
+pub use columns::{ColumnRelease, Released};
 
 #[cfg(all(test, feature = "files"))]
 #[path = "describe_tests.rs"]

@@ -58,8 +58,8 @@ pub use arrow_cells::{arrow_numbers, arrow_text_cell};
 #[cfg(feature = "files")]
 pub use cache::write_row_cache;
 pub use describe::{
-    DEFAULT_FAILURE_PROBABILITY, DESCRIBE_SHARE, DescribeColumn, DescribeError, DescribeKind,
-    DescribePlan, DescribeSpec, Describer, Description, Fact,
+    ColumnRelease, DEFAULT_FAILURE_PROBABILITY, DESCRIBE_SHARE, DescribeColumn, DescribeError,
+    DescribeKind, DescribePlan, DescribeSpec, Describer, Description, Fact, Released,
 };
 #[cfg(feature = "files")]
 pub use describe_read::describe_file;
