@@ -144,15 +144,13 @@ pub fn describe_then_train(
     described: Described,
     mut train: crate::train::TrainRequest,
 ) -> Result<(), Failure> {
-    let share = described.share.unwrap_or(dp_schema::DESCRIBE_SHARE);
-    if !(share > 0.0 && share < 1.0) {
-        return Err(fail(format!(
-            "--describe-share {share}: must be in (0, 1), the share of --epsilon the \
-             description spends (the fit gets the rest)"
-        )));
-    }
-    let total = train.epsilon;
+    // The fit's parameters (its ε, the total, among them) first.
     crate::train::check_parameters(&train)?;
+    let share = described.share.unwrap_or(dp_schema::DESCRIBE_SHARE);
+    let total = train.epsilon;
+    // dp-schema's split: the share checked, the two spends summing to at most the total.
+    let (describe_epsilon, fit_epsilon) = dp_schema::split_total_epsilon(total, share)
+        .map_err(|e| fail(format!("--describe-share {share}: {e}")))?;
     let (report_json, report_md) = crate::train::report_paths(&train.out);
     for path in [&train.out, &report_json, &report_md] {
         crate::output::check_free(path, train.force)?;
@@ -171,7 +169,6 @@ pub fn describe_then_train(
         // Checked, then released: each step charges its own spend below.
         drop(dp_fit::Pending::begin(ledger, charge).map_err(|e| fail(e.to_string()))?);
     }
-    let describe_epsilon = share * total;
     let request = described.args.request(
         train.data.clone(),
         described.schema_out.clone(),
@@ -181,7 +178,7 @@ pub fn describe_then_train(
     );
     crate::schema_init::run_private(request)?;
     train.schema = described.schema_out;
-    train.epsilon = total - describe_epsilon;
+    train.epsilon = fit_epsilon;
     eprintln!(
         "training with ε = {} of the total {} (the description spent {})",
         crate::text::number(train.epsilon),

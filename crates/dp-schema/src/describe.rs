@@ -92,6 +92,31 @@ pub const DEFAULT_FAILURE_PROBABILITY: f64 = 1e-3;
 /// at 0.1, against 0.163 and 0.191 with the public schema.
 pub const DESCRIBE_SHARE: f64 = 0.4;
 
+/// A total ε split between describing and fitting on the same data: `(ε_describe, ε_fit)`
+/// with `ε_describe = share · total` (`share` in (0, 1), [`DESCRIBE_SHARE`] unless the user
+/// states another) and `ε_fit` the rest, rounded down where needed so that the two spends
+/// sum to at most `total` in floating point (a ledger holding exactly `total` takes both).
+/// Refused by name: a share outside (0, 1), a total not finite and > 0.
+pub fn split_total_epsilon(total: f64, share: f64) -> Result<(f64, f64), DescribeError> {
+    if !(total.is_finite() && total > 0.0) {
+        return Err(refused(format!(
+            "the total epsilon must be finite and > 0, got {total:?}"
+        )));
+    }
+    if !(share > 0.0 && share < 1.0) {
+        return Err(refused(format!(
+            "must be in (0, 1), the share of the total epsilon the description spends (the \
+             fit gets the rest); got {share:?}"
+        )));
+    }
+    let describe = share * total;
+    let mut fit = total - describe;
+    while describe + fit > total {
+        fit = fit.next_down();
+    }
+    Ok((describe, fit))
+}
+
 /// Values buffered per numeric column before they are counted on the grid.
 const NUMERIC_CHUNK: usize = 4096;
 

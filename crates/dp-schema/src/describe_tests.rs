@@ -311,3 +311,30 @@ fn an_extreme_value_moves_the_distribution_not_the_value() {
         .sum();
     assert!(shared >= 150, "overlap {shared}/200: {a:?} vs {b:?}");
 }
+
+/// The split of a total ε between describing and fitting: the share's part to the
+/// description, the rest to the fit, the two never summing above the total (a ledger of
+/// exactly the total must take both); shares outside (0, 1) and bad totals refused.
+#[test]
+fn a_total_splits_into_spends_that_never_exceed_it() {
+    for total in [0.1, 0.3, 1.0, 0.7, 3.0, 1e-3, 123.456] {
+        for share in [DESCRIBE_SHARE, 0.1, 0.3, 0.5, 0.7, 0.9] {
+            let (describe, fit) = split_total_epsilon(total, share).unwrap();
+            assert_eq!(describe, share * total);
+            assert!(
+                describe + fit <= total,
+                "{total} {share}: {describe} + {fit}"
+            );
+            // Rounded down by at most a few ulps: the fit keeps the rest.
+            assert!(total - (describe + fit) <= 4.0 * f64::EPSILON * total);
+        }
+    }
+    for share in [0.0, 1.0, -0.1, f64::NAN] {
+        let e = split_total_epsilon(1.0, share).unwrap_err().to_string();
+        assert!(e.contains("must be in (0, 1)"), "{e}");
+    }
+    for total in [0.0, -1.0, f64::INFINITY, f64::NAN] {
+        let e = split_total_epsilon(total, 0.4).unwrap_err().to_string();
+        assert!(e.contains("total epsilon must be finite and > 0"), "{e}");
+    }
+}

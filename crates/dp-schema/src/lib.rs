@@ -60,6 +60,7 @@ pub use cache::write_row_cache;
 pub use describe::{
     ColumnRelease, DEFAULT_FAILURE_PROBABILITY, DESCRIBE_SHARE, DescribeColumn, DescribeError,
     DescribeKind, DescribePlan, DescribeSpec, Describer, Description, Fact, Released,
+    split_total_epsilon,
 };
 #[cfg(feature = "files")]
 pub use describe_read::describe_file;
