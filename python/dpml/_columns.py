@@ -10,6 +10,7 @@ import numpy as np
 from . import _active, _dpml
 from ._errors import DPMLMemoryError, DPMLTypeError, DPMLValueError
 from ._randomness import resolve_seed
+from ._base import warn_outlook
 
 
 def table(X, what):
@@ -110,13 +111,23 @@ def release(estimator, spec, columns, epsilon, delta, ledger, what):
             *charged, what=what, mechanism="private column description (dp-schema)"
         )
     try:
-        releases, facts = plan.release(columns, seed)
+        releases, facts, outlook = plan.release(columns, seed)
     except (DPMLValueError, DPMLMemoryError):
         # Refused before any noise was drawn: nothing was spent.
         if record is not None:
             ledger.refund(record)
         raise
-    return releases, facts, charged
+    outlook = outlook_report(outlook)
+    warn_outlook(outlook, what)
+    return releases, facts, charged, outlook
+
+
+def outlook_report(outlook):
+    """A description's a-priori outlook (dp-schema's ``DescribeOutlook``, from the plan's
+    thresholds and the public n) as ``privacy_["outlook"]`` reports it."""
+    return dict(
+        zip(("rows", "records_needed", "share_needed", "at_risk", "hopeless", "warning"), outlook)
+    )
 
 
 def _amount(name, value):
@@ -125,9 +136,9 @@ def _amount(name, value):
     return float(value)
 
 
-def privacy_report(charged, facts, seed):
+def privacy_report(charged, facts, seed, outlook):
     """``privacy_``: the (ε, δ) spent, each column's fact (mechanism, ε, δ, released as
-    text) and whether the randomness was seeded."""
+    text), whether the randomness was seeded, and the outlook."""
     return {
         "epsilon": charged[0],
         "delta": charged[1],
@@ -137,4 +148,5 @@ def privacy_report(charged, facts, seed):
             dict(zip(("column", "fact", "mechanism", "epsilon", "delta", "released"), f))
             for f in facts
         ],
+        "outlook": outlook,
     }

@@ -46,7 +46,7 @@ class _PrivateTransformer(TransformerMixin, LedgerMarked, BaseEstimator):
             raise DPMLValueError(f"{what}.fit: X has no columns or no rows")
         spec = [(n, kind_of, candidates_of(k)) for k, n in enumerate(names)]
         data = [self._column(n, c, f"{what}.fit") for n, c in zip(names, columns)]
-        releases, facts, charged = _columns.release(
+        releases, facts, charged, outlook = _columns.release(
             self, spec, data, self.epsilon, delta, ledger, what
         )
         if named:
@@ -55,7 +55,7 @@ class _PrivateTransformer(TransformerMixin, LedgerMarked, BaseEstimator):
             del self.feature_names_in_
         self.n_features_in_ = len(names)
         seed = None if self.random_state is None else self.random_state.seed
-        self.privacy_ = _columns.privacy_report(charged, facts, seed)
+        self.privacy_ = _columns.privacy_report(charged, facts, seed, outlook)
         return releases
 
     def _check_fitted(self):
@@ -125,7 +125,9 @@ class MinMaxScaler(_PrivateTransformer):
     feature_groups_ : ndarray of int
         One group per column (each output lies in [0, 1]).
     privacy_ : dict
-        The (ε, δ) spent and, per column, the mechanism, its ε and what it released.
+        The (ε, δ) spent and, per column, the mechanism, its ε and what it released;
+        ``"outlook"``: the records a level or a numeric range needs to be released, from
+        the thresholds and n alone (above half the rows a ``DPMLUtilityWarning``).
     n_features_in_, feature_names_in_ (frames with text column names).
 
     Missing and infinite values are refused (by column name) before anything is charged.

@@ -189,7 +189,7 @@ class _PrivateRegressor(RegressorMixin, LedgerMarked, BaseEstimator):
                 raise DPMLValueError(
                     f"data_norm={self.data_norm!r}: {type(self).__name__} needs a public "
                     "data_norm (a number); a private bound is released for "
-                    "LinearRegression and HuberRegressor"
+                    "LinearRegression, HuberRegressor and DPSGDRegressor"
                 )
             norm = private_norm_kwargs(self.data_norm, epsilon, mechanism)
         else:

@@ -131,8 +131,16 @@ class Schema:
         refused before any draw. The schema's text annotates each released fact with its
         mechanism and spend; ``schema.privacy_`` lists them. A model trained with the
         schema on the same data spends its own budget on top.
+
+        Before any noise is drawn, the description's outlook (``privacy_["outlook"]``, from
+        the plan's thresholds and the number of rows alone) says how many records a level,
+        a class or a numeric range needs to be released; above half the rows it warns
+        (``DPMLUtilityWarning``) that a model trained on the schema may be no better than
+        the majority class — the part of a described fit's outlook that the fit's own
+        cannot see.
         """
-        from . import _active
+        from . import _active, _columns
+        from ._base import warn_outlook
         from ._randomness import resolve_seed
 
         if not isinstance(label, str) or not isinstance(positive, str):
@@ -190,12 +198,14 @@ class Schema:
                 mechanism="private schema description (dp-schema)",
             )
         try:
-            text, facts = _describe(plan, frame, spec, seed)
+            text, facts, outlook = _describe(plan, frame, spec, seed)
         except (DPMLValueError, DPMLMemoryError):
             # Refused before any noise was drawn: nothing was spent.
             if record is not None:
                 ledger.refund(record)
             raise
+        outlook = _columns.outlook_report(outlook)
+        warn_outlook(outlook, "Schema.from_data")
         schema = cls.from_toml(text)
         schema_privacy = {
             "epsilon": charged_epsilon,
@@ -204,6 +214,7 @@ class Schema:
                 dict(zip(("column", "fact", "mechanism", "epsilon", "delta", "released"), f))
                 for f in facts
             ],
+            "outlook": outlook,
         }
         schema._privacy = schema_privacy
         return schema

@@ -401,9 +401,15 @@ class DPSGDRegressor(_SgdSchedule, _PrivateRegressor):
         The ε of the guarantee, in (0, 1000].
     delta : float, required
         The δ, in (0, 0.01]; well below 1/n. DP-SGD has no pure-ε form.
-    data_norm : float, required
+    data_norm : float or "private", required
         A public bound B on the norm of every row of X (rows are divided by B; a row above
         it is refused unless ``clip_rows=True``), as for the other regressors.
+        ``"private"``: B is released from 10% of ε as for ``LinearRegression`` (dp-fit's
+        private quantile of the rows' norms, pure ε; rows above it clipped) and DP-SGD is
+        calibrated to the remaining 90% at the whole δ. The two compose sequentially to
+        (ε, δ), which is what the ledger is charged (without DP-SGD's tighter curve, which
+        would not cover the bound's release); ``privacy_`` reports the released bound, its ε
+        and mechanism. Under replace-one only (the bound's release takes n as public).
     bounds : (float, float), required
         The public range (lower, upper) of the target, never read from the data.
     clip_targets, clip_rows : bool, default=False
@@ -434,8 +440,6 @@ class DPSGDRegressor(_SgdSchedule, _PrivateRegressor):
     n_features_in_, coef_, intercept_, privacy_ (ε, δ, mechanism "dp-sgd", the accountant,
     σ, q, T, clip norm, bounds). ``score`` is R².
     """
-
-    _private_norm_supported = False
 
     def __init__(
         self,
@@ -492,6 +496,12 @@ class DPSGDRegressor(_SgdSchedule, _PrivateRegressor):
     def _mechanism_kwargs(self, shape, bounds, mechanism):
         if not isinstance(self.average_iterates, (bool, np.bool_)):
             raise DPMLTypeError(f"average_iterates={self.average_iterates!r} must be True or False")
+        if isinstance(self.data_norm, str) and self._add_remove_rows() is not None:
+            raise DPMLValueError(
+                "data_norm='private' with neighbouring='add-remove': the bound's release is "
+                "private under replace-one (n public); give a public data_norm, or use "
+                "neighbouring='replace-one'"
+            )
         return dict(
             batch_size=self._batch_size(shape[0]),
             epochs=_number("epochs", self.epochs),
@@ -505,6 +515,13 @@ class DPSGDRegressor(_SgdSchedule, _PrivateRegressor):
 
     def _fit_rust(self, y, seed, call, kwargs):
         return _dpml.fit_sgd_regression_model(y=y, seed=seed, **call, **kwargs)
+
+    def _ledger_curve(self, report, models=(None,)):
+        # DP-SGD's curve covers the fit alone, not a privately released bound: the ledger
+        # keeps the sequential (ε, δ) then.
+        if isinstance(self.data_norm, str):
+            return None
+        return super()._ledger_curve(report, models)
 
     def _privacy_extra(self, report, kwargs):
         accounting = report["calibration"]

@@ -20,9 +20,41 @@ use crate::frame::FrameColumn;
 use crate::py_common::{detached, raise};
 use crate::py_schema::stream_reader;
 
-/// A description as Python receives it: the schema's TOML text, and per released fact
-/// `(column, fact, mechanism, ε, δ, released value as text)`.
-type Described = (String, Vec<(String, String, String, f64, f64, String)>);
+/// A description as Python receives it: the schema's TOML text, per released fact
+/// `(column, fact, mechanism, ε, δ, released value as text)`, and the outlook.
+type Described = (
+    String,
+    Vec<(String, String, String, f64, f64, String)>,
+    OutlookOut,
+);
+
+/// A description's a-priori outlook (dp-schema's `DescribeOutlook`) as Python receives it:
+/// `(rows, records_needed, share_needed, at_risk, hopeless, warning)`.
+pub(crate) type OutlookOut = (u64, u64, f64, bool, bool, Option<String>);
+
+/// The outlook of `plan` over `rows` records (public facts only).
+pub(crate) fn outlook_out(plan: &DescribePlan, rows: u64) -> OutlookOut {
+    let o = plan.outlook(rows);
+    (
+        o.rows,
+        o.records_needed,
+        o.share_needed,
+        o.at_risk,
+        o.hopeless,
+        o.warning,
+    )
+}
+
+/// A release that failed, with the outlook's warning (which Python cannot raise when the
+/// release itself fails) appended.
+pub(crate) fn with_outlook(e: DescribeError, outlook: &OutlookOut) -> DescribeError {
+    match (e, &outlook.5) {
+        (DescribeError::Release(why), Some(warning)) => {
+            DescribeError::Release(format!("{why} (the outlook had warned: {warning})"))
+        }
+        (e, _) => e,
+    }
+}
 
 fn refusal(e: DescribeError) -> CoreError {
     match e {
@@ -155,10 +187,13 @@ impl PyDescribePlan {
         seed: Option<u64>,
     ) -> PyResult<Described> {
         let randomness = seed.map_or(Randomness::Secure, Randomness::InsecureSeed);
+        let outlook = outlook_out(&self.plan, describer.rows());
         let description = detached(py, || {
             let mut rng = generator(randomness)?;
             drawing(rng.as_mut(), |watched| {
-                describer.release(watched).map_err(refusal)
+                describer
+                    .release(watched)
+                    .map_err(|e| refusal(with_outlook(e, &outlook)))
             })
         })?;
         let facts = description
@@ -175,7 +210,7 @@ impl PyDescribePlan {
                 )
             })
             .collect();
-        Ok((description.text, facts))
+        Ok((description.text, facts, outlook))
     }
 }
 

@@ -13,7 +13,7 @@ use pyo3::types::PyList;
 use crate::error::CoreError;
 use crate::fit::{Randomness, drawing, generator};
 use crate::py_common::{detached, raise};
-use crate::py_describe::{count, plain_columns};
+use crate::py_describe::{OutlookOut, count, outlook_out, plain_columns, with_outlook};
 
 /// One column's release as Python receives it: `(kind, bounds, levels)`, kind one of
 /// "bounds" (bounds = `[lower, upper]`), "levels", "dropped", "ignored".
@@ -24,6 +24,7 @@ type ColumnOut = (&'static str, Vec<f64>, Vec<String>);
 type Releases = (
     Vec<ColumnOut>,
     Vec<(String, String, String, f64, f64, String)>,
+    OutlookOut,
 );
 
 fn refusal(e: DescribeError) -> CoreError {
@@ -111,10 +112,13 @@ impl PyColumnPlan {
         let mut describer = self.plan.describer();
         detached(py, || count(&mut describer, &names, &data, 0))?;
         let randomness = seed.map_or(Randomness::Secure, Randomness::InsecureSeed);
+        let outlook = outlook_out(&self.plan, describer.rows());
         let released = detached(py, || {
             let mut rng = generator(randomness)?;
             drawing(rng.as_mut(), |watched| {
-                describer.release_columns(watched).map_err(refusal)
+                describer
+                    .release_columns(watched)
+                    .map_err(|e| refusal(with_outlook(e, &outlook)))
             })
         })?;
         let columns = released
@@ -141,7 +145,7 @@ impl PyColumnPlan {
                 )
             })
             .collect();
-        Ok((columns, facts))
+        Ok((columns, facts, outlook))
     }
 }
 

@@ -20,7 +20,7 @@ use crate::sgd_regress::{SgdRegressionSpec, fit_sgd_regression_interruptible};
     x, y, *, csr=None, n_features=None, huber_threshold, target_lower, target_upper,
     clip_targets, epsilon, delta, batch_size, epochs, learning_rate, clip_norm,
     regularization, average_iterates, data_norm, clip_rows, intercept, seed,
-    add_remove_rows=None, accountant="pld"
+    add_remove_rows=None, accountant="pld", private_norm_epsilon=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_sgd_regression_model<'py>(
@@ -47,6 +47,7 @@ pub(crate) fn fit_sgd_regression_model<'py>(
     seed: Option<u64>,
     add_remove_rows: Option<usize>,
     accountant: &str,
+    private_norm_epsilon: Option<f64>,
 ) -> PyResult<(Regressor, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = SgdRegressionSpec {
@@ -93,10 +94,21 @@ pub(crate) fn fit_sgd_regression_model<'py>(
     let (spec, held, targets) = prepared;
     let rows = held.rows().map_err(|e| raise(py, e))?;
     // Ctrl-C stops it between steps.
-    let fit = interruptible(py, |interrupted| {
-        fit_sgd_regression_interruptible(rows, &targets, &spec, randomness(seed), interrupted)
+    let (fit, transform) = interruptible(py, |interrupted| {
+        fit_sgd_regression_interruptible(
+            rows,
+            &targets,
+            &spec,
+            private_norm_epsilon,
+            randomness(seed),
+            interrupted,
+        )
     })?;
     let info = report(py, &fit)?;
+    if private_norm_epsilon.is_some() {
+        // The released bound: a privatized fact, part of the release.
+        info.set_item("data_norm", transform.norm_bound)?;
+    }
     let model = fit
         .models
         .into_iter()

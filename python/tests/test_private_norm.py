@@ -100,11 +100,35 @@ def test_regressors_without_a_private_bound_refuse_it_charging_nothing(unscaled_
     ledger = dpml.Ledger(2.0)
     with pytest.raises(dpml.DPMLValueError, match="Ridge needs a public data_norm"):
         dpml.Ridge(epsilon=1.0, data_norm="private", bounds=(-300, 300)).fit(X, y, ledger=ledger)
-    with pytest.raises(dpml.DPMLValueError, match="DPSGDRegressor needs a public data_norm"):
+    with pytest.raises(dpml.DPMLValueError, match="replace-one"):
         dpml.DPSGDRegressor(
-            epsilon=1.0, delta=1e-6, data_norm="private", bounds=(-300, 300)
-        ).fit(X, y, ledger=dpml.Ledger(2.0, delta=1e-5))
+            epsilon=1.0,
+            delta=1e-6,
+            data_norm="private",
+            bounds=(-300, 300),
+            neighbouring="add-remove",
+            public_rows=6_000,
+        ).fit(X, y)
     assert len(ledger) == 0
+
+
+def test_dpsgd_regressor_releases_its_bound_and_charges_the_sum(unscaled_targets):
+    X, y = unscaled_targets
+    ledger = dpml.Ledger(2.0, delta=1e-5)
+    model = dpml.DPSGDRegressor(
+        epsilon=1.0, delta=1e-6, data_norm="private", bounds=(-300, 300), epochs=5
+    ).fit(X, y, ledger=ledger)
+    privacy = model.privacy_
+    assert privacy["epsilon"] == 1.0 and privacy["data_norm_epsilon"] == pytest.approx(0.1)
+    # DP-SGD is calibrated to the other 90% (its accountant's replace-one ε at most that).
+    assert privacy["replace_one_epsilon"] <= 0.9 + 1e-12
+    assert privacy["replace_one_epsilon"] > 0.8
+    quantile = np.quantile(np.linalg.norm(X, axis=1), 0.9)
+    assert quantile / 1.5 < privacy["data_norm"] < quantile * 1.5, (privacy["data_norm"], quantile)
+    # The ledger holds the sequential sum: DP-SGD's own curve would leave the bound out.
+    assert len(ledger) == 1
+    assert ledger.spent_epsilon == pytest.approx(1.0) and ledger.spent_delta == pytest.approx(1e-6)
+    assert model.score(X, y) > 0.5
 
 
 def test_a_saved_regressor_keeps_its_released_bound(unscaled_targets, tmp_path):

@@ -109,3 +109,38 @@ def test_an_extreme_value_moves_the_distribution_not_the_value():
     plain, extreme = bounds(frame()), bounds(frame(extreme=1e9))
     assert not any("1073741824" in b for b in extreme)
     assert max(set(plain), key=plain.count) == max(set(extreme), key=extreme.count)
+
+
+def test_the_outlook_is_reported_and_warns_when_the_thresholds_need_most_rows():
+    """Three facts (x's bounds, c's levels, y's classes), ε split equally, δ = 10⁻⁶ between
+    the two stability releases. The thresholds from the spec's formulas (discrete Laplace
+    of scale t = 2/ε', q = e^{−1/t}): stability 1 + ⌈t·(ln(1/δ') − ln(1 + q))⌉, bounds
+    ⌈t·ln(4198/(β(1 + q)))⌉ at β = 10⁻³ (the f64 grid's 4,198 cells); the largest is the stability one."""
+    import math
+    import warnings
+
+    def expected(epsilon):
+        t = math.ceil(2.0 / (epsilon / 3) * 1e6) / 1e6  # scale ≥ 2/ε', as the spec rounds
+        q = math.exp(-1.0 / t)
+        stability = 1 + math.ceil(t * (math.log(1 / 5e-7) - math.log(1 + q)))
+        bounds = math.ceil(t * math.log(4198 / (1e-3 * (1 + q))))
+        return max(stability, bounds)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpml.DPMLUtilityWarning)
+        quiet = describe(frame()).privacy_["outlook"]
+    assert quiet["rows"] == 3000 and not quiet["at_risk"] and quiet["warning"] is None
+    assert abs(quiet["records_needed"] - expected(1.0)) <= 1, (quiet, expected(1.0))
+    assert quiet["share_needed"] == pytest.approx(quiet["records_needed"] / 3000)
+    # At ε = 0.05 the threshold is about 1,660 records, above half the 3,000 rows: warned,
+    # and the label's other class (1,286 records) is then unlikely to pass.
+    with pytest.warns(dpml.DPMLUtilityWarning, match="thresholds need"):
+        try:
+            risky = describe(frame(), epsilon=0.05, random_state=dpml.InsecureSeed(1))
+            assert risky.privacy_["outlook"]["at_risk"]
+        except dpml.DPMLError as e:
+            assert "outlook had warned" in str(e)
+            warnings.warn("thresholds need (raised)", dpml.DPMLUtilityWarning)
+    # At ε = 0.02 (about 4,150 records) nothing can pass: the failure says the outlook warned.
+    with pytest.raises(dpml.DPMLError, match="outlook had warned.*nothing can pass"):
+        describe(frame(), epsilon=0.02)

@@ -346,6 +346,10 @@ pub(crate) fn run_private_with<R: dp_noise::ReleaseRng>(
     let describer =
         dp_schema::describe_file(&req.data, &plan, &mut crate::progress::updater(&bar))?;
     bar.finish_and_clear();
+    // From the plan's thresholds and n alone, before any noise is drawn.
+    if let Some(warning) = plan.outlook(describer.rows()).warning {
+        eprintln!("warning: {warning}");
+    }
     let mut witness = dp_noise::Witnessed::new(&mut rng);
     let released = describer.release(&mut witness);
     let drew = witness.drew();

@@ -365,3 +365,34 @@ fn train_private_schema_refusals_come_before_anything_is_read_or_charged() {
         "{err}"
     );
 }
+
+/// The description's outlook (its largest threshold against the 3,000 rows) is printed
+/// before any noise is drawn: nothing at ε = 1 (thresholds near 90 records), a warning at
+/// ε = 0.05 (three facts at ε ≈ 0.0167, noise scale 120: the stability threshold near
+/// 1,660 records, 55% of the rows), and "nothing can pass" at ε = 0.02 (about 4,150).
+#[test]
+fn the_description_outlook_warns_when_its_thresholds_need_most_of_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = data(dir.path());
+    let stderr = |epsilon: &str, name: &str| {
+        let out = init(&data, &dir.path().join(name), &["--epsilon", epsilon])
+            .args(["--delta", "1e-6"])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let quiet = stderr("1", "a.toml");
+    assert!(!quiet.contains("thresholds need"), "{quiet}");
+    let risky = stderr("0.05", "b.toml");
+    assert!(
+        risky.contains("warning: the description's thresholds need")
+            && risky.contains("% of the 3000 rows")
+            && risky.contains("no better than the majority class"),
+        "{risky}"
+    );
+    let hopeless = stderr("0.02", "c.toml");
+    assert!(
+        hopeless.contains("more than the 3000 rows: nothing can pass"),
+        "{hopeless}"
+    );
+}

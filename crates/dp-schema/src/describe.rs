@@ -436,6 +436,23 @@ impl DescribePlan {
             .expect("a checked plan has one label column")
     }
 
+    /// The largest threshold of the plan's releases, in records (see
+    /// [`DescribePlan::outlook`]).
+    fn largest_threshold(&self) -> u64 {
+        let cells = CandidateGrid::for_f64().cells();
+        self.plans
+            .iter()
+            .map(|plan| match plan {
+                Plan::Bounds(m) => m.threshold(cells),
+                Plan::Candidates(m, list) => m.threshold(list.len()),
+                Plan::Stability(m) => m.threshold(),
+                Plan::None => 0,
+            })
+            .max()
+            .unwrap_or(0)
+            .max(0) as u64
+    }
+
     /// The counters for one pass over the data.
     pub fn describer(&self) -> Describer<'_> {
         Describer::new(self)
@@ -1146,6 +1163,10 @@ fn format_number(v: f64) -> String {
 #[path = "describe_columns.rs"]
 mod columns;
 pub use columns::{ColumnRelease, Released};
+
+#[path = "describe_outlook.rs"]
+mod outlook;
+pub use outlook::{DESCRIBE_AT_RISK_SHARE, DescribeOutlook};
 
 #[cfg(all(test, feature = "files"))]
 #[path = "describe_tests.rs"]
