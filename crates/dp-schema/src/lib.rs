@@ -58,9 +58,9 @@ pub use arrow_cells::{arrow_numbers, arrow_text_cell};
 #[cfg(feature = "files")]
 pub use cache::write_row_cache;
 pub use describe::{
-    ColumnRelease, DEFAULT_FAILURE_PROBABILITY, DESCRIBE_SHARE, DescribeColumn, DescribeError,
-    DescribeKind, DescribePlan, DescribeSpec, Describer, Description, Fact, Released,
-    split_total_epsilon,
+    ColumnRelease, DEFAULT_FAILURE_PROBABILITY, DESCRIBE_SHARE, DescribeColumn, DescribeCounts,
+    DescribeError, DescribeKind, DescribePlan, DescribeSpec, Describer, Description, Fact,
+    Released, split_total_epsilon,
 };
 #[cfg(feature = "files")]
 pub use describe_read::describe_file;
