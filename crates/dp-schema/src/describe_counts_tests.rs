@@ -57,12 +57,12 @@ fn plan(public: bool) -> DescribePlan {
 fn record(i: usize) -> [Cell<'static>; 4] {
     const COLOURS: [&[u8]; 4] = [b"red", b"green", b"blue", b"teal"];
     const LABELS: [&[u8]; 3] = [b"yes", b"no", b"yes."];
-    let age = if i % 13 == 0 {
+    let age = if i.is_multiple_of(13) {
         Cell::Null
     } else {
         Cell::Number((i % 97) as f64 * 1.5 - 20.0)
     };
-    let colour = if i % 11 == 0 {
+    let colour = if i.is_multiple_of(11) {
         Cell::Text(b"?")
     } else if i % 500 == 1 {
         Cell::Text(COLOURS[3])
