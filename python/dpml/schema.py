@@ -21,7 +21,8 @@ Frames: anything with the Arrow PyCapsule interface (``__arrow_c_stream__``: pya
 tables, polars frames, pandas frames when pyarrow is installed) is read through Arrow's C
 stream by the Rust core, without pyarrow on dpml's side; a pandas frame without pyarrow,
 or a dict of columns, is read column by column (numeric columns as float64, NaN and None
-missing; other columns as text).
+missing; other columns as text). ``Schema.from_data`` also describes a Spark DataFrame, its
+partitions counted on the executors (see its docstring).
 """
 
 import os
@@ -29,7 +30,7 @@ import os
 import numpy as np
 
 from . import _dpml
-from ._errors import DPMLMemoryError, DPMLTypeError, DPMLValueError
+from ._errors import DPMLError, DPMLMemoryError, DPMLTypeError, DPMLValueError
 
 
 class Schema:
@@ -114,7 +115,8 @@ class Schema:
         random_state=None,
     ):
         """A schema whose bounds, levels and classes are **private releases** from ``frame``
-        (pandas, polars, pyarrow, or a dict of columns), for data nobody has documented.
+        (pandas, polars, pyarrow, a dict of columns, or a Spark DataFrame), for data nobody
+        has documented.
 
         Public inputs: the column names (the frame's), which are ``categorical`` (every
         other column not in ``ignore`` and not the ``label`` is numeric), the ``positive``
@@ -131,6 +133,17 @@ class Schema:
         refused before any draw. The schema's text annotates each released fact with its
         mechanism and spend; ``schema.privacy_`` lists them. A model trained with the
         schema on the same data spends its own budget on top.
+
+        A Spark DataFrame (classic or Spark Connect; ``pip install 'dp-ml[spark]'``) is
+        counted where it lies: one ``mapInArrow`` job counts each partition's records on its
+        executor into exact histograms, which come back to the driver as bytes (exact
+        counts: not private, like the fits' partial sums they go from executor to driver
+        only); the driver sums them and draws every release. For the same rows and
+        ``random_state`` the schema and ``privacy_`` are the pandas frame's. Column types
+        are checked on the driver before anything is charged (cast decimals to double); a
+        cell refused on an executor is a ``DPMLValueError`` naming its partition, its row
+        within that partition and its column, and a failed job a ``DPMLError``: both
+        before any noise, so the charge is refunded.
         """
         from . import _active
         from ._randomness import resolve_seed
@@ -166,7 +179,8 @@ class Schema:
             spec.append(
                 (name, kind, None if candidates is None else [str(v) for v in candidates])
             )
-        plan = _dpml.DescribePlan.build(
+        # Plain, picklable arguments: a Spark executor rebuilds the plan from them.
+        build = (
             spec,
             positive,
             None if classes is None else [str(c) for c in classes],
@@ -178,7 +192,13 @@ class Schema:
             float(epsilon),
             float(delta),
         )
+        plan = _dpml.DescribePlan.build(*build)
         seed = resolve_seed(random_state, allow_int=False)
+        spark = _is_spark(frame)
+        if spark:
+            from .spark import _check_describe_types
+
+            _check_describe_types(frame, spec)
         charged_epsilon, charged_delta = plan.charge
         ledger = _active.resolve_ledger(ledger)
         record = None
@@ -189,8 +209,22 @@ class Schema:
                 what="Schema.from_data",
                 mechanism="private schema description (dp-schema)",
             )
+        counts = None
+        if spark:
+            from .spark import _describe_counts
+
+            try:
+                counts = _describe_counts(frame, build)
+            except DPMLError:
+                # A partition's refusal or a failed job: no noise was drawn yet.
+                if record is not None:
+                    ledger.refund(record)
+                raise
         try:
-            text, facts = _describe(plan, frame, spec, seed)
+            if spark:
+                text, facts = plan.describe_counts(counts, seed)
+            else:
+                text, facts = _describe(plan, frame, spec, seed)
         except (DPMLValueError, DPMLMemoryError):
             # Refused before any noise was drawn: nothing was spent.
             if record is not None:
@@ -351,6 +385,12 @@ class Schema:
             f"Schema({self.n_features} features, {label} {self.label_name!r}, "
             f"hash {self.hash[:12]})"
         )
+
+
+def _is_spark(frame):
+    """Whether ``frame`` is a pyspark DataFrame, classic or Spark Connect (without importing
+    pyspark)."""
+    return type(frame).__module__.startswith("pyspark.sql.") and hasattr(frame, "mapInArrow")
 
 
 def _frame_names(frame):
