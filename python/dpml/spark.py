@@ -94,6 +94,18 @@ in-memory regressor's (``dpml.LinearRegression.load`` reads a Spark fit;
 ``dpml.spark.LinearRegression.load(path).transform(df)`` scores with a model trained in
 memory).
 
+Private schemas
+---------------
+``dpml.Schema.from_data(df, ...)`` describes a DataFrame privately with the same
+operations: one ``mapInArrow`` job counts each partition's records on its executor into
+dp-schema's exact histograms (``DescribePlan.count_stream``, the plan rebuilt from its
+plain arguments), one record of bytes per partition; the driver merges them and draws every
+release (``describe_counts``), exactly what one pass over the rows would release. The exact
+counts, like the fits' partial sums, go from executor to driver only and are never released.
+A refused cell comes back as data and is a ``DPMLValueError`` naming the partition, the row
+within it and the column; a failed job is a ``DPMLError``; both come before any noise and
+refund the charge.
+
 Privacy
 -------
 The model is ε-differentially private for the replace-one relation (two datasets of the

@@ -1008,3 +1008,31 @@ def test_from_data_over_spark_refuses_columns_before_the_charge(spark):
     ):
         dpml.Schema.from_data(decimal, **DESCRIBE, ledger=ledger)
     assert len(ledger) == 0
+
+
+def test_partition_counts_merge_to_the_whole_and_foreign_counts_are_refused():
+    """The core's halves, without Spark: two blocks' counts release what one stream does;
+    bytes that are no counts, or counts of another plan, are refused before any draw."""
+    import pyarrow as pa
+
+    from dpml import _dpml
+
+    def plan(colour="categorical"):
+        spec = [("age", "numeric", None), ("colour", colour, None), ("note", "ignore", None),
+                ("label", "label", None)]
+        return _dpml.DescribePlan.build(
+            spec, "yes", None, {}, [], "unit_norm", True, True, 1.0, 1e-6
+        )
+
+    table = pa.Table.from_pandas(describe_rows(seed=24), preserve_index=False)
+    whole = plan().describe_stream(table.__arrow_c_stream__(), 3)
+    halves = [
+        plan().count_stream(part.__arrow_c_stream__())
+        for part in (table.slice(0, 700), table.slice(700))
+    ]
+    assert plan().describe_counts(halves[::-1], 3) == whole
+    assert plan().describe_counts(halves[:1], 3) != whole
+    with pytest.raises(dpml.DPMLValueError, match="not a describing pass's counts"):
+        plan().describe_counts([b"junk"], 3)
+    with pytest.raises(dpml.DPMLValueError, match="do not match the plan: column colour"):
+        plan("ignore").describe_counts(halves, 3)
