@@ -21,7 +21,8 @@ Frames: anything with the Arrow PyCapsule interface (``__arrow_c_stream__``: pya
 tables, polars frames, pandas frames when pyarrow is installed) is read through Arrow's C
 stream by the Rust core, without pyarrow on dpml's side; a pandas frame without pyarrow,
 or a dict of columns, is read column by column (numeric columns as float64, NaN and None
-missing; other columns as text).
+missing; other columns as text). ``Schema.from_data`` also describes a Spark DataFrame, its
+partitions counted on the executors (see its docstring).
 """
 
 import os
@@ -29,7 +30,7 @@ import os
 import numpy as np
 
 from . import _dpml
-from ._errors import DPMLMemoryError, DPMLTypeError, DPMLValueError
+from ._errors import DPMLError, DPMLMemoryError, DPMLTypeError, DPMLValueError
 
 
 class Schema:
@@ -114,7 +115,8 @@ class Schema:
         random_state=None,
     ):
         """A schema whose bounds, levels and classes are **private releases** from ``frame``
-        (pandas, polars, pyarrow, or a dict of columns), for data nobody has documented.
+        (pandas, polars, pyarrow, a dict of columns, or a Spark DataFrame), for data nobody
+        has documented.
 
         Public inputs: the column names (the frame's), which are ``categorical`` (every
         other column not in ``ignore`` and not the ``label`` is numeric), the ``positive``
@@ -138,6 +140,17 @@ class Schema:
         (``DPMLUtilityWarning``) that a model trained on the schema may be no better than
         the majority class — the part of a described fit's outlook that the fit's own
         cannot see.
+
+        A Spark DataFrame (classic or Spark Connect; ``pip install 'dp-ml[spark]'``) is
+        counted where it lies: one ``mapInArrow`` job counts each partition's records on its
+        executor into exact histograms, which come back to the driver as bytes (exact
+        counts: not private, like the fits' partial sums they go from executor to driver
+        only); the driver sums them and draws every release. For the same rows and
+        ``random_state`` the schema and ``privacy_`` are the pandas frame's. Column types
+        are checked on the driver before anything is charged (cast decimals to double); a
+        cell refused on an executor is a ``DPMLValueError`` naming its partition, its row
+        within that partition and its column, and a failed job a ``DPMLError``: both
+        before any noise, so the charge is refunded.
         """
         from . import _active, _columns
         from ._base import warn_outlook
@@ -174,7 +187,8 @@ class Schema:
             spec.append(
                 (name, kind, None if candidates is None else [str(v) for v in candidates])
             )
-        plan = _dpml.DescribePlan.build(
+        # Plain, picklable arguments: a Spark executor rebuilds the plan from them.
+        build = (
             spec,
             positive,
             None if classes is None else [str(c) for c in classes],
@@ -186,7 +200,13 @@ class Schema:
             float(epsilon),
             float(delta),
         )
+        plan = _dpml.DescribePlan.build(*build)
         seed = resolve_seed(random_state, allow_int=False)
+        spark = _is_spark(frame)
+        if spark:
+            from .spark import _check_describe_types
+
+            _check_describe_types(frame, spec)
         charged_epsilon, charged_delta = plan.charge
         ledger = _active.resolve_ledger(ledger)
         record = None
@@ -197,8 +217,22 @@ class Schema:
                 what="Schema.from_data",
                 mechanism="private schema description (dp-schema)",
             )
+        counts = None
+        if spark:
+            from .spark import _describe_counts
+
+            try:
+                counts = _describe_counts(frame, build)
+            except DPMLError:
+                # A partition's refusal or a failed job: no noise was drawn yet.
+                if record is not None:
+                    ledger.refund(record)
+                raise
         try:
-            text, facts, outlook = _describe(plan, frame, spec, seed)
+            if spark:
+                text, facts, outlook = plan.describe_counts(counts, seed)
+            else:
+                text, facts, outlook = _describe(plan, frame, spec, seed)
         except (DPMLValueError, DPMLMemoryError):
             # Refused before any noise was drawn: nothing was spent.
             if record is not None:
@@ -312,8 +346,10 @@ class Schema:
         if stream is not None:
             try:
                 capsule = stream()
-            except ImportError:
-                capsule = None  # pandas without pyarrow: read its columns below
+            except (ImportError, ValueError, TypeError):
+                # pandas without pyarrow, or a column Arrow cannot type (an object column
+                # of mixed values): read its columns below.
+                capsule = None
             if capsule is not None:
                 return self._named(*self._core.encode_stream(capsule, bool(labels)))
         return self._named(*self._core.encode_columns(self._columns(frame), bool(labels)))
@@ -364,6 +400,12 @@ class Schema:
         )
 
 
+def _is_spark(frame):
+    """Whether ``frame`` is a pyspark DataFrame, classic or Spark Connect (without importing
+    pyspark)."""
+    return type(frame).__module__.startswith("pyspark.sql.") and hasattr(frame, "mapInArrow")
+
+
 def _frame_names(frame):
     """The frame's column names, in order."""
     if isinstance(frame, dict):
@@ -387,8 +429,10 @@ def _describe(plan, frame, spec, seed):
     if stream is not None and not isinstance(frame, dict):
         try:
             capsule = stream()
-        except ImportError:
-            capsule = None  # pandas without pyarrow: read its columns below
+        except (ImportError, ValueError, TypeError):
+            # pandas without pyarrow, or a column Arrow cannot type (an object column of
+            # mixed values): read its columns below.
+            capsule = None
         if capsule is not None:
             return plan.describe_stream(capsule, seed)
     columns = []

@@ -94,6 +94,18 @@ in-memory regressor's (``dpml.LinearRegression.load`` reads a Spark fit;
 ``dpml.spark.LinearRegression.load(path).transform(df)`` scores with a model trained in
 memory).
 
+Private schemas
+---------------
+``dpml.Schema.from_data(df, ...)`` describes a DataFrame privately with the same
+operations: one ``mapInArrow`` job counts each partition's records on its executor into
+dp-schema's exact histograms (``DescribePlan.count_stream``, the plan rebuilt from its
+plain arguments), one record of bytes per partition; the driver merges them and draws every
+release (``describe_counts``), exactly what one pass over the rows would release. The exact
+counts, like the fits' partial sums, go from executor to driver only and are never released.
+A refused cell comes back as data and is a ``DPMLValueError`` naming the partition, the row
+within it and the column; a failed job is a ``DPMLError``; both come before any noise and
+refund the charge.
+
 Privacy
 -------
 The model is ε-differentially private for the replace-one relation (two datasets of the
@@ -205,18 +217,34 @@ def _check_column_types(df, schema, labels):
     any job: a column the encoding needs that is absent, or of a type it does not read (a
     decimal, a date, a boolean, a nested type), is refused naming the column, its type and
     the cast that fixes it (types are public: no data is read)."""
+    columns = [
+        (name, kind)
+        for name, kind in schema._core.columns
+        if not (kind == "ignore" or (kind in ("label", "target") and not labels))
+    ]
+    _check_read_types(df, columns, "the schema encodes", "the schema reads")
+
+
+def _check_describe_types(df, spec):
+    """``_check_column_types`` for ``Schema.from_data``'s plan (``spec``: its
+    ``(name, kind, levels)`` per column), before anything is charged."""
+    columns = [(name, kind) for name, kind, _ in spec if kind != "ignore"]
+    _check_read_types(df, columns, "Schema.from_data describes", "Schema.from_data reads")
+
+
+def _check_read_types(df, columns, needs, reads):
+    """Refuses a ``(name, kind)`` of ``columns`` absent from ``df`` or of a Spark type the
+    core does not read, naming the cast that fixes it."""
     from pyspark.sql import types as T
 
     fields = {f.name: f.dataType for f in df.schema.fields}
     names = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType",
              "StringType", "CharType", "VarcharType")
     readable = tuple(getattr(T, n) for n in names if hasattr(T, n))
-    for name, kind in schema._core.columns:
-        if kind == "ignore" or (kind in ("label", "target") and not labels):
-            continue
+    for name, kind in columns:
         spark_type = fields.get(name)
         if spark_type is None:
-            raise DPMLValueError(f"df has no column {name!r}, which the schema encodes")
+            raise DPMLValueError(f"df has no column {name!r}, which {needs}")
         if isinstance(spark_type, readable):
             continue
         if isinstance(spark_type, T.DecimalType) or kind in ("numeric", "target"):
@@ -224,9 +252,81 @@ def _check_column_types(df, schema, labels):
         else:
             fix = f"cast it to string first: df.withColumn({name!r}, df[{name!r}].cast('string'))"
         raise DPMLTypeError(
-            f"column {name!r} has Spark type {spark_type.simpleString()}; the schema reads "
+            f"column {name!r} has Spark type {spark_type.simpleString()}; {reads} "
             f"numbers (integers, float, double) or strings: {fix}"
         )
+
+
+_COUNTS_SCHEMA = "partition long, counts binary, error string"
+
+
+def _count_function(build):
+    """What each partition runs for ``Schema.from_data`` (pickled to the executors): its
+    records counted by the plan rebuilt from ``build`` (``DescribePlan.build``'s plain
+    arguments), sent back as one record holding the exact counts' bytes (not private: for
+    the driver only) or the first refusal, naming its row within the partition and its
+    column (never its value); nothing for an empty partition."""
+
+    def run(batches):
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        from dpml import _dpml as core
+        from dpml._errors import DPMLError as Refused
+
+        batches = iter(batches)
+        first = next(batches, None)
+        if first is None:
+            return
+        counts, error = b"", None
+        try:
+            reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches))
+            plan = core.DescribePlan.build(*build)
+            counts = bytes(plan.count_stream(reader.__arrow_c_stream__()))
+        except Refused as e:
+            # The data's fault, not the executor's: sent back, never retried.
+            error = f"{type(e).__name__}: {e}"
+        yield pa.RecordBatch.from_pydict(
+            {
+                "partition": [TaskContext.get().partitionId()],
+                "counts": [counts],
+                "error": [error],
+            },
+            schema=pa.schema(
+                [("partition", pa.int64()), ("counts", pa.binary()), ("error", pa.string())]
+            ),
+        )
+
+    return run
+
+
+def _describe_counts(df, build):
+    """``Schema.from_data``'s pass over a Spark DataFrame: the exact counts of each
+    partition (``_count_function``) as bytes, for the driver's ``describe_counts``. The
+    columns described are selected first (ignored ones never leave Spark). A partition's
+    refusal is a ``DPMLValueError`` naming it, a failed job a ``DPMLError`` (Spark's
+    message chained): both before any noise."""
+    _require_pyspark()
+    read = [f"`{name.replace('`', '``')}`" for name, kind, _ in build[0] if kind != "ignore"]
+    try:
+        records = df.select(*read).mapInArrow(_count_function(build), _COUNTS_SCHEMA).collect()
+    except Exception as e:
+        raise DPMLError(
+            "the Spark job of Schema.from_data's counting pass failed (after Spark's task "
+            f"retries; before any noise): {type(e).__name__}: {_first_line(e)}"
+        ) from e
+    records = sorted(((int(r[0]), r[1], r[2]) for r in records), key=lambda r: r[0])
+    refused = [r for r in records if r[2] is not None]
+    if refused:
+        partition, _, error = refused[0]
+        raise DPMLValueError(
+            f"partition {partition} of the DataFrame (rows counted from the partition's "
+            f"first): {error}"
+        )
+    partitions = [r[0] for r in records]
+    if len(set(partitions)) != len(partitions):
+        raise DPMLError("the counting pass returned two records for one partition")
+    return [bytes(r[1]) for r in records]
 
 
 def _check_function(schema_text, labels):

@@ -1,17 +1,19 @@
 //! `dpml.Schema.from_data`'s core: dp-schema's private description (`DescribePlan`,
 //! `Describer`) over a frame's columns — Arrow arrays from the C stream interface, or plain
-//! columns Python extracted. The mechanisms, the split of ε and δ and the written schema
-//! are dp-schema's, the same as `dpml schema init --private`'s; this module only converts.
+//! columns Python extracted, or the exact counts of a Spark DataFrame's partitions
+//! (`count_stream` on each executor, `describe_counts` on the driver). The mechanisms, the
+//! split of ε and δ and the written schema are dp-schema's, the same as `dpml schema init
+//! --private`'s; this module only converts.
 
 use std::collections::BTreeMap;
 
 use arrow_array::RecordBatchReader;
 use dp_schema::{
-    CsvFormat, DescribeColumn, DescribeError, DescribeKind, DescribePlan, DescribeSpec, Describer,
-    NumericMissing, RowScaling,
+    CsvFormat, DescribeColumn, DescribeCounts, DescribeError, DescribeKind, DescribePlan,
+    DescribeSpec, Describer, NumericMissing, RowScaling,
 };
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList};
 
 use crate::error::CoreError;
 use crate::error::guarded;
@@ -171,6 +173,52 @@ pub struct PyDescribePlan {
 }
 
 impl PyDescribePlan {
+    /// Counts the frame behind an Arrow C stream capsule into `describer`; each column the
+    /// plan reads must be in it.
+    fn count_capsule(
+        &self,
+        py: Python<'_>,
+        describer: &mut Describer<'_>,
+        capsule: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let reader = stream_reader(py, capsule)?;
+        let names = self.names();
+        let schema = reader.schema();
+        for (k, name) in names.iter().enumerate() {
+            if describer.reads(k) && schema.column_with_name(name).is_none() {
+                return Err(raise(
+                    py,
+                    CoreError::value(
+                        "frame",
+                        format!("has no column {name:?} (each described column must be in it)"),
+                    ),
+                ));
+            }
+        }
+        guarded(|| {
+            let mut base = 0usize;
+            for batch in reader {
+                let batch = batch
+                    .map_err(|e| CoreError::Schema(format!("the Arrow stream failed: {e}")))?;
+                let mut columns = Vec::with_capacity(names.len());
+                for (k, name) in names.iter().enumerate() {
+                    columns.push(if describer.reads(k) {
+                        let array = batch.column_by_name(name).ok_or_else(|| {
+                            CoreError::value("frame", format!("has no column {name:?}"))
+                        })?;
+                        Some(FrameColumn::from_arrow(name, array)?)
+                    } else {
+                        None
+                    });
+                }
+                count(describer, &names, &columns, base)?;
+                base += batch.num_rows();
+            }
+            Ok(())
+        })
+        .map_err(|e| raise(py, e))
+    }
+
     fn names(&self) -> Vec<String> {
         self.plan
             .spec()
@@ -266,43 +314,48 @@ impl PyDescribePlan {
         capsule: &Bound<'py, PyAny>,
         seed: Option<u64>,
     ) -> PyResult<Described> {
-        let reader = stream_reader(py, capsule)?;
-        let names = self.names();
         let mut describer = self.plan.describer();
-        let schema = reader.schema();
-        for name in &names {
-            if schema.column_with_name(name).is_none() {
-                return Err(raise(
-                    py,
-                    CoreError::value(
-                        "frame",
-                        format!("has no column {name:?} (each described column must be in it)"),
-                    ),
-                ));
-            }
-        }
-        guarded(|| {
-            let mut base = 0usize;
-            for batch in reader {
-                let batch = batch
-                    .map_err(|e| CoreError::Schema(format!("the Arrow stream failed: {e}")))?;
-                let mut columns = Vec::with_capacity(names.len());
-                for (k, name) in names.iter().enumerate() {
-                    columns.push(if describer.reads(k) {
-                        let array = batch.column_by_name(name).ok_or_else(|| {
-                            CoreError::value("frame", format!("has no column {name:?}"))
-                        })?;
-                        Some(FrameColumn::from_arrow(name, array)?)
-                    } else {
-                        None
-                    });
-                }
-                count(&mut describer, &names, &columns, base)?;
-                base += batch.num_rows();
+        self.count_capsule(py, &mut describer, capsule)?;
+        self.finish(py, describer, seed)
+    }
+
+    /// The exact counts of the records behind an Arrow C stream capsule (one block of a
+    /// frame: a Spark partition), as bytes for `describe_counts`; rows in errors are
+    /// numbered from the stream's first. **Not private**: the counts may travel only from
+    /// an executor to its driver, never be released or shown.
+    fn count_stream<'py>(
+        &self,
+        py: Python<'py>,
+        capsule: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let mut describer = self.plan.describer();
+        self.count_capsule(py, &mut describer, capsule)?;
+        let bytes = describer
+            .counts()
+            .to_bytes()
+            .map_err(|e| raise(py, refusal(e)))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Describes the records of every block whose counts (`count_stream`'s bytes, in any
+    /// order) are given: exactly what `describe_stream` releases over their records
+    /// together, for the same seed. Counts of another plan, or bytes that are no counts,
+    /// are a `DPMLValueError` before any noise is drawn (refund the charge).
+    #[pyo3(signature = (counts, seed = None))]
+    fn describe_counts(
+        &self,
+        py: Python<'_>,
+        counts: Vec<Vec<u8>>,
+        seed: Option<u64>,
+    ) -> PyResult<Described> {
+        let mut describer = self.plan.describer();
+        detached(py, || {
+            for bytes in &counts {
+                let block = DescribeCounts::from_bytes(bytes).map_err(refusal)?;
+                describer.merge(block).map_err(refusal)?;
             }
             Ok(())
-        })
-        .map_err(|e| raise(py, e))?;
+        })?;
         self.finish(py, describer, seed)
     }
 

@@ -1,8 +1,8 @@
 """dpml.spark on a local[2] Spark (2 threads, a failed task retried once): the distributed
 fit against the in-memory one, retries, bad rows, executor errors, changing data, batch
 prediction, public facts only in what a fit returns, DataFrame operations only (and a fit
-and prediction on a local Spark Connect server). Skipped where pyspark or Java is missing;
-python/ci.sh installs both."""
+and prediction on a local Spark Connect server), Schema.from_data over DataFrames. Skipped
+where pyspark or Java is missing; python/ci.sh installs both."""
 import ast
 import functools
 import inspect
@@ -755,9 +755,14 @@ try:
     refusal = None
 except dpml.DPMLValueError as e:
     refusal = str(e)
+# A private schema from the Connect DataFrame (its partitions counted on the executors).
+described = dpml.Schema.from_data(
+    spark.createDataFrame(data, spark_types).repartition(3), label="label", positive="yes",
+    categorical=["colour"], epsilon=1.0, delta=1e-6, random_state=dpml.InsecureSeed(4),
+)
 with open(os.path.join(work, "output.pickle"), "wb") as f:
     pickle.dump(dict(fitted=fitted, reads=reads, scored=scored, spent=ledger.spent_epsilon,
-                     refusal=refusal), f)
+                     refusal=refusal, described=described.to_toml()), f)
 spark.stop()
 '''
 
@@ -822,6 +827,12 @@ def test_a_fit_and_a_prediction_run_on_spark_connect(tmp_path):
     assert out["refusal"] is not None and "maybe-secret" not in out["refusal"], out["refusal"]
     assert 'column "label"' in out["refusal"], out["refusal"]
     assert out["spent"] == 1.0
+    # Schema.from_data over Connect: the pandas frame's schema, for the same seed.
+    described = dpml.Schema.from_data(
+        data, label="label", positive="yes", categorical=["colour"], epsilon=1.0,
+        delta=1e-6, random_state=dpml.InsecureSeed(4),
+    )
+    assert out["described"] == described.to_toml()
 
 
 def test_rejects_a_decimal_column_telling_to_cast_it_to_double(spark):
@@ -886,3 +897,142 @@ def test_predict_refuses_a_bad_row_as_fit_does(spark):
     # A clean DataFrame predicts as before.
     scored = dpml.spark.predict(model, frame(spark, data), schema=schema).toPandas()
     assert np.array_equal(scored["decision"].to_numpy(), model.decision_function(schema.encode(data)[0]))
+
+
+# Schema.from_data over a Spark DataFrame: each partition counted on its executor, the
+# counts merged and released on the driver.
+DESCRIBE = dict(
+    label="label",
+    positive="yes",
+    categorical=["colour"],
+    ignore=["note"],
+    epsilon=1.0,
+    delta=1e-6,
+    numeric_missing_zero=True,
+)
+DESCRIBE_TYPES = "age double, colour string, note string, label string"
+
+
+def describe_rows(seed=0):
+    """``rows`` with missing ages and colours, a rare colour and an ignored column."""
+    data = rows(seed=seed)
+    data["colour"] = data["colour"].astype(object)
+    data.loc[::17, "age"] = np.nan
+    data.loc[::23, "colour"] = None
+    data.loc[5, "colour"] = "rare"
+    data.insert(2, "note", [f"n{i}" for i in range(len(data))])
+    return data
+
+
+def describe_frame(spark, data, types=DESCRIBE_TYPES):
+    """``data`` in 3 partitions of 500 rows (as ``frame``) and a fourth, empty one; NaN
+    ages as Spark nulls (pandas' NaN reaches Arrow as null)."""
+    records = [
+        tuple(None if isinstance(v, float) and v != v else v for v in r)
+        for r in data.itertuples(index=False, name=None)
+    ]
+    sc = spark.sparkContext
+    full = spark.createDataFrame(sc.parallelize(records, PARTITIONS), types)
+    return full.union(spark.createDataFrame(sc.parallelize([], 1), types))
+
+
+def partition_sizes(df):
+    def sizes(batches):
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        rows = sum(b.num_rows for b in batches)
+        yield pa.RecordBatch.from_pydict(
+            {"partition": [TaskContext.get().partitionId()], "rows": [rows]}
+        )
+
+    return sorted(tuple(r) for r in df.mapInArrow(sizes, "partition long, rows long").collect())
+
+
+def test_from_data_over_spark_releases_what_pandas_releases(spark):
+    data = describe_rows(seed=21)
+    df = describe_frame(spark, data)
+    assert partition_sizes(df) == [(0, 500), (1, 500), (2, 500), (3, 0)]
+    for seed in (3, 8):
+        ledgers = [dpml.Ledger(3.0, delta=1e-5), dpml.Ledger(3.0, delta=1e-5)]
+        local = dpml.Schema.from_data(
+            data, **DESCRIBE, ledger=ledgers[0], random_state=dpml.InsecureSeed(seed)
+        )
+        spread = dpml.Schema.from_data(
+            df, **DESCRIBE, ledger=ledgers[1], random_state=dpml.InsecureSeed(seed)
+        )
+        assert spread.to_toml() == local.to_toml()
+        assert spread.privacy_ == local.privacy_
+        assert f"from {N} records" in spread.to_toml()
+        assert "rare" not in spread.feature_names and "colour=red" in spread.feature_names
+        assert [(r["epsilon"], r["delta"]) for r in ledgers[1].records] == [(1.0, 1e-6)]
+        assert ledgers[1].records == ledgers[0].records
+    # Other rows, other counts: the comparison can fail.
+    fewer = dpml.Schema.from_data(
+        describe_frame(spark, data.iloc[:-40]), **DESCRIBE, random_state=dpml.InsecureSeed(8)
+    )
+    assert fewer.to_toml() != spread.to_toml()
+
+
+def test_from_data_over_spark_refuses_a_bad_cell_by_partition_and_refunds(spark):
+    data = describe_rows(seed=22)
+    data["age"] = data["age"].astype(object)
+    data.loc[1003, "age"] = "secret-value"  # partition 2 (rows 1000..1499): its row 4
+    df = describe_frame(spark, data, types="age string, colour string, note string, label string")
+    ledger = dpml.Ledger(3.0, delta=1e-5)
+    with pytest.raises(
+        dpml.DPMLValueError, match=r"partition 2 of the DataFrame .*row 4, column age"
+    ) as e:
+        dpml.Schema.from_data(df, **DESCRIBE, ledger=ledger)
+    assert "secret" not in str(e.value)
+    assert "Py4J" not in str(e.value) and "Traceback" not in str(e.value)
+    assert len(ledger) == 0
+    # A DataFrame without rows: refused (no data rows) before any draw, refunded.
+    with pytest.raises(dpml.DPMLValueError, match="no data rows"):
+        dpml.Schema.from_data(df.limit(0), **DESCRIBE, ledger=ledger)
+    assert len(ledger) == 0
+
+
+def test_from_data_over_spark_refuses_columns_before_the_charge(spark):
+    from pyspark.sql.functions import col
+
+    df = describe_frame(spark, describe_rows(seed=23))
+    ledger = dpml.Ledger(3.0, delta=1e-5)
+    with pytest.raises(dpml.DPMLValueError, match="'shade' is not in the frame"):
+        dpml.Schema.from_data(df, **{**DESCRIBE, "categorical": ["shade"]}, ledger=ledger)
+    with pytest.raises(dpml.DPMLValueError, match="label='income'"):
+        dpml.Schema.from_data(df, **{**DESCRIBE, "label": "income"}, ledger=ledger)
+    decimal = df.withColumn("age", col("age").cast("decimal(10,3)"))
+    with pytest.raises(
+        dpml.DPMLTypeError, match=r"'age' has Spark type decimal\(10,3\).*cast it to double"
+    ):
+        dpml.Schema.from_data(decimal, **DESCRIBE, ledger=ledger)
+    assert len(ledger) == 0
+
+
+def test_partition_counts_merge_to_the_whole_and_foreign_counts_are_refused():
+    """The core's halves, without Spark: two blocks' counts release what one stream does;
+    bytes that are no counts, or counts of another plan, are refused before any draw."""
+    import pyarrow as pa
+
+    from dpml import _dpml
+
+    def plan(colour="categorical"):
+        spec = [("age", "numeric", None), ("colour", colour, None), ("note", "ignore", None),
+                ("label", "label", None)]
+        return _dpml.DescribePlan.build(
+            spec, "yes", None, {}, [], "unit_norm", True, True, 1.0, 1e-6
+        )
+
+    table = pa.Table.from_pandas(describe_rows(seed=24), preserve_index=False)
+    whole = plan().describe_stream(table.__arrow_c_stream__(), 3)
+    halves = [
+        plan().count_stream(part.__arrow_c_stream__())
+        for part in (table.slice(0, 700), table.slice(700))
+    ]
+    assert plan().describe_counts(halves[::-1], 3) == whole
+    assert plan().describe_counts(halves[:1], 3) != whole
+    with pytest.raises(dpml.DPMLValueError, match="not a describing pass's counts"):
+        plan().describe_counts([b"junk"], 3)
+    with pytest.raises(dpml.DPMLValueError, match="do not match the plan: column colour"):
+        plan("ignore").describe_counts(halves, 3)

@@ -50,7 +50,11 @@
 //! public spec. A model trained with the schema on the same data composes with it: its own
 //! (ε', δ') adds, which is why the faces charge the description to the same ledger.
 //!
-//! The exact per-cell counts ([`Describer`]) are never written anywhere.
+//! The exact per-cell counts ([`Describer`]) are never written anywhere. A pass split over
+//! blocks of the data (a Spark DataFrame's partitions) moves each block's exact counts
+//! ([`DescribeCounts`]) to one trusted place, where [`Describer::merge`] sums them and one
+//! release is drawn: exactly the release of a single pass. Those counts are never
+//! released either.
 //!
 //! # Columns without a label
 //! [`DescribePlan::columns`] checks a spec with no label column and fixes the same split
@@ -1167,6 +1171,10 @@ pub use columns::{ColumnRelease, Released};
 #[path = "describe_outlook.rs"]
 mod outlook;
 pub use outlook::{DESCRIBE_AT_RISK_SHARE, DescribeOutlook};
+
+#[path = "describe_counts.rs"]
+mod counts;
+pub use counts::DescribeCounts;
 
 #[cfg(all(test, feature = "files"))]
 #[path = "describe_tests.rs"]

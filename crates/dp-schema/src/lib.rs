@@ -59,8 +59,8 @@ pub use arrow_cells::{arrow_numbers, arrow_text_cell};
 pub use cache::write_row_cache;
 pub use describe::{
     ColumnRelease, DEFAULT_FAILURE_PROBABILITY, DESCRIBE_AT_RISK_SHARE, DESCRIBE_SHARE,
-    DescribeColumn, DescribeError, DescribeKind, DescribeOutlook, DescribePlan, DescribeSpec,
-    Describer, Description, Fact, Released, split_total_epsilon,
+    DescribeColumn, DescribeCounts, DescribeError, DescribeKind, DescribeOutlook, DescribePlan,
+    DescribeSpec, Describer, Description, Fact, Released, split_total_epsilon,
 };
 #[cfg(feature = "files")]
 pub use describe_read::describe_file;

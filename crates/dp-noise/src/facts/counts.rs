@@ -276,9 +276,34 @@ impl GridCounts {
         &self.grid
     }
 
-    /// Records per cell (exact, not private).
-    pub(crate) fn cells(&self) -> &[u64] {
+    /// Records per cell, cell `j` holding the values in `(c_{j−1}, c_j]` (exact, **not
+    /// private**: for moving partial counts between trusted parties, as
+    /// [`GridCounts::from_cells`] takes them back; never release them).
+    pub fn cells(&self) -> &[u64] {
         &self.cells
+    }
+
+    /// Counts already made elsewhere (the [`GridCounts::cells`] of a block of the same data
+    /// set, sent by a trusted party): one count per cell of `grid`, n their sum. Refused: a
+    /// number of counts other than `grid.cells()`, or a sum above [`MAX_ROWS`].
+    pub fn from_cells(grid: CandidateGrid, cells: Vec<u64>) -> Result<Self, NoiseError> {
+        if cells.len() != grid.cells() {
+            return Err(NoiseError::UnsupportedParameters(format!(
+                "{} cell counts for a grid of {} cells",
+                cells.len(),
+                grid.cells()
+            )));
+        }
+        let rows = cells
+            .iter()
+            .try_fold(0u64, |total, &c| total.checked_add(c))
+            .filter(|&total| total <= MAX_ROWS)
+            .ok_or_else(|| {
+                NoiseError::UnsupportedParameters(format!(
+                    "more than {MAX_ROWS} records on one grid"
+                ))
+            })?;
+        Ok(Self { grid, cells, rows })
     }
 
     /// `#{x ≤ c_j}` for every candidate `j` (exact, not private).
@@ -358,6 +383,19 @@ mod tests {
         streamed.merge(&other).unwrap();
         assert_eq!(whole, streamed);
         assert_eq!(whole.rows(), 1000);
+    }
+
+    #[test]
+    fn cells_round_trip_and_bad_cells_are_refused() {
+        let grid = CandidateGrid::new(vec![-1.0, 0.0, 2.0]).unwrap();
+        let mut counts = GridCounts::new(grid.clone());
+        counts.add_chunk(&[-5.0, -1.0, 0.0, 1.0, 2.0, 9.0]).unwrap();
+        let again = GridCounts::from_cells(grid.clone(), counts.cells().to_vec()).unwrap();
+        assert_eq!(again, counts);
+        assert_eq!(again.rows(), 6);
+        assert!(GridCounts::from_cells(grid.clone(), vec![1, 2, 3]).is_err());
+        assert!(GridCounts::from_cells(grid.clone(), vec![MAX_ROWS, 1, 0, 0]).is_err());
+        assert!(GridCounts::from_cells(grid, vec![u64::MAX, 1, 0, 0]).is_err());
     }
 
     #[test]

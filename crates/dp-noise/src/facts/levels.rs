@@ -58,6 +58,32 @@ impl<T: Ord> LevelCounts<T> {
         self.rows
     }
 
+    /// Each level seen and its count, in level order (exact, **not private**: for moving
+    /// partial counts between trusted parties, as [`LevelCounts::from_counts`] takes them
+    /// back; never release them).
+    pub fn counts(&self) -> impl Iterator<Item = (&T, u64)> {
+        self.counts.iter().map(|(level, &count)| (level, count))
+    }
+
+    /// Counts already made elsewhere (the [`LevelCounts::counts`] of a block of the same
+    /// data set, sent by a trusted party), n their sum. Refused: a count of zero (a level
+    /// is listed only when seen: the stability histogram draws noise for every level
+    /// listed), or a sum above `u64::MAX`.
+    pub fn from_counts(counts: BTreeMap<T, u64>) -> Result<Self, NoiseError> {
+        if counts.values().any(|&c| c == 0) {
+            return Err(NoiseError::UnsupportedParameters(
+                "a level counted zero times: only levels seen are listed".into(),
+            ));
+        }
+        let rows = counts
+            .values()
+            .try_fold(0u64, |total, &c| total.checked_add(c))
+            .ok_or_else(|| {
+                NoiseError::UnsupportedParameters("level counts sum above u64::MAX".into())
+            })?;
+        Ok(Self { counts, rows })
+    }
+
     fn check_not_empty(&self) -> Result<(), NoiseError> {
         if self.rows == 0 {
             Err(NoiseError::EmptyData)

@@ -256,6 +256,18 @@ fn chunks_and_merges_count_the_same() {
 }
 
 #[test]
+fn counts_round_trip_and_zero_or_overflowing_counts_are_refused() {
+    let whole: LevelCounts<&str> = ["x", "y", "x"].into_iter().collect();
+    let listed: Vec<(&str, u64)> = whole.counts().map(|(l, c)| (*l, c)).collect();
+    assert_eq!(listed, [("x", 2), ("y", 1)]);
+    let again = LevelCounts::from_counts(listed.into_iter().collect()).unwrap();
+    assert_eq!(again, whole);
+    assert_eq!(again.rows(), 3);
+    assert!(LevelCounts::from_counts(BTreeMap::from([("x", 0)])).is_err());
+    assert!(LevelCounts::from_counts(BTreeMap::from([("x", u64::MAX), ("y", 1)])).is_err());
+}
+
+#[test]
 fn rejects_bad_parameters_and_data_by_name() {
     for bad in [0.0, -1.0, f64::NAN] {
         assert!(matches!(
