@@ -6,8 +6,18 @@ import math
 import numpy as np
 from sklearn.pipeline import Pipeline
 
+from . import _dpml
 from ._active import LedgerMarked, resolve_ledger
 from ._errors import DPMLValueError, NotFittedError
+
+# The intercept feature c handed, with the groups, to an estimator whose intercept_scaling
+# is None (the classifiers' c = 1 otherwise): the regressors' dp-fit
+# DEFAULT_INTERCEPT_SCALING, 0.5. The preprocessed rows, of norm up to
+# √G, are scaled into the unit ball; c = 1 then takes half of each row's norm while the
+# noise does not shrink. On UCI Adult behind a private encoder and scaler (G = 14 groups,
+# HuberSVC with the groups, 4 fits each): c = 0.5 measured 0.189 against 0.208 at fit ε = 0.1,
+# 0.175 against 0.173 at 0.3 and 0.163 against 0.164 at 1.
+HANDED_INTERCEPT_SCALING = _dpml.REGRESSION_INTERCEPT_SCALING
 
 
 def _is_private(step):
@@ -90,8 +100,10 @@ class PrivatePipeline(LedgerMarked, Pipeline):
 
     After ``fit``: ``feature_groups_`` (the preprocessor's output groups) and
     ``handed_`` (the parameters given to the estimator's fit: ``feature_groups`` and
-    ``data_norm`` where the estimator's were None). The estimator's parameters are put
-    back after its fit, so ``get_params`` and ``clone`` see what the user gave.
+    ``data_norm`` where the estimator's were None, and with the groups ``intercept_scaling``
+    0.5 where it fits an intercept and its ``intercept_scaling`` is None: see
+    ``HANDED_INTERCEPT_SCALING``). The estimator's parameters are put back after its fit, so
+    ``get_params`` and ``clone`` see what the user gave.
     """
 
     def fit(self, X, y=None, ledger=None):
@@ -120,11 +132,15 @@ class PrivatePipeline(LedgerMarked, Pipeline):
         if _unset(estimator, "data_norm"):
             count = len(np.unique(groups))
             handed["data_norm"] = math.sqrt(count) if count else 1.0
+        fits_intercept = estimator.get_params(deep=False).get("fit_intercept", False)
+        if "feature_groups" in handed and fits_intercept and _unset(estimator, "intercept_scaling"):
+            handed["intercept_scaling"] = HANDED_INTERCEPT_SCALING
+        given = {k: estimator.get_params(deep=False)[k] for k in handed}
         estimator.set_params(**handed)
         try:
             estimator.fit(Xt, y, ledger=ledger)
         finally:
-            estimator.set_params(**{k: None for k in handed})
+            estimator.set_params(**given)
         self.feature_groups_ = groups
         self.handed_ = handed
         return self

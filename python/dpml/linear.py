@@ -14,6 +14,9 @@ from ._base import (
 )
 from ._errors import DPMLTypeError, DPMLValueError
 
+# The intercept feature c when intercept_scaling is None (the classifiers' c).
+_CLASSIFIER_INTERCEPT_SCALING = 1.0
+
 
 def logistic_proba(scores):
     """P(class | x) from a logistic model's scores (n × 1 binary, n × K one-vs-rest): the
@@ -56,7 +59,12 @@ class _LinearClassifier(PrivateClassifier):
         kwargs.update(
             feature_groups=groups,
             clip_rows=bool(self.clip_rows),
-            intercept=_number("intercept_scaling", self.intercept_scaling)
+            intercept=_number(
+                "intercept_scaling",
+                _CLASSIFIER_INTERCEPT_SCALING
+                if self.intercept_scaling is None
+                else self.intercept_scaling,
+            )
             if self.fit_intercept
             else None,
         )
@@ -137,8 +145,9 @@ _SHARED_DOC = """
         ``(x/B, c) / √(1 + c²)`` with ``c = intercept_scaling``, so it still has norm ≤ 1;
         the intercept is regularized like every weight (the proofs cover nothing else).
         ``intercept_ = w_last · c / √(1 + c²)``.
-    intercept_scaling : float, default=1.0
-        The constant c above.
+    intercept_scaling : float or None, default=None
+        The constant c above; None: c = 1 (``dpml.preprocessing.make_pipeline`` hands 0.5
+        instead, measured better behind its transformers).
     tol : float or None, default=None
         The gradient norm the solver must certify (default: 1e-10 or the rounding floor);
         a looser tol costs accuracy, never privacy.
@@ -180,7 +189,7 @@ class LogisticRegression(_LinearClassifier):
         C=None,
         feature_groups=None,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling=None,
         tol=None,
         random_state=None,
     ):
@@ -242,7 +251,7 @@ class HuberSVC(_LinearClassifier):
         C=None,
         feature_groups=None,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling=None,
         tol=None,
         random_state=None,
     ):

@@ -46,6 +46,9 @@ def test_scaler_bounds_are_the_describe_recipes_release():
         epsilon=1.0, random_state=SEED,
     )
     assert scaler.privacy_["columns"] == schema.privacy_["facts"]
+    # The same plan and n: the same outlook (the label's public classes add no threshold).
+    assert scaler.privacy_["outlook"] == schema.privacy_["outlook"]
+    assert scaler.privacy_["outlook"]["rows"] == 4000 and not scaler.privacy_["outlook"]["at_risk"]
     released = [f["released"] for f in schema.privacy_["facts"]]
     bounds = zip(scaler.data_min_.tolist(), scaler.data_max_.tolist())
     assert released == [f"[{lo!r}, {hi!r}]" for lo, hi in bounds]
@@ -193,8 +196,12 @@ def test_pipeline_hands_groups_to_the_estimator_and_charges_both():
     fitted = model.steps[1][1]
     # Group-shaped noise: six groups and the intercept's own.
     assert fitted._models.info()["noise_groups"] == 7
+    # With the groups, the intercept feature c = 0.5 (the user left it None).
+    assert model.handed_["intercept_scaling"] == 0.5
+    assert fitted.privacy_["intercept_scaling"] == 0.5
     # The user's parameters are untouched.
     assert fitted.feature_groups is None and fitted.data_norm is None
+    assert fitted.intercept_scaling is None
     accuracy = model.score(X, y)
     assert accuracy > 0.6, accuracy
     assert model.predict(X.iloc[:5]).shape == (5,)

@@ -112,35 +112,41 @@ def test_an_extreme_value_moves_the_distribution_not_the_value():
 
 
 def test_the_outlook_is_reported_and_warns_when_the_thresholds_need_most_rows():
-    """Three facts (x's bounds, c's levels, y's classes), ε split equally, δ = 10⁻⁶ between
-    the two stability releases. The thresholds from the spec's formulas (discrete Laplace
-    of scale t = 2/ε', q = e^{−1/t}): stability 1 + ⌈t·(ln(1/δ') − ln(1 + q))⌉, bounds
-    ⌈t·ln(4198/(β(1 + q)))⌉ at β = 10⁻³ (the f64 grid's 4,198 cells); the largest is the stability one."""
+    """The outlook's threshold from the spec's formulas (discrete Laplace of scale
+    t = 2/ε' for ε' = ε/k over k facts, q = e^{−1/t}): the stability histogram's
+    1 + ⌈t·(ln(1/δ') − ln(1 + q))⌉ and the bounds' ⌈t·ln(4198/(β(1 + q)))⌉ at β = 10⁻³ (the
+    f64 grid's 4,198 cells); the outlook reports the largest."""
     import math
     import warnings
 
-    def expected(epsilon):
-        t = math.ceil(2.0 / (epsilon / 3) * 1e6) / 1e6  # scale ≥ 2/ε', as the spec rounds
+    def expected(epsilon, facts, delta_each):
+        t = 2.0 / (epsilon / facts)
         q = math.exp(-1.0 / t)
-        stability = 1 + math.ceil(t * (math.log(1 / 5e-7) - math.log(1 + q)))
+        stability = 1 + math.ceil(t * (math.log(1 / delta_each) - math.log(1 + q)))
         bounds = math.ceil(t * math.log(4198 / (1e-3 * (1 + q))))
         return max(stability, bounds)
 
+    # Three facts (x's bounds, c's levels, y's classes), δ split between the last two.
     with warnings.catch_warnings():
         warnings.simplefilter("error", dpml.DPMLUtilityWarning)
         quiet = describe(frame()).privacy_["outlook"]
     assert quiet["rows"] == 3000 and not quiet["at_risk"] and quiet["warning"] is None
-    assert abs(quiet["records_needed"] - expected(1.0)) <= 1, (quiet, expected(1.0))
+    assert abs(quiet["records_needed"] - expected(1.0, 3, 5e-7)) <= 1, quiet
     assert quiet["share_needed"] == pytest.approx(quiet["records_needed"] / 3000)
-    # At ε = 0.05 the threshold is about 1,660 records, above half the 3,000 rows: warned,
-    # and the label's other class (1,286 records) is then unlikely to pass.
-    with pytest.warns(dpml.DPMLUtilityWarning, match="thresholds need"):
-        try:
-            risky = describe(frame(), epsilon=0.05, random_state=dpml.InsecureSeed(1))
-            assert risky.privacy_["outlook"]["at_risk"]
-        except dpml.DPMLError as e:
-            assert "outlook had warned" in str(e)
-            warnings.warn("thresholds need (raised)", dpml.DPMLUtilityWarning)
-    # At ε = 0.02 (about 4,150 records) nothing can pass: the failure says the outlook warned.
+    # Public classes, two facts at ε = 0.03: about 1,940 records (65% of the rows) needed.
+    # Every record in one cell and one level, so the description still succeeds: warned.
+    plain = pd.DataFrame(
+        {"x": np.ones(3000), "c": ["a"] * 3000, "y": np.where(np.arange(3000) % 10 < 7, "neg", "pos")}
+    )
+    with pytest.warns(dpml.DPMLUtilityWarning, match=r"thresholds need \d+ records \(6\d% of the 3000"):
+        risky = dpml.Schema.from_data(
+            plain, label="y", positive="pos", categorical=["c"], classes=["neg", "pos"],
+            epsilon=0.03, delta=1e-6, random_state=dpml.InsecureSeed(2),
+        )
+    outlook = risky.privacy_["outlook"]
+    assert outlook["at_risk"] and not outlook["hopeless"]
+    assert abs(outlook["records_needed"] - expected(0.03, 2, 1e-6)) <= 1, outlook
+    # At ε = 0.02 on frame() (about 4,370 records of 3,000) nothing can pass: the failure
+    # carries the outlook's warning.
     with pytest.raises(dpml.DPMLError, match="outlook had warned.*nothing can pass"):
         describe(frame(), epsilon=0.02)

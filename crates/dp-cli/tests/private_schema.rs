@@ -368,8 +368,8 @@ fn train_private_schema_refusals_come_before_anything_is_read_or_charged() {
 
 /// The description's outlook (its largest threshold against the 3,000 rows) is printed
 /// before any noise is drawn: nothing at ε = 1 (thresholds near 90 records), a warning at
-/// ε = 0.05 (three facts at ε ≈ 0.0167, noise scale 120: the stability threshold near
-/// 1,660 records, 55% of the rows), and "nothing can pass" at ε = 0.02 (about 4,150).
+/// ε = 0.05 (three facts at ε ≈ 0.0167, noise scale 120: the bounds' threshold near
+/// 1,750 records, 58% of the rows), and "nothing can pass" at ε = 0.02 (about 4,370).
 #[test]
 fn the_description_outlook_warns_when_its_thresholds_need_most_of_the_rows() {
     let dir = tempfile::tempdir().unwrap();
