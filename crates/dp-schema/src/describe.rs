@@ -1172,6 +1172,10 @@ pub use columns::{ColumnRelease, Released};
 mod outlook;
 pub use outlook::{DESCRIBE_AT_RISK_SHARE, DescribeOutlook};
 
+#[cfg(test)]
+#[path = "describe_test_columns.rs"]
+mod test_columns;
+
 #[path = "describe_counts.rs"]
 mod counts;
 pub use counts::DescribeCounts;

@@ -7,49 +7,27 @@ use std::ops::Range;
 use dp_noise::InsecureSeededRng;
 
 use super::*;
-use crate::describe::{DescribeColumn, DescribeKind, DescribePlan, DescribeSpec};
-use crate::{Cell, CsvFormat, NumericMissing};
+use crate::describe::{DescribePlan, DescribeSpec, test_columns};
+use crate::{Cell, NumericMissing};
 
 const N: usize = 9000;
 
 /// `public`: candidate levels and classes given (the label's classes only checked), δ = 0;
 /// else every list released by the stability histogram.
 fn plan(public: bool) -> DescribePlan {
-    let columns = vec![
-        DescribeColumn {
-            name: "age".into(),
-            kind: DescribeKind::Numeric {
-                missing: NumericMissing::Zero,
-            },
-        },
-        DescribeColumn {
-            name: "colour".into(),
-            kind: DescribeKind::Categorical {
-                candidates: public.then(|| vec!["red".into(), "green".into(), "blue".into()]),
-            },
-        },
-        DescribeColumn {
-            name: "note".into(),
-            kind: DescribeKind::Ignore,
-        },
-        DescribeColumn {
-            name: "y".into(),
-            kind: DescribeKind::Label {
-                positive: "yes".into(),
-                classes: public.then(|| vec!["no".into(), "yes".into()]),
-                aliases: BTreeMap::from([("yes.".to_owned(), "yes".to_owned())]),
-            },
-        },
-    ];
-    let csv = CsvFormat {
-        header: true,
-        delimiter: ',',
-        comment: None,
-        trim: true,
-        missing: vec!["?".into()],
-    };
+    let columns = test_columns::columns(
+        NumericMissing::Zero,
+        public.then(|| vec!["red".into(), "green".into(), "blue".into()]),
+        public.then(|| vec!["no".into(), "yes".into()]),
+    );
     let delta = if public { 0.0 } else { 1e-6 };
-    DescribePlan::new(DescribeSpec::new(columns, csv, 1.0, delta)).unwrap()
+    DescribePlan::new(DescribeSpec::new(
+        columns,
+        test_columns::csv_format(),
+        1.0,
+        delta,
+    ))
+    .unwrap()
 }
 
 /// Record `i`: ages spread over many cells (every 13th missing), four colours (teal rare,

@@ -84,39 +84,17 @@ impl DescribePlan {
 
 #[cfg(test)]
 mod tests {
-    use crate::{CsvFormat, DescribeColumn, DescribeKind, DescribeSpec, NumericMissing};
+    use super::super::test_columns;
+    use crate::{DescribeSpec, NumericMissing};
 
     use super::*;
 
+    /// Two facts (age's bounds, colour's levels; y's classes public).
     fn plan(epsilon: f64, delta: f64, candidates: Option<Vec<String>>) -> DescribePlan {
-        let columns = vec![
-            DescribeColumn {
-                name: "x".into(),
-                kind: DescribeKind::Numeric {
-                    missing: NumericMissing::Error,
-                },
-            },
-            DescribeColumn {
-                name: "c".into(),
-                kind: DescribeKind::Categorical { candidates },
-            },
-            DescribeColumn {
-                name: "y".into(),
-                kind: DescribeKind::Label {
-                    positive: "1".into(),
-                    classes: Some(vec!["0".into(), "1".into()]),
-                    aliases: Default::default(),
-                },
-            },
-        ];
-        let csv = CsvFormat {
-            header: true,
-            delimiter: ',',
-            comment: None,
-            trim: true,
-            missing: vec![],
-        };
-        DescribePlan::new(DescribeSpec::new(columns, csv, epsilon, delta)).unwrap()
+        let classes = Some(vec!["no".into(), "yes".into()]);
+        let columns = test_columns::columns(NumericMissing::Error, candidates, classes);
+        let spec = DescribeSpec::new(columns, test_columns::csv_format(), epsilon, delta);
+        DescribePlan::new(spec).unwrap()
     }
 
     /// The thresholds from the spec's formulas, not from the mechanisms' code: ε = 0.2 over

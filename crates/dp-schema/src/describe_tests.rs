@@ -3,44 +3,12 @@ use std::io::Write;
 
 use dp_noise::InsecureSeededRng;
 
+use super::test_columns::csv_format;
 use super::*;
-use crate::{ColumnKind, CsvFormat, describe_file};
-
-fn csv_format() -> CsvFormat {
-    CsvFormat {
-        header: true,
-        delimiter: ',',
-        comment: None,
-        trim: true,
-        missing: vec!["?".into()],
-    }
-}
+use crate::{ColumnKind, describe_file};
 
 fn columns(candidates: Option<Vec<String>>, classes: Option<Vec<String>>) -> Vec<DescribeColumn> {
-    vec![
-        DescribeColumn {
-            name: "age".into(),
-            kind: DescribeKind::Numeric {
-                missing: NumericMissing::Error,
-            },
-        },
-        DescribeColumn {
-            name: "colour".into(),
-            kind: DescribeKind::Categorical { candidates },
-        },
-        DescribeColumn {
-            name: "note".into(),
-            kind: DescribeKind::Ignore,
-        },
-        DescribeColumn {
-            name: "y".into(),
-            kind: DescribeKind::Label {
-                positive: "yes".into(),
-                classes,
-                aliases: BTreeMap::from([("yes.".to_owned(), "yes".to_owned())]),
-            },
-        },
-    ]
+    super::test_columns::columns(NumericMissing::Error, candidates, classes)
 }
 
 /// A CSV of `n` rows: ages 20..80, three colours (one rare), labels yes/no; `extreme`
@@ -259,30 +227,9 @@ fn an_extreme_value_moves_the_distribution_not_the_value() {
     let dir = tempfile::tempdir().unwrap();
     let plain = write_csv(dir.path(), "plain.csv", 3_000, None);
     let extreme = write_csv(dir.path(), "extreme.csv", 3_000, Some(1e9));
-    let cols = vec![
-        DescribeColumn {
-            name: "age".into(),
-            kind: DescribeKind::Numeric {
-                missing: NumericMissing::Error,
-            },
-        },
-        DescribeColumn {
-            name: "colour".into(),
-            kind: DescribeKind::Ignore,
-        },
-        DescribeColumn {
-            name: "note".into(),
-            kind: DescribeKind::Ignore,
-        },
-        DescribeColumn {
-            name: "y".into(),
-            kind: DescribeKind::Label {
-                positive: "yes".into(),
-                classes: Some(vec!["no".into(), "yes".into()]),
-                aliases: BTreeMap::from([("yes.".to_owned(), "yes".to_owned())]),
-            },
-        },
-    ];
+    // Only age's bounds are released: colour ignored, y's classes public.
+    let mut cols = columns(None, Some(vec!["no".into(), "yes".into()]));
+    cols[1].kind = DescribeKind::Ignore;
     let plan = DescribePlan::new(DescribeSpec::new(cols, csv_format(), 0.5, 0.0)).unwrap();
     let bounds = |path: &std::path::Path| -> BTreeMap<String, usize> {
         let mut seen = BTreeMap::new();
