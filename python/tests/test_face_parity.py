@@ -92,3 +92,26 @@ def test_the_fixture_covers_every_case_and_a_changed_weight_is_caught():
     # The comparison is of exact bits: one ulp apart is a different model.
     w = np.frombuffer(bytes.fromhex(committed["cases"]["huber-grouped"]["weights"][0])[::-1])
     assert _bits([np.nextafter(w[0], np.inf)]) != committed["cases"]["huber-grouped"]["weights"][:1]
+
+
+def test_from_data_writes_the_command_lines_private_schema():
+    """`dpml schema init --private` on the parity table with the parity seed (committed as
+    private_schema.toml by crates/dp-cli/src/parity_tests.rs): the same table, spec and seed
+    through Schema.from_data write the same text, every released fact and spend alike."""
+    with open(PARITY / "data.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    frame = {
+        name: [float(r[name]) if name in ("age", "hours") else r[name] for r in rows]
+        for name in rows[0]
+    }
+    schema = dpml.Schema.from_data(
+        frame, label="outcome", positive="yes", categorical=["color", "size"],
+        epsilon=2.0, delta=1e-6, random_state=dpml.InsecureSeed(_committed()["seed"]),
+    )
+    assert schema.to_toml() == (PARITY / "private_schema.toml").read_text()
+    # Another seed draws another description: the comparison can fail.
+    other = dpml.Schema.from_data(
+        frame, label="outcome", positive="yes", categorical=["color", "size"],
+        epsilon=2.0, delta=1e-6, random_state=dpml.InsecureSeed(1),
+    )
+    assert other.to_toml() != schema.to_toml()

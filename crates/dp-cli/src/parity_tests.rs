@@ -201,3 +201,54 @@ fn the_command_line_releases_the_rust_apis_models() {
         );
     }
 }
+
+/// `dpml schema init --private` on the parity table, its generator seeded: the schema it
+/// writes is committed as `private_schema.toml` (blessed with the models), which Python's
+/// `Schema.from_data` must write too for the same table and seed (and a Spark DataFrame's
+/// description is the pandas frame's: `tests/test_spark.py`). One describe recipe, one
+/// schema.
+#[test]
+fn the_command_lines_private_description_is_the_committed_one() {
+    let dir = fixture_dir();
+    let out = tempfile::tempdir().unwrap();
+    let written = out.path().join("private.toml");
+    let data = dir.join("data.csv");
+    let args = [
+        "dpml",
+        "schema",
+        "init",
+        "--private",
+        data.to_str().unwrap(),
+        "--out",
+        written.to_str().unwrap(),
+        "--label",
+        "outcome",
+        "--positive",
+        "yes",
+        "--categorical",
+        "color,size",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-6",
+    ];
+    let cli = Cli::try_parse_from(args).expect("the options parse");
+    let crate::Command::Schema(init) = cli.command else {
+        panic!("schema init parses as a schema command")
+    };
+    crate::schema_init::run_private_with(
+        crate::private_request(init),
+        InsecureSeededRng::new(SEED),
+    )
+    .unwrap_or_else(|e| panic!("{}", e.0));
+    let text = std::fs::read_to_string(&written).unwrap();
+    let path = dir.join("private_schema.toml");
+    if std::env::var_os("DPML_BLESS_PARITY").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).expect("private_schema.toml");
+    assert_eq!(
+        text, committed,
+        "the command line no longer writes the committed private schema"
+    );
+}
