@@ -7,7 +7,16 @@ import numbers
 import numpy as np
 
 from . import _dpml, _validation
-from ._base import _MAX_DELTA, _MAX_EPSILON, _choice, _count, _delta, _number
+from ._base import (
+    _MAX_DELTA,
+    _MAX_EPSILON,
+    _choice,
+    _count,
+    _delta,
+    _number,
+    private_norm_kwargs,
+    private_norm_report,
+)
 from ._errors import DPMLTypeError, DPMLValueError
 from ._active import resolve_ledger
 from .linear import _LinearClassifier, logistic_proba
@@ -105,9 +114,23 @@ class _SgdSchedule:
         schedule = getattr(self, "schedule", "given")
         return isinstance(schedule, str) and schedule == "rule"
 
+    def _check_private_norm_relation(self):
+        """data_norm="private" is refused under add/remove: the bound's release takes n as
+        public (replace-one)."""
+        if self._add_remove_rows() is not None:
+            raise DPMLValueError(
+                "data_norm='private' with neighbouring='add-remove': the bound's release is "
+                "private under replace-one (n public); give a public data_norm, or use "
+                "neighbouring='replace-one'"
+            )
+
     def _ledger_curve(self, report, models=(None,)):
         """DP-SGD's curve (q, σ, steps) for a ledger: the K one-vs-rest models share σ, q
-        and T, so together they are K·T steps of the same subsampled Gaussian."""
+        and T, so together they are K·T steps of the same subsampled Gaussian. None with a
+        privately released bound: the curve would not cover it, and the sequential (ε, δ)
+        charged stands."""
+        if isinstance(self.data_norm, str):
+            return None
         c = report["calibration"]
         return (c["sampling_rate"], c["noise_multiplier"], c["steps"] * len(models))
 
@@ -164,10 +187,14 @@ class DPSGDClassifier(_SgdSchedule, _LinearClassifier):
         Λ ≥ 0 of ``(Λ/2)‖w‖²`` (its gradient is added outside the noisy sum).
     average_iterates : bool, default=False
         Release the average of the T iterates instead of the last.
-    data_norm : float or None, default=None
+    data_norm : float, "private" or None, default=None
         A public scale B: rows are divided by B before training (None: 1, no scaling). Not a
         privacy bound (rows above it are fine); it only sets the gradients' scale against
-        ``clip_norm``.
+        ``clip_norm``. ``"private"``: B is released from 10% of ε (dp-fit's private
+        quantile of the rows' norms, pure ε; rows above it clipped) and DP-SGD is
+        calibrated to the remaining 90% at the whole δ; the two compose sequentially to
+        (ε, δ), which the ledger is charged (without DP-SGD's tighter curve, which would not
+        cover the bound); ``privacy_`` reports B, its ε and mechanism. Replace-one only.
     fit_intercept : bool, default=True
         Learn an intercept as the constant feature c = ``intercept_scaling``, each row
         becoming ``(x/B, c)/√(1 + c²)`` (as in LogisticRegression).
@@ -292,7 +319,6 @@ class DPSGDClassifier(_SgdSchedule, _LinearClassifier):
         return dict(
             loss_name=loss,
             huber_width=width,
-            epsilon=epsilon,
             rule=rule,
             batch_size=batch,
             epochs=_number("epochs", self.epochs),
@@ -300,13 +326,23 @@ class DPSGDClassifier(_SgdSchedule, _LinearClassifier):
             clip_norm=_number("clip_norm", self.clip_norm),
             regularization=_number("regularization", self.regularization, positive=False),
             average_iterates=bool(self.average_iterates),
-            data_norm=1.0 if self.data_norm is None else _number("data_norm", self.data_norm),
+            **self._scale(epsilon, mechanism),
             intercept=_number("intercept_scaling", self.intercept_scaling)
             if self.fit_intercept
             else None,
             add_remove_rows=self._add_remove_rows(),
             accountant=_choice("accountant", self.accountant, ("pld", "rdp")),
         )
+
+    def _scale(self, epsilon, mechanism):
+        """The rows' scale B: given, 1, or released privately from a share of ε."""
+        if not isinstance(self.data_norm, str):
+            return dict(
+                epsilon=epsilon,
+                data_norm=1.0 if self.data_norm is None else _number("data_norm", self.data_norm),
+            )
+        self._check_private_norm_relation()
+        return private_norm_kwargs(self.data_norm, epsilon, mechanism)
 
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
@@ -346,7 +382,7 @@ class DPSGDClassifier(_SgdSchedule, _LinearClassifier):
         shared = {
             k: v
             for k, v in kwargs.items()
-            if k not in ("data_norm", "add_remove_rows", "accountant")
+            if k not in ("data_norm", "add_remove_rows", "accountant", "private_norm_epsilon")
         }
         privacy = super()._privacy_report(report, epsilon, mechanism, seed, shared)
         accounting = report["calibration"]
@@ -375,6 +411,7 @@ class DPSGDClassifier(_SgdSchedule, _LinearClassifier):
             data_norm=kwargs["data_norm"],
             intercept_scaling=kwargs["intercept"],
         )
+        privacy.update(private_norm_report(report, kwargs))
         return privacy
 
 
@@ -496,12 +533,8 @@ class DPSGDRegressor(_SgdSchedule, _PrivateRegressor):
     def _mechanism_kwargs(self, shape, bounds, mechanism):
         if not isinstance(self.average_iterates, (bool, np.bool_)):
             raise DPMLTypeError(f"average_iterates={self.average_iterates!r} must be True or False")
-        if isinstance(self.data_norm, str) and self._add_remove_rows() is not None:
-            raise DPMLValueError(
-                "data_norm='private' with neighbouring='add-remove': the bound's release is "
-                "private under replace-one (n public); give a public data_norm, or use "
-                "neighbouring='replace-one'"
-            )
+        if isinstance(self.data_norm, str):
+            self._check_private_norm_relation()
         return dict(
             batch_size=self._batch_size(shape[0]),
             epochs=_number("epochs", self.epochs),
@@ -515,13 +548,6 @@ class DPSGDRegressor(_SgdSchedule, _PrivateRegressor):
 
     def _fit_rust(self, y, seed, call, kwargs):
         return _dpml.fit_sgd_regression_model(y=y, seed=seed, **call, **kwargs)
-
-    def _ledger_curve(self, report, models=(None,)):
-        # DP-SGD's curve covers the fit alone, not a privately released bound: the ledger
-        # keeps the sequential (ε, δ) then.
-        if isinstance(self.data_norm, str):
-            return None
-        return super()._ledger_curve(report, models)
 
     def _privacy_extra(self, report, kwargs):
         accounting = report["calibration"]

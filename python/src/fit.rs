@@ -481,19 +481,27 @@ pub fn fit_sgd(
     spec: &SgdSpec,
     randomness: Randomness,
 ) -> Result<FitReport<LinearModel>, CoreError> {
-    fit_sgd_interruptible(rows, classes, class_count, spec, randomness, &|| false)
+    fit_sgd_interruptible(rows, classes, class_count, spec, None, randomness, &|| {
+        false
+    })
+    .map(|(fit, _)| fit)
 }
 
 /// [`fit_sgd`], stopping with `ErmError::Interrupted` when `interrupted` answers true
-/// before a step (Python's Ctrl-C); the spend stands, as for any error after noise.
+/// before a step (Python's Ctrl-C); the spend stands, as for any error after noise. With
+/// `norm_epsilon`, the rows' scale B is first released from them at that ε
+/// ([`privately_bounded`]: pure ε, composed sequentially with DP-SGD's (ε, δ); rows above
+/// it clipped) and replaces the transform's; the transform the models were trained with is
+/// returned.
 pub fn fit_sgd_interruptible(
     rows: Rows<'_>,
     classes: &[usize],
     class_count: usize,
     spec: &SgdSpec,
+    norm_epsilon: Option<f64>,
     randomness: Randomness,
     interrupted: &dyn Fn() -> bool,
-) -> Result<FitReport<LinearModel>, CoreError> {
+) -> Result<(FitReport<LinearModel>, RowTransform), CoreError> {
     let rows = rows.checked()?;
     let transform = spec.transform.checked()?;
     check_classes(classes, rows.len(), class_count)?;
@@ -505,19 +513,33 @@ pub fn fit_sgd_interruptible(
     let delta_share = sgd.config().delta;
     dp_erm::Trainer::check_shape(&sgd, rows.len(), transform.output_features(rows.features()))?;
     let mut rng = generator(randomness)?;
-    let inputs = sgd_features(&rows, &transform)?;
-    let id = transform.id();
-    let fitted = drawing(&mut *rng, |rng| {
+    // The features are built before any draw (an allocation refused costs nothing), except
+    // with a bound still to release: then after it, once (a refusal there stands as spent).
+    let public = match norm_epsilon {
+        None => Some(sgd_features(&rows, &transform)?),
+        Some(_) => None,
+    };
+    let (fitted, transform) = drawing(&mut *rng, |rng| {
+        let (inputs, transform) = match (public, norm_epsilon) {
+            (Some(inputs), _) => (inputs, transform),
+            (None, epsilon) => {
+                let epsilon = epsilon.expect("no features only with a bound to release");
+                let transform = privately_bounded(&rows, transform, epsilon, rng)?;
+                (sgd_features(&rows, &transform)?, transform)
+            }
+        };
+        let id = transform.id();
         let stoppable = crate::interrupt::StoppableSgd {
             sgd: &sgd,
             interrupted,
         };
-        fit_classes(&stoppable, inputs, classes, class_count, rng)?
+        let models = fit_classes(&stoppable, inputs, classes, class_count, rng)?
             .into_iter()
             .map(|fitted| Ok(fitted.into_model().with_feature_map(&id)?))
-            .collect::<Result<Vec<_>, CoreError>>()
+            .collect::<Result<Vec<_>, CoreError>>()?;
+        Ok((models, transform))
     })?;
-    Ok(FitReport {
+    let report = FitReport {
         models: fitted,
         regularization: resolved.regularization,
         epsilon: Some(spec.epsilon),
@@ -526,7 +548,8 @@ pub fn fit_sgd_interruptible(
         gaussian: None,
         sgd: Some(SgdReport::of(&sgd, &resolved, delta_share)),
         outlook: Some(Outlook::sgd(spec.options.schedule_rows(rows.len()))),
-    })
+    };
+    Ok((report, transform))
 }
 
 /// The random feature map of a kernel estimator.

@@ -107,7 +107,8 @@ pub(crate) fn private_norm_split(epsilon: f64) -> (f64, f64) {
 #[pyo3(signature = (
     x, y, n_classes, *, csr=None, n_features=None, loss_name, huber_width, epsilon, delta,
     batch_size, epochs, learning_rate, clip_norm, regularization, average_iterates, data_norm,
-    intercept, seed, rule=false, add_remove_rows=None, accountant="pld"
+    intercept, seed, rule=false, add_remove_rows=None, accountant="pld",
+    private_norm_epsilon=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_sgd_model<'py>(
@@ -133,6 +134,7 @@ pub(crate) fn fit_sgd_model<'py>(
     rule: bool,
     add_remove_rows: Option<usize>,
     accountant: &str,
+    private_norm_epsilon: Option<f64>,
 ) -> PyResult<(Models, Bound<'py, PyDict>)> {
     let prepared = guarded(|| {
         let spec = SgdSpec {
@@ -176,19 +178,24 @@ pub(crate) fn fit_sgd_model<'py>(
     let (spec, held, classes) = prepared;
     let rows = held.rows().map_err(|e| raise(py, e))?;
     // Ctrl-C stops it between steps (a fit of minutes on large data).
-    let fit = interruptible(py, |interrupted| {
+    let (fit, transform) = interruptible(py, |interrupted| {
         fit_sgd_interruptible(
             rows,
             &classes,
             n_classes,
             &spec,
+            private_norm_epsilon,
             randomness(seed),
             interrupted,
         )
     })?;
     let info = report(py, &fit)?;
+    if private_norm_epsilon.is_some() {
+        // The released bound: a privatized fact, part of the release.
+        info.set_item("data_norm", transform.norm_bound)?;
+    }
     Ok((
-        Models::linear(fit.models, spec.transform).map_err(|e| raise(py, e))?,
+        Models::linear(fit.models, transform).map_err(|e| raise(py, e))?,
         info,
     ))
 }

@@ -141,3 +141,32 @@ def test_a_saved_regressor_keeps_its_released_bound(unscaled_targets, tmp_path):
     model.save(path)
     loaded = dpml.LinearRegression.load(path)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_dpsgd_classifier_releases_its_scale_and_charges_the_sum(unscaled):
+    X, y = unscaled
+    ledger = dpml.Ledger(2.0, delta=1e-5)
+    model = dpml.DPSGDClassifier(
+        epsilon=1.0, delta=1e-6, data_norm="private", classes=[0, 1], epochs=3
+    ).fit(X, y, ledger=ledger)
+    privacy = model.privacy_
+    assert privacy["epsilon"] == 1.0 and privacy["data_norm_epsilon"] == pytest.approx(0.1)
+    assert 0.8 < privacy["replace_one_epsilon_per_model"] <= 0.9 + 1e-12
+    quantile = np.quantile(np.linalg.norm(X, axis=1), 0.9)
+    assert quantile / 1.5 < privacy["data_norm"] < quantile * 1.5, (privacy["data_norm"], quantile)
+    # The sequential sum, not DP-SGD's curve (which would report about 0.9 alone).
+    assert len(ledger) == 1
+    assert ledger.spent_epsilon == pytest.approx(1.0) and ledger.spent_delta == pytest.approx(1e-6)
+    assert model.score(X, y) > 0.85
+    # Scores follow from coef_ in the input's units and the released scale.
+    np.testing.assert_allclose(
+        model.decision_function(X[:20]),
+        X[:20] @ model.coef_[0] + model.intercept_[0],
+        rtol=1e-9,
+        atol=1e-9,
+    )
+    with pytest.raises(dpml.DPMLValueError, match="replace-one"):
+        dpml.DPSGDClassifier(
+            epsilon=1.0, delta=1e-6, data_norm="private", classes=[0, 1],
+            neighbouring="add-remove", public_rows=6_000,
+        ).fit(X, y)
