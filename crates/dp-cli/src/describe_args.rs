@@ -176,7 +176,7 @@ pub fn describe_then_train(
         train.ledger.clone(),
         described.delimiter,
     );
-    crate::schema_init::run_private(request)?;
+    train.described = Some(crate::schema_init::run_private(request)?);
     train.schema = described.schema_out;
     train.epsilon = fit_epsilon;
     eprintln!(

@@ -510,6 +510,7 @@ fn train_request(
         ledger,
         out,
         force,
+        described: None,
     };
     Ok((request, described))
 }
@@ -546,7 +547,7 @@ fn private_request(command: SchemaCommand) -> schema_init::PrivateRequest {
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Schema(init @ SchemaCommand::Init { private: true, .. }) => {
-            schema_init::run_private(private_request(init))
+            schema_init::run_private(private_request(init)).map(|_| ())
         }
         Command::Schema(SchemaCommand::Init {
             data,

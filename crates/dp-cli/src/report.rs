@@ -125,6 +125,16 @@ pub fn report(
         "epsilon_spent": outcome.epsilon_steps,
         "epsilon_total": outcome.epsilon,
         "delta_total": outcome.delta,
+        "private_description": req.described.map(|(epsilon, delta)| json!({
+            "epsilon": epsilon,
+            "delta": delta,
+            "epsilon_with_fit": epsilon + outcome.epsilon,
+            "delta_with_fit": delta + outcome.delta,
+            "note": "the schema's bounds, levels and classes were released privately from the \
+                     same data (dpml train --private-schema), a spend of its own: the schema \
+                     and this model together are (epsilon_with_fit, delta_with_fit)-DP by \
+                     sequential composition",
+        })),
         "ledger": ledger.map(|LedgerEntry { path, ledger: l, sequence }| json!({
             "path": file_name(path),
             // `dpml ledger check` matches these against the ledger: a spend it no longer
@@ -178,6 +188,13 @@ pub fn markdown(r: &serde_json::Value) -> String {
         r["model_file"]["path"].as_str().unwrap_or_default(),
         r["model_file"]["sha256"].as_str().unwrap_or_default(),
     );
+    if let Some(d) = r["private_description"].as_object() {
+        out.push_str(&format!(
+            "| private schema | described from the same data: ε = {} (δ = {}); with this \
+             fit ε = {} (δ = {}) |\n",
+            d["epsilon"], d["delta"], d["epsilon_with_fit"], d["delta_with_fit"],
+        ));
+    }
     if let Some(l) = r["ledger"].as_object() {
         out.push_str(&format!(
             "| ledger | `{}`: {} of {} spent for {} in {} runs |\n",

@@ -302,7 +302,8 @@ fn private_spec(
 /// the column names from the header, δ = 0 with levels to release, a ledger that cannot pay)
 /// come before any record is read; the description's spend is charged once its noise may
 /// have been drawn (dp-fit's rule), and the schema is staged before the charge is stored.
-pub fn run_private(req: PrivateRequest) -> Result<(), Failure> {
+/// Returns the (ε, δ) the description spent (δ 0 when no release needed it).
+pub fn run_private(req: PrivateRequest) -> Result<(f64, f64), Failure> {
     run_private_with(
         req,
         dp_noise::DpRng::from_os_entropy().map_err(|e| fail(e.to_string()))?,
@@ -313,7 +314,7 @@ pub fn run_private(req: PrivateRequest) -> Result<(), Failure> {
 pub(crate) fn run_private_with<R: dp_noise::ReleaseRng>(
     req: PrivateRequest,
     mut rng: R,
-) -> Result<(), Failure> {
+) -> Result<(f64, f64), Failure> {
     if !req.delimiter.is_ascii() {
         return Err(fail(format!(
             "--delimiter {:?}: must be one ASCII character",
@@ -431,7 +432,7 @@ pub(crate) fn run_private_with<R: dp_noise::ReleaseRng>(
             ""
         }
     );
-    Ok(())
+    Ok((epsilon, delta))
 }
 
 /// A description that failed: its spend is stored if its noise may have been drawn.

@@ -149,6 +149,9 @@ pub struct TrainRequest {
     pub ledger: Option<PathBuf>,
     pub out: PathBuf,
     pub force: bool,
+    /// With `--private-schema`: the (ε, δ) its description spent on the same data, which
+    /// the report states beside the fit's (`None`: a schema given).
+    pub described: Option<(f64, f64)>,
 }
 
 /// `--out-of-core` and its options as given (`None`: not given).

@@ -282,6 +282,20 @@ fn train_describes_then_fits_in_one_run_with_the_total_split() {
     assert_eq!(spent[1]["delta"].as_f64().unwrap_or(0.0), 0.0);
     // The model names the private schema: it predicts with it.
     assert_eq!(spent[1]["schema_sha256"], schema.hash());
+    // Its report states the description's spend beside the fit's, and their sum.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("m.report.json")).unwrap())
+            .unwrap();
+    let described = &report["private_description"];
+    assert_eq!(described["epsilon"].as_f64().unwrap(), describe, "{report}");
+    assert_eq!(described["delta"].as_f64().unwrap(), 1e-6);
+    assert!((described["epsilon_with_fit"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    assert_eq!(report["epsilon_total"].as_f64().unwrap(), fit);
+    let markdown = std::fs::read_to_string(dir.path().join("m.report.md")).unwrap();
+    assert!(
+        markdown.contains("| private schema | described from the same data"),
+        "{markdown}"
+    );
     let predictions = dir.path().join("p.csv");
     succeeds(
         dpml()
