@@ -48,18 +48,18 @@ pub(crate) fn guarantee_of(
 /// proof covers pure-ε candidates only (random stopping). Otherwise as
 /// [`training_guarantee`].
 pub(crate) fn training_epsilon<T: Trainer>(candidates: &[T]) -> Result<f64, TuneError> {
+    pure_epsilon_of(candidates.iter().map(|t| (t.epsilon(), t.delta())))
+}
+
+/// [`training_epsilon`] of candidates given as their `(ε, δ)` claims (any trainer kind).
+pub(crate) fn pure_epsilon_of(
+    claims: impl ExactSizeIterator<Item = (Option<f64>, f64)> + Clone,
+) -> Result<f64, TuneError> {
     // A δ would go uncharged: random stopping's proof (Liu–Talwar) is for ε-DP candidates.
-    if let Some((candidate, trainer)) = candidates
-        .iter()
-        .enumerate()
-        .find(|(_, t)| t.delta() != 0.0)
-    {
-        return Err(TuneError::CandidateNotPureEpsilon {
-            candidate,
-            delta: trainer.delta(),
-        });
+    if let Some((candidate, (_, delta))) = claims.clone().enumerate().find(|(_, c)| c.1 != 0.0) {
+        return Err(TuneError::CandidateNotPureEpsilon { candidate, delta });
     }
-    Ok(training_guarantee(candidates)?.0)
+    Ok(guarantee_of(claims)?.0)
 }
 
 /// Every refusal a candidate would make before training (`Trainer::check_shape` for the

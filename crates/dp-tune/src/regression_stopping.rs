@@ -7,7 +7,7 @@ use dp_erm::RegressionModel;
 use dp_noise::{PrivacyBudget, ReleaseRng};
 
 use crate::TuneError;
-use crate::candidates::guarantee_of;
+use crate::candidates::pure_epsilon_of;
 use crate::partition::shuffled;
 use crate::regression::{
     REGRESSION_SCORE_UNITS, RegressionData, RegressionTrainer, Scoring, held_out_units,
@@ -72,18 +72,8 @@ impl<T: RegressionTrainer> RegressionRandomStopping<T> {
         score_epsilon: f64,
         stop_probability: f64,
     ) -> Result<Self, TuneError> {
-        if let Some((candidate, trainer)) = candidates
-            .iter()
-            .enumerate()
-            .find(|(_, t)| t.delta() != 0.0)
-        {
-            return Err(TuneError::CandidateNotPureEpsilon {
-                candidate,
-                delta: trainer.delta(),
-            });
-        }
-        let (training_epsilon, _) =
-            guarantee_of(candidates.iter().map(|t| (t.epsilon(), t.delta())))?;
+        let training_epsilon =
+            pure_epsilon_of(candidates.iter().map(|t| (t.epsilon(), t.delta())))?;
         Ok(Self {
             inner: RandomStopping::pure(
                 candidates,
